@@ -1,0 +1,64 @@
+/**
+ * Prometheus metrics (prom-client) on a registry of our own, so several servers in one process (tests)
+ * never collide. Label children are cached per route: looking labels up per request would cost more
+ * than the observation itself.
+ */
+import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests answered, by route pattern and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers: [this.registry],
+  });
+  private readonly latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from request arrival to answer, by route pattern',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1, 5],
+    registers: [this.registry],
+  });
+  private readonly limited = new Counter({
+    name: 'http_rate_limited_total',
+    help: 'Requests refused with 429, by the bucket that refused them',
+    labelNames: ['bucket'] as const,
+    registers: [this.registry],
+  });
+  private readonly counterChildren = new Map<string, { inc(): void }>();
+  private readonly latencyChildren = new Map<string, { observe(v: number): void }>();
+
+  constructor(defaults = true) {
+    if (defaults) collectDefaultMetrics({ register: this.registry });
+  }
+
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const key = `${method} ${route} ${status}`;
+    let c = this.counterChildren.get(key);
+    if (!c) {
+      c = this.requests.labels(method, route, String(status));
+      this.counterChildren.set(key, c);
+    }
+    c.inc();
+    const lkey = `${method} ${route}`;
+    let h = this.latencyChildren.get(lkey);
+    if (!h) {
+      h = this.latency.labels(method, route);
+      this.latencyChildren.set(lkey, h);
+    }
+    h.observe(seconds);
+  }
+
+  rateLimited(bucket: string): void {
+    this.limited.labels(bucket).inc();
+  }
+
+  text(): Promise<string> {
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * OpenAPI 3.1 document generated from the route table. TypeBox schemas are JSON Schema 2020-12, which
+ * OpenAPI 3.1 embeds as is, so each route's query, path, body and response schemas go in unchanged
+ * (JSON.stringify drops TypeBox's symbol keys). Allocates: built once at start-up.
+ */
+import type { TObject, TSchema } from '@sinclair/typebox';
+import type { AnyRoute } from './route.ts';
+
+const ERROR_SCHEMA = {
+  type: 'object',
+  required: ['error'],
+  properties: { error: { type: 'string' }, type: { type: 'string' } },
+};
+
+const errorResponses = (r: AnyRoute): Record<string, unknown> => {
+  const out: Record<string, unknown> = {
+    '400': { description: 'Invalid request', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+    '429': {
+      description: 'Rate limit exceeded',
+      headers: Object.fromEntries(
+        ['Retry-After', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset'].map((h) => [h, { schema: { type: 'integer' } }]),
+      ),
+      content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+    },
+    '500': { description: 'Internal error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } },
+  };
+  if (r.auth && r.auth !== 'none') out['401'] = { description: 'Unauthorized', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+  if (r.params || r.group === 'catalog') out['404'] = { description: 'Not found', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+  if (r.body) out['413'] = { description: 'Body too large', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+  return out;
+};
+
+const plain = (s: TSchema): unknown => JSON.parse(JSON.stringify(s));
+
+function parameters(r: AnyRoute): unknown[] {
+  const out: unknown[] = [];
+  const add = (where: 'path' | 'query', obj: TObject | undefined) => {
+    if (!obj) return;
+    const required = new Set(obj.required ?? []);
+    for (const [name, schema] of Object.entries(obj.properties)) {
+      const s = plain(schema) as Record<string, unknown>;
+      const p: Record<string, unknown> = { name, in: where, required: where === 'path' || required.has(name), schema: s };
+      if (typeof s.description === 'string') p.description = s.description;
+      if (s.type === 'array') {
+        p.style = 'form';
+        p.explode = false;
+      }
+      out.push(p);
+    }
+  };
+  add('path', r.params as TObject | undefined);
+  add('query', r.query as TObject | undefined);
+  return out;
+}
+
+const SECURITY: Record<string, unknown[]> = {
+  l1: [{ L1Address: [], L1Signature: [], L1Timestamp: [], L1Nonce: [] }],
+  l2: [{ L2Address: [], L2ApiKey: [], L2Passphrase: [], L2Timestamp: [], L2Signature: [] }],
+  admin: [{ AdminBearer: [] }],
+};
+
+export function buildOpenApi(routes: readonly AnyRoute[], version: string): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const r of routes) {
+    const path = r.path.replace(/:(\w+)/g, '{$1}');
+    const op: Record<string, unknown> = {
+      operationId: `${r.method.toLowerCase()}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(\w)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+      summary: r.summary,
+      tags: r.tags ?? [r.group],
+      parameters: parameters(r),
+      responses: {
+        '200': {
+          description: 'OK',
+          content: { 'application/json': { schema: r.response ? plain(r.response) : {} } },
+        },
+        ...errorResponses(r),
+      },
+    };
+    if (r.description) op.description = r.description;
+    if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: plain(r.body) } } };
+    if (r.auth && r.auth !== 'none') op.security = SECURITY[r.auth];
+    (paths[path] ??= {})[r.method.toLowerCase()] = op;
+  }
+  const header = (name: string) => ({ type: 'apiKey', in: 'header', name });
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Prediction-market exchange',
+      version,
+      description: 'Wallet data, catalog, market data and trading of a self-hosted prediction-market exchange.',
+    },
+    servers: [{ url: '/' }],
+    paths,
+    components: {
+      schemas: { Error: ERROR_SCHEMA },
+      securitySchemes: {
+        L1Address: header('SVC_ADDRESS'),
+        L1Signature: header('SVC_SIGNATURE'),
+        L1Timestamp: header('SVC_TIMESTAMP'),
+        L1Nonce: header('SVC_NONCE'),
+        L2Address: header('SVC_ADDRESS'),
+        L2ApiKey: header('SVC_API_KEY'),
+        L2Passphrase: header('SVC_PASSPHRASE'),
+        L2Timestamp: header('SVC_TIMESTAMP'),
+        L2Signature: header('SVC_SIGNATURE'),
+        AdminBearer: { type: 'http', scheme: 'bearer' },
+      },
+    },
+  };
+}

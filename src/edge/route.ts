@@ -1,0 +1,105 @@
+/**
+ * What a route is. Every endpoint is one `RouteDef` in the table of `routes.ts`: method, path, group,
+ * TypeBox schemas (the source of the handler's types), auth requirement, rate-limit buckets and handler.
+ * Adding an endpoint is adding one `route({...})` to its group's module.
+ *
+ * Handlers get a plain `RouteRequest` (already copied off the socket, validated and typed) and return
+ * either a JSON-serializable value (200) or a `Reply` built with `reply()`. They never see uWS.
+ */
+import type { Static, TSchema, TObject } from '@sinclair/typebox';
+
+export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/**
+ * Route groups decide the error body form (DESIGN section 4):
+ *   data     wallet data: `{error: "unknown_field: x"}`, unknown query parameters are errors
+ *   catalog  `{type, error}`
+ *   clob     order book, market data: `{error}`
+ *   trading  authenticated order routes: `{error}`
+ *   admin    `{error, errors?}`
+ *   ops      health, time, metrics, openapi: `{error}`
+ */
+export type RouteGroup = 'data' | 'catalog' | 'clob' | 'trading' | 'admin' | 'ops';
+
+/** none; l1 = EIP-712 ClobAuth headers; l2 = API key + HMAC headers; admin = bearer ADMIN_TOKEN. */
+export type AuthKind = 'none' | 'l1' | 'l2' | 'admin';
+
+export interface Caller {
+  /** Client address (X-Forwarded-For only from trusted proxies). */
+  ip: string;
+  /** Set on l2 routes once the HMAC passed. */
+  apiKey?: string;
+  /** Wallet address (lowercase) proven by l1 or owning the l2 key. */
+  address?: string;
+  /** l1 only: the nonce the caller signed. */
+  nonce?: string;
+}
+
+export interface RouteRequest<Q = unknown, B = unknown, P = unknown> {
+  method: HttpMethod;
+  /** Path without the query string, as received. */
+  path: string;
+  query: Q;
+  body: B;
+  params: P;
+  /** Lowercase header names. */
+  headers: Readonly<Record<string, string>>;
+  /** The raw body bytes exactly as received (HMAC is computed over these). */
+  rawBody: Buffer | undefined;
+  caller: Caller;
+  /** Date.now() when the request arrived. */
+  receivedAt: number;
+}
+
+const REPLY = Symbol.for('pm.reply');
+
+export interface Reply {
+  readonly [REPLY]: true;
+  status: number;
+  headers?: Record<string, string>;
+  /** A value to JSON-serialize, or `raw` text already serialized. */
+  body?: unknown;
+  raw?: string;
+}
+
+export function reply(r: { status?: number; headers?: Record<string, string>; body?: unknown; raw?: string }): Reply {
+  return { [REPLY]: true, status: r.status ?? 200, headers: r.headers, body: r.body, raw: r.raw };
+}
+
+export function isReply(v: unknown): v is Reply {
+  return typeof v === 'object' && v !== null && (v as Record<symbol, unknown>)[REPLY] === true;
+}
+
+type S<T> = T extends TSchema ? Static<T> : undefined;
+
+export interface RouteDef<Q extends TObject | undefined = any, B extends TSchema | undefined = any, P extends TObject | undefined = any> {
+  method: HttpMethod;
+  /** uWS pattern: `/events/slug/:slug`. */
+  path: string;
+  group: RouteGroup;
+  summary: string;
+  description?: string;
+  tags?: string[];
+  query?: Q;
+  body?: B;
+  params?: P;
+  /** Response schema of the 200 answer (documentation and tests). */
+  response?: TSchema;
+  auth?: AuthKind;
+  /** Rate-limit buckets; defaults to the route's entry in ROUTE_BUCKETS. */
+  limits?: readonly string[];
+  /** Units charged to the buckets (default 1); e.g. POST /orders charges one per order. Sees the parsed JSON body (unvalidated). */
+  limitCost?: (body: unknown) => number;
+  /** Clob/trading groups: the error text for a bad value of a named field (e.g. token_id -> "Invalid token id"). */
+  fieldMessages?: Record<string, string>;
+  handler: (req: RouteRequest<S<Q>, S<B>, S<P>>) => unknown;
+}
+
+export type AnyRoute = RouteDef<any, any, any>;
+
+/** Identity function that makes TypeScript infer the handler's request type from the schemas. */
+export function route<Q extends TObject | undefined = undefined, B extends TSchema | undefined = undefined, P extends TObject | undefined = undefined>(
+  def: RouteDef<Q, B, P>,
+): AnyRoute {
+  return def as AnyRoute;
+}

@@ -1,0 +1,46 @@
+/** Operations: health, server time, the OpenAPI document and Prometheus metrics. */
+import { Type } from '@sinclair/typebox';
+import { apiError } from '../../domain/errors.ts';
+import { nowSeconds } from '../../runtime/clock.ts';
+import type { AppContext } from '../context.ts';
+import { reply, route, type AnyRoute } from '../route.ts';
+
+export function opsRoutes(ctx: AppContext): AnyRoute[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/',
+      group: 'ops',
+      summary: 'Health check: "OK" once the service is ready to trade',
+      response: Type.Literal('OK'),
+      handler: () => {
+        if (!ctx.state.ready) throw apiError('PM_ERR_UNAVAILABLE');
+        return 'OK';
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/time',
+      group: 'ops',
+      summary: 'Server time in unix seconds, as a bare JSON number',
+      response: Type.Integer(),
+      handler: () => nowSeconds(ctx.clock),
+    }),
+    route({
+      method: 'GET',
+      path: '/openapi.json',
+      group: 'ops',
+      summary: 'This OpenAPI 3.1 document, generated from the route table',
+      response: Type.Object({ openapi: Type.String() }),
+      handler: () => ctx.openapi(),
+    }),
+    route({
+      method: 'GET',
+      path: '/metrics',
+      group: 'ops',
+      summary: 'Prometheus metrics (text exposition format)',
+      response: Type.String(),
+      handler: async () => reply({ raw: await ctx.metrics.text(), headers: { 'content-type': ctx.metrics.contentType } }),
+    }),
+  ];
+}

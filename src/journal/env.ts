@@ -1,0 +1,93 @@
+/**
+ * The LMDB environment: the one place that imports `lmdb`, opens the environment under DATA_DIR and
+ * names every database with its options. Other modules receive a `Store` and never open anything.
+ *
+ * Durability: lmdb-js batches every put issued in one event-loop turn into one transaction and commits
+ * it on its own write thread; the promise a put returns resolves once that transaction is committed and
+ * (with the defaults kept here: no `noSync`, no `noMetaSync`) synced to disk. The engine acknowledges
+ * an order only after that promise, so an acknowledged order survives a crash or power loss.
+ *
+ * Values are msgpack-encoded (lmdb-js's default `structuredClone`-free msgpack with shared structures
+ * off, so records stay readable by any msgpack decoder). Keys are ordered-binary: arrays of strings and
+ * numbers sort element by element, which gives the composite indexes of `keys.ts`.
+ */
+import { open, type Database, type RootDatabase } from 'lmdb';
+import { mkdirSync } from 'node:fs';
+
+/** Bump when a stored shape changes incompatibly; start-up refuses a store written by another version. */
+export const STORE_VERSION = 1;
+
+export interface Store {
+  readonly root: RootDatabase;
+  /** Store metadata: version, sequences, master key marker, projection cursors. Key: string. */
+  readonly meta: Database<unknown, string>;
+  /** The journal: every committed effect in order. Key: global sequence number. */
+  readonly journal: Database<unknown, number>;
+  /** Orders by public order id (0x + 64 hex): current state of each order ever accepted. */
+  readonly orders: Database<unknown, string>;
+  /** Balances: key [wallet, asset] where asset is 'USDC' or a token id; value integer units held. */
+  readonly balances: Database<unknown, (string | number)[]>;
+  /** Fills by trade sequence; value is the fill record. Key: [seq]. */
+  readonly fills: Database<unknown, number>;
+  /** Secondary indexes with empty values; the key is the whole entry. See keys.ts for each shape. */
+  readonly indexes: Database<unknown, (string | number)[]>;
+  /** Catalog entities: key [kind, id] with kind 'event' | 'market' | 'tag' | 'series'. */
+  readonly catalog: Database<unknown, (string | number)[]>;
+  /** API keys: key apiKey (uuid); also [address, nonce] entries for derive. */
+  readonly apiKeys: Database<unknown, string | (string | number)[]>;
+  /** Price history samples: key [tokenId, unixSeconds] -> price in pips. */
+  readonly prices: Database<unknown, (string | number)[]>;
+  /** Read models projected from the journal (positions, per-wallet trade rows, ...). */
+  readonly views: Database<unknown, (string | number)[]>;
+  close(): Promise<void>;
+}
+
+export interface StoreOptions {
+  dataDir: string;
+  /** Map size ceiling in bytes; LMDB grows the file up to it. */
+  mapSize?: number;
+}
+
+export function openStore(opts: StoreOptions): Store {
+  mkdirSync(opts.dataDir, { recursive: true });
+  const root = open({
+    path: opts.dataDir,
+    // The environment is a directory holding data.mdb and lock.mdb.
+    noSubdir: false,
+    maxDbs: 16,
+    mapSize: opts.mapSize ?? 64 * 1024 ** 3,
+    // Durable commits: keep sync on. Speed comes from group commit, not from skipping fsync.
+    noSync: false,
+    useVersions: false,
+    sharedStructuresKey: undefined,
+    encoding: 'msgpack',
+  });
+  const db = <K extends string | number | (string | number)[]>(name: string) =>
+    root.openDB<unknown, K>({ name, encoding: 'msgpack', keyEncoding: 'ordered-binary' });
+
+  const store: Store = {
+    root,
+    meta: db<string>('meta'),
+    journal: root.openDB<unknown, number>({ name: 'journal', encoding: 'msgpack', keyEncoding: 'uint32' }),
+    orders: db<string>('orders'),
+    balances: db<(string | number)[]>('balances'),
+    fills: root.openDB<unknown, number>({ name: 'fills', encoding: 'msgpack', keyEncoding: 'uint32' }),
+    indexes: root.openDB<unknown, (string | number)[]>({ name: 'indexes', encoding: 'binary', keyEncoding: 'ordered-binary' }),
+    catalog: db<(string | number)[]>('catalog'),
+    apiKeys: db<string | (string | number)[]>('api-keys'),
+    prices: db<(string | number)[]>('prices'),
+    views: db<(string | number)[]>('views'),
+    close: () => root.close(),
+  };
+  checkVersion(store);
+  return store;
+}
+
+function checkVersion(store: Store): void {
+  const found = store.meta.get('storeVersion');
+  if (found === undefined) {
+    store.meta.putSync('storeVersion', STORE_VERSION);
+  } else if (found !== STORE_VERSION) {
+    throw new Error(`DATA_DIR holds a store of version ${String(found)}; this build reads version ${STORE_VERSION}`);
+  }
+}

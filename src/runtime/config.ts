@@ -1,0 +1,184 @@
+/**
+ * Configuration: `config/default.json`, overlaid by the JSON file named in CONFIG_FILE, overlaid by
+ * environment variables. The merged result is validated against `ConfigSchema` and frozen; a bad
+ * value stops start-up with a message naming the key (`ConfigError`).
+ *
+ * Environment variables: HOST, PORT, DATA_DIR, ADMIN_TOKEN, DEMO (0/1/false/true), LOG_LEVEL,
+ * SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, CONFIG_FILE.
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Type, type Static } from '@sinclair/typebox';
+import { TypeCompiler } from '@sinclair/typebox/compiler';
+import { DEFAULT_BUCKETS } from '../edge/rate-limit-buckets.ts';
+
+const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
+const Domain = Type.Object(
+  { name: Type.String({ minLength: 1 }), version: Type.String({ minLength: 1 }), verifyingContract: Address },
+  { additionalProperties: false },
+);
+const Bucket = Type.Object(
+  { limit: Type.Integer({ minimum: 1 }), windowSeconds: Type.Integer({ minimum: 1, maximum: 86400 }) },
+  { additionalProperties: false },
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    http: Type.Object(
+      {
+        host: Type.String({ minLength: 1 }),
+        port: Type.Integer({ minimum: 0, maximum: 65535 }),
+        maxBodyBytes: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024 }),
+        trustedProxies: Type.Array(Type.String({ minLength: 1 })),
+      },
+      { additionalProperties: false },
+    ),
+    dataDir: Type.String({ minLength: 1 }),
+    demo: Type.Boolean(),
+    adminToken: Type.String(),
+    log: Type.Object(
+      { level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))) },
+      { additionalProperties: false },
+    ),
+    engine: Type.Object({ shards: Type.Integer({ minimum: 1, maximum: 64 }) }, { additionalProperties: false }),
+    auth: Type.Object(
+      {
+        maxClockSkewSeconds: Type.Integer({ minimum: 1, maximum: 3600 }),
+        chainId: Type.Integer({ minimum: 1 }),
+        authDomain: Type.Object({ name: Type.String({ minLength: 1 }), version: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
+        orderDomain: Domain,
+        negRiskOrderDomain: Domain,
+        masterKey: Type.String({ description: 'hex or base64 secret from which API credentials derive; empty = generated into DATA_DIR' }),
+      },
+      { additionalProperties: false },
+    ),
+    dataApi: Type.Object({ ipAllowlist: Type.Array(Type.String({ minLength: 1 })) }, { additionalProperties: false }),
+    rateLimits: Type.Object(
+      {
+        enabled: Type.Boolean(),
+        maxCallers: Type.Integer({ minimum: 16 }),
+        buckets: Type.Record(Type.String(), Bucket),
+      },
+      { additionalProperties: false },
+    ),
+    shutdown: Type.Object({ graceMs: Type.Integer({ minimum: 0, maximum: 600_000 }) }, { additionalProperties: false }),
+  },
+  { additionalProperties: false },
+);
+export type Config = Static<typeof ConfigSchema>;
+
+const checkConfig = TypeCompiler.Compile(ConfigSchema);
+
+export class ConfigError extends Error {
+  constructor(readonly key: string, detail: string) {
+    super(`invalid configuration: ${key}: ${detail}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const DEFAULT_CONFIG_PATH = resolve(here, '../../config/default.json');
+
+type Json = Record<string, unknown>;
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Objects merge key by key; arrays and scalars replace. */
+function overlay(base: Json, top: Json): Json {
+  const out: Json = { ...base };
+  for (const [k, v] of Object.entries(top)) out[k] = isObject(v) && isObject(out[k]) ? overlay(out[k] as Json, v) : v;
+  return out;
+}
+
+function readJson(path: string, key: string): Json {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (e) {
+    throw new ConfigError(key, `cannot read ${path}: ${(e as Error).message}`);
+  }
+  try {
+    const v: unknown = JSON.parse(text);
+    if (!isObject(v)) throw new Error('not a JSON object');
+    return v;
+  } catch (e) {
+    throw new ConfigError(key, `${path} is not a JSON object: ${(e as Error).message}`);
+  }
+}
+
+function envBool(key: string, v: string): boolean {
+  if (/^(1|true|on|yes)$/i.test(v)) return true;
+  if (/^(0|false|off|no)$/i.test(v)) return false;
+  throw new ConfigError(key, `expected 0/1/true/false, got ${JSON.stringify(v)}`);
+}
+
+function envInt(key: string, v: string): number {
+  if (!/^-?\d+$/.test(v)) throw new ConfigError(key, `expected an integer, got ${JSON.stringify(v)}`);
+  return Number(v);
+}
+
+/** Environment variables as an overlay object (only the variables that are set). */
+function envOverlay(env: NodeJS.ProcessEnv): Json {
+  const o: Json = {};
+  const http: Json = {};
+  if (env.HOST !== undefined) http.host = env.HOST;
+  if (env.PORT !== undefined) http.port = envInt('PORT', env.PORT);
+  if (env.MAX_BODY_BYTES !== undefined) http.maxBodyBytes = envInt('MAX_BODY_BYTES', env.MAX_BODY_BYTES);
+  if (Object.keys(http).length) o.http = http;
+  if (env.DATA_DIR !== undefined) o.dataDir = env.DATA_DIR;
+  if (env.ADMIN_TOKEN !== undefined) o.adminToken = env.ADMIN_TOKEN;
+  if (env.DEMO !== undefined) o.demo = envBool('DEMO', env.DEMO);
+  if (env.LOG_LEVEL !== undefined) o.log = { level: env.LOG_LEVEL };
+  if (env.SHARDS !== undefined) o.engine = { shards: envInt('SHARDS', env.SHARDS) };
+  if (env.RATE_LIMITS !== undefined) o.rateLimits = { enabled: envBool('RATE_LIMITS', env.RATE_LIMITS) };
+  return o;
+}
+
+/** '/http/port' -> 'http.port' */
+const keyOf = (path: string) => path.replace(/^\//, '').replace(/\//g, '.') || '(root)';
+
+function firstError(value: unknown): ConfigError | undefined {
+  const err = checkConfig.Errors(value).First();
+  if (!err) return undefined;
+  const key = keyOf(err.path);
+  const got = err.value === undefined ? 'missing' : `got ${JSON.stringify(err.value)}`;
+  return new ConfigError(key, `${err.message} (${got})`);
+}
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+  defaultPath?: string;
+}
+
+/** Loads, merges, validates and freezes the configuration. Throws ConfigError naming the bad key. */
+export function loadConfig(opts: LoadOptions = {}): Readonly<Config> {
+  const env = opts.env ?? process.env;
+  let merged = readJson(opts.defaultPath ?? DEFAULT_CONFIG_PATH, 'config/default.json');
+  if (env.CONFIG_FILE) merged = overlay(merged, readJson(resolve(env.CONFIG_FILE), 'CONFIG_FILE'));
+  merged = overlay(merged, envOverlay(env));
+  const err = firstError(merged);
+  if (err) throw err;
+  const cfg = merged as Config;
+  // Unnamed buckets take the spec's defaults; configured ones override them one by one.
+  cfg.rateLimits.buckets = { ...DEFAULT_BUCKETS, ...cfg.rateLimits.buckets };
+  return deepFreeze(cfg);
+}
+
+function deepFreeze<T>(v: T): T {
+  if (typeof v === 'object' && v !== null) {
+    for (const child of Object.values(v)) deepFreeze(child);
+    Object.freeze(v);
+  }
+  return v;
+}
+
+/** For tests: a validated configuration built from defaults plus overrides, without reading env. */
+export function testConfig(overrides: Json = {}): Readonly<Config> {
+  const base = overlay(readJson(DEFAULT_CONFIG_PATH, 'config/default.json'), overrides);
+  const err = firstError(base);
+  if (err) throw err;
+  const cfg = base as Config;
+  cfg.rateLimits.buckets = { ...DEFAULT_BUCKETS, ...cfg.rateLimits.buckets };
+  return deepFreeze(cfg);
+}
+

@@ -1,0 +1,78 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { ConfigError, loadConfig } from '../../src/runtime/config.ts';
+
+const dir = mkdtempSync(join(tmpdir(), 'pm-config-'));
+const file = (name: string, text: string) => {
+  const p = join(dir, name);
+  writeFileSync(p, text);
+  return p;
+};
+
+test('defaults load, validate and are frozen; unnamed buckets take the spec caps', () => {
+  const c = loadConfig({ env: {} });
+  assert.equal(c.http.host, '127.0.0.1');
+  assert.equal(c.http.port, 8080);
+  assert.equal(c.dataDir, './data');
+  assert.equal(c.http.maxBodyBytes, 1024 * 1024);
+  assert.deepEqual(c.rateLimits.buckets['trading-burst'], { limit: 2400, windowSeconds: 10 });
+  assert.deepEqual(c.rateLimits.buckets['trading-sustained'], { limit: 24000, windowSeconds: 600 });
+  assert.ok(Object.isFrozen(c) && Object.isFrozen(c.http));
+});
+
+test('CONFIG_FILE overlays defaults key by key, environment overlays both', () => {
+  const p = file('overlay.json', JSON.stringify({ http: { port: 9000 }, rateLimits: { buckets: { book: { limit: 5, windowSeconds: 1 } } } }));
+  const c = loadConfig({ env: { CONFIG_FILE: p, HOST: '0.0.0.0', DEMO: '0', RATE_LIMITS: 'off', SHARDS: '2' } });
+  assert.equal(c.http.port, 9000);
+  assert.equal(c.http.host, '0.0.0.0');
+  assert.equal(c.http.maxBodyBytes, 1024 * 1024, 'sibling keys survive an overlay');
+  assert.equal(c.demo, false);
+  assert.equal(c.rateLimits.enabled, false);
+  assert.equal(c.engine.shards, 2);
+  assert.deepEqual(c.rateLimits.buckets.book, { limit: 5, windowSeconds: 1 });
+  assert.deepEqual(c.rateLimits.buckets.books, { limit: 80, windowSeconds: 10 });
+  assert.equal(loadConfig({ env: { CONFIG_FILE: p, PORT: '1234' } }).http.port, 1234);
+});
+
+const bad: { name: string; env?: Record<string, string>; file?: unknown; key: string }[] = [
+  { name: 'non-numeric PORT', env: { PORT: 'abc' }, key: 'PORT' },
+  { name: 'PORT out of range', env: { PORT: '70000' }, key: 'http.port' },
+  { name: 'bad DEMO', env: { DEMO: 'maybe' }, key: 'DEMO' },
+  { name: 'bad log level', env: { LOG_LEVEL: 'loud' }, key: 'log.level' },
+  { name: 'zero shards', env: { SHARDS: '0' }, key: 'engine.shards' },
+  { name: 'unknown key in file', file: { http: { prot: 1 } }, key: 'http.prot' },
+  { name: 'wrong type in file', file: { auth: { maxClockSkewSeconds: '30' } }, key: 'auth.maxClockSkewSeconds' },
+  { name: 'bad bucket', file: { rateLimits: { buckets: { book: { limit: 0, windowSeconds: 10 } } } }, key: 'rateLimits.buckets.book.limit' },
+  { name: 'bad contract address', file: { auth: { orderDomain: { verifyingContract: '0x12' } } }, key: 'auth.orderDomain.verifyingContract' },
+];
+for (const c of bad) {
+  test(`config error names the key: ${c.name}`, () => {
+    const env: Record<string, string> = { ...(c.env ?? {}) };
+    if (c.file) env.CONFIG_FILE = file(`${c.key}.json`, JSON.stringify(c.file));
+    assert.throws(
+      () => loadConfig({ env }),
+      (e: unknown) => e instanceof ConfigError && e.key === c.key && e.message.includes(c.key),
+    );
+  });
+}
+
+test('unreadable or non-object CONFIG_FILE is a config error', () => {
+  assert.throws(() => loadConfig({ env: { CONFIG_FILE: join(dir, 'missing.json') } }), ConfigError);
+  assert.throws(() => loadConfig({ env: { CONFIG_FILE: file('arr.json', '[1]') } }), ConfigError);
+  assert.throws(() => loadConfig({ env: { CONFIG_FILE: file('junk.json', '{nope') } }), ConfigError);
+});
+
+test('npm start with a bad value stops with a message naming the key and exit code 1', () => {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: new URL('../../', import.meta.url).pathname,
+    env: { ...process.env, PORT: 'eighty', DATA_DIR: join(dir, 'never') },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /invalid configuration: PORT/);
+});
