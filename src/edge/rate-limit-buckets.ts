@@ -1,0 +1,117 @@
+/**
+ * Default rate-limit caps and the route -> bucket table (DESIGN section 8, spec "Limits").
+ *
+ * Every route charges its API's general bucket (catalog, clob, data, admin) plus the named caps the spec's
+ * table gives it; routes the table does not name count only against the general bucket. The trading routes
+ * charge both trading windows at once. Keys are "METHOD pattern" with the exact uWS pattern the route is
+ * registered under, so the edge looks a route's list up once, when it registers the route.
+ */
+import type { BucketSpec } from './rate-limit.ts';
+
+const tenSeconds = (limit: number): BucketSpec => ({ limit, windowSeconds: 10 });
+
+export const DEFAULT_BUCKETS: Record<string, BucketSpec> = {
+  catalog: tenSeconds(4000),
+  'catalog-events': tenSeconds(500),
+  'catalog-markets': tenSeconds(300),
+  'catalog-listing': tenSeconds(900),
+  'catalog-tags': tenSeconds(200),
+  'catalog-search': tenSeconds(350),
+  clob: tenSeconds(5000),
+  health: tenSeconds(50),
+  book: tenSeconds(200),
+  books: tenSeconds(80),
+  price: tenSeconds(200),
+  prices: tenSeconds(80),
+  midpoint: tenSeconds(200),
+  'prices-history': tenSeconds(100),
+  'batch-prices-history': tenSeconds(80),
+  // The spec's table gives no general cap for the wallet data API; the platform documents 1000 / 10s for
+  // its Data API (reference/platform-semantics.md section 5), so that is the default.
+  data: tenSeconds(1000),
+  'data-trades': tenSeconds(150),
+  'trading-burst': tenSeconds(2400),
+  'trading-sustained': { limit: 24000, windowSeconds: 600 },
+  // Not in the spec: admin calls are operator tooling (bulk imports, funding scripts), so the cap only
+  // stops a runaway loop.
+  admin: tenSeconds(10000),
+};
+
+const CATALOG = ['catalog'] as const;
+const CLOB = ['clob'] as const;
+const DATA = ['data'] as const;
+const ADMIN = ['admin'] as const;
+const TRADING = ['clob', 'trading-burst', 'trading-sustained'] as const;
+
+const table: Record<string, readonly string[]> = {
+  'GET /': ['clob', 'health'],
+
+  'GET /events': ['catalog', 'catalog-events', 'catalog-listing'],
+  'GET /markets': ['catalog', 'catalog-markets', 'catalog-listing'],
+  'GET /tags': ['catalog', 'catalog-tags'],
+  'GET /public-search': ['catalog', 'catalog-search'],
+  'GET /events/slug/:slug': CATALOG,
+  'GET /markets/slug/:slug': CATALOG,
+
+  'GET /book': ['clob', 'book'],
+  'POST /books': ['clob', 'books'],
+  'GET /price': ['clob', 'price'],
+  'POST /prices': ['clob', 'prices'],
+  'GET /midpoint': ['clob', 'midpoint'],
+  'GET /prices-history': ['clob', 'prices-history'],
+  'POST /batch-prices-history': ['clob', 'batch-prices-history'],
+  'GET /sampling-markets': CLOB,
+  'GET /builder/trades': CLOB,
+  'GET /last-trade-price': CLOB,
+  'POST /last-trades-prices': CLOB,
+  'GET /tick-size': CLOB,
+  'GET /neg-risk': CLOB,
+  'GET /fee-rate': CLOB,
+  'GET /version': CLOB,
+  'GET /time': CLOB,
+  'GET /exchange-info': CLOB,
+  'GET /data/order/:id': CLOB,
+  'GET /openapi.json': CLOB,
+  'GET /metrics': CLOB,
+
+  // POST /orders debits one unit per order it carries (the edge passes the count as the cost).
+  'POST /order': TRADING,
+  'DELETE /order': TRADING,
+  'POST /orders': TRADING,
+  'GET /data/orders': CLOB,
+  'GET /data/trades': CLOB,
+  'DELETE /orders': CLOB,
+  'DELETE /cancel-market-orders': CLOB,
+  'DELETE /cancel-all': CLOB,
+  'GET /balance-allowance': CLOB,
+  'POST /split': CLOB,
+  'POST /merge': CLOB,
+  'POST /redeem': CLOB,
+  'POST /auth/api-key': CLOB,
+  'GET /auth/derive-api-key': CLOB,
+  'GET /auth/api-keys': CLOB,
+  'DELETE /auth/api-key': CLOB,
+
+  'GET /trades': ['data', 'data-trades'],
+  'GET /positions': DATA,
+  'GET /closed-positions': DATA,
+
+  'POST /admin/events': ADMIN,
+  'POST /admin/markets/:conditionId/status': ADMIN,
+  'POST /admin/markets/:conditionId/resolve': ADMIN,
+  'POST /admin/wallets/:address/deposit': ADMIN,
+  'POST /admin/wallets/:address/withdraw': ADMIN,
+  'GET /admin/wallets/:address': ADMIN,
+  'PUT /admin/wallets/:address/profile': ADMIN,
+};
+
+export const ROUTE_BUCKETS: Readonly<Record<string, readonly string[]>> = Object.freeze(
+  Object.fromEntries(Object.entries(table).map(([route, buckets]) => [route, Object.freeze([...buckets])])),
+);
+
+const UNKNOWN_ROUTE: readonly string[] = Object.freeze(['clob']);
+
+/** Buckets a route charges; an unlisted route counts against the order-book API's general cap only. */
+export function bucketsFor(method: string, pattern: string): readonly string[] {
+  return ROUTE_BUCKETS[`${method.toUpperCase()} ${pattern}`] ?? UNKNOWN_ROUTE;
+}

@@ -1,0 +1,403 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import v8 from 'node:v8';
+import vm from 'node:vm';
+import {
+  RateLimiter,
+  clientAddress,
+  compileIpList,
+  ipInCidrList,
+  normalizeIp,
+  type BucketSpec,
+  type RateLimitConfig,
+} from '../../src/edge/rate-limit.ts';
+import { DEFAULT_BUCKETS, ROUTE_BUCKETS, bucketsFor } from '../../src/edge/rate-limit-buckets.ts';
+
+/** A multiple of both 10 s and 600 s, so fixed windows of either length start exactly here. */
+const T0 = 1_700_000_400_000;
+
+function limiter(buckets: Record<string, BucketSpec>, extra: Partial<RateLimitConfig> = {}): RateLimiter {
+  return new RateLimiter({ enabled: true, maxCallers: 1000, buckets, ...extra });
+}
+
+function drain(rl: RateLimiter, caller: string, buckets: readonly string[], n: number, now: number, cost = 1): void {
+  for (let i = 0; i < n; i++) {
+    const v = rl.take(caller, buckets, cost, now);
+    assert.equal(v.ok, true, `take ${i + 1} of ${n} should pass`);
+  }
+}
+
+const singleBucketCases = [
+  // Refused at the start of a window with the window full: the sliding estimate still carries the full
+  // count into the next window, so one unit frees up W/limit into it: retry = W + W/limit.
+  { name: '5 per 10s', limit: 5, windowSeconds: 10, reset: 10, retry: 12, retryMs: 12_000 },
+  { name: '50 per 10s (health)', limit: 50, windowSeconds: 10, reset: 10, retry: 11, retryMs: 10_200 },
+  { name: '24000 per 600s (sustained)', limit: 24000, windowSeconds: 600, reset: 600, retry: 601, retryMs: 600_025 },
+];
+
+for (const c of singleBucketCases) {
+  test(`single bucket ${c.name}: exactly limit passes, then refusal with remaining/reset/retry-after`, () => {
+    const rl = limiter({ only: { limit: c.limit, windowSeconds: c.windowSeconds } });
+    const b = ['only'];
+    for (let i = 1; i <= c.limit; i++) {
+      const v = rl.take('alice', b, 1, T0);
+      assert.equal(v.ok, true);
+      assert.equal(v.bucket, 'only');
+      assert.equal(v.limit, c.limit);
+      assert.equal(v.remaining, c.limit - i);
+      assert.equal(v.resetSeconds, c.windowSeconds);
+      assert.equal(v.retryAfterSeconds, 0);
+    }
+    const refused = rl.take('alice', b, 1, T0);
+    assert.deepEqual(refused, {
+      ok: false,
+      bucket: 'only',
+      limit: c.limit,
+      remaining: 0,
+      resetSeconds: c.reset,
+      retryAfterSeconds: c.retry,
+    });
+    // The wait behind Retry-After is exact to the millisecond; the header rounds it up to whole seconds.
+    assert.equal(rl.take('alice', b, 1, T0 + c.retryMs - 1).ok, false);
+    assert.equal(rl.take('alice', b, 1, T0 + c.retryMs).ok, true);
+  });
+}
+
+test('reset counts down within the window', () => {
+  const rl = limiter({ only: { limit: 2, windowSeconds: 10 } });
+  drain(rl, 'a', ['only'], 2, T0 + 3_500);
+  const v = rl.take('a', ['only'], 1, T0 + 3_500);
+  assert.equal(v.ok, false);
+  assert.equal(v.resetSeconds, 7);
+});
+
+test('sliding: halfway into the next window, half of the previous count still counts', () => {
+  const rl = limiter({ only: { limit: 100, windowSeconds: 10 } });
+  drain(rl, 'a', ['only'], 100, T0);
+  const half = T0 + 15_000;
+  const first = rl.take('a', ['only'], 1, half);
+  assert.equal(first.ok, true);
+  assert.equal(first.remaining, 49);
+  drain(rl, 'a', ['only'], 49, half);
+  const refused = rl.take('a', ['only'], 1, half);
+  assert.equal(refused.ok, false);
+  assert.equal(refused.remaining, 0);
+});
+
+test('sliding: the previous window decays continuously', () => {
+  const rl = limiter({ only: { limit: 100, windowSeconds: 10 } });
+  drain(rl, 'a', ['only'], 100, T0);
+  const cases = [
+    { at: 10_000, remaining: 0 },
+    { at: 12_500, remaining: 25 },
+    { at: 17_500, remaining: 75 },
+    { at: 19_999, remaining: 99 },
+  ];
+  for (const c of cases) {
+    const probe = rl.take('a', ['only'], 0, T0 + c.at);
+    assert.equal(probe.ok, true);
+    assert.equal(probe.remaining, c.remaining, `at +${c.at} ms`);
+  }
+});
+
+test('recovery: the full limit is available again once both windows have passed', () => {
+  const rl = limiter({ only: { limit: 10, windowSeconds: 10 } });
+  drain(rl, 'a', ['only'], 10, T0 + 9_999);
+  assert.equal(rl.take('a', ['only'], 1, T0 + 9_999).ok, false);
+  drain(rl, 'a', ['only'], 10, T0 + 20_000);
+  assert.equal(rl.take('a', ['only'], 1, T0 + 20_000).ok, false);
+});
+
+const TRADING = ['clob', 'trading-burst', 'trading-sustained'] as const;
+const tradingBuckets = {
+  clob: DEFAULT_BUCKETS.clob!,
+  'trading-burst': DEFAULT_BUCKETS['trading-burst']!,
+  'trading-sustained': DEFAULT_BUCKETS['trading-sustained']!,
+};
+
+test('two windows at once: the burst window refuses first', () => {
+  const rl = limiter(tradingBuckets);
+  drain(rl, 'k', TRADING, 2400, T0);
+  const v = rl.take('k', TRADING, 1, T0);
+  assert.equal(v.ok, false);
+  assert.equal(v.bucket, 'trading-burst');
+  assert.equal(v.limit, 2400);
+});
+
+test('two windows at once: a burst-sized budget repeated is stopped by the sustained window after 10 bursts', () => {
+  const rl = limiter(tradingBuckets);
+  // 2400 units every 20 s: the sliding burst estimate is empty again after two 10 s windows.
+  for (let burst = 0; burst < 10; burst++) {
+    const v = rl.take('k', TRADING, 2400, T0 + burst * 20_000);
+    assert.equal(v.ok, true, `burst ${burst + 1}`);
+  }
+  const at = T0 + 10 * 20_000;
+  const v = rl.take('k', TRADING, 2400, at);
+  assert.equal(v.ok, false);
+  assert.equal(v.bucket, 'trading-sustained');
+  assert.equal(v.limit, 24000);
+  assert.equal(v.remaining, 0);
+  assert.equal(v.resetSeconds, 400);
+  // Next sustained window at +600 s, where 24000 of the previous window decay to 21600 after 60 s more.
+  assert.equal(v.retryAfterSeconds, 460);
+  // The refused request charged neither clob nor burst: both still have room at the same instant.
+  assert.equal(rl.take('k', ['clob', 'trading-burst'], 2400, at).ok, true);
+  assert.equal(rl.take('k', ['clob'], 1, at).ok, true);
+  assert.equal(rl.take('k', TRADING, 2400, at + 460_000 - 1).ok, false);
+  assert.equal(rl.take('k', TRADING, 2400, at + 460_000).ok, true);
+});
+
+test('multi-bucket atomicity: a request refused by one bucket charges none', () => {
+  const rl = limiter({ wide: { limit: 10, windowSeconds: 10 }, narrow: { limit: 3, windowSeconds: 10 } });
+  const both = ['wide', 'narrow'];
+  drain(rl, 'a', both, 3, T0);
+  for (let i = 0; i < 5; i++) {
+    const v = rl.take('a', both, 1, T0);
+    assert.equal(v.ok, false);
+    assert.equal(v.bucket, 'narrow');
+  }
+  const wide = rl.take('a', ['wide'], 1, T0);
+  assert.equal(wide.ok, true);
+  assert.equal(wide.remaining, 6, 'only the 3 admitted requests and this one are on the wide bucket');
+  // The wide bucket alone would take 5 more; the narrow one refuses, so wide must stay untouched.
+  const refused = rl.take('a', both, 5, T0);
+  assert.equal(refused.ok, false);
+  assert.equal(refused.bucket, 'narrow');
+  assert.equal(rl.take('a', ['wide'], 0, T0).remaining, 6);
+});
+
+test('ok verdict names the bucket with least remaining', () => {
+  const rl = limiter({ general: { limit: 100, windowSeconds: 10 }, named: { limit: 5, windowSeconds: 10 } });
+  const v = rl.take('a', ['general', 'named'], 1, T0);
+  assert.equal(v.bucket, 'named');
+  assert.equal(v.remaining, 4);
+  const w = rl.take('a', ['general'], 1, T0);
+  assert.equal(w.bucket, 'general');
+  assert.equal(w.remaining, 98);
+});
+
+test('cost > 1 debits that many units', () => {
+  const rl = limiter({ orders: { limit: 10, windowSeconds: 10 } });
+  const b = ['orders'];
+  const steps = [
+    { cost: 4, ok: true, remaining: 6 },
+    { cost: 4, ok: true, remaining: 2 },
+    { cost: 4, ok: false, remaining: 2 },
+    { cost: 2, ok: true, remaining: 0 },
+    { cost: 1, ok: false, remaining: 0 },
+    { cost: 0, ok: true, remaining: 0 },
+  ];
+  for (const s of steps) {
+    const v = rl.take('a', b, s.cost, T0);
+    assert.equal(v.ok, s.ok, `cost ${s.cost}`);
+    assert.equal(v.remaining, s.remaining, `cost ${s.cost}`);
+  }
+  const impossible = rl.take('fresh', b, 11, T0);
+  assert.equal(impossible.ok, false);
+  assert.equal(impossible.remaining, 10);
+  assert.equal(impossible.retryAfterSeconds, 10);
+});
+
+test('invalid cost and configuration are rejected loudly', () => {
+  const rl = limiter({ a: { limit: 1, windowSeconds: 1 } });
+  for (const cost of [-1, 1.5, Number.NaN, Infinity]) {
+    assert.throws(() => rl.take('x', ['a'], cost, T0), RangeError);
+  }
+  const bad: Record<string, BucketSpec>[] = [
+    { z: { limit: 0, windowSeconds: 10 } },
+    { z: { limit: 1.5, windowSeconds: 10 } },
+    { z: { limit: 10, windowSeconds: 0 } },
+    { z: { limit: 10, windowSeconds: Number.NaN } },
+  ];
+  for (const buckets of bad) {
+    assert.throws(() => limiter(buckets), /rateLimits\.buckets\.z/);
+  }
+  assert.throws(() => limiter({}, { maxCallers: 0 }), /maxCallers/);
+});
+
+test('per-caller isolation', () => {
+  const rl = limiter({ only: { limit: 3, windowSeconds: 10 } });
+  drain(rl, 'alice', ['only'], 3, T0);
+  assert.equal(rl.take('alice', ['only'], 1, T0).ok, false);
+  const bob = rl.take('bob', ['only'], 1, T0);
+  assert.equal(bob.ok, true);
+  assert.equal(bob.remaining, 2);
+  assert.equal(rl.size, 2);
+});
+
+test('unknown bucket names are not enforced; duplicates are charged once', () => {
+  const rl = limiter({ only: { limit: 2, windowSeconds: 10 } });
+  const none = rl.take('a', ['nope'], 1, T0);
+  assert.equal(none.ok, true);
+  assert.equal(none.bucket, '');
+  assert.equal(rl.take('a', ['only', 'only', 'nope'], 1, T0).remaining, 1);
+});
+
+test('disabled mode always allows and keeps no state', () => {
+  const rl = new RateLimiter({ enabled: false, maxCallers: 10, buckets: { only: { limit: 1, windowSeconds: 10 } } });
+  for (let i = 0; i < 10_000; i++) {
+    const v = rl.take(`caller-${i % 100}`, ['only'], 5, T0);
+    assert.equal(v.ok, true);
+    assert.equal(v.retryAfterSeconds, 0);
+  }
+  assert.equal(rl.size, 0);
+});
+
+test('expired callers are reclaimed so newcomers get their own slots again', () => {
+  const rl = limiter({ only: { limit: 2, windowSeconds: 10 } }, { maxCallers: 4 });
+  for (const c of ['a', 'b', 'c']) drain(rl, c, ['only'], 2, T0);
+  // Table full (3 callers + the reserved overflow entry): newcomers share the overflow entry.
+  assert.equal(rl.take('d', ['only'], 1, T0).ok, true);
+  assert.equal(rl.take('e', ['only'], 1, T0).ok, true);
+  assert.equal(rl.take('f', ['only'], 1, T0).ok, false, 'd, e and f are limited together');
+  assert.equal(rl.size, 4);
+  // After both windows have passed every old entry is reclaimable, so each newcomer is tracked alone
+  // (drain would fail on the second caller if they still shared the 2-unit overflow entry).
+  const later = T0 + 30_000;
+  for (const c of ['g', 'h', 'i']) drain(rl, c, ['only'], 2, later);
+  assert.ok(rl.size <= 4);
+});
+
+function collectGarbage(): () => void {
+  v8.setFlagsFromString('--expose-gc');
+  return vm.runInNewContext('gc') as () => void;
+}
+
+test('bounded caller table under a flood of 1,000,000 distinct callers', () => {
+  const gc = collectGarbage();
+  const maxCallers = 10_000;
+  const rl = limiter(
+    { clob: DEFAULT_BUCKETS.clob!, book: DEFAULT_BUCKETS.book!, health: DEFAULT_BUCKETS.health! },
+    { maxCallers },
+  );
+  const route = ['clob', 'book'];
+  drain(rl, 'heavy', route, 200, T0);
+  assert.equal(rl.take('heavy', route, 1, T0).ok, false);
+
+  const memory = (): number => {
+    gc();
+    const m = process.memoryUsage();
+    return m.heapUsed + m.arrayBuffers;
+  };
+  let maxSize = 0;
+  let mark = 0;
+  let filled = 0;
+  for (let i = 0; i < 1_000_000; i++) {
+    const now = T0 + Math.floor(i / 200);
+    rl.take(`10.${(i >>> 16) & 255}.${(i >>> 8) & 255}.${i & 255}`, route, 1, now);
+    if (rl.size > maxSize) maxSize = rl.size;
+    if (i === 50_000) {
+      filled = rl.size;
+      mark = memory();
+    }
+  }
+  const after = memory();
+  assert.ok(maxSize <= maxCallers, `size peaked at ${maxSize}`);
+  assert.equal(filled, maxCallers);
+  const growth = after - mark;
+  assert.ok(growth < 8 * 1024 * 1024, `memory grew by ${growth} bytes after the table was full`);
+
+  const heavy = rl.take('heavy', route, 1, T0 + 5_000);
+  assert.equal(heavy.ok, false, 'the heavy caller is still limited after the flood');
+  assert.equal(heavy.bucket, 'book');
+});
+
+test('clientAddress', () => {
+  const trusted = ['10.0.0.0/8', '192.168.1.10', 'fd00::/8'];
+  const cases: { name: string; remote: string; xff: string | undefined; proxies: readonly string[]; expected: string }[] = [
+    { name: 'no proxies configured: peer', remote: '203.0.113.5', xff: '1.2.3.4', proxies: [], expected: '203.0.113.5' },
+    { name: 'untrusted peer: spoofed XFF ignored', remote: '203.0.113.5', xff: '1.2.3.4', proxies: trusted, expected: '203.0.113.5' },
+    { name: 'trusted peer (CIDR v4), one hop', remote: '10.1.2.3', xff: '198.51.100.7', proxies: trusted, expected: '198.51.100.7' },
+    { name: 'trusted peer (single IP)', remote: '192.168.1.10', xff: '198.51.100.7', proxies: trusted, expected: '198.51.100.7' },
+    { name: 'right-most untrusted wins over client-supplied prefix', remote: '10.0.0.1', xff: '6.6.6.6, 198.51.100.7', proxies: trusted, expected: '198.51.100.7' },
+    { name: 'trusted hops skipped', remote: '10.0.0.1', xff: '198.51.100.7, 10.9.9.9, 192.168.1.10', proxies: trusted, expected: '198.51.100.7' },
+    { name: 'all hops trusted: left-most', remote: '10.0.0.1', xff: '10.0.0.7,10.0.0.8', proxies: trusted, expected: '10.0.0.7' },
+    { name: 'trusted peer without XFF', remote: '10.0.0.1', xff: undefined, proxies: trusted, expected: '10.0.0.1' },
+    { name: 'IPv4-mapped peer equals its IPv4', remote: '::ffff:10.0.0.1', xff: '198.51.100.7', proxies: trusted, expected: '198.51.100.7' },
+    { name: 'uWS expanded mapped peer', remote: '0000:0000:0000:0000:0000:ffff:0a00:0001', xff: '198.51.100.7', proxies: trusted, expected: '198.51.100.7' },
+    { name: 'mapped untrusted peer normalised', remote: '0000:0000:0000:0000:0000:ffff:cb00:7105', xff: '1.2.3.4', proxies: trusted, expected: '203.0.113.5' },
+    { name: 'trusted peer (CIDR v6), v6 client', remote: 'fd12::1', xff: '2001:DB8::0001', proxies: trusted, expected: '2001:db8::1' },
+    { name: 'v6 peer outside CIDR', remote: 'fe80::1', xff: '2001:db8::1', proxies: trusted, expected: 'fe80::1' },
+    { name: 'ports and brackets stripped', remote: '10.0.0.1', xff: '[2001:db8::2]:443, 198.51.100.9:5555', proxies: trusted, expected: '198.51.100.9' },
+    { name: 'garbage hop stops at last trusted hop', remote: '10.0.0.1', xff: '1.2.3.4, not-an-ip, 10.0.0.2', proxies: trusted, expected: '10.0.0.2' },
+    { name: 'mapped IPv4 client in XFF', remote: '10.0.0.1', xff: '::ffff:198.51.100.7', proxies: trusted, expected: '198.51.100.7' },
+  ];
+  for (const c of cases) {
+    assert.equal(clientAddress(c.remote, c.xff, c.proxies), c.expected, c.name);
+  }
+});
+
+test('ipInCidrList and normalizeIp', () => {
+  const list = ['127.0.0.1', '10.0.0.0/8', '2001:db8::/32', '::ffff:172.16.0.0/108'];
+  const cases = [
+    { ip: '127.0.0.1', expected: true },
+    { ip: '::ffff:127.0.0.1', expected: true },
+    { ip: '127.0.0.2', expected: false },
+    { ip: '10.255.255.255', expected: true },
+    { ip: '11.0.0.0', expected: false },
+    { ip: '2001:db8:ffff::1', expected: true },
+    { ip: '2001:db9::1', expected: false },
+    { ip: '172.16.3.4', expected: true },
+    { ip: '172.32.0.1', expected: false },
+    { ip: 'garbage', expected: false },
+  ];
+  for (const c of cases) assert.equal(ipInCidrList(c.ip, list), c.expected, c.ip);
+  assert.equal(ipInCidrList('127.0.0.1', []), false);
+  assert.throws(() => compileIpList(['10.0.0.0/33']), /10\.0\.0\.0\/33/);
+  assert.throws(() => compileIpList(['nope']), /nope/);
+  assert.equal(normalizeIp(' ::FFFF:1.2.3.4 '), '1.2.3.4');
+  assert.equal(normalizeIp('fe80::1%eth0'), 'fe80::1');
+  assert.equal(normalizeIp('x'), '');
+});
+
+test('ROUTE_BUCKETS covers the spec and DESIGN routes, and every bucket exists', () => {
+  const specRoutes = [
+    'GET /', 'GET /events', 'GET /markets', 'GET /tags', 'GET /public-search', 'GET /events/slug/:slug',
+    'GET /markets/slug/:slug', 'GET /book', 'POST /books', 'GET /price', 'POST /prices', 'GET /midpoint',
+    'GET /prices-history', 'POST /batch-prices-history', 'GET /sampling-markets', 'GET /builder/trades',
+    'POST /last-trades-prices', 'GET /data/order/:id', 'POST /order', 'POST /orders', 'DELETE /order',
+    'DELETE /cancel-market-orders', 'GET /trades', 'GET /positions', 'GET /closed-positions',
+  ];
+  const designRoutes = [
+    'POST /auth/api-key', 'GET /auth/derive-api-key', 'DELETE /auth/api-key', 'GET /version', 'GET /tick-size',
+    'GET /neg-risk', 'GET /fee-rate', 'GET /time', 'GET /exchange-info', 'GET /data/orders', 'GET /data/trades',
+    'DELETE /orders', 'DELETE /cancel-all', 'GET /balance-allowance', 'POST /split', 'POST /merge', 'POST /redeem',
+    'POST /admin/events', 'POST /admin/markets/:conditionId/status', 'POST /admin/markets/:conditionId/resolve',
+    'POST /admin/wallets/:address/deposit', 'POST /admin/wallets/:address/withdraw', 'GET /admin/wallets/:address',
+    'PUT /admin/wallets/:address/profile',
+  ];
+  for (const route of [...specRoutes, ...designRoutes]) {
+    assert.ok(Object.hasOwn(ROUTE_BUCKETS, route), `${route} has buckets`);
+  }
+  for (const [route, buckets] of Object.entries(ROUTE_BUCKETS)) {
+    assert.ok(buckets.length > 0, route);
+    for (const b of buckets) assert.ok(Object.hasOwn(DEFAULT_BUCKETS, b), `${route}: bucket ${b} is defined`);
+    const general = buckets.filter((b) => ['catalog', 'clob', 'data', 'admin'].includes(b));
+    assert.equal(general.length, 1, `${route} charges exactly one general bucket`);
+  }
+  const expected = [
+    { route: 'GET /events', buckets: ['catalog', 'catalog-events', 'catalog-listing'] },
+    { route: 'GET /markets', buckets: ['catalog', 'catalog-markets', 'catalog-listing'] },
+    { route: 'GET /', buckets: ['clob', 'health'] },
+    { route: 'POST /orders', buckets: ['clob', 'trading-burst', 'trading-sustained'] },
+    { route: 'GET /trades', buckets: ['data', 'data-trades'] },
+    { route: 'GET /admin/wallets/:address', buckets: ['admin'] },
+  ];
+  for (const e of expected) assert.deepEqual([...ROUTE_BUCKETS[e.route]!], e.buckets, e.route);
+  assert.deepEqual([...bucketsFor('get', '/book')], ['clob', 'book']);
+  assert.deepEqual([...bucketsFor('GET', '/no/such/route')], ['clob']);
+  assert.ok(Object.isFrozen(bucketsFor('POST', '/order')), 'route lists are shared, so they must not be mutable');
+});
+
+test('DEFAULT_BUCKETS carries the spec caps', () => {
+  const caps: [string, number, number][] = [
+    ['catalog', 4000, 10], ['catalog-events', 500, 10], ['catalog-markets', 300, 10], ['catalog-listing', 900, 10],
+    ['catalog-tags', 200, 10], ['catalog-search', 350, 10], ['clob', 5000, 10], ['health', 50, 10], ['book', 200, 10],
+    ['books', 80, 10], ['price', 200, 10], ['prices', 80, 10], ['midpoint', 200, 10], ['prices-history', 100, 10],
+    ['batch-prices-history', 80, 10], ['data', 1000, 10], ['data-trades', 150, 10], ['trading-burst', 2400, 10],
+    ['trading-sustained', 24000, 600], ['admin', 10000, 10],
+  ];
+  for (const [name, limit, windowSeconds] of caps) assert.deepEqual(DEFAULT_BUCKETS[name], { limit, windowSeconds }, name);
+  assert.equal(Object.keys(DEFAULT_BUCKETS).length, caps.length);
+  assert.doesNotThrow(() => limiter(DEFAULT_BUCKETS));
+});
