@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { DEFAULT_BUCKETS } from '../edge/rate-limit-buckets.ts';
+import { RateLimiter, compileIpList } from '../edge/rate-limit.ts';
 
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
 const Domain = Type.Object(
@@ -156,11 +157,28 @@ export function loadConfig(opts: LoadOptions = {}): Readonly<Config> {
   let merged = readJson(opts.defaultPath ?? DEFAULT_CONFIG_PATH, 'config/default.json');
   if (env.CONFIG_FILE) merged = overlay(merged, readJson(resolve(env.CONFIG_FILE), 'CONFIG_FILE'));
   merged = overlay(merged, envOverlay(env));
+  return finish(merged);
+}
+
+/** Schema check, bucket defaults, then the checks a schema cannot express (CIDRs, bucket arithmetic). */
+function finish(merged: Json): Readonly<Config> {
   const err = firstError(merged);
   if (err) throw err;
   const cfg = merged as Config;
   // Unnamed buckets take the spec's defaults; configured ones override them one by one.
   cfg.rateLimits.buckets = { ...DEFAULT_BUCKETS, ...cfg.rateLimits.buckets };
+  for (const [key, list] of [['http.trustedProxies', cfg.http.trustedProxies], ['dataApi.ipAllowlist', cfg.dataApi.ipAllowlist]] as const) {
+    try {
+      compileIpList(list);
+    } catch (e) {
+      throw new ConfigError(key, (e as Error).message);
+    }
+  }
+  try {
+    new RateLimiter(cfg.rateLimits);
+  } catch (e) {
+    throw new ConfigError('rateLimits', (e as Error).message);
+  }
   return deepFreeze(cfg);
 }
 
@@ -174,11 +192,6 @@ function deepFreeze<T>(v: T): T {
 
 /** For tests: a validated configuration built from defaults plus overrides, without reading env. */
 export function testConfig(overrides: Json = {}): Readonly<Config> {
-  const base = overlay(readJson(DEFAULT_CONFIG_PATH, 'config/default.json'), overrides);
-  const err = firstError(base);
-  if (err) throw err;
-  const cfg = base as Config;
-  cfg.rateLimits.buckets = { ...DEFAULT_BUCKETS, ...cfg.rateLimits.buckets };
-  return deepFreeze(cfg);
+  return finish(overlay(readJson(DEFAULT_CONFIG_PATH, 'config/default.json'), overrides));
 }
 

@@ -47,6 +47,8 @@ const bad: { name: string; env?: Record<string, string>; file?: unknown; key: st
   { name: 'unknown key in file', file: { http: { prot: 1 } }, key: 'http.prot' },
   { name: 'wrong type in file', file: { auth: { maxClockSkewSeconds: '30' } }, key: 'auth.maxClockSkewSeconds' },
   { name: 'bad bucket', file: { rateLimits: { buckets: { book: { limit: 0, windowSeconds: 10 } } } }, key: 'rateLimits.buckets.book.limit' },
+  { name: 'bad trusted proxy', file: { http: { trustedProxies: ['10.0.0.0/99'] } }, key: 'http.trustedProxies' },
+  { name: 'bad allowlist entry', file: { dataApi: { ipAllowlist: ['not-an-ip'] } }, key: 'dataApi.ipAllowlist' },
   { name: 'bad contract address', file: { auth: { orderDomain: { verifyingContract: '0x12' } } }, key: 'auth.orderDomain.verifyingContract' },
 ];
 for (const c of bad) {
