@@ -177,7 +177,10 @@ export interface Depth {
 
 export interface MatchingBook {
   readonly params: MarketParams;
-  /** Allocates nothing on the hot path. Writes fills/cancels into `sink` before returning. */
+  /**
+   * Allocates nothing on the hot path. Writes fills/cancels into `sink` before returning. The returned
+   * PlaceResult may be one object the book reuses: read it before the next call on the same book.
+   */
   place(cmd: PlaceCommand, sink: EventSink): PlaceResult;
   /** Cancels a resting order; emits a Cancel with reason USER. UNKNOWN_ORDER if not resting here. */
   cancel(handle: number, sink: EventSink): MatchCode;
