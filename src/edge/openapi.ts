@@ -5,6 +5,7 @@
  */
 import type { TObject, TSchema } from '@sinclair/typebox';
 import type { AnyRoute } from './route.ts';
+import { paramNamesOf } from './validate.ts';
 
 const ERROR_SCHEMA = {
   type: 'object',
@@ -49,6 +50,10 @@ function parameters(r: AnyRoute): unknown[] {
     }
   };
   add('path', r.params as TObject | undefined);
+  // OpenAPI requires every `{name}` of the path to be declared; a route without a params schema still has them.
+  for (const name of paramNamesOf(r.path)) {
+    if (!(r.params as TObject | undefined)?.properties[name]) out.push({ name, in: 'path', required: true, schema: { type: 'string' } });
+  }
   add('query', r.query as TObject | undefined);
   return out;
 }

@@ -7,6 +7,7 @@
  * either a JSON-serializable value (200) or a `Reply` built with `reply()`. They never see uWS.
  */
 import type { Static, TSchema, TObject } from '@sinclair/typebox';
+import type { ApiError } from '../domain/errors.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -92,6 +93,8 @@ export interface RouteDef<Q extends TObject | undefined = any, B extends TSchema
   limitCost?: (body: unknown) => number;
   /** Clob/trading groups: the error text for a bad value of a named field (e.g. token_id -> "Invalid token id"). */
   fieldMessages?: Record<string, string>;
+  /** Refuses a caller before its input is validated (e.g. the wallet data IP allowlist); undefined admits. */
+  guard?: (caller: Caller) => ApiError | undefined;
   handler: (req: RouteRequest<S<Q>, S<B>, S<P>>) => unknown;
 }
 

@@ -118,6 +118,8 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
   /** Runs validation and the handler once auth and rate limits passed. */
   const dispatch = (m: Mounted, req: Incoming, caller: Caller, json: unknown): Outgoing | Promise<Outgoing> => {
     const { route, compiled } = m;
+    const refused = route.guard?.(caller);
+    if (refused) return fail(m, req, refused);
     const params = compiled.parseParams(req.params);
     if (!params.ok) return fail(m, req, problemError(route.group, params.problem, route.fieldMessages));
     const query = compiled.parseQuery(req.query);
@@ -248,10 +250,13 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
       : serialize(errorReply(apiError('PM_ERR_NOT_FOUND')));
     metrics.observe(method, '(unmatched)', out.status, 0);
     // The body of an unmatched request is never read: close so it is not parsed as the next request.
+    // A HEAD answer carries no content (RFC 9110 9.3.2): bytes after its header block would be read by
+    // a keep-alive client as the start of the next response.
     res.cork(() => {
       res.writeStatus(out.status === 405 ? '405 Method Not Allowed' : '404 Not Found').writeHeader('content-type', 'application/json');
       if (out.headers) for (const k in out.headers) res.writeHeader(k, out.headers[k]);
-      res.end(out.body, method !== 'GET' && method !== 'HEAD');
+      if (method === 'HEAD') res.endWithoutBody();
+      else res.end(out.body, method !== 'GET');
     });
   });
 

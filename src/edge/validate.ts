@@ -34,7 +34,8 @@ const NUM = /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 function converterFor(schema: TSchema): Convert {
   switch (schema[Kind]) {
     case 'Integer':
-      return (raw) => (raw.length === 1 && INT.test(raw[0]) ? Number(raw[0]) : raw.join(','));
+      // Beyond 2^53 Number() silently rounds (9007199254740993 -> ...992): refuse rather than change the value.
+      return (raw) => (raw.length === 1 && INT.test(raw[0]) && Number.isSafeInteger(Number(raw[0])) ? Number(raw[0]) : raw.join(','));
     case 'Number':
       return (raw) => (raw.length === 1 && NUM.test(raw[0]) ? Number(raw[0]) : raw.join(','));
     case 'Boolean':
@@ -125,7 +126,10 @@ export function compileRoute(r: AnyRoute): CompiledRoute {
         else if (strictQuery) return { ok: false, problem: { kind: 'unknown', field: k } };
       }
       if (!queryCheck || queryCheck.Check(obj)) return { ok: true, value: obj };
-      return { ok: false, problem: problemOf(queryCheck, obj, collectAll) };
+      const problem = problemOf(queryCheck, obj, collectAll);
+      // A bad list item is a bad value of the parameter the client sent: `market`, not `market[1]`.
+      problem.field = problem.field.replace(/\[\d+\].*$/, '');
+      return { ok: false, problem };
     },
     checkBody(json) {
       if (!bodyCheck || bodyCheck.Check(json)) return { ok: true, value: json };
