@@ -5,6 +5,10 @@
  */
 import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+export interface RouteMetrics {
+  observe(status: number, seconds: number): void;
+}
+
 export class Metrics {
   readonly registry = new Registry();
   private readonly requests = new Counter({
@@ -31,6 +35,27 @@ export class Metrics {
 
   constructor(defaults = true) {
     if (defaults) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /**
+   * The observer of one route: label children resolved once, per status on first use, so a request
+   * costs two array/Map reads and two increments.
+   */
+  route(method: string, route: string): RouteMetrics {
+    const latency = this.latency.labels(method, route);
+    const byStatus = new Map<number, { inc(): void }>();
+    const requests = this.requests;
+    return {
+      observe(status: number, seconds: number) {
+        let c = byStatus.get(status);
+        if (!c) {
+          c = requests.labels(method, route, String(status));
+          byStatus.set(status, c);
+        }
+        c.inc();
+        latency.observe(seconds);
+      },
+    };
   }
 
   observe(method: string, route: string, status: number, seconds: number): void {

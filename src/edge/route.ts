@@ -43,7 +43,11 @@ export interface RouteRequest<Q = unknown, B = unknown, P = unknown> {
   query: Q;
   body: B;
   params: P;
-  /** Lowercase header names. */
+  /**
+   * Lowercase header names. Only what the pipeline needs is copied off the socket: every header on
+   * signed (l1/l2) routes, `authorization` on admin routes, `content-length` on body routes,
+   * `x-forwarded-for` when proxies are trusted, plus the route's own `headers` list.
+   */
   headers: Readonly<Record<string, string>>;
   /** The raw body bytes exactly as received (HMAC is computed over these). */
   rawBody: Buffer | undefined;
@@ -87,6 +91,8 @@ export interface RouteDef<Q extends TObject | undefined = any, B extends TSchema
   /** Response schema of the 200 answer (documentation and tests). */
   response?: TSchema;
   auth?: AuthKind;
+  /** Extra request headers (lowercase) the handler reads. */
+  headers?: readonly string[];
   /** Rate-limit buckets; defaults to the route's entry in ROUTE_BUCKETS. */
   limits?: readonly string[];
   /** Units charged to the buckets (default 1); e.g. POST /orders charges one per order. Sees the parsed JSON body (unvalidated). */

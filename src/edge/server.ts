@@ -16,7 +16,7 @@ import type { Logger } from '../runtime/log.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { errorReply, problemError, toApiError } from './error-reply.ts';
 import { InFlight, serve, type Incoming, type Outgoing } from './http.ts';
-import type { Metrics } from './metrics.ts';
+import type { Metrics, RouteMetrics } from './metrics.ts';
 import { RateLimiter, clientAddress, type Verdict } from './rate-limit.ts';
 import { bucketsFor } from './rate-limit-buckets.ts';
 import { isReply, type AnyRoute, type Caller, type HttpMethod, type Reply, type RouteRequest } from './route.ts';
@@ -58,6 +58,27 @@ interface Mounted {
   compiled: CompiledRoute;
   buckets: readonly string[];
   label: string;
+  metrics: RouteMetrics;
+}
+
+/**
+ * Client address and rate-limit key per (peer, X-Forwarded-For): the same few peers send most requests,
+ * and normalizing an address costs more than a Map read. Bounded: cleared when it reaches its cap.
+ */
+class CallerCache {
+  private readonly map = new Map<string, { ip: string; key: string }>();
+  constructor(private readonly trusted: readonly string[], private readonly cap = 10_000) {}
+  get(peer: string, xff: string | undefined): { ip: string; key: string } {
+    const id = xff === undefined ? peer : `${peer}|${xff}`;
+    let hit = this.map.get(id);
+    if (!hit) {
+      const ip = clientAddress(peer, xff, this.trusted);
+      hit = { ip, key: `ip:${ip}` };
+      if (this.map.size >= this.cap) this.map.clear();
+      this.map.set(id, hit);
+    }
+    return hit;
+  }
 }
 
 const JSON_NOT_FOUND = JSON.stringify({ error: 'not found' });
@@ -99,9 +120,10 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
   const tooLarge = (): Outgoing => serialize(errorReply(apiError('PM_ERR_BODY_TOO_LARGE')));
 
   const finish = (m: Mounted, req: Incoming, out: Outgoing): Outgoing => {
-    metrics.observe(req.method, m.label, out.status, (Date.now() - req.receivedAt) / 1000);
+    m.metrics.observe(out.status, (Date.now() - req.receivedAt) / 1000);
     return out;
   };
+  const callers = new CallerCache(opts.trustedProxies);
 
   const fail = (m: Mounted, req: Incoming, e: ApiError, headers?: Record<string, string>): Outgoing => finish(m, req, serialize(errorReply(e, headers)));
 
@@ -141,23 +163,34 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
       caller,
       receivedAt: req.receivedAt,
     };
-    const settle = (v: unknown): Outgoing => finish(m, req, serialize(isReply(v) ? v : { status: 200, body: v } as Reply));
-    const onError = (e: unknown): Outgoing => {
-      const { error, unexpected } = toApiError(e);
-      if (unexpected) log.error({ err: e, route: m.label }, 'handler failed');
-      return fail(m, req, error);
-    };
+    let result: unknown;
     try {
-      const result = route.handler(rr);
-      return result instanceof Promise ? result.then(settle, onError) : settle(result);
+      result = route.handler(rr);
     } catch (e) {
-      return onError(e);
+      return handlerFailed(m, req, e);
     }
+    if (result instanceof Promise) {
+      return result.then(
+        (v: unknown) => settle(m, req, v),
+        (e: unknown) => handlerFailed(m, req, e),
+      );
+    }
+    return settle(m, req, result);
+  };
+
+  const settle = (m: Mounted, req: Incoming, v: unknown): Outgoing =>
+    finish(m, req, isReply(v) ? serialize(v) : { status: 200, body: v === undefined ? 'null' : JSON.stringify(v) });
+
+  const handlerFailed = (m: Mounted, req: Incoming, e: unknown): Outgoing => {
+    const { error, unexpected } = toApiError(e);
+    if (unexpected) log.error({ err: e, route: m.label }, 'handler failed');
+    return fail(m, req, error);
   };
 
   const processorFor = (m: Mounted) => (req: Incoming): Outgoing | Promise<Outgoing> => {
     const { route } = m;
-    const ip = clientAddress(req.peer, req.headers['x-forwarded-for'], opts.trustedProxies);
+    const who0 = callers.get(req.peer, req.headers['x-forwarded-for']);
+    const ip = who0.ip;
     const caller: Caller = { ip };
     const auth = route.auth ?? 'none';
 
@@ -166,14 +199,14 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
       if (!opts.adminToken) return finish(m, req, { status: 404, body: JSON_NOT_FOUND });
       const given = req.headers['authorization'] ?? '';
       if (!given.startsWith('Bearer ') || !sameSecret(given.slice(7), opts.adminToken)) {
-        const v = limiter.take(`ip:${ip}`, m.buckets, 1, clock.now());
+        const v = limiter.take(who0.key, m.buckets, 1, clock.now());
         return v.ok ? fail(m, req, apiError('PM_ERR_ADMIN_UNAUTHORIZED')) : limited(m, req, v);
       }
     }
 
     // Signed routes: the HMAC is checked over the raw bytes before anything parses them, and failures
     // are charged to the client address so random keys cannot dodge the caps.
-    let limitKey = `ip:${ip}`;
+    let limitKey = who0.key;
     if (auth === 'l2') {
       const who = opts.auth?.l2(req.method, req.path, req.headers, req.body);
       if (!who) {
@@ -219,9 +252,25 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
     if (seen.has(key)) throw new Error(`route registered twice: ${key}`);
     seen.add(key);
     const compiled = compileRoute(route);
-    const m: Mounted = { route, compiled, buckets: route.limits ?? bucketsFor(route.method, route.path), label: route.path };
+    const m: Mounted = {
+      route,
+      compiled,
+      buckets: route.limits ?? bucketsFor(route.method, route.path),
+      label: route.path,
+      metrics: metrics.route(route.method, route.path),
+    };
     mounted.push(m);
+    const auth = route.auth ?? 'none';
+    const headerNames = [
+      ...(route.headers ?? []),
+      ...(route.method !== 'GET' ? ['content-length'] : []),
+      ...(opts.trustedProxies.length > 0 ? ['x-forwarded-for'] : []),
+      ...(auth === 'admin' ? ['authorization'] : []),
+    ];
     const serveOpts = {
+      method: route.method,
+      allHeaders: auth === 'l1' || auth === 'l2',
+      headerNames,
       paramCount: paramNamesOf(route.path).length,
       readBody: route.method !== 'GET',
       maxBodyBytes: opts.maxBodyBytes,

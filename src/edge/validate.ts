@@ -101,16 +101,23 @@ export function compileRoute(r: AnyRoute): CompiledRoute {
   const queryProps: Record<string, TSchema> = (r.query as TObject | undefined)?.properties ?? {};
   const converters = new Map(Object.entries(queryProps).map(([k, s]) => [k, converterFor(s)]));
 
+  // Routes without path parameters or without a query schema (outside the strict data group) need no
+  // parsing at all: answer with one shared, frozen result instead of building objects per request.
+  const EMPTY: Parsed<unknown> = Object.freeze({ ok: true, value: Object.freeze({}) }) as Parsed<unknown>;
+  const skipQuery = !queryCheck && !strictQuery;
+
   return {
     paramNames,
     hasBody: r.body !== undefined,
     parseParams(values) {
+      if (paramNames.length === 0 && !paramsCheck) return EMPTY;
       const obj: Record<string, string> = {};
       paramNames.forEach((n, i) => (obj[n] = values[i] ?? ''));
       if (!paramsCheck || paramsCheck.Check(obj)) return { ok: true, value: obj };
       return { ok: false, problem: problemOf(paramsCheck, obj, collectAll) };
     },
     parseQuery(raw) {
+      if (skipQuery || (raw === '' && !queryCheck)) return EMPTY;
       const grouped = new Map<string, string[]>();
       if (raw) {
         for (const [k, v] of new URLSearchParams(raw)) {
