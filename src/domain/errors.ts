@@ -63,6 +63,7 @@ export const Errors = define({
   PM_ERR_SIGNATURE_TYPE: { result: 2006, status: 400, message: 'signature type {type} is not supported; use 0 (EOA) with maker == signer', doc: 'Only EOA signatures are verified without a chain.' },
   PM_ERR_CREATE_API_KEY: { result: 2007, status: 400, message: 'Could not create api key', doc: 'The nonce is already used for this address.' },
   PM_ERR_DERIVE_API_KEY: { result: 2008, status: 400, message: 'Could not derive api key!', doc: 'No created, unrevoked key for (address, nonce).' },
+  PM_ERR_MAKER_SIGNER: { result: 2009, status: 400, message: 'the order maker has to be the signer for signature type 0 (EOA)', doc: 'An EOA order (signatureType 0) whose maker differs from its signer.' },
 
   // ---- 3xxx risk / balances ----------------------------------------------------------------------
   PM_ERR_BALANCE: { result: 3001, status: 400, message: 'not enough balance / allowance', doc: 'Available balance does not cover the order (or operation).' },
@@ -82,6 +83,7 @@ export const Errors = define({
   // ---- 5xxx persistence and engine ---------------------------------------------------------------
   PM_ERR_JOURNAL: { result: 5001, status: 500, message: 'could not insert order', doc: 'The journal commit failed; nothing was acknowledged.' },
   PM_ERR_ENGINE_DOWN: { result: 5002, status: 503, message: 'Trading is currently disabled', doc: 'The engine is stopping or a shard failed.' },
+  PM_ERR_ENGINE_BUSY: { result: 5003, status: 503, message: 'the engine is overloaded, retry later', doc: 'A shard command ring and its bounded overflow queue are full (backpressure); nothing was applied.' },
 
   // ---- 6xxx catalog ------------------------------------------------------------------------------
   PM_ERR_CATALOG_REQUIRED: { result: 6001, status: 400, type: 'bad request', message: '{param} is required', doc: 'A required catalog parameter is missing (e.g. GET /public-search without q: "q is required").' },
@@ -98,6 +100,7 @@ export const Errors = define({
   // ---- 8xxx admin ------------------------------------------------------------------------------
   PM_ERR_ADMIN_UNAUTHORIZED: { result: 8001, status: 401, message: 'unauthorized', doc: 'Missing or wrong admin bearer token.' },
   PM_ERR_ADMIN_INVALID: { result: 8002, status: 400, message: 'invalid request', doc: 'An admin payload failed validation; `errors` lists every problem.' },
+  PM_ERR_ADMIN_MARKET_UNKNOWN: { result: 8003, status: 404, message: 'market {conditionId} not found', doc: 'An admin market route names a condition id the catalog does not hold.' },
 });
 
 export type ErrorCode = keyof typeof Errors;

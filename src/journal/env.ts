@@ -31,14 +31,24 @@ export interface Store {
   readonly fills: Database<unknown, number>;
   /** Secondary indexes with empty values; the key is the whole entry. See keys.ts for each shape. */
   readonly indexes: Database<unknown, (string | number)[]>;
-  /** Catalog entities: key [kind, id] with kind 'event' | 'market' | 'tag' | 'series'. */
+  /**
+   * Catalog entities: key [kind, id] with kind 'event' | 'market' | 'tag' | 'series'; plus the catalog's
+   * bookkeeping records (index counts, id sequences, search documents), see catalogMetaKeys in keys.ts.
+   */
   readonly catalog: Database<unknown, (string | number)[]>;
+  /** Admin-set wallet display profiles (name, pseudonym, bio, images). Key: lowercase address. */
+  readonly profiles: Database<unknown, string>;
   /** API keys: key apiKey (uuid); also [address, nonce] entries for derive. */
   readonly apiKeys: Database<unknown, string | (string | number)[]>;
   /** Price history samples: key [tokenId, unixSeconds] -> price in pips. */
   readonly prices: Database<unknown, (string | number)[]>;
   /** Read models projected from the journal (positions, per-wallet trade rows, ...). */
   readonly views: Database<unknown, (string | number)[]>;
+
+  // ---- engine (journal/writer.ts, journal/recovery.ts) ---------------------------------------------
+  /** Engine markets by condition id: numeric id, token ids, trading parameters, flags, resolution. */
+  readonly engineMarkets: Database<unknown, string>;
+
   close(): Promise<void>;
 }
 
@@ -74,9 +84,11 @@ export function openStore(opts: StoreOptions): Store {
     fills: root.openDB<unknown, number>({ name: 'fills', encoding: 'msgpack', keyEncoding: 'uint32' }),
     indexes: root.openDB<unknown, (string | number)[]>({ name: 'indexes', encoding: 'binary', keyEncoding: 'ordered-binary' }),
     catalog: db<(string | number)[]>('catalog'),
+    profiles: db<string>('profiles'),
     apiKeys: db<string | (string | number)[]>('api-keys'),
     prices: db<(string | number)[]>('prices'),
     views: db<(string | number)[]>('views'),
+    engineMarkets: db<string>('engine-markets'),
     close: () => root.close(),
   };
   checkVersion(store);

@@ -24,6 +24,7 @@ import type { JournalEvent } from '../domain/events.ts';
 import type { Database } from 'lmdb';
 import type { Store } from '../journal/env.ts';
 import { metaKeys, prefixRange, type Key } from '../journal/keys.ts';
+import { readJournal } from '../journal/recovery.ts';
 import type { Logger } from '../runtime/log.ts';
 
 const DELETED = Symbol('deleted');
@@ -133,16 +134,17 @@ export class Projector {
   /** Applies everything the journal holds beyond each projection's cursor. Returns the events applied. */
   catchUp(batchSize = 10_000): number {
     if (this.projections.length === 0) return 0;
-    let from = Math.min(...this.cursors.values()) + 1;
+    const from = Math.min(...this.cursors.values()) + 1;
     let applied = 0;
-    for (;;) {
-      const batch: JournalEvent[] = [];
-      for (const { value } of this.store.journal.getRange({ start: from, limit: batchSize })) batch.push(value as JournalEvent);
-      if (batch.length === 0) break;
+    // Fills live in their own table, so the journal is read as the merge of both (recovery.readJournal).
+    let batch: JournalEvent[] = [];
+    for (const e of readJournal(this.store, from)) {
+      batch.push(e);
+      if (batch.length < batchSize) continue;
       applied += this.apply(batch);
-      from = batch[batch.length - 1].seq + 1;
-      if (batch.length < batchSize) break;
+      batch = [];
     }
+    if (batch.length > 0) applied += this.apply(batch);
     if (applied > 0) this.log.info({ applied }, 'projections caught up with the journal');
     return applied;
   }

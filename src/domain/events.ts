@@ -1,0 +1,295 @@
+/**
+ * The journal: every committed effect of the engine, one record per event, each with a global `seq`
+ * (consecutive from 1) and `ts` (ms since the epoch, the sequencer's clock). Projections (positions,
+ * trades, prices, wallet data) consume these records through Engine.onCommitted and from LMDB, and
+ * recovery replays them, so each record is complete on its own: ids as strings, amounts as integer units
+ * (10^-6), prices as integer pips (10^-4).
+ *
+ * Money flows of a fill, per party: a BUY pays `usdc + fee` and receives `size` tokens of its outcome; a
+ * SELL gives `size` tokens and receives `usdc - fee`. TRANSFER moves tokens between the two; MINT creates
+ * one token of each outcome per unit of size from the two buyers' USDC (their `usdc` sum to `size`); MERGE
+ * burns one of each and pays the two sellers (their `usdc` sum to `size`). Fees go to the fee wallet.
+ *
+ * Order lifecycle: `order` (accepted; LIVE with its full size) -> zero or more `fill`s -> at most one
+ * final `status` (MATCHED, CANCELED or CANCELED_MARKET_RESOLVED). An order rejected by matching with
+ * nothing filled (killed FOK, FAK without a match, post-only that crosses) is never journaled.
+ */
+
+/** The wallet that collects trading fees: an ordinary ledger wallet, so fees are part of conservation. */
+export const FEE_WALLET = 'fees';
+
+export type SideName = 'BUY' | 'SELL';
+export type OrderTypeName = 'GTC' | 'GTD' | 'FOK' | 'FAK';
+export type FillKindName = 'TRANSFER' | 'MINT' | 'MERGE';
+export type OrderStatusName = 'LIVE' | 'MATCHED' | 'CANCELED' | 'CANCELED_MARKET_RESOLVED';
+/** Why an order stopped: USER, EXPIRED, SELF_TRADE, MARKET_RESOLVED, UNFILLED (FAK/FOK remainder), FILLED. */
+export type StatusReason = 'USER' | 'EXPIRED' | 'SELF_TRADE' | 'MARKET_RESOLVED' | 'UNFILLED' | 'FILLED';
+
+interface Base {
+  seq: number;
+  ts: number;
+}
+
+/** A market entered the engine or changed its trading parameters. */
+export interface MarketEvent extends Base {
+  type: 'market';
+  conditionId: string;
+  /** Engine-internal numeric id (stable across restarts). */
+  marketId: number;
+  tokenIds: [string, string];
+  tickPips: number;
+  minSizeUnits: number;
+  makerFeeBps: number;
+  takerFeeBps: number;
+  acceptingOrders: boolean;
+  negRisk: boolean;
+}
+
+/** The signed submission as received, plus what the engine derived from it. */
+export interface OrderSubmission {
+  orderId: string;
+  wallet: string;
+  tokenId: string;
+  side: SideName;
+  orderType: OrderTypeName;
+  postOnly: boolean;
+  makerAmount: number;
+  takerAmount: number;
+  expiration: number;
+  builder: string;
+  owner: string;
+  signer: string;
+  salt: string;
+  timestamp: string;
+  signatureType: number;
+  signature: string;
+}
+
+export interface OrderAcceptedEvent extends Base, OrderSubmission {
+  type: 'order';
+  conditionId: string;
+  outcome: 0 | 1;
+  /** Limit price in the order's own outcome space (for FOK/FAK the conservative worst price). */
+  pricePips: number;
+  /** Tokens wanted (BUY) or offered (SELL), whole lots. */
+  sizeUnits: number;
+  /** FOK/FAK BUY: USDC the fills may spend (fees excluded); 0 otherwise. */
+  budgetUnits: number;
+  /** Fee rates fixed at acceptance (the order pays these for its whole life). */
+  makerFeeBps: number;
+  takerFeeBps: number;
+}
+
+export interface FillEvent extends Base {
+  type: 'fill';
+  /** 0x + 64 hex, a digest of this record's content. */
+  tradeId: string;
+  /** 0x + 64 hex, a second digest of the record (there is no chain). */
+  txHash: string;
+  conditionId: string;
+  kind: FillKindName;
+  size: number;
+  takerOrderId: string;
+  makerOrderId: string;
+  takerWallet: string;
+  makerWallet: string;
+  /** API keys (owners) of the two orders. */
+  takerOwner: string;
+  makerOwner: string;
+  takerTokenId: string;
+  makerTokenId: string;
+  takerOutcome: 0 | 1;
+  makerOutcome: 0 | 1;
+  takerSide: SideName;
+  makerSide: SideName;
+  /** Trade price in each party's own outcome space (the maker's price; improvement goes to the taker). */
+  takerPricePips: number;
+  makerPricePips: number;
+  takerUsdc: number;
+  makerUsdc: number;
+  takerFee: number;
+  makerFee: number;
+  /** Size of the maker order still resting after this fill. */
+  makerRemaining: number;
+  /** Builder code (bytes32 hex) of the taker order. */
+  builder: string;
+}
+
+export interface OrderStatusEvent extends Base {
+  type: 'status';
+  orderId: string;
+  wallet: string;
+  conditionId: string;
+  status: OrderStatusName;
+  reason: StatusReason;
+  /** Size that left the book unfilled (0 for MATCHED). */
+  remaining: number;
+  /** Total filled over the order's life. */
+  matched: number;
+}
+
+export interface BalanceMoveEvent extends Base {
+  type: 'deposit' | 'withdraw';
+  wallet: string;
+  amount: number;
+}
+
+export interface SplitEvent extends Base {
+  type: 'split';
+  wallet: string;
+  conditionId: string;
+  tokenIds: [string, string];
+  amount: number;
+}
+
+export interface MergeEvent extends Base {
+  type: 'merge';
+  wallet: string;
+  conditionId: string;
+  tokenIds: [string, string];
+  amount: number;
+}
+
+export interface ResolveEvent extends Base {
+  type: 'resolve';
+  conditionId: string;
+  winningOutcome: 0 | 1;
+  tokenIds: [string, string];
+}
+
+export interface RedeemEvent extends Base {
+  type: 'redeem';
+  wallet: string;
+  conditionId: string;
+  tokenIds: [string, string];
+  winningOutcome: 0 | 1;
+  /** Tokens burned per outcome. */
+  burned: [number, number];
+  /** USDC paid: the winning outcome's tokens, 1 each. */
+  payout: number;
+}
+
+export type JournalEvent =
+  | MarketEvent
+  | OrderAcceptedEvent
+  | FillEvent
+  | OrderStatusEvent
+  | BalanceMoveEvent
+  | SplitEvent
+  | MergeEvent
+  | ResolveEvent
+  | RedeemEvent;
+
+export type JournalEventType = JournalEvent['type'];
+
+// ---- storage form of a fill ------------------------------------------------------------------------------
+
+/**
+ * Fills are the bulk of the journal, so their stored form is a positional array in this field order
+ * (no repeated key names: a third of an object's bytes). `fillToRow` / `fillFromRow` convert; every reader
+ * of the fills table goes through `fillFromRow`.
+ */
+export const FILL_FIELDS = [
+  'seq', 'ts', 'tradeId', 'txHash', 'conditionId', 'kind', 'size', 'takerOrderId', 'makerOrderId', 'takerWallet', 'makerWallet',
+  'takerOwner', 'makerOwner', 'takerTokenId', 'makerTokenId', 'takerOutcome', 'makerOutcome', 'takerSide', 'makerSide',
+  'takerPricePips', 'makerPricePips', 'takerUsdc', 'makerUsdc', 'takerFee', 'makerFee', 'makerRemaining', 'builder',
+] as const satisfies ReadonlyArray<Exclude<keyof FillEvent, 'type'>>;
+
+export type FillRow = unknown[];
+
+export function fillToRow(f: FillEvent): FillRow {
+  const row = new Array<unknown>(FILL_FIELDS.length);
+  for (let i = 0; i < FILL_FIELDS.length; i++) row[i] = f[FILL_FIELDS[i]];
+  return row;
+}
+
+export function fillFromRow(row: FillRow): FillEvent {
+  const f = { type: 'fill' } as Record<string, unknown>;
+  for (let i = 0; i < FILL_FIELDS.length; i++) f[FILL_FIELDS[i]] = row[i];
+  return f as unknown as FillEvent;
+}
+
+/**
+ * What the journal table holds at a fill's seq: a marker, so every seq has its journal entry; the fill
+ * itself is stored once, in the fills table under the same seq (journal/recovery.ts readJournal resolves it).
+ */
+export interface FillStub {
+  type: 'fill';
+  seq: number;
+  stub: true;
+}
+
+/** Current state of an order as the orders table stores it and Engine.getOrder returns it. */
+export interface OrderRecord extends OrderSubmission {
+  /** Journal sequence of its `order` event: its time priority. */
+  seq: number;
+  conditionId: string;
+  outcome: 0 | 1;
+  pricePips: number;
+  sizeUnits: number;
+  budgetUnits: number;
+  makerFeeBps: number;
+  takerFeeBps: number;
+  sizeMatched: number;
+  status: OrderStatusName;
+  tradeIds: string[];
+  /** ms since the epoch. */
+  createdAt: number;
+  updatedAt: number;
+  /** The answer given when it was placed, repeated verbatim to a retry with the same order id. */
+  response: { status: 'live' | 'matched'; makingAmount: number; takingAmount: number; tradeIds: string[] };
+}
+
+// ---- constructors (seq and ts are assigned by the journal writer) ------------------------------------
+
+export function depositEvent(type: 'deposit' | 'withdraw', wallet: string, amount: number): BalanceMoveEvent {
+  return { type, seq: 0, ts: 0, wallet, amount };
+}
+
+export function splitEvent(type: 'split' | 'merge', wallet: string, conditionId: string, tokenIds: [string, string], amount: number): SplitEvent | MergeEvent {
+  return { type, seq: 0, ts: 0, wallet, conditionId, tokenIds, amount } as SplitEvent | MergeEvent;
+}
+
+export function resolveEvent(conditionId: string, winningOutcome: 0 | 1, tokenIds: [string, string]): ResolveEvent {
+  return { type: 'resolve', seq: 0, ts: 0, conditionId, winningOutcome, tokenIds };
+}
+
+export function redeemEvent(wallet: string, conditionId: string, tokenIds: [string, string], winningOutcome: 0 | 1, burned: [number, number], payout: number): RedeemEvent {
+  return { type: 'redeem', seq: 0, ts: 0, wallet, conditionId, tokenIds, winningOutcome, burned, payout };
+}
+
+export function statusEvent(rec: OrderRecord, status: OrderStatusName, reason: StatusReason, remaining: number): OrderStatusEvent {
+  return { type: 'status', seq: 0, ts: 0, orderId: rec.orderId, wallet: rec.wallet, conditionId: rec.conditionId, status, reason, remaining, matched: rec.sizeMatched };
+}
+
+/** The `order` event of a record at acceptance (before any fill). */
+export function orderAcceptedEvent(rec: OrderRecord): OrderAcceptedEvent {
+  return {
+    type: 'order',
+    seq: 0,
+    ts: 0,
+    orderId: rec.orderId,
+    wallet: rec.wallet,
+    tokenId: rec.tokenId,
+    side: rec.side,
+    orderType: rec.orderType,
+    postOnly: rec.postOnly,
+    makerAmount: rec.makerAmount,
+    takerAmount: rec.takerAmount,
+    expiration: rec.expiration,
+    builder: rec.builder,
+    owner: rec.owner,
+    signer: rec.signer,
+    salt: rec.salt,
+    timestamp: rec.timestamp,
+    signatureType: rec.signatureType,
+    signature: rec.signature,
+    conditionId: rec.conditionId,
+    outcome: rec.outcome,
+    pricePips: rec.pricePips,
+    sizeUnits: rec.sizeUnits,
+    budgetUnits: rec.budgetUnits,
+    makerFeeBps: rec.makerFeeBps,
+    takerFeeBps: rec.takerFeeBps,
+  };
+}

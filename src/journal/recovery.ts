@@ -1,0 +1,269 @@
+/**
+ * Start-up recovery and its proof.
+ *
+ * The engine restarts from the materialized tables, not from the journal: balances from `balances`
+ * (integer units held), markets from `engineMarkets`, open orders from `orders` (status LIVE, remaining =
+ * size - sizeMatched), re-placed into the books in sequence order (their original time priority) by the
+ * engine without re-matching: the sequencer journals a command's effects only once the shard has finished
+ * it, so the committed books were never crossed. Reservations are recomputed from the open orders.
+ *
+ * Before it trusts the tables, start-up checks them against the journal: `replayJournal` recomputes
+ * balances, open orders and market resolutions from the events alone (seq 1 .. journalSeq, which must be
+ * gapless), and the state hash of the replay must equal the state hash of the tables. A mismatch means the
+ * store was damaged or written by a buggy build; start-up refuses with the first difference found.
+ *
+ * State hash: SHA-256 over sorted lines
+ *   B <wallet> <asset> <held>                      every non-zero balance (asset 'USDC' or a token id)
+ *   O <conditionId> <seq> <orderId> <remaining>    every open order, per market in priority (seq) order
+ *   M <conditionId> <resolved>                      every market (-1 trading, else the winning outcome)
+ *   N <deposits - withdrawals>
+ * Engine.stateHash() computes the same lines from memory, so "hash before shutdown == hash after restart"
+ * and "tables == journal" are both checkable.
+ */
+import { createHash } from 'node:crypto';
+import { FEE_WALLET, fillFromRow, type FillEvent, type FillRow, type FillStub, type JournalEvent, type OrderRecord } from '../domain/events.ts';
+import type { Store } from './env.ts';
+import { USDC_ASSET, engineMetaKeys, metaKeys } from './keys.ts';
+import type { MarketRow } from './writer.ts';
+
+export class RecoveryError extends Error {}
+
+export interface OpenOrderView {
+  conditionId: string;
+  seq: number;
+  orderId: string;
+  remaining: number;
+}
+
+/** The state the hash covers, whoever computed it. */
+export interface CanonicalState {
+  /** key `${wallet}\u0000${asset}` -> held units. */
+  balances: Map<string, number>;
+  openOrders: OpenOrderView[];
+  /** conditionId -> resolved (-1 | 0 | 1). */
+  markets: Map<string, number>;
+  netDeposits: number;
+}
+
+export const balanceMapKey = (wallet: string, asset: string) => wallet + '\u0000' + asset;
+
+function canonicalLines(s: CanonicalState): string[] {
+  const lines: string[] = [];
+  for (const [k, held] of s.balances) {
+    if (held === 0) continue;
+    const [w, a] = k.split('\u0000');
+    lines.push(`B ${w} ${a} ${held}`);
+  }
+  for (const o of s.openOrders) lines.push(`O ${o.conditionId} ${String(o.seq).padStart(16, '0')} ${o.orderId} ${o.remaining}`);
+  for (const [cid, r] of s.markets) lines.push(`M ${cid} ${r}`);
+  lines.push(`N ${s.netDeposits}`);
+  return lines.sort();
+}
+
+export function hashState(s: CanonicalState): string {
+  const h = createHash('sha256');
+  for (const line of canonicalLines(s)) h.update(line + '\n');
+  return h.digest('hex');
+}
+
+/** First differing line of two states (for the refusal message); undefined when equal. */
+export function diffStates(a: CanonicalState, b: CanonicalState): string | undefined {
+  const la = new Set(canonicalLines(a));
+  const lb = new Set(canonicalLines(b));
+  for (const l of la) if (!lb.has(l)) return `tables have "${l}" which the journal does not`;
+  for (const l of lb) if (!la.has(l)) return `journal has "${l}" which the tables do not`;
+  return undefined;
+}
+
+// ---- the tables -----------------------------------------------------------------------------------------
+
+export interface MaterializedState {
+  lastSeq: number;
+  netDeposits: number;
+  markets: MarketRow[];
+  balances: Array<{ wallet: string; asset: string; held: number }>;
+  /** LIVE orders, oldest first. */
+  openOrders: OrderRecord[];
+}
+
+/** Allocates: reads every engine table (start-up only). */
+export function loadMaterialized(store: Store): MaterializedState {
+  const lastSeq = (store.meta.get(metaKeys.journalSeq) as number | undefined) ?? 0;
+  const netDeposits = (store.meta.get(engineMetaKeys.netDeposits) as number | undefined) ?? 0;
+  const markets: MarketRow[] = [];
+  for (const { value } of store.engineMarkets.getRange({})) markets.push(value as MarketRow);
+  markets.sort((a, b) => a.marketId - b.marketId);
+  const balances: MaterializedState['balances'] = [];
+  for (const { key, value } of store.balances.getRange({})) {
+    balances.push({ wallet: String(key[0]), asset: String(key[1]), held: value as number });
+  }
+  const openOrders: OrderRecord[] = [];
+  for (const { value } of store.orders.getRange({})) {
+    const rec = value as OrderRecord;
+    if (rec.status === 'LIVE') openOrders.push(rec);
+  }
+  openOrders.sort((a, b) => a.seq - b.seq);
+  return { lastSeq, netDeposits, markets, balances, openOrders };
+}
+
+export function canonicalOfTables(m: MaterializedState): CanonicalState {
+  const balances = new Map<string, number>();
+  for (const b of m.balances) balances.set(balanceMapKey(b.wallet, b.asset), b.held);
+  return {
+    balances,
+    openOrders: m.openOrders.map((o) => ({ conditionId: o.conditionId, seq: o.seq, orderId: o.orderId, remaining: o.sizeUnits - o.sizeMatched })),
+    markets: new Map(m.markets.map((r) => [r.conditionId, r.resolved])),
+    netDeposits: m.netDeposits,
+  };
+}
+
+// ---- the journal ----------------------------------------------------------------------------------------
+
+/**
+ * Events of the journal from `fromSeq` on, in order, complete: a fill's stub is replaced by the fill from
+ * the fills table. Start-up replay, projections catching up, tests.
+ */
+export function* readJournal(store: Store, fromSeq = 1): Generator<JournalEvent> {
+  for (const { key, value } of store.journal.getRange({ start: fromSeq })) {
+    const e = value as JournalEvent | FillStub;
+    if ((e as FillStub).stub === true) {
+      const row = store.fills.get(key) as FillRow | undefined;
+      if (row === undefined) throw new RecoveryError(`journal seq ${key}: fill missing from the fills table`);
+      yield fillFromRow(row);
+    } else yield e as JournalEvent;
+  }
+}
+
+export interface ReplayResult {
+  lastSeq: number;
+  events: number;
+  state: CanonicalState;
+}
+
+interface ReplayOrder extends OpenOrderView {
+  wallet: string;
+}
+
+/**
+ * Recomputes balances, open orders, market resolutions and net deposits from the journal alone.
+ * Throws RecoveryError on a gap in the sequence, a negative balance, or an event about an unknown order or
+ * market: each means the journal itself is damaged.
+ */
+export function replayJournal(store: Store): ReplayResult {
+  const balances = new Map<string, number>();
+  const open = new Map<string, ReplayOrder>();
+  const markets = new Map<string, number>();
+  const tokensOf = new Map<string, [string, string]>();
+  let netDeposits = 0;
+  let seq = 0;
+  let events = 0;
+
+  const add = (wallet: string, asset: string, delta: number, at: number) => {
+    const k = balanceMapKey(wallet, asset);
+    const v = (balances.get(k) ?? 0) + delta;
+    if (v < 0) throw new RecoveryError(`journal seq ${at}: ${wallet} ${asset} would go negative (${v})`);
+    balances.set(k, v);
+  };
+  const fillParty = (f: FillEvent, side: 'BUY' | 'SELL', wallet: string, tokenId: string, usdc: number, fee: number) => {
+    if (side === 'BUY') {
+      add(wallet, USDC_ASSET, -(usdc + fee), f.seq);
+      add(wallet, tokenId, f.size, f.seq);
+    } else {
+      add(wallet, tokenId, -f.size, f.seq);
+      add(wallet, USDC_ASSET, usdc - fee, f.seq);
+    }
+  };
+  const reduce = (orderId: string, size: number, at: number) => {
+    const o = open.get(orderId);
+    if (o === undefined) throw new RecoveryError(`journal seq ${at}: fill of order ${orderId} which is not open`);
+    o.remaining -= size;
+    if (o.remaining < 0) throw new RecoveryError(`journal seq ${at}: order ${orderId} overfilled`);
+  };
+
+  for (const e of readJournal(store)) {
+    if (e.seq !== seq + 1) throw new RecoveryError(`journal gap: seq ${e.seq} follows ${seq}`);
+    seq = e.seq;
+    events++;
+    switch (e.type) {
+      case 'market':
+        if (!markets.has(e.conditionId)) markets.set(e.conditionId, -1);
+        tokensOf.set(e.conditionId, e.tokenIds);
+        break;
+      case 'order':
+        if (open.has(e.orderId)) throw new RecoveryError(`journal seq ${e.seq}: order ${e.orderId} accepted twice`);
+        open.set(e.orderId, { conditionId: e.conditionId, seq: e.seq, orderId: e.orderId, remaining: e.sizeUnits, wallet: e.wallet });
+        break;
+      case 'fill': {
+        fillParty(e, e.takerSide, e.takerWallet, e.takerTokenId, e.takerUsdc, e.takerFee);
+        fillParty(e, e.makerSide, e.makerWallet, e.makerTokenId, e.makerUsdc, e.makerFee);
+        const fees = e.takerFee + e.makerFee;
+        if (fees > 0) add(FEE_WALLET, USDC_ASSET, fees, e.seq);
+        reduce(e.takerOrderId, e.size, e.seq);
+        reduce(e.makerOrderId, e.size, e.seq);
+        break;
+      }
+      case 'status':
+        if (!open.has(e.orderId)) throw new RecoveryError(`journal seq ${e.seq}: status of order ${e.orderId} which is not open`);
+        if (e.status !== 'LIVE') open.delete(e.orderId);
+        break;
+      case 'deposit':
+        add(e.wallet, USDC_ASSET, e.amount, e.seq);
+        netDeposits += e.amount;
+        break;
+      case 'withdraw':
+        add(e.wallet, USDC_ASSET, -e.amount, e.seq);
+        netDeposits -= e.amount;
+        break;
+      case 'split':
+        add(e.wallet, USDC_ASSET, -e.amount, e.seq);
+        add(e.wallet, e.tokenIds[0], e.amount, e.seq);
+        add(e.wallet, e.tokenIds[1], e.amount, e.seq);
+        break;
+      case 'merge':
+        add(e.wallet, e.tokenIds[0], -e.amount, e.seq);
+        add(e.wallet, e.tokenIds[1], -e.amount, e.seq);
+        add(e.wallet, USDC_ASSET, e.amount, e.seq);
+        break;
+      case 'resolve':
+        if (!markets.has(e.conditionId)) throw new RecoveryError(`journal seq ${e.seq}: resolution of unknown market ${e.conditionId}`);
+        markets.set(e.conditionId, e.winningOutcome);
+        break;
+      case 'redeem':
+        add(e.wallet, e.tokenIds[0], -e.burned[0], e.seq);
+        add(e.wallet, e.tokenIds[1], -e.burned[1], e.seq);
+        add(e.wallet, USDC_ASSET, e.payout, e.seq);
+        break;
+      default:
+        throw new RecoveryError(`journal seq ${(e as JournalEvent).seq}: unknown event type ${(e as { type: string }).type}`);
+    }
+  }
+  const openOrders = [...open.values()].map(({ conditionId, seq: s, orderId, remaining }) => ({ conditionId, seq: s, orderId, remaining }));
+  return { lastSeq: seq, events, state: { balances, openOrders, markets, netDeposits } };
+}
+
+export interface VerifiedStore {
+  materialized: MaterializedState;
+  hash: string;
+  events: number;
+}
+
+/**
+ * Loads the tables and proves them against the journal. Throws RecoveryError with a clear message when
+ * they disagree: the engine must not start on such a store.
+ */
+export function verifyStore(store: Store): VerifiedStore {
+  const materialized = loadMaterialized(store);
+  const replay = replayJournal(store);
+  if (replay.lastSeq !== materialized.lastSeq) {
+    throw new RecoveryError(`refusing to start: the journal ends at seq ${replay.lastSeq} but meta.journalSeq is ${materialized.lastSeq}`);
+  }
+  const tables = canonicalOfTables(materialized);
+  const tablesHash = hashState(tables);
+  const journalHash = hashState(replay.state);
+  if (tablesHash !== journalHash) {
+    throw new RecoveryError(
+      `refusing to start: state hash of the tables (${tablesHash}) differs from the journal replay (${journalHash}); ${diffStates(tables, replay.state) ?? ''}`,
+    );
+  }
+  return { materialized, hash: tablesHash, events: replay.events };
+}
