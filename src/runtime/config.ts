@@ -51,6 +51,7 @@ export const ConfigSchema = Type.Object(
         orderDomain: Domain,
         negRiskOrderDomain: Domain,
         masterKey: Type.String({ description: 'hex or base64 secret from which API credentials derive; empty = generated into DATA_DIR' }),
+        signatureThreads: Type.Integer({ minimum: 0, maximum: 256, description: 'signature-recovery worker threads; 0 = os.availableParallelism()' }),
       },
       { additionalProperties: false },
     ),

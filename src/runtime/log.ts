@@ -11,6 +11,8 @@ export const REDACT_PATHS = [
   '*.secret', '*.passphrase', '*.signature', '*.apiKey',
   'headers.authorization', 'headers.svc_signature', 'headers.svc_passphrase', 'headers.svc_api_key',
   'headers.poly_signature', 'headers.poly_passphrase', 'headers.poly_api_key',
+  'headers["svc-signature"]', 'headers["svc-passphrase"]', 'headers["svc-api-key"]',
+  'headers["poly-signature"]', 'headers["poly-passphrase"]', 'headers["poly-api-key"]',
 ];
 
 export function createLogger(level: string = process.env.LOG_LEVEL ?? 'info', name = 'pm-exchange'): Logger {

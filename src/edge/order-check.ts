@@ -1,0 +1,264 @@
+/**
+ * Order checks that belong before the engine (DESIGN sections 2 and 5): shape, ownership, signature
+ * type, market, order type options, amounts, and the EIP-712 signature. Everything but the signature is
+ * checked on the main thread first, so a request that fails a cheap rule never costs a recovery; the
+ * signatures of the survivors go to the signature pool in one batch.
+ *
+ * Rules, in the order they are checked (the first failure is the order's error):
+ *   1. shape (schemas/orders.ts OrderSubmission)           PM_ERR_BAD_REQUEST "invalid order.<field>"
+ *   2. owner == the caller's API key                         PM_ERR_OWNER_MISMATCH
+ *   3. signatureType 0 (EOA); others need a chain            PM_ERR_SIGNATURE_TYPE
+ *   4. signer == the API key's address                       PM_ERR_SIGNER_MISMATCH
+ *   5. maker == signer (what EOA means)                      PM_ERR_MAKER_SIGNER
+ *   6. tokenId canonical, salt/timestamp uint256             PM_ERR_BAD_REQUEST
+ *   7. the token names a market; conditionId (when given)   PM_ERR_MARKET_UNKNOWN, PM_ERR_CONDITION_MISMATCH
+ *   8. postOnly only with GTC/GTD                            PM_ERR_POST_ONLY_TYPE
+ *   9. expiration: GTD at least 60 s ahead, others 0         PM_ERR_ORDER_EXPIRATION
+ *  10. amounts positive safe integers                        PM_ERR_ORDER_AMOUNTS
+ *  11. the signature recovers to signer                      PM_ERR_ORDER_SIGNATURE
+ *
+ * Tick, minimum size, balance and duplicate checks need market state and belong to the engine.
+ * The order id is the EIP-712 digest under the market's domain (neg-risk markets sign for their own
+ * exchange contract).
+ */
+import { apiError, type ApiError } from '../domain/errors.ts';
+import { ZERO_BYTES32, parseTokenId } from '../domain/ids.ts';
+import { parseIntegerUnits } from '../domain/units.ts';
+import { nowSeconds, type Clock } from '../runtime/clock.ts';
+import type { Config } from '../runtime/config.ts';
+import { orderDigest, orderDomainSeparator, type OrderDomain, type OrderDomains, type OrderStruct } from './eip712.ts';
+import { problemError } from './error-reply.ts';
+import { MAX_ORDERS_PER_REQUEST, OrderSubmission, type OrderSide, type OrderType } from './schemas/orders.ts';
+import type { OrderToVerify, SigPool } from './sig-pool.ts';
+import { compileRoute } from './validate.ts';
+
+/** A submission that passed every check here: exactly what the engine's placeOrder takes, plus the market. */
+export interface NormalizedOrder {
+  /** EIP-712 digest, `0x` + 64 lowercase hex. */
+  orderId: string;
+  /** Lowercase maker address: whose balances the order uses. */
+  wallet: string;
+  tokenId: string;
+  side: OrderSide;
+  orderType: OrderType;
+  postOnly: boolean;
+  /** Integer units (10^-6). */
+  makerAmount: number;
+  takerAmount: number;
+  /** Unix seconds; 0 = none (every non-GTD order). */
+  expiration: number;
+  /** Lowercase bytes32 (zero when absent). */
+  builder: string;
+  /** The API key. */
+  owner: string;
+  /** Lowercase signer address (== wallet for EOA orders). */
+  signer: string;
+  /** Canonical decimal uint256. */
+  salt: string;
+  /** Canonical decimal uint256, as signed. */
+  timestamp: string;
+  signatureType: number;
+  /** Lowercase 0x hex, 65 bytes. */
+  signature: string;
+  /** The token's market (lowercase), whether or not the submission named it. */
+  conditionId?: string;
+}
+
+export type OrderCheckResult = { ok: true; order: NormalizedOrder } | { ok: false; error: ApiError; /** '' when not computable */ orderId: string };
+
+/** The market a token belongs to, as order checks need it. */
+export interface TokenMarket {
+  conditionId: string;
+  negRisk: boolean;
+}
+
+export interface OrderCheckDeps {
+  pool: SigPool;
+  domains: OrderDomains;
+  /** The token's market, undefined for an unknown token. */
+  market: (tokenId: string) => TokenMarket | undefined;
+  clock: Clock;
+}
+
+export interface OrderCaller {
+  apiKey: string;
+  /** Lowercase address of the API key. */
+  address: string;
+}
+
+/** GTD expirations closer than this are refused (the platform's one-minute security threshold). */
+export const GTD_MIN_LEAD_SECONDS = 60;
+
+export function orderDomainsOf(auth: Config['auth']): OrderDomains {
+  const d = (x: Config['auth']['orderDomain']): OrderDomain => ({ name: x.name, version: x.version, chainId: auth.chainId, verifyingContract: x.verifyingContract });
+  return { normal: d(auth.orderDomain), negRisk: d(auth.negRiskOrderDomain) };
+}
+
+// The edge's own body validator, so per-element errors read exactly like a POST /order 400.
+const submissionCheck = compileRoute({ method: 'POST', path: '/orders', group: 'trading', summary: '', body: OrderSubmission, handler: () => undefined });
+
+const UINT256_MAX = (1n << 256n) - 1n;
+
+function canonicalUint(v: string | number): string | undefined {
+  if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? String(v) : undefined;
+  if (!/^\d{1,78}$/.test(v)) return undefined;
+  if (v.length < 16) return String(Number(v));
+  const b = BigInt(v);
+  return b <= UINT256_MAX ? b.toString() : undefined;
+}
+
+function amount(v: string | number): number | undefined {
+  return typeof v === 'number' ? (Number.isSafeInteger(v) ? v : undefined) : parseIntegerUnits(v);
+}
+
+const separatorCache = new WeakMap<OrderDomain, Uint8Array>();
+function separatorOf(d: OrderDomain): Uint8Array {
+  let s = separatorCache.get(d);
+  if (!s) {
+    s = orderDomainSeparator(d);
+    separatorCache.set(d, s);
+  }
+  return s;
+}
+
+const bad = (detail: string): ApiError => apiError('PM_ERR_BAD_REQUEST', { detail });
+
+interface Pending {
+  index: number;
+  order: NormalizedOrder;
+  verify: OrderToVerify;
+}
+
+/**
+ * Checks a batch of submissions (POST /order passes one). Answers one result per submission, in order;
+ * throws PM_ERR_TOO_MANY_ORDERS for more than MAX_ORDERS_PER_REQUEST. Rejects only on a server fault
+ * (the signature pool failed).
+ */
+export async function checkOrders(submissions: readonly unknown[], caller: OrderCaller, deps: OrderCheckDeps): Promise<OrderCheckResult[]> {
+  if (submissions.length > MAX_ORDERS_PER_REQUEST) {
+    throw apiError('PM_ERR_TOO_MANY_ORDERS', { count: submissions.length, max: MAX_ORDERS_PER_REQUEST });
+  }
+  const results: OrderCheckResult[] = new Array(submissions.length);
+  const pending: Pending[] = [];
+  const now = nowSeconds(deps.clock);
+
+  for (let i = 0; i < submissions.length; i++) {
+    const checked = submissionCheck.checkBody(submissions[i]);
+    if (!checked.ok) {
+      results[i] = { ok: false, error: problemError('trading', checked.problem), orderId: '' };
+      continue;
+    }
+    const r = normalize(checked.value as OrderSubmission, caller, deps, now);
+    if ('error' in r) results[i] = { ok: false, error: r.error, orderId: r.orderId };
+    else pending.push({ index: i, order: r.order, verify: r.verify });
+  }
+
+  if (pending.length > 0) {
+    const verified = await deps.pool.verifyOrders(pending.map((p) => p.verify), deps.domains);
+    for (let k = 0; k < pending.length; k++) {
+      const { index, order } = pending[k]!;
+      const v = verified[k]!;
+      if (v.orderId === '' || v.recovered !== order.signer) {
+        results[index] = { ok: false, error: apiError('PM_ERR_ORDER_SIGNATURE'), orderId: v.orderId };
+      } else {
+        order.orderId = v.orderId;
+        results[index] = { ok: true, order };
+      }
+    }
+  }
+  return results;
+}
+
+function normalize(
+  s: OrderSubmission,
+  caller: OrderCaller,
+  deps: OrderCheckDeps,
+  now: number,
+): { order: NormalizedOrder; verify: OrderToVerify } | { error: ApiError; orderId: string } {
+  const o = s.order;
+  const fail = (error: ApiError, orderId = '') => ({ error, orderId });
+
+  if (s.owner !== caller.apiKey) return fail(apiError('PM_ERR_OWNER_MISMATCH'));
+  if (o.signatureType !== 0) return fail(apiError('PM_ERR_SIGNATURE_TYPE', { type: o.signatureType }));
+  const signer = o.signer.toLowerCase();
+  if (signer !== caller.address) return fail(apiError('PM_ERR_SIGNER_MISMATCH'));
+  const maker = o.maker.toLowerCase();
+  if (maker !== signer) return fail(apiError('PM_ERR_MAKER_SIGNER'));
+
+  const tokenId = parseTokenId(o.tokenId);
+  if (!tokenId) return fail(bad('invalid order.tokenId'));
+  const salt = canonicalUint(o.salt);
+  if (salt === undefined) return fail(bad('invalid order.salt'));
+  const timestamp = canonicalUint(o.timestamp);
+  if (timestamp === undefined) return fail(bad('invalid order.timestamp'));
+
+  const market = deps.market(tokenId);
+  if (!market) return fail(apiError('PM_ERR_MARKET_UNKNOWN', { tokenId }));
+
+  const struct: OrderStruct = {
+    salt,
+    maker,
+    signer,
+    tokenId,
+    makerAmount: typeof o.makerAmount === 'number' ? String(o.makerAmount) : o.makerAmount,
+    takerAmount: typeof o.takerAmount === 'number' ? String(o.takerAmount) : o.takerAmount,
+    side: o.side === 'BUY' ? 0 : 1,
+    signatureType: o.signatureType,
+    timestamp,
+    metadata: (o.metadata ?? ZERO_BYTES32).toLowerCase(),
+    builder: (o.builder ?? ZERO_BYTES32).toLowerCase(),
+  };
+  // Only error messages that name the order need its id before the pool computes it; an order whose
+  // amounts are not even integers has no digest, so its message names the salt instead.
+  const digestOrEmpty = () => {
+    try {
+      return orderDigest(struct, separatorOf(market.negRisk ? deps.domains.negRisk : deps.domains.normal));
+    } catch {
+      return '';
+    }
+  };
+  const named = (code: 'PM_ERR_CONDITION_MISMATCH' | 'PM_ERR_ORDER_AMOUNTS', detail?: string) => {
+    const id = digestOrEmpty();
+    return fail(apiError(code, { id: id || `with salt ${salt}`, ...(detail === undefined ? {} : { detail }) }), id);
+  };
+
+  if (o.conditionId !== undefined && o.conditionId.toLowerCase() !== market.conditionId.toLowerCase()) return named('PM_ERR_CONDITION_MISMATCH');
+
+  const postOnly = s.postOnly === true;
+  if (postOnly && (s.orderType === 'FOK' || s.orderType === 'FAK')) return fail(apiError('PM_ERR_POST_ONLY_TYPE'));
+
+  const expText = s.expiration ?? o.expiration ?? 0;
+  const exp = canonicalUint(expText);
+  const expiration = exp === undefined ? NaN : Number(exp);
+  if (!Number.isSafeInteger(expiration)) return fail(apiError('PM_ERR_ORDER_EXPIRATION'));
+  if (s.orderType === 'GTD' ? expiration < now + GTD_MIN_LEAD_SECONDS : expiration !== 0) return fail(apiError('PM_ERR_ORDER_EXPIRATION'));
+
+  const makerAmount = amount(o.makerAmount);
+  const takerAmount = amount(o.takerAmount);
+  if (makerAmount === undefined || takerAmount === undefined) {
+    return named('PM_ERR_ORDER_AMOUNTS', `${makerAmount === undefined ? 'makerAmount' : 'takerAmount'} must be a whole number of units (10^-6) below 2^53`);
+  }
+  if (makerAmount === 0 || takerAmount === 0) return named('PM_ERR_ORDER_AMOUNTS', `${makerAmount === 0 ? 'makerAmount' : 'takerAmount'} must be positive`);
+
+  const signature = o.signature.toLowerCase();
+  const order: NormalizedOrder = {
+    orderId: '',
+    wallet: maker,
+    tokenId,
+    side: o.side,
+    orderType: s.orderType,
+    postOnly,
+    makerAmount,
+    takerAmount,
+    expiration,
+    builder: struct.builder,
+    owner: s.owner,
+    signer,
+    salt,
+    timestamp,
+    signatureType: o.signatureType,
+    signature,
+    conditionId: market.conditionId.toLowerCase(),
+  };
+  return { order, verify: { ...struct, makerAmount: String(makerAmount), takerAmount: String(takerAmount), signature, negRisk: market.negRisk } };
+}

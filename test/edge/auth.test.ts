@@ -1,0 +1,552 @@
+/**
+ * Authentication through real HTTP on loopback (DESIGN section 5): API-key create / derive / list /
+ * revoke with L1 EIP-712 headers signed by viem, every L1 and L2 failure mode, the platform client's HMAC
+ * vectors, the master key's life cycle, and the official V2 client (@polymarket/clob-client-v2) driving
+ * the key routes against the compatibility profile. Test clients build their headers with viem and
+ * node:crypto, independently of src/edge/auth.ts.
+ *
+ * Header spellings: the uWS build under the edge never answers a request with a header name containing
+ * an underscore (see the `todo` test at the end), so requests over HTTP use the hyphenated aliases
+ * (`SVC-API-KEY`), and every case is also run through the edge's Authenticator directly with the
+ * underscore names (`svc_api_key`, `poly_api_key`) lowercased as the edge hands them over.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { ClobClient } from '@polymarket/clob-client-v2';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { startApp, type App } from '../../src/app.ts';
+import {
+  ApiKeyService,
+  MASTER_KEY_FILE,
+  decodeSecret,
+  decodeSignature,
+  deriveCredentials,
+  encodeSignature,
+  l2Digest,
+  loadMasterKey,
+  type Credentials,
+} from '../../src/edge/auth.ts';
+import { openStore } from '../../src/journal/env.ts';
+import { ManualClock, nowSeconds } from '../../src/runtime/clock.ts';
+import { testConfig } from '../../src/runtime/config.ts';
+import { silentLogger } from '../../src/runtime/log.ts';
+import { tempDir } from '../fixtures/edge.ts';
+
+const UNAUTHORIZED = '{"error":"Unauthorized/Invalid api key"}';
+const L1_INVALID = '{"error":"Invalid L1 Request headers"}';
+const SKEW = 30;
+
+const alice = privateKeyToAccount('0x' + 'a1'.repeat(32) as `0x${string}`);
+const bob = privateKeyToAccount('0x' + 'b2'.repeat(32) as `0x${string}`);
+
+const clock = new ManualClock(Date.UTC(2026, 0, 1));
+const now = () => nowSeconds(clock);
+let dataDir: string;
+let app: App;
+
+function config(dir: string, extra: Record<string, unknown> = {}) {
+  return testConfig({
+    dataDir: dir,
+    demo: false,
+    http: { port: 0 },
+    rateLimits: { enabled: false },
+    ...extra,
+    auth: { signatureThreads: 1, ...((extra.auth as object | undefined) ?? {}) },
+  });
+}
+
+before(async () => {
+  dataDir = tempDir();
+  app = await startApp(config(dataDir), { log: silentLogger, clock });
+});
+after(() => app.stop(1000));
+
+// ---- HTTP client that keeps header case as given ---------------------------------------------------
+
+interface Res {
+  status: number;
+  text: string;
+  json: unknown;
+}
+
+function call(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string, timeoutMs = 5000): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    const h: Record<string, string> = { ...headers };
+    if (body !== undefined) h['Content-Length'] = String(Buffer.byteLength(body));
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers: h, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (c: string) => (text += c));
+      res.on('end', () => {
+        let json: unknown;
+        try {
+          json = JSON.parse(text);
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, text, json });
+      });
+    });
+    req.setTimeout(timeoutMs, () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
+    req.on('error', reject);
+    if (body !== undefined) req.write(body);
+    req.end();
+  });
+}
+
+const send = (method: string, path: string, headers: Record<string, string> = {}, body?: string, timeoutMs?: number) =>
+  call(app.port, method, path, headers, body, timeoutMs);
+
+// ---- header spellings -------------------------------------------------------------------------------
+
+/** Over HTTP only the hyphenated spellings reach the edge (see the file header). */
+type Prefix = 'SVC-' | 'POLY-' | 'svc-' | 'SVC_' | 'POLY_' | 'svc_';
+
+const name = (p: Prefix, field: string) => p + (p.endsWith('-') ? field.replace(/_/g, '-') : field);
+
+const lower = (h: Record<string, string>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k.toLowerCase(), v]));
+
+/** The underscore spelling of the same headers, for the direct Authenticator path. */
+const underscored = (h: Record<string, string>) => Object.fromEntries(Object.entries(h).map(([k, v]) => [k.replace(/-/g, '_'), v]));
+
+// ---- L1 headers (viem) -------------------------------------------------------------------------------
+
+interface L1Opts {
+  ts?: number | string;
+  nonce?: number;
+  chainId?: number;
+  /** Address put in the header (default: the signer's). */
+  address?: string;
+  /** Address put in the signed struct (default: the header's). */
+  signedAddress?: string;
+  prefix?: Prefix;
+  omit?: ('ADDRESS' | 'SIGNATURE' | 'TIMESTAMP' | 'NONCE')[];
+  signer?: PrivateKeyAccount;
+}
+
+async function l1(acct: PrivateKeyAccount, o: L1Opts = {}): Promise<Record<string, string>> {
+  const ts = String(o.ts ?? now());
+  const nonce = o.nonce ?? 0;
+  const address = o.address ?? acct.address;
+  const signature = await (o.signer ?? acct).signTypedData({
+    domain: { name: 'ClobAuthDomain', version: '1', chainId: o.chainId ?? app.ctx.config.auth.chainId },
+    types: { ClobAuth: [{ name: 'address', type: 'address' }, { name: 'timestamp', type: 'string' }, { name: 'nonce', type: 'uint256' }, { name: 'message', type: 'string' }] },
+    primaryType: 'ClobAuth',
+    message: { address: (o.signedAddress ?? address) as `0x${string}`, timestamp: ts, nonce: BigInt(nonce), message: 'This message attests that I control the given wallet' },
+  });
+  const p = o.prefix ?? 'SVC-';
+  const h: Record<string, string> = { [name(p, 'ADDRESS')]: address, [name(p, 'SIGNATURE')]: signature, [name(p, 'TIMESTAMP')]: ts, [name(p, 'NONCE')]: String(nonce) };
+  for (const k of o.omit ?? []) delete h[name(p, k)];
+  return h;
+}
+
+// ---- L2 headers (node:crypto) --------------------------------------------------------------------------
+
+type Enc = 'hex' | 'base64url' | 'base64url-unpadded' | 'base64' | 'HEX';
+
+interface L2Opts {
+  ts?: number | string;
+  enc?: Enc;
+  prefix?: Prefix;
+  omit?: ('ADDRESS' | 'API_KEY' | 'PASSPHRASE' | 'TIMESTAMP' | 'SIGNATURE')[];
+  /** The path that is signed (default: the request path without its query). */
+  signedPath?: string;
+  signedMethod?: string;
+  signedBody?: string;
+  secret?: string;
+  passphrase?: string;
+  apiKey?: string;
+}
+
+function hmac(secret: string, message: string, enc: Enc): string {
+  const key = Buffer.from(secret.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  const mac = createHmac('sha256', key).update(message).digest();
+  switch (enc) {
+    case 'hex':
+      return mac.toString('hex');
+    case 'HEX':
+      return mac.toString('hex').toUpperCase();
+    case 'base64':
+      return mac.toString('base64');
+    case 'base64url':
+      return mac.toString('base64').replace(/\+/g, '-').replace(/\//g, '_');
+    case 'base64url-unpadded':
+      return mac.toString('base64url');
+  }
+}
+
+function l2(creds: Credentials, address: string, method: string, path: string, body?: string, o: L2Opts = {}): Record<string, string> {
+  const ts = String(o.ts ?? now());
+  const signedPath = o.signedPath ?? path.split('?')[0]!;
+  const message = ts + (o.signedMethod ?? method) + signedPath + (o.signedBody ?? body ?? '');
+  const p = o.prefix ?? 'SVC-';
+  const h: Record<string, string> = {
+    [name(p, 'ADDRESS')]: address,
+    [name(p, 'API_KEY')]: o.apiKey ?? creds.apiKey,
+    [name(p, 'PASSPHRASE')]: o.passphrase ?? creds.passphrase,
+    [name(p, 'TIMESTAMP')]: ts,
+    [name(p, 'SIGNATURE')]: hmac(o.secret ?? creds.secret, message, o.enc ?? 'hex'),
+  };
+  for (const k of o.omit ?? []) delete h[name(p, k)];
+  return h;
+}
+
+/** The edge's Authenticator called as the edge calls it: lowercase names, path without query, raw bytes. */
+function directL2(method: string, path: string, headers: Record<string, string>, body?: string) {
+  const raw = body !== undefined ? Buffer.from(body) : method === 'GET' ? undefined : Buffer.alloc(0);
+  return app.ctx.auth.authenticator.l2(method, path.split('?')[0]!, lower(underscored(headers)), raw);
+}
+
+const directL1 = (headers: Record<string, string>) => app.ctx.auth.authenticator.l1(lower(underscored(headers)));
+
+async function createKey(acct: PrivateKeyAccount, nonce = 0): Promise<Credentials> {
+  const r = await send('POST', '/auth/api-key', await l1(acct, { nonce }));
+  assert.equal(r.status, 200, r.text);
+  return r.json as Credentials;
+}
+
+// ---- tests -----------------------------------------------------------------------------------------------
+
+test('create, derive (same credentials every time), create on a used nonce 400, list keys', async () => {
+  const creds = await createKey(alice, 0);
+  assert.match(creds.apiKey, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.match(creds.secret, /^[A-Za-z0-9_-]{43}=$/);
+  assert.equal(Buffer.from(creds.secret, 'base64').length, 32);
+  assert.match(creds.passphrase, /^[0-9a-f]{64}$/);
+
+  for (let i = 0; i < 2; i++) {
+    const d = await send('GET', '/auth/derive-api-key', await l1(alice, { nonce: 0, prefix: 'POLY-' }));
+    assert.equal(d.status, 200, d.text);
+    assert.deepEqual(d.json, creds);
+  }
+  const again = await send('POST', '/auth/api-key', await l1(alice, { nonce: 0 }));
+  assert.equal(again.status, 400);
+  assert.equal(again.text, '{"error":"Could not create api key"}');
+
+  const second = await createKey(alice, 1);
+  assert.notEqual(second.apiKey, creds.apiKey);
+  assert.notEqual(second.secret, creds.secret);
+  // Another wallet's nonce 0 is its own.
+  const bobs = await createKey(bob, 0);
+  assert.notEqual(bobs.apiKey, creds.apiKey);
+
+  const never = await send('GET', '/auth/derive-api-key', await l1(alice, { nonce: 7 }));
+  assert.equal(never.status, 400);
+  assert.equal(never.text, '{"error":"Could not derive api key!"}');
+
+  const list = await send('GET', '/auth/api-keys', l2(creds, alice.address, 'GET', '/auth/api-keys'));
+  assert.equal(list.status, 200, list.text);
+  assert.deepEqual(list.json, { apiKeys: [creds.apiKey, second.apiKey] });
+});
+
+test('revoke: the key stops working at once, derive fails, its nonce stays burned, other keys live on', async () => {
+  const k = await createKey(alice, 10);
+  const other = await createKey(alice, 11);
+  const del = await send('DELETE', '/auth/api-key', l2(k, alice.address, 'DELETE', '/auth/api-key'));
+  assert.equal(del.status, 200, del.text);
+  assert.equal(del.json, 'OK');
+  assert.equal(app.ctx.auth.keys.record(k.apiKey)?.revoked, true);
+
+  const after1 = await send('GET', '/auth/api-keys', l2(k, alice.address, 'GET', '/auth/api-keys'));
+  assert.equal(after1.status, 401);
+  assert.equal(after1.text, UNAUTHORIZED);
+  const derive = await send('GET', '/auth/derive-api-key', await l1(alice, { nonce: 10 }));
+  assert.equal(derive.status, 400);
+  const create = await send('POST', '/auth/api-key', await l1(alice, { nonce: 10 }));
+  assert.equal(create.status, 400);
+  assert.equal(create.text, '{"error":"Could not create api key"}');
+
+  const list = await send('GET', '/auth/api-keys', l2(other, alice.address, 'GET', '/auth/api-keys'));
+  assert.equal(list.status, 200);
+  assert.ok(!(list.json as { apiKeys: string[] }).apiKeys.includes(k.apiKey));
+  assert.ok((list.json as { apiKeys: string[] }).apiKeys.includes(other.apiKey));
+});
+
+test('L1 failures answer 401 "Invalid L1 Request headers" (over HTTP and through the Authenticator with underscore names)', async () => {
+  const cases: [string, () => Promise<Record<string, string>>][] = [
+    ['signed by another wallet', () => l1(alice, { signer: bob })],
+    ['header address is not the signed one', () => l1(alice, { address: bob.address, signedAddress: alice.address })],
+    ['signed for another chain', () => l1(alice, { chainId: 137 })],
+    ['stale timestamp', () => l1(alice, { ts: now() - SKEW - 1 })],
+    ['future timestamp', () => l1(alice, { ts: now() + SKEW + 1 })],
+    ['timestamp in milliseconds', () => l1(alice, { ts: clock.now() })],
+    ['missing address', () => l1(alice, { omit: ['ADDRESS'] })],
+    ['missing signature', () => l1(alice, { omit: ['SIGNATURE'] })],
+    ['missing timestamp', () => l1(alice, { omit: ['TIMESTAMP'] })],
+    ['nonce header differs from the signed nonce', async () => ({ ...(await l1(alice, { nonce: 1 })), 'SVC-NONCE': '2' })],
+    ['nonce not decimal', async () => ({ ...(await l1(alice)), 'SVC-NONCE': 'abc' })],
+    ['signature not 65 bytes', async () => ({ ...(await l1(alice)), 'SVC-SIGNATURE': '0x1234' })],
+    ['address malformed', async () => ({ ...(await l1(alice)), 'SVC-ADDRESS': 'alice' })],
+    ['no headers at all', async () => ({})],
+  ];
+  for (const [label, headers] of cases) {
+    const h = await headers();
+    for (const [method, path] of [['POST', '/auth/api-key'], ['GET', '/auth/derive-api-key']] as const) {
+      const r = await send(method, path, h);
+      assert.equal(r.status, 401, `${label} ${method} ${path}: ${r.text}`);
+      assert.equal(r.text, L1_INVALID, label);
+    }
+    assert.equal(await directL1(h), undefined, `${label} (underscore names)`);
+  }
+  // At the edges of the window, without a nonce header (nonce 0), in every spelling: accepted.
+  const accepted: [string, () => Promise<Record<string, string>>][] = [
+    ['oldest timestamp, no nonce header, lowercase names', () => l1(alice, { ts: now() - SKEW, omit: ['NONCE'], prefix: 'svc-' })],
+    ['newest timestamp, lowercase address', () => l1(alice, { ts: now() + SKEW, address: alice.address.toLowerCase() })],
+    ['POLY- names', () => l1(alice, { prefix: 'POLY-' })],
+  ];
+  for (const [label, headers] of accepted) {
+    const h = await headers();
+    const r = await send('GET', '/auth/derive-api-key', h);
+    assert.equal(r.status, 200, `${label}: ${r.text}`);
+    assert.deepEqual(await directL1(h), { address: alice.address.toLowerCase(), nonce: '0' }, `${label} (underscore names)`);
+  }
+  for (const prefix of ['SVC_', 'POLY_', 'svc_'] as const) {
+    assert.deepEqual(await directL1(await l1(bob, { prefix, nonce: 12 })), { address: bob.address.toLowerCase(), nonce: '12' }, prefix);
+  }
+  // Nonces are canonical decimal uint256.
+  assert.deepEqual(await directL1({ ...(await l1(bob, { nonce: 12, prefix: 'SVC_' })), SVC_NONCE: '0012' }), { address: bob.address.toLowerCase(), nonce: '12' });
+  assert.equal(await directL1({ ...(await l1(bob, { prefix: 'SVC_' })), SVC_NONCE: (1n << 256n).toString() }), undefined);
+});
+
+test('the platform client HMAC vectors pass through the signature functions', () => {
+  const vectors = [
+    // official-client.md section 3.2 and Appendix A; platform-semantics.md section 4.2
+    { secret: 'MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=', ts: '1700000000', method: 'POST', path: '/order', body: '{"hello":"world"}', sig: 'ErJwyPR_pOiePjCsk0Y-QBDob8O4lav69jTejldb-ZA=' },
+    { secret: 'MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=', ts: '1700000000', method: 'GET', path: '/data/orders', body: undefined, sig: 'Xk7ucqyxdXt4Rya-du9c6i0l0gqjxKd7WbJMhIZ0N4s=' },
+    { secret: 'CzBVep_E6Q4zWH2ix-wRNluApcrvFDleg6jN8hc8YYY=', ts: '1700000000', method: 'DELETE', path: '/order', body: '{"orderID":"0xabc"}', sig: 'VNdtrqTRfeaeMElR5kOnMFy4738Ykyk7mAp0cHQTFhE=' },
+    { secret: 'CzBVep_E6Q4zWH2ix-wRNluApcrvFDleg6jN8hc8YYY=', ts: '1700000000', method: 'GET', path: '/data/order/0xabc', body: undefined, sig: 'N1R0vqqYLGcgWBlvr0Y7vpdb_xNtI_BsWpVdI-Olxec=' },
+    { secret: 'AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=', ts: '1000000', method: 'test-sign', path: '/orders', body: '{"hash": "0x123"}', sig: 'ZwAdJKvoYRlEKDkNMwd5BuwNNtg93kNaR_oU2HrfVvc=' },
+  ];
+  for (const v of vectors) {
+    for (const secret of [v.secret, v.secret.replace(/=+$/, ''), v.secret.replace(/-/g, '+').replace(/_/g, '/')]) {
+      const key = decodeSecret(secret);
+      assert.ok(key, secret);
+      const digest = l2Digest(key, v.ts, v.method, v.path, v.body === undefined ? undefined : Buffer.from(v.body));
+      assert.equal(encodeSignature(digest), v.sig);
+      // Every accepted spelling of the signature decodes to the same digest.
+      for (const spelled of [v.sig, v.sig.replace(/=$/, ''), v.sig.replace(/-/g, '+').replace(/_/g, '/'), digest.toString('hex')]) {
+        assert.deepEqual(decodeSignature(spelled), digest, spelled);
+      }
+    }
+  }
+  for (const bad of ['', 'zz', 'a'.repeat(63), 'g'.repeat(64), 'ErJwyPR_pOiePjCsk0Y-QBDob8O4lav69jTejldb-ZA==', 'ErJwyPR_pOiePjCsk0Y-QBDob8O4lav69jTejldb-Z', 'ErJwyPR pOiePjCsk0Y-QBDob8O4lav69jTejldb-ZA=']) {
+    assert.equal(decodeSignature(bad), undefined, JSON.stringify(bad));
+  }
+  assert.equal(decodeSecret('not base64!'), undefined);
+});
+
+test('L2: every failure answers the same 401 body; accepted encodings, aliases and query strings pass', async () => {
+  const creds = await createKey(alice, 20);
+  const bobs = await createKey(bob, 20);
+  const path = '/auth/api-keys';
+  const wrongSecret = Buffer.alloc(32, 7).toString('base64url');
+  const sig = (h: Record<string, string>) => h['SVC-SIGNATURE']!;
+  const ok: [string, string, Record<string, string>][] = [
+    ['hex', path, l2(creds, alice.address, 'GET', path)],
+    ['uppercase hex', path, l2(creds, alice.address, 'GET', path, undefined, { enc: 'HEX' })],
+    ['base64url with padding (platform)', path, l2(creds, alice.address, 'GET', path, undefined, { enc: 'base64url' })],
+    ['base64url without padding', path, l2(creds, alice.address, 'GET', path, undefined, { enc: 'base64url-unpadded' })],
+    ['standard base64', path, l2(creds, alice.address, 'GET', path, undefined, { enc: 'base64' })],
+    ['POLY- names', path, l2(creds, alice.address, 'GET', path, undefined, { prefix: 'POLY-', enc: 'base64url' })],
+    ['lowercase names', path, l2(creds, alice.address, 'GET', path, undefined, { prefix: 'svc-' })],
+    ['lowercase address', path, l2(creds, alice.address.toLowerCase(), 'GET', path)],
+    ['query string not signed', `${path}?next_cursor=MA%3D%3D&x=1`, l2(creds, alice.address, 'GET', path)],
+    ['timestamp at the window edge (past)', path, l2(creds, alice.address, 'GET', path, undefined, { ts: now() - SKEW })],
+    ['timestamp at the window edge (future)', path, l2(creds, alice.address, 'GET', path, undefined, { ts: now() + SKEW })],
+  ];
+  for (const [label, p, h] of ok) {
+    const r = await send('GET', p, h);
+    assert.equal(r.status, 200, `${label}: ${r.text}`);
+    assert.deepEqual(directL2('GET', p, h), { apiKey: creds.apiKey, address: alice.address.toLowerCase() }, `${label} (underscore names)`);
+  }
+  for (const prefix of ['SVC_', 'POLY_', 'svc_'] as const) {
+    assert.ok(directL2('GET', path, l2(creds, alice.address, 'GET', path, undefined, { prefix, enc: 'base64url' })), prefix);
+  }
+
+  const fail: [string, string, Record<string, string>][] = [
+    ['wrong secret', path, l2(creds, alice.address, 'GET', path, undefined, { secret: wrongSecret })],
+    ['wrong passphrase', path, l2(creds, alice.address, 'GET', path, undefined, { passphrase: bobs.passphrase })],
+    ['stale timestamp', path, l2(creds, alice.address, 'GET', path, undefined, { ts: now() - SKEW - 1 })],
+    ['future timestamp', path, l2(creds, alice.address, 'GET', path, undefined, { ts: now() + SKEW + 1 })],
+    ['timestamp not a number', path, l2(creds, alice.address, 'GET', path, undefined, { ts: 'soon' })],
+    ["another wallet's key with this address", path, l2(bobs, alice.address, 'GET', path)],
+    ["this key with another wallet's address", path, l2(creds, bob.address, 'GET', path)],
+    ["another wallet's key and passphrase, signed with this secret", path, l2(creds, alice.address, 'GET', path, undefined, { apiKey: bobs.apiKey, passphrase: bobs.passphrase })],
+    ['unknown api key', path, l2(creds, alice.address, 'GET', path, undefined, { apiKey: '00000000-0000-4000-8000-000000000000' })],
+    ['signed another method', path, l2(creds, alice.address, 'GET', path, undefined, { signedMethod: 'POST' })],
+    ['signed another path', path, l2(creds, alice.address, 'GET', path, undefined, { signedPath: '/auth/api-key' })],
+    ['signed the query string too', `${path}?a=1`, l2(creds, alice.address, 'GET', path, undefined, { signedPath: `${path}?a=1` })],
+    ['signed with a body the request does not carry', path, l2(creds, alice.address, 'GET', path, undefined, { signedBody: '{}' })],
+    ['truncated signature', path, { ...l2(creds, alice.address, 'GET', path), 'SVC-SIGNATURE': sig(l2(creds, alice.address, 'GET', path)).slice(0, 60) }],
+    ['signature of another timestamp', path, { ...l2(creds, alice.address, 'GET', path), 'SVC-SIGNATURE': sig(l2(creds, alice.address, 'GET', path, undefined, { ts: now() - 1 })) }],
+    ...(['ADDRESS', 'API_KEY', 'PASSPHRASE', 'TIMESTAMP', 'SIGNATURE'] as const).map(
+      (k): [string, string, Record<string, string>] => [`missing ${k}`, path, l2(creds, alice.address, 'GET', path, undefined, { omit: [k] })],
+    ),
+    ['no headers', path, {}],
+  ];
+  for (const [label, p, h] of fail) {
+    const r = await send('GET', p, h);
+    assert.equal(r.status, 401, `${label}: ${r.status} ${r.text}`);
+    assert.equal(r.text, UNAUTHORIZED, label);
+    assert.equal(directL2('GET', p, h), undefined, `${label} (underscore names)`);
+  }
+
+  // Body bytes are part of the signature: tampering after signing fails (the key is not revoked) ...
+  const del = '/auth/api-key';
+  const signedBody = '{"reason":"rotate"}';
+  for (const sent of ['{"reason":"rotatE"}', '{"reason": "rotate"}', '']) {
+    const r = await send('DELETE', del, l2(creds, alice.address, 'DELETE', del, signedBody), sent);
+    assert.equal(r.status, 401, `body ${JSON.stringify(sent)}: the raw bytes are signed, not a re-serialization`);
+    assert.equal(r.text, UNAUTHORIZED);
+    assert.equal(directL2('DELETE', del, l2(creds, alice.address, 'DELETE', del, signedBody), sent), undefined);
+  }
+  assert.equal(app.ctx.auth.keys.record(creds.apiKey)?.revoked, false);
+  // ... and the same request with the signed bytes goes through (and revokes the key).
+  const good = await send('DELETE', del, l2(creds, alice.address, 'DELETE', del, signedBody, { prefix: 'POLY-', enc: 'base64url' }), signedBody);
+  assert.equal(good.status, 200, good.text);
+  assert.equal(app.ctx.auth.keys.record(creds.apiKey)?.revoked, true);
+});
+
+test('GET /exchange-info publishes the chain id, domains and tick sizes', async () => {
+  const r = await send('GET', '/exchange-info');
+  assert.equal(r.status, 200);
+  const a = app.ctx.config.auth;
+  assert.deepEqual(r.json, {
+    chainId: a.chainId,
+    authDomain: { name: 'ClobAuthDomain', version: '1', chainId: a.chainId },
+    orderDomain: { ...a.orderDomain, chainId: a.chainId },
+    negRiskOrderDomain: { ...a.negRiskOrderDomain, chainId: a.chainId },
+    tickSizes: ['0.1', '0.01', '0.001', '0.0001'],
+  });
+});
+
+test('master key: generated once into DATA_DIR (0600), keys and credentials survive a restart, another key is refused', async () => {
+  const file = join(dataDir, MASTER_KEY_FILE);
+  assert.ok(existsSync(file));
+  assert.equal(statSync(file).mode & 0o777, 0o600);
+  const creds = await createKey(alice, 30);
+
+  await app.stop(1000);
+  app = await startApp(config(dataDir), { log: silentLogger, clock });
+  const d = await send('GET', '/auth/derive-api-key', await l1(alice, { nonce: 30 }));
+  assert.equal(d.status, 200, d.text);
+  assert.deepEqual(d.json, creds);
+  const list = await send('GET', '/auth/api-keys', l2(creds, alice.address, 'GET', '/auth/api-keys'));
+  assert.equal(list.status, 200, list.text);
+  assert.equal((await send('POST', '/auth/api-key', await l1(alice, { nonce: 30 }))).status, 400, 'the nonce is still used after restart');
+  assert.equal((await send('GET', '/auth/derive-api-key', await l1(alice, { nonce: 10 }))).status, 400, 'a revoked key stays revoked after restart');
+
+  // A different master key cannot re-derive the stored keys' secrets: start-up refuses.
+  await assert.rejects(startApp(config(dataDir, { auth: { masterKey: 'ab'.repeat(32) } }), { log: silentLogger, clock }), /master key differs/);
+});
+
+test('loadMasterKey and deriveCredentials: configured hex/base64 keys, refused short keys, deterministic derivation', () => {
+  const dir = tempDir();
+  const hex = '0x' + 'cd'.repeat(32);
+  assert.deepEqual(loadMasterKey({ masterKey: hex }, dir), Buffer.alloc(32, 0xcd));
+  assert.deepEqual(loadMasterKey({ masterKey: Buffer.alloc(24, 1).toString('base64') }, dir), Buffer.alloc(24, 1));
+  assert.throws(() => loadMasterKey({ masterKey: 'abcd' }, dir), /auth\.masterKey/);
+  assert.equal(existsSync(join(dir, MASTER_KEY_FILE)), false, 'a configured key writes no file');
+
+  const generated = loadMasterKey({ masterKey: '' }, dir);
+  assert.equal(generated.length, 32);
+  assert.deepEqual(loadMasterKey({ masterKey: '' }, dir), generated, 'read back, not regenerated');
+  writeFileSync(join(dir, MASTER_KEY_FILE), 'garbage');
+  assert.throws(() => loadMasterKey({ masterKey: '' }, dir), /does not hold a master key/);
+  assert.equal(readFileSync(join(dir, MASTER_KEY_FILE), 'utf8'), 'garbage', 'never overwritten');
+
+  const a = deriveCredentials(generated, '0xabc', '0');
+  assert.deepEqual(deriveCredentials(generated, '0xabc', '0'), a);
+  assert.notDeepEqual(deriveCredentials(generated, '0xabc', '1'), a);
+  assert.notDeepEqual(deriveCredentials(Buffer.alloc(32, 9), '0xabc', '0'), a);
+});
+
+test('the service stores no secret: only {apiKey, address, nonce, createdAt, revoked}', async () => {
+  const dir = tempDir();
+  const store = openStore({ dataDir: dir });
+  try {
+    const svc = ApiKeyService.open(store, Buffer.alloc(32, 5), clock);
+    const creds = await svc.create('0x' + '12'.repeat(20), '3');
+    const stored = store.apiKeys.get(creds.apiKey) as Record<string, unknown>;
+    assert.deepEqual(Object.keys(stored).sort(), ['address', 'apiKey', 'createdAt', 'nonce', 'revoked']);
+    const raw = JSON.stringify([...store.apiKeys.getRange()]) + JSON.stringify([...store.meta.getRange()]);
+    assert.ok(!raw.includes(creds.secret) && !raw.includes(creds.passphrase));
+    // Concurrent creates of one nonce: exactly one wins.
+    const both = await Promise.allSettled([svc.create('0x' + '34'.repeat(20), '0'), svc.create('0x' + '34'.repeat(20), '0')]);
+    assert.deepEqual(both.map((r) => r.status).sort(), ['fulfilled', 'rejected']);
+  } finally {
+    await store.close();
+  }
+});
+
+/**
+ * A loopback proxy that renames header names from `POLY_X` to `POLY-X`: the official client's headers
+ * cannot reach this uWS build as they are (see the todo test below), but everything after the parser is
+ * exercised unchanged.
+ */
+async function underscoreProxy(target: number): Promise<{ port: number; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    const headers: Record<string, string> = {};
+    for (let i = 0; i < req.rawHeaders.length; i += 2) headers[req.rawHeaders[i]!.replace(/_/g, '-')] = req.rawHeaders[i + 1]!;
+    const up = http.request({ host: '127.0.0.1', port: target, method: req.method, path: req.url, headers, agent: false }, (ur) => {
+      res.writeHead(ur.statusCode ?? 502, ur.headers);
+      ur.pipe(res);
+    });
+    up.on('error', () => {
+      res.writeHead(502);
+      res.end();
+    });
+    req.pipe(up);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+test('the official V2 client creates/derives, lists and revokes its key against the compat profile', async () => {
+  const compat = JSON.parse(readFileSync(new URL('../../config/clob-v2-compat.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+  const dir = tempDir();
+  const capp = await startApp(config(dir, compat), { log: silentLogger, clock });
+  const proxy = await underscoreProxy(capp.port);
+  try {
+    const host = `http://127.0.0.1:${proxy.port}`;
+    const acct = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80');
+    const signer = { account: acct, signTypedData: (args: Parameters<typeof acct.signTypedData>[0]) => acct.signTypedData(args) } as unknown as ConstructorParameters<typeof ClobClient>[0]['signer'];
+    // useServerTime: the server runs on a manual clock, so the client takes its timestamps from GET /time.
+    const l1Client = new ClobClient({ host, chain: 80002, signer, useServerTime: true });
+    const creds = await l1Client.createOrDeriveApiKey();
+    assert.match(creds.key, /^[0-9a-f-]{36}$/);
+    assert.deepEqual(await l1Client.createOrDeriveApiKey(), creds, 'create 400 -> derive returns the same credentials');
+
+    const client = new ClobClient({ host, chain: 80002, signer, creds, useServerTime: true });
+    assert.deepEqual(await client.getApiKeys(), { apiKeys: [creds.key] });
+    assert.equal(await client.deleteApiKey(), 'OK');
+    const refused = (await client.getApiKeys()) as unknown as { error: string; status: number };
+    assert.equal(refused.status, 401);
+    assert.equal(refused.error, 'Unauthorized/Invalid api key');
+  } finally {
+    await proxy.close();
+    await capp.stop(1000);
+  }
+});
+
+test(
+  'underscore header names (SVC_*, POLY_*) reach the edge over HTTP',
+  { todo: 'the installed uWS build (npm uwebsockets@3.0.6) never answers a request whose header names contain "_" (uWebSockets.js issue #1018, fixed upstream later)' },
+  async () => {
+    const creds = await createKey(alice, 40);
+    const r = await send('GET', '/auth/api-keys', l2(creds, alice.address, 'GET', '/auth/api-keys', undefined, { prefix: 'POLY_' }), undefined, 1000);
+    assert.equal(r.status, 200);
+  },
+);

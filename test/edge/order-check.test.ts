@@ -1,0 +1,292 @@
+/**
+ * Order checks before the engine (src/edge/order-check.ts): the hand-written EIP-712 order digest
+ * against viem's `hashTypedData`, signatures made with viem's `signTypedData` and with the platform's
+ * official V2 client, and each rejection rule with the error it answers.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { OrderBuilder, Side, orderToJsonV2 } from '@polymarket/clob-client-v2';
+import { hashTypedData } from 'viem';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { ManualClock, nowSeconds } from '../../src/runtime/clock.ts';
+import { testConfig } from '../../src/runtime/config.ts';
+import { ORDER_TYPES, orderDigest, orderDomainSeparator, type OrderDomain, type OrderStruct } from '../../src/edge/eip712.ts';
+import { checkOrders, orderDomainsOf, type OrderCheckDeps, type OrderCheckResult, type TokenMarket } from '../../src/edge/order-check.ts';
+import { SigPool } from '../../src/edge/sig-pool.ts';
+import { readFileSync } from 'node:fs';
+
+const ZERO32 = '0x' + '0'.repeat(64);
+const API_KEY = '8b0a7c2e-0000-4000-8000-000000000001';
+const alice = privateKeyToAccount('0x' + '11'.repeat(32) as `0x${string}`);
+const bob = privateKeyToAccount('0x' + '22'.repeat(32) as `0x${string}`);
+
+const config = testConfig();
+const domains = orderDomainsOf(config.auth);
+const compat = testConfig(JSON.parse(readFileSync(new URL('../../config/clob-v2-compat.json', import.meta.url), 'utf8')) as Record<string, unknown>);
+const compatDomains = orderDomainsOf(compat.auth);
+
+const COND_A = '0x' + 'aa'.repeat(32);
+const COND_N = '0x' + 'bb'.repeat(32);
+const markets = new Map<string, TokenMarket>([
+  ['1001', { conditionId: COND_A, negRisk: false }],
+  ['2002', { conditionId: COND_N, negRisk: true }],
+]);
+
+const clock = new ManualClock(Date.UTC(2026, 0, 1));
+let pool: SigPool;
+let deps: OrderCheckDeps;
+
+before(() => {
+  pool = new SigPool({ threads: 1 });
+  deps = { pool, domains, market: (t) => markets.get(t), clock };
+});
+after(() => pool.close());
+
+const typed = (o: OrderStruct, d: OrderDomain) => ({
+  domain: { name: d.name, version: d.version, chainId: d.chainId, verifyingContract: d.verifyingContract as `0x${string}` },
+  types: ORDER_TYPES,
+  primaryType: 'Order' as const,
+  message: {
+    salt: BigInt(o.salt),
+    maker: o.maker as `0x${string}`,
+    signer: o.signer as `0x${string}`,
+    tokenId: BigInt(o.tokenId),
+    makerAmount: BigInt(o.makerAmount),
+    takerAmount: BigInt(o.takerAmount),
+    side: o.side,
+    signatureType: o.signatureType,
+    timestamp: BigInt(o.timestamp),
+    metadata: o.metadata as `0x${string}`,
+    builder: o.builder as `0x${string}`,
+  },
+});
+
+interface Sub {
+  order: Record<string, unknown>;
+  owner: string;
+  orderType: string;
+  [k: string]: unknown;
+}
+
+/** A signed submission as a client sends it (amounts as strings, side as text). */
+async function submission(acct: PrivateKeyAccount, over: Partial<OrderStruct> = {}, opts: { negRisk?: boolean; orderType?: string } = {}): Promise<Sub> {
+  const o: OrderStruct = {
+    salt: '1297982436389',
+    maker: acct.address,
+    signer: acct.address,
+    tokenId: opts.negRisk ? '2002' : '1001',
+    makerAmount: '5500000',
+    takerAmount: '10000000',
+    side: 0,
+    signatureType: 0,
+    timestamp: '1767225600000',
+    metadata: ZERO32,
+    builder: ZERO32,
+    ...over,
+  };
+  const signature = await acct.signTypedData(typed(o, opts.negRisk ? domains.negRisk : domains.normal));
+  return {
+    order: { ...o, side: o.side === 0 ? 'BUY' : 'SELL', signature },
+    owner: API_KEY,
+    orderType: opts.orderType ?? 'GTC',
+    postOnly: false,
+    deferExec: false,
+  };
+}
+
+const caller = (acct: PrivateKeyAccount) => ({ apiKey: API_KEY, address: acct.address.toLowerCase() });
+
+async function one(sub: unknown, who = caller(alice), d = deps): Promise<OrderCheckResult> {
+  const [r] = await checkOrders([sub], who, d);
+  return r!;
+}
+
+function rejected(r: OrderCheckResult, code: string, message?: RegExp): void {
+  assert.equal(r.ok, false, `expected ${code}`);
+  if (r.ok) return;
+  assert.equal(r.error.spec.code, code, r.error.message);
+  if (message) assert.match(r.error.message, message);
+}
+
+test('the hand-encoded digest equals viem hashTypedData (default, neg-risk and compat domains, extreme values)', () => {
+  const base: OrderStruct = {
+    salt: '0', maker: alice.address, signer: alice.address.toLowerCase(), tokenId: '1', makerAmount: '1', takerAmount: '1',
+    side: 1, signatureType: 0, timestamp: '0', metadata: ZERO32, builder: ZERO32,
+  };
+  const variants: OrderStruct[] = [
+    base,
+    { ...base, salt: '123456789', tokenId: '71321045679252212594626385532706912750332728571942532289631379312455583992563', makerAmount: '99999999999999', takerAmount: '100000000000000' },
+    { ...base, salt: ((1n << 256n) - 1n).toString(), tokenId: ((1n << 256n) - 1n).toString(), timestamp: '1767225600000', side: 0, metadata: '0x' + 'AB'.repeat(32), builder: '0x' + '0f'.repeat(32) },
+    { ...base, signatureType: 255, maker: bob.address, makerAmount: '9007199254740991' },
+  ];
+  for (const d of [domains.normal, domains.negRisk, compatDomains.normal, compatDomains.negRisk]) {
+    const sep = orderDomainSeparator(d);
+    for (const o of variants) assert.equal(orderDigest(o, sep), hashTypedData(typed(o, d)));
+  }
+});
+
+test('a viem-signed order passes and comes out normalized for the engine', async () => {
+  const sub = await submission(alice);
+  const r = await one(sub);
+  assert.ok(r.ok, r.ok ? '' : r.error.message);
+  const expectedId = hashTypedData(typed({ ...(sub.order as unknown as OrderStruct), side: 0 }, domains.normal));
+  assert.deepEqual(r.order, {
+    orderId: expectedId,
+    wallet: alice.address.toLowerCase(),
+    tokenId: '1001',
+    side: 'BUY',
+    orderType: 'GTC',
+    postOnly: false,
+    makerAmount: 5_500_000,
+    takerAmount: 10_000_000,
+    expiration: 0,
+    builder: ZERO32,
+    owner: API_KEY,
+    signer: alice.address.toLowerCase(),
+    salt: '1297982436389',
+    timestamp: '1767225600000',
+    signatureType: 0,
+    signature: (sub.order.signature as string).toLowerCase(),
+    conditionId: COND_A,
+  });
+});
+
+test('salt, timestamp and amounts as JSON numbers give the same order id as strings; metadata/builder default to zero', async () => {
+  const sub = await submission(alice);
+  const asNumbers = { ...sub, order: { ...sub.order, salt: 1297982436389, timestamp: 1767225600000, makerAmount: 5500000, takerAmount: 10000000 } };
+  const withoutDefaults = { ...sub, order: { ...sub.order } };
+  delete withoutDefaults.order.metadata;
+  delete withoutDefaults.order.builder;
+  const [a, b, c] = await checkOrders([sub, asNumbers, withoutDefaults], caller(alice), deps);
+  assert.ok(a!.ok && b!.ok && c!.ok);
+  assert.equal(a.order.orderId, b.order.orderId);
+  assert.equal(a.order.orderId, c.order.orderId);
+  assert.equal(b.order.salt, '1297982436389');
+});
+
+test('any signed field changed after signing -> PM_ERR_ORDER_SIGNATURE', async () => {
+  const sub = await submission(alice);
+  const tampered: [string, unknown][] = [
+    ['makerAmount', '5500001'], ['takerAmount', '9999999'], ['salt', '1297982436390'], ['side', 'SELL'], ['timestamp', '1767225600001'],
+    ['tokenId', '2002'], ['builder', '0x' + '01'.repeat(32)], ['metadata', '0x' + '02'.repeat(32)],
+  ];
+  const subs = tampered.map(([k, v]) => ({ ...sub, order: { ...sub.order, [k]: v } }));
+  const res = await checkOrders(subs, caller(alice), deps);
+  res.forEach((r, i) => {
+    rejected(r, 'PM_ERR_ORDER_SIGNATURE', /invalid order signature/);
+    assert.match((r as { orderId: string }).orderId, /^0x[0-9a-f]{64}$/, `${tampered[i]![0]}: the id is still reported`);
+  });
+});
+
+test('ownership: owner must be the API key, signer the key address, maker the signer (EOA); signatureType 1 is refused', async () => {
+  const sub = await submission(alice);
+  rejected(await one({ ...sub, owner: 'another-key' }), 'PM_ERR_OWNER_MISMATCH', /owner of the API KEY/);
+  rejected(await one(sub, caller(bob)), 'PM_ERR_SIGNER_MISMATCH', /signer address has to be the address of the API KEY/);
+  const makerIsBob = await submission(alice, { maker: bob.address });
+  rejected(await one(makerIsBob), 'PM_ERR_MAKER_SIGNER');
+  const proxy = await submission(alice, { signatureType: 1, maker: bob.address });
+  rejected(await one(proxy), 'PM_ERR_SIGNATURE_TYPE', /signature type 1 is not supported/);
+  // Signed by bob but claiming alice as signer: the signature does not recover to the signer.
+  const forged = await submission(bob);
+  rejected(await one({ ...forged, order: { ...forged.order, signer: alice.address, maker: alice.address } }), 'PM_ERR_ORDER_SIGNATURE');
+  // Addresses compare case-insensitively.
+  const lower = { ...sub, order: { ...sub.order, maker: alice.address.toLowerCase(), signer: alice.address.toUpperCase().replace('0X', '0x') } };
+  assert.ok((await one(lower)).ok);
+});
+
+test('amounts: zero, decimals, junk and values beyond 2^53 -> PM_ERR_ORDER_AMOUNTS naming the order', async () => {
+  const sub = await submission(alice);
+  for (const [field, value, detail] of [
+    ['makerAmount', '0', /makerAmount must be positive/],
+    ['takerAmount', '0', /takerAmount must be positive/],
+    ['makerAmount', '1.5', /makerAmount must be a whole number/],
+    ['takerAmount', 'abc', /takerAmount must be a whole number/],
+    ['makerAmount', '-5', /makerAmount must be a whole number/],
+    ['makerAmount', '9007199254740993', /makerAmount must be a whole number/],
+  ] as const) {
+    const r = await one({ ...sub, order: { ...sub.order, [field]: value } });
+    rejected(r, 'PM_ERR_ORDER_AMOUNTS', detail);
+    const id = (r as { orderId: string }).orderId;
+    if (/^\d+$/.test(value)) assert.match((r as { error: Error }).error.message, new RegExp(`^order ${id} is invalid\\.`));
+    else assert.match((r as { error: Error }).error.message, /^order with salt 1297982436389 is invalid\./);
+  }
+});
+
+test('neg-risk tokens verify under the neg-risk domain only', async () => {
+  const neg = await submission(alice, {}, { negRisk: true });
+  const ok = await one(neg);
+  assert.ok(ok.ok);
+  assert.equal(ok.order.orderId, hashTypedData(typed({ ...(neg.order as unknown as OrderStruct), side: 0 }, domains.negRisk)));
+  assert.equal(ok.order.conditionId, COND_N);
+  // The same signature when the token is not neg-risk (or the reverse) does not verify.
+  rejected(await one(neg, caller(alice), { ...deps, market: () => ({ conditionId: COND_N, negRisk: false }) }), 'PM_ERR_ORDER_SIGNATURE');
+  const normal = await submission(alice);
+  rejected(await one(normal, caller(alice), { ...deps, market: () => ({ conditionId: COND_A, negRisk: true }) }), 'PM_ERR_ORDER_SIGNATURE');
+});
+
+test('shape and market: per-element schema errors, unknown token, conditionId mismatch, non-canonical token id', async () => {
+  const sub = await submission(alice);
+  const noSig = { ...sub, order: { ...sub.order } };
+  delete noSig.order.signature;
+  const res = await checkOrders(
+    [
+      noSig,
+      { ...sub, order: { ...sub.order, side: 'buy' } },
+      { ...sub, order: { ...sub.order, tokenId: '9999' } },
+      { ...sub, order: { ...sub.order, conditionId: COND_N } },
+      { ...sub, order: { ...sub.order, conditionId: COND_A.toUpperCase().replace('0X', '0x') } },
+      { ...sub, order: { ...sub.order, tokenId: '01001' } },
+      'not an object',
+      sub,
+    ],
+    caller(alice),
+    deps,
+  );
+  rejected(res[0]!, 'PM_ERR_BAD_REQUEST', /^missing order\.signature$/);
+  rejected(res[1]!, 'PM_ERR_BAD_REQUEST', /^invalid order\.side$/);
+  rejected(res[2]!, 'PM_ERR_MARKET_UNKNOWN', /9999/);
+  rejected(res[3]!, 'PM_ERR_CONDITION_MISMATCH');
+  assert.ok(res[4]!.ok, 'a matching conditionId (any case) is accepted');
+  rejected(res[5]!, 'PM_ERR_BAD_REQUEST', /order\.tokenId/);
+  rejected(res[6]!, 'PM_ERR_BAD_REQUEST');
+  assert.ok(res[7]!.ok, 'a good order in the same batch still passes');
+  await assert.rejects(checkOrders(Array(16).fill(sub), caller(alice), deps), /Too many orders in payload: 16, max allowed: 15/);
+  assert.equal((await checkOrders(Array(15).fill(sub), caller(alice), deps)).filter((r) => r.ok).length, 15);
+});
+
+test('order type options: GTD expiration at least 60 s ahead (top level or inside the order), others none; postOnly only with GTC/GTD', async () => {
+  const now = nowSeconds(clock);
+  const gtd = await submission(alice, {}, { orderType: 'GTD' });
+  rejected(await one(gtd), 'PM_ERR_ORDER_EXPIRATION');
+  rejected(await one({ ...gtd, expiration: String(now + 59) }), 'PM_ERR_ORDER_EXPIRATION');
+  const ok = await one({ ...gtd, expiration: now + 60 });
+  assert.ok(ok.ok);
+  assert.equal(ok.order.expiration, now + 60);
+  const inside = await one({ ...gtd, order: { ...gtd.order, expiration: String(now + 3600) } });
+  assert.ok(inside.ok && inside.order.expiration === now + 3600);
+  const gtc = await submission(alice);
+  assert.ok((await one({ ...gtc, order: { ...gtc.order, expiration: '0' } })).ok);
+  rejected(await one({ ...gtc, expiration: now + 3600 }), 'PM_ERR_ORDER_EXPIRATION');
+  const fok = await submission(alice, {}, { orderType: 'FOK' });
+  rejected(await one({ ...fok, postOnly: true }), 'PM_ERR_POST_ONLY_TYPE');
+  const postOnly = await one({ ...gtc, postOnly: true });
+  assert.ok(postOnly.ok && postOnly.order.postOnly);
+});
+
+test('orders built and signed by the official V2 client (@polymarket/clob-client-v2) pass under the compat profile', async () => {
+  const acct = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80');
+  const signer = { account: acct, signTypedData: (args: Parameters<typeof acct.signTypedData>[0]) => acct.signTypedData(args) };
+  const builder = new OrderBuilder(signer as unknown as ConstructorParameters<typeof OrderBuilder>[0], 80002);
+  const compatDeps: OrderCheckDeps = { ...deps, domains: compatDomains };
+  for (const negRisk of [false, true]) {
+    const tokenID = negRisk ? '2002' : '1001';
+    const order = await builder.buildOrder({ tokenID, price: 0.55, size: 10, side: Side.BUY }, { tickSize: '0.01', negRisk }, 2);
+    const body = JSON.parse(JSON.stringify(orderToJsonV2(order as Parameters<typeof orderToJsonV2>[0], API_KEY, 'GTC' as Parameters<typeof orderToJsonV2>[2])));
+    const r = await one(body, { apiKey: API_KEY, address: acct.address.toLowerCase() }, compatDeps);
+    assert.ok(r.ok, r.ok ? '' : r.error.message);
+    assert.equal(r.order.makerAmount, 5_500_000);
+    assert.equal(r.order.takerAmount, 10_000_000);
+    // Under this service's own domain the same order is not valid (DESIGN section 5: no cross-use).
+    rejected(await one(body, { apiKey: API_KEY, address: acct.address.toLowerCase() }, deps), 'PM_ERR_ORDER_SIGNATURE');
+  }
+});

@@ -1,0 +1,176 @@
+/**
+ * The signature pool (src/edge/sig-pool.ts): worker threads start under the TypeScript loader, load
+ * the native secp256k1 binding, recover the right signers in batches (calls made in one turn are
+ * coalesced and split over the threads, and each call still gets its own results back in order), and
+ * survive malformed input. Also the L1 ClobAuth digest against the platform client's published vectors.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { hashTypedData } from 'viem';
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
+import { authDomainSeparator, clobAuthDigest, ORDER_TYPES, type OrderDomains, type OrderStruct } from '../../src/edge/eip712.ts';
+import { SigPool, workerExecArgv, type OrderToVerify } from '../../src/edge/sig-pool.ts';
+
+const HARDHAT0 = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+const ZERO32 = ('0x' + '0'.repeat(64)) as `0x${string}`;
+const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
+
+const domains: OrderDomains = {
+  normal: { name: 'PM Exchange', version: '1', chainId: 31337001, verifyingContract: '0x00000000000000000000000000000000000e7c01' },
+  negRisk: { name: 'PM Exchange', version: '1', chainId: 31337001, verifyingContract: '0x00000000000000000000000000000000000e7c02' },
+};
+
+const accounts: PrivateKeyAccount[] = [1, 2, 3, 4].map((i) => privateKeyToAccount(`0x${i.toString(16).padStart(64, '0')}`));
+
+function struct(acct: PrivateKeyAccount, i: number): OrderStruct {
+  return {
+    salt: String(1000 + i),
+    maker: acct.address,
+    signer: acct.address,
+    tokenId: String(123456789n * BigInt(i + 1)),
+    makerAmount: String(5_000_000 + i),
+    takerAmount: '10000000',
+    side: (i % 2) as 0 | 1,
+    signatureType: 0,
+    timestamp: String(1_700_000_000_000 + i),
+    metadata: ZERO32,
+    builder: ZERO32,
+  };
+}
+
+const message = (o: OrderStruct) => ({
+  salt: BigInt(o.salt),
+  maker: o.maker as `0x${string}`,
+  signer: o.signer as `0x${string}`,
+  tokenId: BigInt(o.tokenId),
+  makerAmount: BigInt(o.makerAmount),
+  takerAmount: BigInt(o.takerAmount),
+  side: o.side,
+  signatureType: o.signatureType,
+  timestamp: BigInt(o.timestamp),
+  metadata: o.metadata as `0x${string}`,
+  builder: o.builder as `0x${string}`,
+});
+
+async function signed(acct: PrivateKeyAccount, i: number, negRisk = i % 3 === 0): Promise<OrderToVerify & { expectedId: string }> {
+  const o = struct(acct, i);
+  const domain = negRisk ? domains.negRisk : domains.normal;
+  const typed = { domain: { ...domain, verifyingContract: domain.verifyingContract as `0x${string}` }, types: ORDER_TYPES, primaryType: 'Order' as const, message: message(o) };
+  const signature = await acct.signTypedData(typed);
+  return { ...o, signature, negRisk, expectedId: hashTypedData(typed) };
+}
+
+/** The same signature with s replaced by n - s (and v flipped): valid for plain ecrecover, malleated. */
+function highS(sig: string): string {
+  const s = BigInt('0x' + sig.slice(66, 130));
+  const v = parseInt(sig.slice(130), 16);
+  return sig.slice(0, 66) + (N - s).toString(16).padStart(64, '0') + (v === 27 ? '1c' : '1b');
+}
+
+let pool: SigPool;
+let orders: (OrderToVerify & { expectedId: string })[];
+
+before(async () => {
+  pool = new SigPool({ threads: 2, maxBatch: 8 });
+  orders = await Promise.all(Array.from({ length: 40 }, (_, i) => signed(accounts[i % accounts.length]!, i)));
+});
+
+after(async () => {
+  await pool.close();
+});
+
+test('workers start under the TypeScript loader and use the native secp256k1 binding', async () => {
+  assert.equal(await pool.backend(), 'native');
+});
+
+test('one call of 40 orders (5 tasks of 8 over 2 threads): every digest and signer is right, in order', async () => {
+  const res = await pool.verifyOrders(orders, domains);
+  assert.equal(res.length, 40);
+  res.forEach((r, i) => {
+    assert.equal(r.orderId, orders[i]!.expectedId, `digest of order ${i}`);
+    assert.equal(r.recovered, orders[i]!.signer.toLowerCase(), `signer of order ${i}`);
+  });
+});
+
+test('concurrent calls made in one turn are coalesced and each gets its own results', async () => {
+  const calls = [orders.slice(0, 1), orders.slice(1, 16), orders.slice(16, 17), orders.slice(17, 40)];
+  const results = await Promise.all(calls.map((c) => pool.verifyOrders(c, domains)));
+  results.forEach((res, k) => {
+    assert.deepEqual(res.map((r) => r.orderId), calls[k]!.map((o) => o.expectedId));
+    assert.deepEqual(res.map((r) => r.recovered), calls[k]!.map((o) => o.signer.toLowerCase()));
+  });
+  assert.deepEqual(await pool.verifyOrders([], domains), []);
+});
+
+test('malformed orders and signatures answer recovered undefined (or another signer) without failing the batch', async () => {
+  const good = orders[0]!;
+  const sig = good.signature;
+  const cases: { name: string; order: OrderToVerify; id: 'same' | 'empty'; recovered: 'none' | 'other' }[] = [
+    { name: 'short signature', order: { ...good, signature: sig.slice(0, 100) }, id: 'same', recovered: 'none' },
+    { name: 'not hex', order: { ...good, signature: '0x' + 'zz'.repeat(65) }, id: 'same', recovered: 'none' },
+    { name: 'no 0x', order: { ...good, signature: sig.slice(2) + '00' }, id: 'same', recovered: 'none' },
+    { name: 'v = 29', order: { ...good, signature: sig.slice(0, 130) + '1d' }, id: 'same', recovered: 'none' },
+    { name: 'r = 0', order: { ...good, signature: '0x' + '0'.repeat(64) + sig.slice(66) }, id: 'same', recovered: 'none' },
+    { name: 's = n', order: { ...good, signature: sig.slice(0, 66) + N.toString(16) + sig.slice(130) }, id: 'same', recovered: 'none' },
+    { name: 'high s (malleated twin)', order: { ...good, signature: highS(sig) }, id: 'same', recovered: 'none' },
+    { name: 'v flipped', order: { ...good, signature: sig.slice(0, 130) + (sig.endsWith('1b') ? '1c' : '1b') }, id: 'same', recovered: 'other' },
+    { name: 'signature of another order', order: { ...good, signature: orders[4]!.signature }, id: 'same', recovered: 'other' },
+    { name: 'bad maker address', order: { ...good, maker: '0x1234' }, id: 'empty', recovered: 'none' },
+    { name: 'uint256 overflow', order: { ...good, tokenId: (1n << 256n).toString() }, id: 'empty', recovered: 'none' },
+    { name: 'side 2', order: { ...good, side: 2 as 0 }, id: 'empty', recovered: 'none' },
+    { name: 'signature not a string', order: { ...good, signature: 42 as unknown as string }, id: 'same', recovered: 'none' },
+  ];
+  const res = await pool.verifyOrders([...cases.map((c) => c.order), good], domains);
+  cases.forEach((c, i) => {
+    const r = res[i]!;
+    assert.equal(r.orderId, c.id === 'same' ? good.expectedId : '', `${c.name}: orderId`);
+    if (c.recovered === 'none') assert.equal(r.recovered, undefined, `${c.name}: recovered`);
+    else assert.ok(r.recovered !== undefined && r.recovered !== good.signer.toLowerCase(), `${c.name}: recovered ${r.recovered}`);
+  });
+  assert.equal(res[cases.length]!.recovered, good.signer.toLowerCase(), 'the good order in the same task still verifies');
+  // v as 0/1 instead of 27/28 is the same signature.
+  const v01 = sig.slice(0, 130) + (sig.endsWith('1b') ? '00' : '01');
+  assert.equal((await pool.verifyOrders([{ ...good, signature: v01 }], domains))[0]!.recovered, good.signer.toLowerCase());
+});
+
+test('L1 ClobAuth: the platform client vectors recover to Hardhat #0 (digest checked against the published one and viem)', async () => {
+  const acct = privateKeyToAccount(HARDHAT0);
+  const vectors = [
+    // official-client.md Appendix A (chain 137) and platform-semantics.md 4.1 (chain 80002, nonce 23)
+    { chainId: 137, timestamp: '1700000000', nonce: '0', signature: '0x659ed4b28ae28e0f038fdf0023c00863c9559caacb9ebc83f44eea87059a099a36f1e1dee110e7faa1c4f65d17489b2da1333ebef78bbe2116d81207b975052d1c' },
+    { chainId: 80002, timestamp: '10000000', nonce: '23', signature: '0xf62319a987514da40e57e2f4d7529f7bac38f0355bd88bb5adbb3768d80de6c1682518e0af677d5260366425f4361e7b70c25ae232aff0ab2331e2b164a1aedc1b' },
+  ];
+  for (const v of vectors) {
+    const domain = { name: 'ClobAuthDomain', version: '1', chainId: v.chainId };
+    const fields = { address: acct.address, timestamp: v.timestamp, nonce: v.nonce };
+    const digest = '0x' + Buffer.from(clobAuthDigest(fields, authDomainSeparator(domain))).toString('hex');
+    const viemDigest = hashTypedData({
+      domain,
+      types: { ClobAuth: [{ name: 'address', type: 'address' }, { name: 'timestamp', type: 'string' }, { name: 'nonce', type: 'uint256' }, { name: 'message', type: 'string' }] },
+      primaryType: 'ClobAuth',
+      message: { address: acct.address, timestamp: v.timestamp, nonce: BigInt(v.nonce), message: 'This message attests that I control the given wallet' },
+    });
+    assert.equal(digest, viemDigest);
+    if (v.chainId === 137) assert.equal(digest, '0xc85352894b3c41f3ea6152479d64b9233fbaf2de87eabc7e4bba3a161fd28493');
+    assert.equal(await pool.recoverClobAuth({ ...fields, signature: v.signature }, domain), acct.address.toLowerCase());
+    // Any change to a signed field changes the signer.
+    assert.notEqual(await pool.recoverClobAuth({ ...fields, nonce: '1', signature: v.signature }, domain), acct.address.toLowerCase());
+    assert.notEqual(await pool.recoverClobAuth({ ...fields, signature: v.signature }, { ...domain, chainId: 1 }), acct.address.toLowerCase());
+  }
+  assert.equal(await pool.recoverClobAuth({ address: 'nope', timestamp: '1', nonce: '0', signature: vectors[0]!.signature }, { name: 'ClobAuthDomain', version: '1', chainId: 137 }), undefined);
+  assert.equal(await pool.recoverClobAuth({ address: acct.address, timestamp: '1', nonce: '0', signature: '0x00' }, { name: 'ClobAuthDomain', version: '1', chainId: 137 }), undefined);
+});
+
+test('workers start without the tsx preload flags (their entry registers the loader itself)', () => {
+  assert.deepEqual(workerExecArgv(['--require', '/x/node_modules/tsx/dist/preflight.cjs', '--import', 'file:///x/node_modules/tsx/dist/loader.mjs', '--max-old-space-size=512']), ['--max-old-space-size=512']);
+  assert.deepEqual(workerExecArgv(['--import', 'tsx', '--import=tsx', '--enable-source-maps', '--import', './other.mjs']), ['--enable-source-maps', '--import', './other.mjs']);
+});
+
+test('a closed pool rejects new work instead of hanging', async () => {
+  const p = new SigPool({ threads: 1 });
+  const inFlight = assert.rejects(p.verifyOrders(orders.slice(0, 2), domains), /closed/);
+  await p.close();
+  await inFlight;
+  await assert.rejects(p.verifyOrders(orders.slice(0, 1), domains), /closed/);
+  await assert.rejects(p.recoverClobAuth({ address: accounts[0]!.address, timestamp: '1', nonce: '0', signature: orders[0]!.signature }, { name: 'a', version: '1', chainId: 1 }), /closed/);
+});
