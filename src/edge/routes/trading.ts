@@ -1,0 +1,338 @@
+/**
+ * Trading: place one or many orders, read them, cancel them, and the wallet operations beyond the spec
+ * (split, merge, redeem, balances). Every write route is L2-signed; the edge has already checked the HMAC
+ * and rate-limited by API key before a handler runs.
+ *
+ * Flow of an order: schema (edge) -> checkOrders (owner, signer, EIP-712 signature in the signature
+ * pool, market, amounts, expiration) -> Engine.placeOrder (tick, size, balance, matching) -> answered
+ * only after the engine's journal commit. Rejections carry the platform's wording (domain/errors.ts).
+ * `POST /order` answers a rejection with 400 `{error}`; `POST /orders` answers 200 with one
+ * `{success:false, errorMsg}` element per rejected order, so one bad order never fails the others.
+ */
+import { Type } from '@sinclair/typebox';
+import { apiError, ApiError, errorByResult } from '../../domain/errors.ts';
+import { nextCursor, decodeCursor } from '../../domain/cursor.ts';
+import { parseConditionId, parseOrderId, parseTokenId } from '../../domain/ids.ts';
+import { formatPips, formatUnits, parseUnits } from '../../domain/units.ts';
+import type { OrderRecord } from '../../domain/events.ts';
+import type { Engine, PlaceResponse } from '../../engine/engine.ts';
+import type { AppContext } from '../context.ts';
+import { checkOrders, type NormalizedOrder, type OrderCheckDeps, type OrderCaller } from '../order-check.ts';
+import { route, type AnyRoute, type Caller } from '../route.ts';
+import {
+  CancelMarketOrdersBody,
+  CancelResult,
+  DeleteOrderBody,
+  MAX_ORDERS_PER_REQUEST,
+  OrderResult,
+  PostOrderBody,
+  PostOrdersBody,
+  PostOrdersResult,
+} from '../schemas/orders.ts';
+import {
+  BalanceAllowance,
+  BalanceAllowanceQuery,
+  DeleteOrdersBody,
+  MAX_CANCEL_IDS,
+  OpenOrdersPage,
+  OpenOrdersQuery,
+  OrderView,
+  OrderViewResponse,
+  RedeemBody,
+  SplitMergeBody,
+  WalletOpResult,
+} from '../schemas/trading.ts';
+
+/** The engine's answer as the POST /order result (DESIGN section 7: decimal strings). */
+function orderResult(r: PlaceResponse): OrderResult {
+  return {
+    success: true,
+    errorMsg: '',
+    orderID: r.orderId,
+    status: r.status,
+    makingAmount: formatUnits(r.makingAmount),
+    takingAmount: formatUnits(r.takingAmount),
+    tradeIDs: r.tradeIds,
+  };
+}
+
+function rejected(orderId: string, e: ApiError): OrderResult {
+  return { success: false, errorMsg: e.message, orderID: orderId, status: '', makingAmount: '', takingAmount: '' };
+}
+
+function engineError(code: number, vars?: Record<string, string | number>): ApiError {
+  return new ApiError(errorByResult(code), vars);
+}
+
+/** The caller of a signed route: the edge guarantees both fields once the HMAC passed. */
+function signer(caller: Caller): OrderCaller {
+  return { apiKey: caller.apiKey!, address: caller.address! };
+}
+
+export function tradingRoutes(ctx: AppContext): AnyRoute[] {
+  const engine = ctx.engine as unknown as Engine;
+  const deps: OrderCheckDeps = {
+    pool: ctx.auth.pool,
+    domains: ctx.auth.orderDomains,
+    clock: ctx.clock,
+    market: (tokenId) => {
+      const t = engine.tokenOutcome(tokenId);
+      if (!t) return undefined;
+      const m = engine.market(t.conditionId);
+      return m ? { conditionId: m.conditionId, negRisk: m.negRisk } : undefined;
+    },
+  };
+
+  const place = (o: NormalizedOrder) =>
+    engine.placeOrder({
+      orderId: o.orderId,
+      wallet: o.wallet,
+      tokenId: o.tokenId,
+      side: o.side,
+      orderType: o.orderType,
+      postOnly: o.postOnly,
+      makerAmount: o.makerAmount,
+      takerAmount: o.takerAmount,
+      expiration: o.expiration,
+      builder: o.builder,
+      owner: o.owner,
+      signer: o.signer,
+      salt: o.salt,
+      timestamp: o.timestamp,
+      signatureType: o.signatureType,
+      signature: o.signature,
+    });
+
+  const outcomeLabel = (conditionId: string, outcome: 0 | 1): string =>
+    ctx.catalog.read.marketByCondition(conditionId)?.outcomes[outcome] ?? (outcome === 0 ? 'Yes' : 'No');
+
+  const iso = (ms: number) => new Date(ms).toISOString();
+
+  const orderView = (r: OrderRecord): OrderView => ({
+    id: r.orderId,
+    status: r.status,
+    market: r.conditionId,
+    originalSize: formatUnits(r.sizeUnits),
+    outcome: outcomeLabel(r.conditionId, r.outcome),
+    makerAddress: r.wallet,
+    owner: r.owner,
+    price: formatPips(r.pricePips),
+    sizeMatched: formatUnits(r.sizeMatched),
+    assetId: r.tokenId,
+    side: r.side,
+    type: r.orderType,
+    expiration: String(r.expiration),
+    associateTrades: r.tradeIds,
+    createdAt: iso(r.createdAt),
+    updatedAt: iso(r.updatedAt),
+  });
+
+  const walletOp = async (p: Promise<{ ok: boolean; code: number }>) => {
+    const r = await p;
+    if (!r.ok) throw engineError(r.code);
+    return { success: true };
+  };
+
+  const units = (text: string): number => {
+    const u = parseUnits(text);
+    if (u === undefined || u <= 0) throw apiError('PM_ERR_AMOUNT');
+    return u;
+  };
+
+  const market = (text: string): string => {
+    const cid = parseConditionId(text);
+    if (!cid || !engine.market(cid)) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'unknown market' });
+    return cid;
+  };
+
+  return [
+    route({
+      method: 'POST',
+      path: '/order',
+      group: 'trading',
+      auth: 'l2',
+      summary: 'Place one signed order; answered after the journal commit',
+      body: PostOrderBody,
+      response: OrderResult,
+      handler: async (req) => {
+        const [checked] = await checkOrders([req.body], signer(req.caller), deps);
+        if (!checked.ok) throw checked.error;
+        const r = await place(checked.order);
+        if (!r.ok) throw engineError(r.code, r.vars);
+        return orderResult(r);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/orders',
+      group: 'trading',
+      auth: 'l2',
+      summary: `Place up to ${MAX_ORDERS_PER_REQUEST} signed orders; one result per order, in order`,
+      body: PostOrdersBody,
+      response: PostOrdersResult,
+      limitCost: (body) => (Array.isArray(body) ? body.length : 1),
+      handler: async (req) => {
+        const checked = await checkOrders(req.body, signer(req.caller), deps);
+        // Issued in submission order within one turn: the sequencer sees them in that order.
+        const placed = checked.map((c) => (c.ok ? place(c.order) : undefined));
+        const out: OrderResult[] = [];
+        for (let i = 0; i < checked.length; i++) {
+          const c = checked[i];
+          if (!c.ok) {
+            out.push(rejected(c.orderId, c.error));
+            continue;
+          }
+          const r = await placed[i]!;
+          out.push(r.ok ? orderResult(r) : rejected(r.orderId, engineError(r.code, r.vars)));
+        }
+        return out;
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/order',
+      group: 'trading',
+      auth: 'l2',
+      summary: 'Cancel one of the caller\'s orders (`orderId` or `orderID`)',
+      body: DeleteOrderBody,
+      response: CancelResult,
+      handler: async (req) => {
+        const id = 'orderId' in req.body ? req.body.orderId : req.body.orderID;
+        const r = await engine.cancelOrders(req.caller.address!, [id.toLowerCase()]);
+        return { canceled: r.canceled, not_canceled: r.notCanceled };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/orders',
+      group: 'trading',
+      auth: 'l2',
+      summary: `Cancel up to ${MAX_CANCEL_IDS} of the caller's orders by id`,
+      body: DeleteOrdersBody,
+      response: CancelResult,
+      handler: async (req) => {
+        const ids = [...new Set(req.body.map((id) => id.toLowerCase()))];
+        const r = await engine.cancelOrders(req.caller.address!, ids);
+        return { canceled: r.canceled, not_canceled: r.notCanceled };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/cancel-market-orders',
+      group: 'trading',
+      auth: 'l2',
+      summary: 'Cancel the caller\'s open orders of a market and/or token (at least one; both must match)',
+      body: CancelMarketOrdersBody,
+      response: CancelResult,
+      handler: async (req) => {
+        // An empty string means absent: the platform's Python client always sends both keys.
+        const marketText = req.body.market ?? '';
+        const assetText = req.body.asset_id ?? '';
+        if (marketText === '' && assetText === '') throw apiError('PM_ERR_BAD_REQUEST', { detail: 'market or asset_id is required' });
+        const conditionId = marketText === '' ? undefined : parseConditionId(marketText);
+        if (marketText !== '' && !conditionId) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'invalid market' });
+        const tokenId = assetText === '' ? undefined : parseTokenId(assetText);
+        if (assetText !== '' && !tokenId) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'invalid asset_id' });
+        const r = await engine.cancelMarketOrders(req.caller.address!, { conditionId, tokenId });
+        return { canceled: r.canceled, not_canceled: r.notCanceled };
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/cancel-all',
+      group: 'trading',
+      auth: 'l2',
+      summary: 'Cancel every open order of the caller',
+      response: CancelResult,
+      handler: async (req) => {
+        const r = await engine.cancelAll(req.caller.address!);
+        return { canceled: r.canceled, not_canceled: r.notCanceled };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/data/order/:id',
+      group: 'clob',
+      summary: 'One order by id (public, as the spec lists it)',
+      params: Type.Object({ id: Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' }) }),
+      fieldMessages: { id: 'Invalid orderID' },
+      response: OrderViewResponse,
+      handler: (req) => {
+        const rec = engine.getOrder(parseOrderId(req.params.id)!);
+        if (!rec) throw apiError('PM_ERR_ORDER_NOT_FOUND');
+        return { order: orderView(rec) };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/data/orders',
+      group: 'trading',
+      auth: 'l2',
+      summary: 'The caller\'s open orders, oldest first (cursor paging)',
+      query: OpenOrdersQuery,
+      response: OpenOrdersPage,
+      handler: (req) => {
+        const offset = decodeCursor(req.query.next_cursor);
+        if (offset === undefined) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'invalid next_cursor' });
+        const all = engine.openOrders(req.caller.address!, {
+          id: req.query.id?.toLowerCase(),
+          conditionId: req.query.market?.toLowerCase(),
+          tokenId: req.query.asset_id,
+        });
+        const limit = 500;
+        const from = offset === 'end' ? all.length : offset;
+        const page = all.slice(from, from + limit);
+        return { data: page.map(orderView), next_cursor: nextCursor(from, page.length, all.length), limit, count: page.length };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/balance-allowance',
+      group: 'trading',
+      auth: 'l2',
+      summary: 'The caller\'s available balance of USDC or of one token, in integer units (as the platform client reads it)',
+      query: BalanceAllowanceQuery,
+      response: BalanceAllowance,
+      handler: (req) => {
+        const b = engine.balances(req.caller.address!);
+        if (req.query.asset_type === 'CONDITIONAL') {
+          if (!req.query.token_id) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'token_id is required for CONDITIONAL' });
+          const t = b.tokens.find((x) => x.tokenId === req.query.token_id);
+          const available = t?.available ?? 0;
+          return { balance: String(available), allowance: String(available), reserved: String(t?.reserved ?? 0) };
+        }
+        return { balance: String(b.usdc.available), allowance: String(b.usdc.available), reserved: String(b.usdc.reserved) };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/split',
+      group: 'trading',
+      auth: 'l2',
+      summary: 'Split USDC into one of each outcome token of a market',
+      body: SplitMergeBody,
+      response: WalletOpResult,
+      handler: (req) => walletOp(engine.split(req.caller.address!, market(req.body.conditionId), units(req.body.amount))),
+    }),
+    route({
+      method: 'POST',
+      path: '/merge',
+      group: 'trading',
+      auth: 'l2',
+      summary: 'Merge one of each outcome token of a market back into USDC',
+      body: SplitMergeBody,
+      response: WalletOpResult,
+      handler: (req) => walletOp(engine.merge(req.caller.address!, market(req.body.conditionId), units(req.body.amount))),
+    }),
+    route({
+      method: 'POST',
+      path: '/redeem',
+      group: 'trading',
+      auth: 'l2',
+      summary: 'Redeem every token of a resolved market: the winning outcome pays 1 USDC each',
+      body: RedeemBody,
+      response: WalletOpResult,
+      handler: (req) => walletOp(engine.redeem(req.caller.address!, market(req.body.conditionId))),
+    }),
+  ];
+}

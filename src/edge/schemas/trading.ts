@@ -1,0 +1,65 @@
+/**
+ * Schemas of the trading routes beyond order placement (schemas/orders.ts): order reads, bulk cancel,
+ * wallet operations and balances. The spec's Order type (camelCase) is the shape of `GET /data/order/{id}`.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+
+const Decimal = Type.String({ pattern: '^[0-9]{1,16}(\\.[0-9]{1,6})?$', description: 'USDC / token amount, up to 6 decimals' });
+const ConditionIdText = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
+const OrderIdText = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
+
+export const MAX_CANCEL_IDS = 1000;
+
+export const OrderView = Type.Object({
+  id: Type.String(),
+  status: Type.String({ description: 'LIVE, MATCHED, CANCELED or CANCELED_MARKET_RESOLVED' }),
+  market: Type.String({ description: 'condition id' }),
+  originalSize: Type.String({ description: 'tokens, minimal decimal' }),
+  outcome: Type.String(),
+  makerAddress: Type.String(),
+  owner: Type.String({ description: 'API key that placed it' }),
+  price: Type.String(),
+  sizeMatched: Type.String(),
+  assetId: Type.String({ description: 'token id (uint256 decimal)' }),
+  side: Type.String(),
+  type: Type.String({ description: 'GTC, GTD, FOK or FAK' }),
+  expiration: Type.String({ description: 'unix seconds, 0 = none' }),
+  associateTrades: Type.Array(Type.String()),
+  createdAt: Type.String({ format: 'date-time' }),
+  updatedAt: Type.String({ format: 'date-time' }),
+});
+export type OrderView = Static<typeof OrderView>;
+
+export const OrderViewResponse = Type.Object({ order: OrderView });
+
+export const OpenOrdersQuery = Type.Object({
+  id: Type.Optional(OrderIdText),
+  market: Type.Optional(ConditionIdText),
+  asset_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,78}$' })),
+  next_cursor: Type.Optional(Type.String({ maxLength: 64 })),
+});
+
+export const OpenOrdersPage = Type.Object({
+  data: Type.Array(OrderView),
+  next_cursor: Type.String(),
+  limit: Type.Integer(),
+  count: Type.Integer(),
+});
+
+export const DeleteOrdersBody = Type.Array(OrderIdText, { minItems: 1, maxItems: MAX_CANCEL_IDS });
+
+export const SplitMergeBody = Type.Object({ conditionId: ConditionIdText, amount: Decimal });
+export const RedeemBody = Type.Object({ conditionId: ConditionIdText });
+export const WalletOpResult = Type.Object({ success: Type.Boolean() });
+
+export const BalanceAllowanceQuery = Type.Object({
+  asset_type: Type.Union([Type.Literal('COLLATERAL'), Type.Literal('CONDITIONAL')]),
+  token_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,78}$' })),
+  signature_type: Type.Optional(Type.Integer({ minimum: 0, maximum: 255 })),
+});
+
+export const BalanceAllowance = Type.Object({
+  balance: Type.String({ description: 'available, integer units (10^-6)' }),
+  allowance: Type.String({ description: 'what the exchange may spend: the available balance (no chain, no approvals)' }),
+  reserved: Type.String({ description: 'held by open orders, integer units' }),
+});
