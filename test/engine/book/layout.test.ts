@@ -183,17 +183,31 @@ test('layout: handle index stays exact during an incremental resize (get/remove 
   assert.equal(index.count, model.size);
 });
 
-test('layout: handle index growth never stalls a put for long (no one-shot rehash)', () => {
+test('layout: handle index growth is incremental (no one-shot rehash), and every entry stays readable meanwhile', () => {
+  // Wall-clock limits belong in bench/; here the property itself: once a resize starts, the old table
+  // drains over many later puts instead of inside the one that triggered it.
   const index = new HandleIndex();
-  let worst = 0;
+  let resizes = 0;
+  let longestMigration = 0;
+  let run = 0;
   for (let i = 0; i < 300_000; i++) {
-    const t = process.hrtime.bigint();
+    const was = index.resizing;
     index.put(i * 7 + 3, i);
-    const d = Number(process.hrtime.bigint() - t);
-    if (d > worst) worst = d;
+    if (index.resizing) {
+      if (!was) resizes++;
+      run++;
+      if (run > longestMigration) longestMigration = run;
+    } else {
+      run = 0;
+    }
+    if (index.resizing && i % 997 === 0) {
+      for (let j = Math.max(0, i - 2000); j <= i; j++) assert.equal(index.get(j * 7 + 3), j);
+    }
   }
-  // A one-shot rehash of ~262k entries takes ~10 ms; the incremental one only allocates a zeroed buffer.
-  assert.ok(worst < 5e6, `worst put ${worst / 1e6} ms`);
+  assert.ok(resizes >= 5, `resizes: ${resizes}`);
+  assert.ok(longestMigration > 1000, `the largest resize spread over ${longestMigration} puts`);
+  for (let j = 0; j < 300_000; j += 37) assert.equal(index.get(j * 7 + 3), j);
+  assert.equal(index.count, 300_000);
 });
 
 test('layout: expiry heap pops by (expiresAt, handle) and removes from the middle', () => {
