@@ -1,0 +1,334 @@
+/**
+ * Market-data routes (clob group, `{error}` bodies): books, quotes, last trades, price history, builder
+ * trades, and the look-ups the platform's client makes before it posts an order (tick size, neg risk,
+ * fee rate, version).
+ *
+ * Token ids: malformed -> 400 `Invalid token id`; well-formed but no market has it -> 404 `No orderbook
+ * exists for the requested token id` (batch routes add the offending `token_id` to the body). GET /book
+ * and POST /books pass the shard's pre-serialized snapshot through untouched: no parse, no re-hash.
+ */
+import { apiError, type ApiError } from '../../domain/errors.ts';
+import { END_CURSOR, decodeCursor } from '../../domain/cursor.ts';
+import { parseTokenId } from '../../domain/ids.ts';
+import { pipsToNumber } from '../../domain/units.ts';
+import { BUILDER_TRADES_PAGE_SIZE, type HistoryParams, type MarketDataReader } from '../../queries/market-data.ts';
+import type { AppContext } from '../context.ts';
+import { Type } from '@sinclair/typebox';
+import { reply, route, type AnyRoute } from '../route.ts';
+import {
+  BatchHistoryReply,
+  BuilderTrade,
+  BuilderTradesQuery,
+  FeeRateReply,
+  HistoryBatchBody,
+  HistoryQuery,
+  HistoryReply,
+  LastTradeReply,
+  LastTradesReply,
+  MAX_BOOKS_PER_REQUEST,
+  MAX_TOKENS_PER_REQUEST,
+  MidpointReply,
+  NegRiskReply,
+  OrderBookSummary,
+  PriceQuery,
+  PriceReply,
+  QuoteMap,
+  TickSizeReply,
+  TokenBatch,
+  TokenQuery,
+  VersionReply,
+} from '../schemas/market-data.ts';
+
+const NO_BOOK = 'No orderbook exists for the requested token id';
+const bad = (detail: string): ApiError => apiError('PM_ERR_BAD_REQUEST', { detail });
+const noBook = (tokenId?: string): ApiError => apiError('PM_ERR_NOT_FOUND_ENTITY', { detail: NO_BOOK }, tokenId === undefined ? undefined : { token_id: tokenId });
+
+const TOKEN_MESSAGES = { token_id: 'Invalid token id', side: 'Invalid side', body: 'Invalid payload' };
+const HISTORY_MESSAGES = {
+  market: 'Invalid market: expected a token id',
+  startTs: 'Invalid startTs: expected unix seconds',
+  endTs: 'Invalid endTs: expected unix seconds',
+  start_ts: 'Invalid start_ts: expected unix seconds',
+  end_ts: 'Invalid end_ts: expected unix seconds',
+  interval: 'Invalid interval: expected one of 1m, 1h, 6h, 1d, 1w, max',
+  fidelity: 'Invalid fidelity: expected whole minutes from 1 to 525600',
+  markets: 'Invalid markets: expected 1 to 20 token ids',
+  body: 'Invalid payload',
+};
+
+/** A query token id that passed the schema's shape; the uint256 bound is the last check. */
+function tokenOf(raw: string): string {
+  const t = parseTokenId(raw);
+  if (t === undefined) throw bad('Invalid token id');
+  return t;
+}
+
+/** Token ids of a batch body, checked in order: count, shape, side, then that a market has each. */
+function batchTokens(md: MarketDataReader, items: TokenBatch, max: number): string[] {
+  if (items.length > max) throw bad(`Payload exceeds the limit: ${items.length} token ids, max allowed: ${max}`);
+  const ids = items.map((it, i) => {
+    const t = parseTokenId(it.token_id);
+    if (t === undefined) throw bad(`Invalid token id at [${i}]`);
+    if (it.side !== undefined && it.side !== 'BUY' && it.side !== 'SELL') throw bad(`Invalid side at [${i}]`);
+    return t as string;
+  });
+  for (const id of ids) if (md.token(id) === undefined) throw noBook(id);
+  return ids;
+}
+
+/** Runs `fn` once every token has a published snapshot (at once, in the usual case). */
+function withSnapshots<T>(md: MarketDataReader, ids: readonly string[], fn: () => T): T | Promise<T> {
+  const wait = md.ensureSnapshots(ids);
+  return wait === undefined ? fn() : wait.then(fn);
+}
+
+function bookOf(md: MarketDataReader, id: string): string {
+  const json = md.bookJson(id);
+  // Known token, snapshot requested, none published: only when the engine has stopped.
+  if (json === undefined) throw apiError('PM_ERR_UNAVAILABLE');
+  return json;
+}
+
+export function marketDataRoutes(ctx: AppContext): AnyRoute[] {
+  const md = (): MarketDataReader => {
+    if (ctx.marketData === undefined) throw apiError('PM_ERR_UNAVAILABLE');
+    return ctx.marketData;
+  };
+  /** The token of a single-token route, known to a market. */
+  const known = (raw: string): string => {
+    const id = tokenOf(raw);
+    if (md().token(id) === undefined) throw noBook();
+    return id;
+  };
+  const market = (raw: string) => {
+    const m = md().marketOf(known(raw));
+    if (m === undefined) throw noBook();
+    return m;
+  };
+
+  return [
+    route({
+      method: 'GET',
+      path: '/book',
+      group: 'clob',
+      summary: "Order book of a token: the shard's latest snapshot (the complementary token's orders mirrored at 1 - p)",
+      query: TokenQuery,
+      response: OrderBookSummary,
+      fieldMessages: TOKEN_MESSAGES,
+      handler: ({ query }) => {
+        const r = md();
+        const id = tokenOf(query.token_id);
+        const json = r.bookJson(id);
+        if (json !== undefined) return reply({ raw: json });
+        if (r.token(id) === undefined) throw noBook();
+        return withSnapshots(r, [id], () => reply({ raw: bookOf(r, id) }));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/books',
+      group: 'clob',
+      summary: `Order books of up to ${MAX_BOOKS_PER_REQUEST} tokens, in request order`,
+      body: TokenBatch,
+      response: Type.Array(OrderBookSummary),
+      fieldMessages: TOKEN_MESSAGES,
+      handler: ({ body }) => {
+        const r = md();
+        const ids = batchTokens(r, body, MAX_BOOKS_PER_REQUEST);
+        // Read in one synchronous pass: the books of one market then come from one publication.
+        return withSnapshots(r, ids, () => reply({ raw: `[${ids.map((id) => bookOf(r, id)).join(',')}]` }));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/price',
+      group: 'clob',
+      summary: 'Best price on one side: BUY = best bid, SELL = best ask ("" when that side is empty)',
+      query: PriceQuery,
+      response: PriceReply,
+      fieldMessages: TOKEN_MESSAGES,
+      handler: ({ query }) => {
+        const id = known(query.token_id);
+        return withSnapshots(md(), [id], () => ({ price: md().quote(id)[query.side] }));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/prices',
+      group: 'clob',
+      summary: `Best bid (BUY) and best ask (SELL) of up to ${MAX_TOKENS_PER_REQUEST} tokens`,
+      body: TokenBatch,
+      response: QuoteMap,
+      fieldMessages: TOKEN_MESSAGES,
+      handler: ({ body }) => {
+        const r = md();
+        const ids = batchTokens(r, body, MAX_TOKENS_PER_REQUEST);
+        return withSnapshots(r, ids, () => {
+          const out: Record<string, { BUY: string; SELL: string }> = {};
+          for (const id of ids) out[id] = r.quote(id);
+          return out;
+        });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/midpoint',
+      group: 'clob',
+      summary: 'Midpoint of best bid and best ask ("" unless both sides have orders)',
+      query: TokenQuery,
+      response: MidpointReply,
+      fieldMessages: TOKEN_MESSAGES,
+      handler: ({ query }) => {
+        const id = known(query.token_id);
+        return withSnapshots(md(), [id], () => ({ mid: md().midpoint(id) }));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/last-trade-price',
+      group: 'clob',
+      summary: 'Price and taker side of the last trade of a token ("" and "" before any trade)',
+      query: TokenQuery,
+      response: LastTradeReply,
+      fieldMessages: TOKEN_MESSAGES,
+      handler: ({ query }) => md().lastTrade(known(query.token_id)),
+    }),
+    route({
+      method: 'POST',
+      path: '/last-trades-prices',
+      group: 'clob',
+      summary: `Last trade of up to ${MAX_TOKENS_PER_REQUEST} tokens, in request order`,
+      body: TokenBatch,
+      response: LastTradesReply,
+      fieldMessages: TOKEN_MESSAGES,
+      handler: ({ body }) => {
+        const r = md();
+        return batchTokens(r, body, MAX_TOKENS_PER_REQUEST).map((id) => ({ token_id: id, ...r.lastTrade(id) }));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/tick-size',
+      group: 'clob',
+      summary: "Minimum tick size of the token's market",
+      query: TokenQuery,
+      response: TickSizeReply,
+      fieldMessages: TOKEN_MESSAGES,
+      handler: ({ query }) => ({ minimum_tick_size: pipsToNumber(market(query.token_id).tickPips) }),
+    }),
+    route({
+      method: 'GET',
+      path: '/neg-risk',
+      group: 'clob',
+      summary: "Whether the token's market is neg-risk (orders are signed for the neg-risk exchange)",
+      query: TokenQuery,
+      response: NegRiskReply,
+      fieldMessages: TOKEN_MESSAGES,
+      handler: ({ query }) => ({ neg_risk: market(query.token_id).negRisk }),
+    }),
+    route({
+      method: 'GET',
+      path: '/fee-rate',
+      group: 'clob',
+      summary: "Taker fee rate of the token's market in basis points",
+      query: TokenQuery,
+      response: FeeRateReply,
+      fieldMessages: TOKEN_MESSAGES,
+      handler: ({ query }) => ({ base_fee: market(query.token_id).takerFeeBps }),
+    }),
+    route({
+      method: 'GET',
+      path: '/version',
+      group: 'clob',
+      summary: 'Order version the service signs and verifies (the platform client reads it before posting)',
+      response: VersionReply,
+      handler: () => ({ version: 2 as const }),
+    }),
+    route({
+      method: 'GET',
+      path: '/prices-history',
+      group: 'clob',
+      summary: 'Recorded prices of a token (midpoints, and trade prices at trades), bucketed by fidelity',
+      description:
+        'Give `interval` or `startTs`/`endTs` (not both); neither means interval=max. Buckets are `fidelity` minutes wide, ' +
+        'aligned to the unix epoch; each bucket that holds a sample gives {t: bucket start, p: its last sample}. Without ' +
+        'fidelity the width is 1 minute, or the smallest that keeps the window within 50000 buckets.',
+      query: HistoryQuery,
+      response: HistoryReply,
+      fieldMessages: HISTORY_MESSAGES,
+      handler: ({ query: q }) => {
+        const r = md();
+        const id = tokenOf(q.market);
+        if (r.token(id) === undefined) throw noBook();
+        const params: HistoryParams = { startTs: q.startTs, endTs: q.endTs, interval: q.interval, fidelity: q.fidelity };
+        const w = r.historyWindow([id], params, Math.floor(ctx.clock.now() / 1000));
+        return { history: r.history(id, w) };
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/batch-prices-history',
+      group: 'clob',
+      summary: 'Price history of up to 20 tokens over one window, keyed by token id',
+      description: 'Same rules as GET /prices-history; the window of interval=max starts at the earliest sample of the listed tokens.',
+      body: HistoryBatchBody,
+      response: BatchHistoryReply,
+      fieldMessages: HISTORY_MESSAGES,
+      handler: ({ body: b }) => {
+        const r = md();
+        const ids = b.markets.map((m, i) => {
+          const t = parseTokenId(m);
+          if (t === undefined) throw bad(`Invalid token id at markets[${i}]`);
+          return t as string;
+        });
+        for (const id of ids) if (r.token(id) === undefined) throw noBook(id);
+        const params: HistoryParams = { startTs: b.start_ts, endTs: b.end_ts, interval: b.interval, fidelity: b.fidelity };
+        const w = r.historyWindow(ids, params, Math.floor(ctx.clock.now() / 1000));
+        const history: Record<string, { t: number; p: number }[]> = {};
+        for (const id of ids) history[id] ??= r.history(id, w);
+        return { history };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/builder/trades',
+      group: 'clob',
+      summary: 'Trades whose taker order carried a non-zero builder code, oldest first; next cursor in the Next-Cursor header',
+      description:
+        'One row per fill (its maker order in maker_orders). Filters combine (AND); an empty value means absent. ' +
+        `Pages of ${BUILDER_TRADES_PAGE_SIZE} rows; Next-Cursor is LTE= on the last page.`,
+      query: BuilderTradesQuery,
+      response: Type.Array(BuilderTrade),
+      fieldMessages: {
+        id: 'Invalid id',
+        maker_address: 'Invalid maker_address',
+        market: 'Invalid market',
+        asset_id: 'Invalid asset_id',
+        before: 'Invalid before: expected unix seconds',
+        after: 'Invalid after: expected unix seconds',
+        builder_code: 'Invalid builder_code',
+        next_cursor: 'Invalid next_cursor',
+      },
+      handler: ({ query: q }) => {
+        const offset = decodeCursor(q.next_cursor);
+        if (offset === undefined) throw bad('Invalid next_cursor');
+        if (offset === 'end') return reply({ body: [], headers: { 'Next-Cursor': END_CURSOR } });
+        const opt = (s: string | undefined) => (s === undefined || s === '' ? undefined : s.toLowerCase());
+        const num = (s: string | undefined) => (s === undefined || s === '' ? undefined : Number(s));
+        const page = md().builderTrades(
+          {
+            id: opt(q.id),
+            makerAddress: opt(q.maker_address),
+            market: opt(q.market),
+            assetId: opt(q.asset_id),
+            before: num(q.before),
+            after: num(q.after),
+            builderCode: opt(q.builder_code),
+          },
+          offset,
+        );
+        return reply({ body: page.rows, headers: { 'Next-Cursor': page.next } });
+      },
+    }),
+  ];
+}

@@ -1,0 +1,144 @@
+/**
+ * Market-data request and response schemas (clob group, `{error}` bodies): GET /book, POST /books,
+ * GET /price, POST /prices, GET /midpoint, GET /last-trade-price, POST /last-trades-prices,
+ * GET /prices-history, POST /batch-prices-history, GET /builder/trades, and the look-ups the platform's
+ * client makes before it posts an order: GET /tick-size, /neg-risk, /fee-rate, /version.
+ *
+ * Prices and sizes are minimal decimal strings; "" stands for a price that does not exist (an empty
+ * book side, no trade yet). Token ids are uint256 decimal strings. Decisions: docs/decisions.md,
+ * "Market data".
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import { HISTORY_INTERVALS, MAX_FIDELITY, MAX_HISTORY_MARKETS, MIN_FIDELITY } from '../../queries/market-data.ts';
+
+/** Shape only; the value is checked by parseTokenId (uint256 bound) in the handler. */
+const TokenId = Type.String({ pattern: '^(0|[1-9][0-9]{0,77})$', description: 'uint256 as a decimal string without leading zeros' });
+const Price = Type.String({ description: 'minimal decimal string, "" when there is no such price' });
+const Side = Type.Union([Type.Literal('BUY'), Type.Literal('SELL')]);
+const UnixSeconds = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'unix seconds' });
+const Interval = Type.Union(
+  HISTORY_INTERVALS.map((i) => Type.Literal(i)),
+  { description: 'window ending now: 1h, 6h, 1d, 1w, 1m (one month, 30 days), max (everything; alias all)' },
+);
+const Fidelity = Type.Integer({ minimum: MIN_FIDELITY, maximum: MAX_FIDELITY, description: 'bucket width in minutes' });
+
+/** Batch bounds (POST /books, POST /prices, POST /last-trades-prices). */
+export const MAX_BOOKS_PER_REQUEST = 100;
+export const MAX_TOKENS_PER_REQUEST = 500;
+
+// ---- requests -------------------------------------------------------------------------------------------
+
+export const TokenQuery = Type.Object({ token_id: TokenId });
+export type TokenQuery = Static<typeof TokenQuery>;
+
+export const PriceQuery = Type.Object({ token_id: TokenId, side: Side });
+export type PriceQuery = Static<typeof PriceQuery>;
+
+/** `[{token_id, side?}]`; `side` is accepted (the platform client always sends it) and checked, not used. */
+export const TokenBatch = Type.Array(
+  Type.Object({
+    token_id: Type.String({ maxLength: 100, description: 'uint256 decimal string' }),
+    side: Type.Optional(Type.String({ maxLength: 10, description: 'BUY or SELL; both sides are answered' })),
+  }),
+  { description: `at most ${MAX_TOKENS_PER_REQUEST} items (${MAX_BOOKS_PER_REQUEST} for POST /books)` },
+);
+export type TokenBatch = Static<typeof TokenBatch>;
+
+export const HistoryQuery = Type.Object({
+  market: TokenId,
+  startTs: Type.Optional(UnixSeconds),
+  endTs: Type.Optional(UnixSeconds),
+  interval: Type.Optional(Interval),
+  fidelity: Type.Optional(Fidelity),
+});
+export type HistoryQuery = Static<typeof HistoryQuery>;
+
+export const HistoryBatchBody = Type.Object({
+  markets: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: MAX_HISTORY_MARKETS, description: `1 to ${MAX_HISTORY_MARKETS} token ids` }),
+  start_ts: Type.Optional(UnixSeconds),
+  end_ts: Type.Optional(UnixSeconds),
+  interval: Type.Optional(Interval),
+  fidelity: Type.Optional(Fidelity),
+});
+export type HistoryBatchBody = Static<typeof HistoryBatchBody>;
+
+/** Every parameter is optional text, as the spec lists them; an empty value means absent. */
+export const BuilderTradesQuery = Type.Object({
+  id: Type.Optional(Type.String({ pattern: '^(0x[0-9a-fA-F]{64})?$', description: 'trade id' })),
+  maker_address: Type.Optional(Type.String({ pattern: '^(0x[0-9a-fA-F]{40})?$', description: "the row's maker_address (the taker order's wallet)" })),
+  market: Type.Optional(Type.String({ pattern: '^(0x[0-9a-fA-F]{64})?$', description: 'condition id' })),
+  asset_id: Type.Optional(Type.String({ pattern: '^(0|[1-9][0-9]{0,77})?$', description: 'token id' })),
+  before: Type.Optional(Type.String({ pattern: '^[0-9]{0,15}$', description: 'unix seconds: trades strictly before' })),
+  after: Type.Optional(Type.String({ pattern: '^[0-9]{0,15}$', description: 'unix seconds: trades strictly after' })),
+  builder_code: Type.Optional(Type.String({ pattern: '^(0x[0-9a-fA-F]{64})?$', description: 'bytes32 builder code of the taker order' })),
+  next_cursor: Type.Optional(Type.String({ maxLength: 64, description: 'base64 offset: MA== first page, LTE= past the last' })),
+});
+export type BuilderTradesQuery = Static<typeof BuilderTradesQuery>;
+
+// ---- responses ------------------------------------------------------------------------------------------
+
+const Level = Type.Object({ price: Type.String(), size: Type.String() });
+
+export const OrderBookSummary = Type.Object({
+  market: Type.String({ description: 'condition id' }),
+  asset_id: Type.String({ description: 'token id' }),
+  timestamp: Type.String({ description: 'unix seconds at which the shard published this snapshot' }),
+  hash: Type.String({ description: 'SHA-1 hex of the compact JSON of this object with hash ""' }),
+  bids: Type.Array(Level, { description: 'ascending: best bid last; includes the other outcome\'s asks at 1 - p' }),
+  asks: Type.Array(Level, { description: 'descending: best ask last; includes the other outcome\'s bids at 1 - p' }),
+  min_order_size: Type.String(),
+  tick_size: Type.String(),
+  neg_risk: Type.Boolean(),
+  last_trade_price: Price,
+});
+export type OrderBookSummary = Static<typeof OrderBookSummary>;
+
+export const PriceReply = Type.Object({ price: Price });
+export const MidpointReply = Type.Object({ mid: Price });
+export const QuoteMap = Type.Record(Type.String(), Type.Object({ BUY: Price, SELL: Price }), { description: 'BUY = best bid, SELL = best ask' });
+export const LastTradeReply = Type.Object({ price: Price, side: Type.String({ description: 'BUY, SELL or "" before any trade' }) });
+export const LastTradesReply = Type.Array(Type.Object({ token_id: Type.String(), price: Price, side: Type.String() }));
+
+const Point = Type.Object({ t: Type.Integer({ description: 'bucket start, unix seconds' }), p: Type.Number({ description: 'last sample in the bucket' }) });
+export const HistoryReply = Type.Object({ history: Type.Array(Point) });
+export const BatchHistoryReply = Type.Object({ history: Type.Record(Type.String(), Type.Array(Point)) });
+
+export const TickSizeReply = Type.Object({ minimum_tick_size: Type.Number({ description: '0.1, 0.01, 0.001 or 0.0001' }) });
+export const NegRiskReply = Type.Object({ neg_risk: Type.Boolean() });
+export const FeeRateReply = Type.Object({ base_fee: Type.Integer({ description: 'taker fee rate of the market in basis points' }) });
+export const VersionReply = Type.Object({ version: Type.Literal(2) });
+
+const Str = Type.String();
+export const MakerOrder = Type.Object({
+  order_id: Str,
+  maker_address: Str,
+  owner: Str,
+  matched_amount: Str,
+  fee_rate_bps: Str,
+  price: Str,
+  asset_id: Str,
+  outcome: Str,
+  side: Str,
+});
+
+export const BuilderTrade = Type.Object({
+  id: Str,
+  taker_order_id: Str,
+  market: Str,
+  asset_id: Str,
+  side: Str,
+  size: Str,
+  fee_rate_bps: Str,
+  price: Str,
+  status: Type.String({ description: 'CONFIRMED (committed)' }),
+  outcome: Str,
+  maker_address: Type.String({ description: "the taker order's wallet" }),
+  owner: Type.String({ description: "the taker order's API key" }),
+  transaction_hash: Str,
+  match_time: Type.String({ description: 'ISO 8601' }),
+  last_update: Type.String({ description: 'ISO 8601' }),
+  bucket_index: Type.Integer({ description: "position of this fill among its taker order's fills, from 0" }),
+  type: Type.Literal('TAKER'),
+  maker_orders: Type.Array(MakerOrder),
+});
+export type BuilderTrade = Static<typeof BuilderTrade>;

@@ -1,0 +1,282 @@
+/**
+ * Market-data read models: the price history of every token and the builder-trades index.
+ *
+ * Price history (db `prices`, key [tokenId, unixSeconds] -> price in pips) has two writers:
+ *   - TradePriceProjection, at every fill: the trade price in each party's own outcome space. It is a
+ *     projection (deterministic, rebuilt from the journal like any other) because a fill carries its
+ *     price but not the book around it.
+ *   - MidpointSampler, live on the main thread: the token's midpoint after its book changed, at most
+ *     once per minute per token and at least once in every minute in which the book changed (the first
+ *     two-sided state of a minute is sampled at once, later changes at the first tick of the next
+ *     minute; a book without both sides has no midpoint and records nothing). A book is not journaled,
+ *     so these samples cannot be replayed; they are what the service observed.
+ *   A trade sample wins over a midpoint in the same second (the sampler never overwrites a sample).
+ *
+ * Builder trades (db `views`): every fill whose taker order carried a non-zero `builder` code, indexed
+ * by builder code, market, taker token, taker wallet (the row's `maker_address`, as the platform names
+ * the taker order's maker) and time, plus a point entry by trade id (keys.ts, builderTradeKeys).
+ * `bucket_index` is the fill's position among its taker order's fills, counted from the store so a
+ * restart in the middle of an order's fills cannot restart it at 0.
+ *
+ * Read-your-writes with ranges: a projection's writes commit in the transaction after the engine's, so
+ * a client acknowledged by the engine could ask before they land. ViewStore (projector.ts) covers point
+ * reads and whole-prefix ranges; the history and the builder-trade listings need bounded ranges read
+ * lazily (30 days of minute samples, or a listing that stops after one page), so RangeOverlay merges
+ * the writes still queued into a bounded LMDB range without materializing it.
+ */
+import type { JournalEvent, OrderRecord } from '../domain/events.ts';
+import type { Store } from '../journal/env.ts';
+import { builderTradeKeys, priceKey, type Key } from '../journal/keys.ts';
+import type { Logger } from '../runtime/log.ts';
+import { compareKeys, type Projection } from './projector.ts';
+
+// ---- ranged read-your-writes overlay ------------------------------------------------------------------
+
+/** An array-keyed database of the store (journal/env.ts owns the lmdb handles). */
+type KeyedDb = Store['prices'];
+
+interface Queued {
+  key: Key;
+  value: unknown;
+  gen: number;
+}
+
+/**
+ * Writes to one array-keyed database, keeping each queued write readable until its transaction
+ * commits. Reads: point `get`, and `range(start, end)`, a lazy merge of the committed range with the
+ * queued writes inside it (a queued write replaces a committed value under the same key).
+ */
+export class RangeOverlay {
+  private readonly queued = new Map<string, Queued>();
+  private gen = 0;
+
+  constructor(readonly db: KeyedDb) {}
+
+  put(key: Key, value: unknown): void {
+    const id = JSON.stringify(key);
+    const gen = ++this.gen;
+    this.queued.set(id, { key, value, gen });
+    const settle = () => {
+      if (this.queued.get(id)?.gen === gen) this.queued.delete(id);
+    };
+    // A failed commit is the engine's to report (the journal is the truth); the overlay just forgets it.
+    this.db.put(key, value).then(settle, settle);
+  }
+
+  get<T>(key: Key): T | undefined {
+    if (this.queued.size > 0) {
+      const q = this.queued.get(JSON.stringify(key));
+      if (q !== undefined) return q.value as T;
+    }
+    return this.db.get(key) as T | undefined;
+  }
+
+  /** The queued (not yet committed) writes with start <= key < end, in key order. Allocates. */
+  queuedIn(start: Key, end: Key): Array<{ key: Key; value: unknown }> {
+    const mine: Queued[] = [];
+    if (this.queued.size === 0) return mine;
+    for (const q of this.queued.values()) if (compareKeys(q.key, start) >= 0 && compareKeys(q.key, end) < 0) mine.push(q);
+    return mine.sort((a, b) => compareKeys(a.key, b.key));
+  }
+
+  /** Entries with start <= key < end in key order, queued writes included. Lazy: stop iterating at will. */
+  *range<T>(start: Key, end: Key): Generator<{ key: Key; value: T }> {
+    const mine = this.queuedIn(start, end);
+    const committed = this.db.getRange({ start, end });
+    if (mine.length === 0) {
+      // lmdb-js entries already have this shape: hand them over as they are (the common case, no copy).
+      yield* committed as unknown as Iterable<{ key: Key; value: T }>;
+      return;
+    }
+    let i = 0;
+    for (const e of committed) {
+      const k = e.key as Key;
+      while (i < mine.length && compareKeys(mine[i].key, k) < 0) yield { key: mine[i].key, value: mine[i++].value as T };
+      if (i < mine.length && compareKeys(mine[i].key, k) === 0) {
+        yield { key: k, value: mine[i++].value as T };
+        continue;
+      }
+      yield { key: k, value: e.value as T };
+    }
+    while (i < mine.length) yield { key: mine[i].key, value: mine[i++].value as T };
+  }
+
+  /** Writes not yet committed (tests). */
+  get pending(): number {
+    return this.queued.size;
+  }
+}
+
+/** The overlays of the market-data views, shared by the projections, the sampler and the queries. */
+export class MarketDataStore {
+  readonly prices: RangeOverlay;
+  readonly views: RangeOverlay;
+  constructor(readonly store: Store) {
+    this.prices = new RangeOverlay(store.prices);
+    this.views = new RangeOverlay(store.views);
+  }
+}
+
+// ---- shared helpers ---------------------------------------------------------------------------------------
+
+/** A builder code that attributes nothing: absent, empty or all zeros. */
+export function isZeroBuilder(code: string | undefined): boolean {
+  return code === undefined || /^(0x)?0*$/i.test(code);
+}
+
+// ---- trade samples --------------------------------------------------------------------------------------
+
+/** At every fill, the trade price of each token it touched, at the fill's second. */
+export class TradePriceProjection implements Projection {
+  readonly name = 'market-data:trade-prices';
+  constructor(private readonly md: MarketDataStore) {}
+
+  apply(f: JournalEvent): void {
+    if (f.type !== 'fill') return;
+    const sec = Math.floor(f.ts / 1000);
+    this.md.prices.put(priceKey(f.takerTokenId, sec), f.takerPricePips);
+    // TRANSFER: both sides trade the same token at the same (maker's) price.
+    if (f.makerTokenId !== f.takerTokenId) this.md.prices.put(priceKey(f.makerTokenId, sec), f.makerPricePips);
+  }
+}
+
+// ---- builder trades -------------------------------------------------------------------------------------
+
+/** What a builder-trade entry stores beside the fill: bucket index and the two orders' fee rates (bps). */
+export interface BuilderTradeFields {
+  b: number;
+  tf: number;
+  mf: number;
+}
+
+/** The trade-id entry: the fields plus where the fill is. */
+export interface BuilderTradeIdEntry extends BuilderTradeFields {
+  t: number;
+  s: number;
+}
+
+export class BuilderTradesProjection implements Projection {
+  readonly name = 'market-data:builder-trades';
+  constructor(private readonly md: MarketDataStore) {}
+
+  apply(f: JournalEvent): void {
+    if (f.type !== 'fill' || isZeroBuilder(f.builder)) return;
+    const views = this.md.views;
+    const taker = builderTradeKeys.ofTakerRange(f.takerOrderId);
+    let bucket = 0;
+    for (const x of views.range(taker.start, taker.end)) if ((x.key[2] as number) < f.seq) bucket++;
+    const fields: BuilderTradeFields = { b: bucket, tf: this.feeBps(f.takerOrderId, 'taker'), mf: this.feeBps(f.makerOrderId, 'maker') };
+    const builder = f.builder.toLowerCase();
+    views.put(builderTradeKeys.ofTaker(f.takerOrderId, f.seq), 1);
+    views.put(builderTradeKeys.entry('all', '', f.ts, f.seq), fields);
+    views.put(builderTradeKeys.entry('builder', builder, f.ts, f.seq), fields);
+    views.put(builderTradeKeys.entry('market', f.conditionId, f.ts, f.seq), fields);
+    views.put(builderTradeKeys.entry('asset', f.takerTokenId, f.ts, f.seq), fields);
+    views.put(builderTradeKeys.entry('user', f.takerWallet, f.ts, f.seq), fields);
+    views.put(builderTradeKeys.byId(f.tradeId), { ...fields, t: f.ts, s: f.seq } satisfies BuilderTradeIdEntry);
+  }
+
+  /** The rate an order pays, fixed when it was accepted (its record is committed before its fills). */
+  private feeBps(orderId: string, role: 'taker' | 'maker'): number {
+    const rec = this.md.store.orders.get(orderId) as OrderRecord | undefined;
+    if (rec === undefined) throw new Error(`order ${orderId} of a committed fill has no record`);
+    return role === 'taker' ? rec.takerFeeBps : rec.makerFeeBps;
+  }
+}
+
+// ---- midpoint sampler -----------------------------------------------------------------------------------
+
+export interface SnapshotFeed {
+  /** Calls `listener` with the token ids of each snapshot publication, once the new snapshots are readable. */
+  onSnapshots(listener: (tokenIds: readonly string[]) => void): void;
+}
+
+export interface SamplerOptions {
+  feed: SnapshotFeed;
+  md: MarketDataStore;
+  /** Midpoint of a token's current book in pips (may end in .5), undefined when a side is empty. */
+  midpoint: (tokenId: string) => number | undefined;
+  /** Milliseconds since the epoch. */
+  now: () => number;
+  log: Logger;
+  /** How often waiting tokens are checked for a new minute. Default 1000 ms. */
+  tickMs?: number;
+}
+
+const MINUTE_MS = 60_000;
+
+export class MidpointSampler {
+  /** Minute (ms / 60000) of each token's last book sample. */
+  private readonly lastMinute = new Map<string, number>();
+  /** Tokens whose book changed after their sample of the current minute. */
+  private readonly waiting = new Set<string>();
+  private sweptMinute = -1;
+  private timer: NodeJS.Timeout | undefined;
+  private running = false;
+  /** Samples written (tests, metrics). */
+  samples = 0;
+
+  constructor(private readonly o: SamplerOptions) {
+    o.feed.onSnapshots((ids) => {
+      if (this.running) this.onPublished(ids);
+    });
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.timer = setInterval(() => this.tick(), this.o.tickMs ?? 1000);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    this.running = false;
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** A publication: the first change of a token in a minute is sampled now, later ones wait for the next minute. */
+  onPublished(tokenIds: readonly string[]): void {
+    const now = this.o.now();
+    const minute = Math.floor(now / MINUTE_MS);
+    for (const id of tokenIds) {
+      if (this.lastMinute.get(id) === minute) this.waiting.add(id);
+      else {
+        this.waiting.delete(id);
+        this.sample(id, now, minute);
+      }
+    }
+  }
+
+  /** Samples every waiting token once the minute has turned. */
+  tick(): void {
+    const now = this.o.now();
+    const minute = Math.floor(now / MINUTE_MS);
+    if (minute === this.sweptMinute || this.waiting.size === 0) {
+      this.sweptMinute = minute;
+      return;
+    }
+    this.sweptMinute = minute;
+    for (const id of this.waiting) {
+      if (this.lastMinute.get(id) === minute) continue;
+      this.waiting.delete(id);
+      this.sample(id, now, minute);
+    }
+  }
+
+  /** A one-sided or empty book has no midpoint: nothing is recorded and the token's next change is tried at once. */
+  private sample(tokenId: string, nowMs: number, minute: number): void {
+    try {
+      const mid = this.o.midpoint(tokenId);
+      if (mid === undefined) return;
+      this.lastMinute.set(tokenId, minute);
+      const key = priceKey(tokenId, Math.floor(nowMs / 1000));
+      if (this.o.md.prices.get(key) !== undefined) return;
+      this.o.md.prices.put(key, mid);
+      this.samples++;
+    } catch (err) {
+      // A sample is an observation: missing one must never disturb the snapshot feed or the timer.
+      this.o.log.error({ err, tokenId }, 'midpoint sample failed');
+    }
+  }
+}

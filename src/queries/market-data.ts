@@ -1,0 +1,543 @@
+/**
+ * Market-data reads: books, quotes, last trades, price history and builder trades.
+ *
+ * Books come from the shards' published snapshots (engine.bookSnapshot): the /book body is already
+ * serialized, hashed and consistent (never half a match), so GET /book and POST /books pass it on as
+ * it is. Quotes read the best bid and ask of those same snapshots; each snapshot version is parsed once
+ * (top-of-book cache), so a quote costs a map lookup while the book is unchanged.
+ *
+ * History and builder trades are synchronous LMDB reads of the views that projections/market-data.ts
+ * maintains, through its RangeOverlay (the writes of the last, not yet committed, transaction included).
+ * Rules (bucketing, defaults, bounds, field sources) are in docs/decisions.md, "Market data".
+ *
+ * Shapes returned here are the wire forms of edge/schemas/market-data.ts.
+ */
+import { apiError } from '../domain/errors.ts';
+import { END_CURSOR, encodeCursor } from '../domain/cursor.ts';
+import { fillFromRow, type FillEvent, type FillRow } from '../domain/events.ts';
+import { PIPS, formatPips, formatScaled, formatUnits, parsePips } from '../domain/units.ts';
+import { builderTradeKeys, priceKey, type BuilderTradeDim } from '../journal/keys.ts';
+import type { BuilderTradeFields, BuilderTradeIdEntry, MarketDataStore } from '../projections/market-data.ts';
+
+// ---- what the engine provides (engine/engine.ts's Engine satisfies it) -------------------------------------
+
+export interface TokenOutcome {
+  conditionId: string;
+  outcome: 0 | 1;
+}
+
+export interface BookMarket {
+  tickPips: number;
+  minSizeUnits: number;
+  makerFeeBps: number;
+  takerFeeBps: number;
+  negRisk: boolean;
+}
+
+export interface BookSource {
+  bookSnapshot(tokenId: string): { version: number; json: string } | undefined;
+  lastTradePrice(tokenId: string): { pricePips: number; side: 'BUY' | 'SELL' } | undefined;
+  tokenOutcome(tokenId: string): TokenOutcome | undefined;
+  market(conditionId: string): BookMarket | undefined;
+  /** Asks the market's shard to publish its books again (the answer can overtake the publication). */
+  refreshSnapshot(conditionId: string): Promise<void>;
+  /** Calls `listener` with the token ids of each publication, once the new snapshots are readable. */
+  onSnapshots(listener: (tokenIds: readonly string[]) => void): void;
+}
+
+/** How long a request waits for a snapshot it asked for before it answers 503. */
+const SNAPSHOT_WAIT_MS = 2000;
+
+/** Outcome labels of a market from the catalog, undefined when the catalog does not hold it. */
+export type OutcomeLabels = (conditionId: string) => readonly [string, string] | undefined;
+
+/** Labels of a binary market the catalog does not describe: the catalog's own import default. */
+const DEFAULT_OUTCOMES = ['Yes', 'No'] as const;
+
+// ---- wire shapes ----------------------------------------------------------------------------------------
+
+export interface Quote {
+  BUY: string;
+  SELL: string;
+}
+
+export interface LastTrade {
+  price: string;
+  side: string;
+}
+
+export interface HistoryPoint {
+  t: number;
+  p: number;
+}
+
+export interface MakerOrderOut {
+  order_id: string;
+  maker_address: string;
+  owner: string;
+  matched_amount: string;
+  fee_rate_bps: string;
+  price: string;
+  asset_id: string;
+  outcome: string;
+  side: string;
+}
+
+export interface BuilderTradeOut {
+  id: string;
+  taker_order_id: string;
+  market: string;
+  asset_id: string;
+  side: string;
+  size: string;
+  fee_rate_bps: string;
+  price: string;
+  status: string;
+  outcome: string;
+  maker_address: string;
+  owner: string;
+  transaction_hash: string;
+  match_time: string;
+  last_update: string;
+  bucket_index: number;
+  type: string;
+  maker_orders: MakerOrderOut[];
+}
+
+// ---- history parameters ---------------------------------------------------------------------------------
+
+export const HISTORY_INTERVALS = ['1m', '1h', '6h', '1d', '1w', 'max', 'all'] as const;
+export type HistoryInterval = (typeof HISTORY_INTERVALS)[number];
+
+/** Window length of each interval ending now; '1m' is one month (30 days), as on the platform's charts. */
+const INTERVAL_SECONDS: Record<Exclude<HistoryInterval, 'max' | 'all'>, number> = {
+  '1h': 3600,
+  '6h': 6 * 3600,
+  '1d': 86_400,
+  '1w': 7 * 86_400,
+  '1m': 30 * 86_400,
+};
+
+/** Most buckets one series may span (30 days at 1-minute fidelity fit). */
+export const MAX_HISTORY_POINTS = 50_000;
+/** Fidelity bounds in minutes: one minute to one year. */
+export const MIN_FIDELITY = 1;
+export const MAX_FIDELITY = 525_600;
+/** Samples of one bucket read one by one before deciding whether to skip the rest of it with a seek... */
+const DENSE_BUCKET = 8;
+/** ...which happens when at least this many more samples are expected in the bucket. */
+const SKIP_AT_LEAST = 32;
+/** Token ids per POST /batch-prices-history. */
+export const MAX_HISTORY_MARKETS = 20;
+
+export interface HistoryParams {
+  startTs?: number;
+  endTs?: number;
+  interval?: HistoryInterval;
+  fidelity?: number;
+}
+
+export interface HistoryWindow {
+  start: number;
+  end: number;
+  /** Bucket width in minutes. */
+  fidelity: number;
+}
+
+const bad = (detail: string) => apiError('PM_ERR_BAD_REQUEST', { detail });
+
+// ---- builder trades -------------------------------------------------------------------------------------
+
+export const BUILDER_TRADES_PAGE_SIZE = 100;
+
+export interface BuilderTradeFilter {
+  id?: string;
+  /** The row's maker_address: the taker order's wallet. */
+  makerAddress?: string;
+  market?: string;
+  assetId?: string;
+  /** Unix seconds: trades strictly before / strictly after. */
+  before?: number;
+  after?: number;
+  builderCode?: string;
+}
+
+// ---- the reader -----------------------------------------------------------------------------------------
+
+interface Top {
+  version: number;
+  /** Best bid and ask in pips; 0 = that side is empty. */
+  bid: number;
+  ask: number;
+  /** Their wire form, formatted once per version (shared: never mutated). */
+  quote: Readonly<Quote>;
+}
+
+const EMPTY_QUOTE: Readonly<Quote> = Object.freeze({ BUY: '', SELL: '' });
+
+export class MarketDataReader {
+  private readonly tops = new Map<string, Top>();
+  /** Requests waiting for the first snapshot of a token. */
+  private readonly waiters = new Map<string, Array<() => void>>();
+
+  constructor(
+    private readonly books: BookSource,
+    private readonly md: MarketDataStore,
+    private readonly outcomes: OutcomeLabels = () => undefined,
+  ) {
+    books.onSnapshots((ids) => {
+      if (this.waiters.size === 0) return;
+      for (const id of ids) {
+        const w = this.waiters.get(id);
+        if (w === undefined) continue;
+        this.waiters.delete(id);
+        for (const wake of w) wake();
+      }
+    });
+  }
+
+  /** The token's market and outcome, or undefined for a token no market has. */
+  token(tokenId: string): TokenOutcome | undefined {
+    return this.books.tokenOutcome(tokenId);
+  }
+
+  /** Trading parameters of the token's market. */
+  marketOf(tokenId: string): BookMarket | undefined {
+    const t = this.books.tokenOutcome(tokenId);
+    return t === undefined ? undefined : this.books.market(t.conditionId);
+  }
+
+  /**
+   * Undefined when every listed known token has a published snapshot (the usual case: a market publishes
+   * its books when it is registered and whenever they change). Otherwise asks the shards to publish and
+   * resolves when the missing snapshots arrived, or after SNAPSHOT_WAIT_MS (the engine has stopped).
+   */
+  ensureSnapshots(tokenIds: readonly string[]): Promise<void> | undefined {
+    let waits: Promise<void>[] | undefined;
+    const asked = new Set<string>();
+    for (const id of tokenIds) {
+      if (this.books.bookSnapshot(id) !== undefined) continue;
+      const t = this.books.tokenOutcome(id);
+      if (t === undefined) continue;
+      (waits ??= []).push(this.nextSnapshot(id));
+      if (!asked.has(t.conditionId)) {
+        asked.add(t.conditionId);
+        void this.books.refreshSnapshot(t.conditionId);
+      }
+    }
+    return waits === undefined ? undefined : Promise.all(waits).then(() => undefined);
+  }
+
+  private nextSnapshot(tokenId: string): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, SNAPSHOT_WAIT_MS);
+      timer.unref();
+      const wake = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const list = this.waiters.get(tokenId);
+      if (list === undefined) this.waiters.set(tokenId, [wake]);
+      else list.push(wake);
+    });
+  }
+
+  /** The /book body of a token (pre-serialized), undefined when it has no snapshot. */
+  bookJson(tokenId: string): string | undefined {
+    return this.books.bookSnapshot(tokenId)?.json;
+  }
+
+  /** Best bid and ask in pips (0 = empty side), undefined without a snapshot. */
+  top(tokenId: string): Top | undefined {
+    const snap = this.books.bookSnapshot(tokenId);
+    if (snap === undefined) return undefined;
+    let t = this.tops.get(tokenId);
+    if (t === undefined || t.version !== snap.version) {
+      // Allocates: once per snapshot version. Bids ascend and asks descend, so the best is the last level.
+      const book = JSON.parse(snap.json) as { bids: { price: string }[]; asks: { price: string }[] };
+      const bestBid = book.bids[book.bids.length - 1];
+      const bestAsk = book.asks[book.asks.length - 1];
+      const bid = bestBid ? (parsePips(bestBid.price) ?? 0) : 0;
+      const ask = bestAsk ? (parsePips(bestAsk.price) ?? 0) : 0;
+      const quote = Object.freeze({ BUY: bid > 0 ? formatPips(bid) : '', SELL: ask > 0 ? formatPips(ask) : '' });
+      t = { version: snap.version, bid, ask, quote };
+      this.tops.set(tokenId, t);
+    }
+    return t;
+  }
+
+  /** BUY = best bid, SELL = best ask, as decimal strings; "" for an empty side. Shared object: read only. */
+  quote(tokenId: string): Readonly<Quote> {
+    return this.top(tokenId)?.quote ?? EMPTY_QUOTE;
+  }
+
+  /** Midpoint in pips (may end in .5), undefined unless both sides have orders. */
+  midpointPips(tokenId: string): number | undefined {
+    const t = this.top(tokenId);
+    return t !== undefined && t.bid > 0 && t.ask > 0 ? (t.bid + t.ask) / 2 : undefined;
+  }
+
+  /** The midpoint as a minimal decimal string (half a pip is a fifth decimal), "" unless both sides exist. */
+  midpoint(tokenId: string): string {
+    const t = this.top(tokenId);
+    return t !== undefined && t.bid > 0 && t.ask > 0 ? formatScaled((t.bid + t.ask) * 5, 5) : '';
+  }
+
+  /** Last trade of the token from its own side's view; "" and "" before any trade. */
+  lastTrade(tokenId: string): LastTrade {
+    const l = this.books.lastTradePrice(tokenId);
+    return l === undefined ? { price: '', side: '' } : { price: formatPips(l.pricePips), side: l.side };
+  }
+
+  /**
+   * The price a market list shows for a token (DESIGN section 7, curPrice): the midpoint, or the last
+   * trade when the spread is wider than 0.10; the midpoint again if it never traded; undefined when there
+   * is neither a two-sided book nor a trade.
+   */
+  displayPrice(tokenId: string): number | undefined {
+    const t = this.top(tokenId);
+    const twoSided = t !== undefined && t.bid > 0 && t.ask > 0;
+    if (twoSided && t.ask - t.bid <= PIPS / 10) return (t.bid + t.ask) / 2 / PIPS;
+    const last = this.books.lastTradePrice(tokenId);
+    if (last !== undefined) return last.pricePips / PIPS;
+    return twoSided ? (t.bid + t.ask) / 2 / PIPS : undefined;
+  }
+
+  // ---- price history ----
+
+  /** First recorded second of a token's history, undefined when it has none. */
+  private firstSample(tokenId: string): number | undefined {
+    for (const e of this.md.prices.range(priceKey(tokenId, 0), priceKey(tokenId, Number.MAX_SAFE_INTEGER))) return e.key[1] as number;
+    return undefined;
+  }
+
+  /**
+   * The window and bucket width of a request (throws a 400 for a bad combination):
+   *   interval          [now - length, now]; 'max'/'all' from the first sample of the listed tokens;
+   *   startTs/endTs     either or both; a missing start is the first sample, a missing end is now;
+   *   neither           interval 'max';
+   *   fidelity          given: at most MAX_HISTORY_POINTS buckets over the window; absent: 1 minute, or
+   *                     the smallest width that keeps the window within MAX_HISTORY_POINTS buckets.
+   */
+  historyWindow(tokenIds: readonly string[], p: HistoryParams, nowSec: number): HistoryWindow {
+    const hasRange = p.startTs !== undefined || p.endTs !== undefined;
+    if (p.interval !== undefined && hasRange) throw bad('interval cannot be combined with startTs/endTs');
+    const earliest = (): number | undefined => {
+      let min: number | undefined;
+      for (const id of tokenIds) {
+        const f = this.firstSample(id);
+        if (f !== undefined && (min === undefined || f < min)) min = f;
+      }
+      return min;
+    };
+    let start: number;
+    let end: number;
+    const interval = p.interval ?? (hasRange ? undefined : 'max');
+    if (interval === undefined) {
+      end = p.endTs ?? nowSec;
+      if (p.startTs !== undefined) start = p.startTs;
+      else start = Math.min(earliest() ?? end, end);
+      if (start > end) throw bad(p.endTs === undefined ? 'startTs must not be after endTs (default: now)' : 'startTs must not be after endTs');
+    } else if (interval === 'max' || interval === 'all') {
+      end = nowSec;
+      start = Math.min(earliest() ?? end, end);
+    } else {
+      end = nowSec;
+      start = Math.max(0, nowSec - INTERVAL_SECONDS[interval]);
+    }
+    const buckets = (f: number) => Math.floor(end / (f * 60)) - Math.floor(start / (f * 60)) + 1;
+    let fidelity: number;
+    if (p.fidelity !== undefined) {
+      fidelity = p.fidelity;
+      const n = buckets(fidelity);
+      if (n > MAX_HISTORY_POINTS) {
+        let min = Math.max(fidelity + 1, Math.ceil((end - start + 1) / 60 / MAX_HISTORY_POINTS));
+        while (buckets(min) > MAX_HISTORY_POINTS) min++;
+        throw bad(`fidelity ${fidelity} spans ${n} points over this window, more than ${MAX_HISTORY_POINTS}: use fidelity >= ${min} or a shorter window`);
+      }
+    } else {
+      fidelity = Math.max(MIN_FIDELITY, Math.ceil((end - start + 1) / 60 / MAX_HISTORY_POINTS));
+      while (buckets(fidelity) > MAX_HISTORY_POINTS) fidelity++;
+    }
+    return { start, end, fidelity };
+  }
+
+  /**
+   * The token's samples in [start, end] grouped into buckets of `fidelity` minutes aligned to the unix
+   * epoch: one point per bucket that holds a sample, t = the bucket's start, p = its last sample (the
+   * price in effect at the bucket's close). Buckets without samples are left out.
+   *
+   * Reads are bounded by the buckets, not by the samples: after DENSE_BUCKET samples of one bucket the
+   * rest of it is skipped with one reverse seek to its last sample, so an hourly series over minute
+   * samples reads a few entries per hour. The samples still queued for commit are merged in last.
+   */
+  history(tokenId: string, w: HistoryWindow): HistoryPoint[] {
+    const width = w.fidelity * 60;
+    const endEx = w.end + 1;
+    const db = this.md.prices.db;
+    const starts: number[] = [];
+    const lastSec: number[] = [];
+    const values: number[] = [];
+    /** Keeps the latest sample of bucket `b`; buckets arrive in order, except queued samples (below). */
+    const record = (b: number, sec: number, v: number): void => {
+      let lo = 0;
+      let hi = starts.length;
+      if (hi > 0 && starts[hi - 1] < b) lo = hi;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if (starts[mid] < b) lo = mid + 1;
+        else hi = mid;
+      }
+      if (starts[lo] === b) {
+        if (sec >= lastSec[lo]) {
+          lastSec[lo] = sec;
+          values[lo] = v;
+        }
+        return;
+      }
+      if (lo === starts.length) {
+        starts.push(b);
+        lastSec.push(sec);
+        values.push(v);
+      } else {
+        starts.splice(lo, 0, b);
+        lastSec.splice(lo, 0, sec);
+        values.splice(lo, 0, v);
+      }
+    };
+    let from = w.start;
+    scan: while (from < endEx) {
+      let bucket = -1;
+      let n = 0;
+      let first = 0;
+      for (const e of db.getRange({ start: priceKey(tokenId, from), end: priceKey(tokenId, endEx) })) {
+        const sec = e.key[1] as number;
+        const b = sec - (sec % width);
+        if (b !== bucket) {
+          bucket = b;
+          n = 0;
+          first = sec;
+        }
+        record(b, sec, e.value as number);
+        if (++n !== DENSE_BUCKET) continue;
+        const next = Math.min(b + width, endEx);
+        // A seek costs about as much as a few dozen sequential reads: skip only when the pace of the
+        // samples read so far predicts many more in this bucket.
+        if (((next - sec) * (n - 1)) / (sec - first + 1) > SKIP_AT_LEAST) {
+          // Keys are whole seconds, so next - 0.5 sorts after every sample of this bucket and before the next's.
+          for (const t of db.getRange({ start: priceKey(tokenId, next - 0.5), end: priceKey(tokenId, sec), reverse: true, limit: 1 })) {
+            record(b, t.key[1] as number, t.value as number);
+          }
+          from = next;
+          continue scan;
+        }
+      }
+      break;
+    }
+    for (const q of this.md.prices.queuedIn(priceKey(tokenId, w.start), priceKey(tokenId, endEx))) {
+      const sec = q.key[1] as number;
+      record(sec - (sec % width), sec, q.value as number);
+    }
+    const out: HistoryPoint[] = new Array(starts.length);
+    for (let i = 0; i < starts.length; i++) out[i] = { t: starts[i], p: values[i] / PIPS };
+    return out;
+  }
+
+  // ---- builder trades ----
+
+  /**
+   * One page of builder trades matching every given filter, oldest first, starting `offset` matches in.
+   * The listing walks the most selective index the filters name (trade id, then token, market, wallet,
+   * builder code, else all), bounded by the time filters; the other filters are checked on each fill.
+   */
+  builderTrades(f: BuilderTradeFilter, offset: number, limit = BUILDER_TRADES_PAGE_SIZE): { rows: BuilderTradeOut[]; next: string } {
+    const fromMs = f.after !== undefined ? (f.after + 1) * 1000 : 0;
+    const toMs = f.before !== undefined ? f.before * 1000 : Number.MAX_SAFE_INTEGER;
+    const matches = (fill: FillEvent): boolean =>
+      fill.ts >= fromMs &&
+      fill.ts < toMs &&
+      (f.market === undefined || fill.conditionId === f.market) &&
+      (f.assetId === undefined || fill.takerTokenId === f.assetId) &&
+      (f.makerAddress === undefined || fill.takerWallet === f.makerAddress) &&
+      (f.builderCode === undefined || fill.builder.toLowerCase() === f.builderCode);
+
+    if (f.id !== undefined) {
+      const entry = this.md.views.get<BuilderTradeIdEntry>(builderTradeKeys.byId(f.id));
+      const fill = entry === undefined ? undefined : this.fill(entry.s);
+      const rows = fill !== undefined && matches(fill) && offset === 0 ? [this.tradeOut(fill, entry as BuilderTradeFields)] : [];
+      return { rows, next: END_CURSOR };
+    }
+    if (fromMs >= toMs) return { rows: [], next: END_CURSOR };
+
+    let dim: BuilderTradeDim = 'all';
+    let value = '';
+    if (f.assetId !== undefined) [dim, value] = ['asset', f.assetId];
+    else if (f.market !== undefined) [dim, value] = ['market', f.market];
+    else if (f.makerAddress !== undefined) [dim, value] = ['user', f.makerAddress];
+    else if (f.builderCode !== undefined) [dim, value] = ['builder', f.builderCode];
+    const range = builderTradeKeys.range(dim, value, fromMs, toMs);
+
+    const rows: BuilderTradeOut[] = [];
+    let skipped = 0;
+    let more = false;
+    for (const e of this.md.views.range<BuilderTradeFields>(range.start, range.end)) {
+      const fill = this.fill(e.key[3] as number);
+      if (fill === undefined || !matches(fill)) continue;
+      if (skipped < offset) {
+        skipped++;
+        continue;
+      }
+      if (rows.length === limit) {
+        more = true;
+        break;
+      }
+      rows.push(this.tradeOut(fill, e.value));
+    }
+    return { rows, next: more ? encodeCursor(offset + rows.length) : END_CURSOR };
+  }
+
+  private fill(seq: number): FillEvent | undefined {
+    const row = this.md.store.fills.get(seq) as FillRow | undefined;
+    return row === undefined ? undefined : fillFromRow(row);
+  }
+
+  private outcome(conditionId: string, index: 0 | 1): string {
+    return (this.outcomes(conditionId) ?? DEFAULT_OUTCOMES)[index];
+  }
+
+  private tradeOut(f: FillEvent, x: BuilderTradeFields): BuilderTradeOut {
+    const time = new Date(f.ts).toISOString();
+    return {
+      id: f.tradeId,
+      taker_order_id: f.takerOrderId,
+      market: f.conditionId,
+      asset_id: f.takerTokenId,
+      side: f.takerSide,
+      size: formatUnits(f.size),
+      fee_rate_bps: String(x.tf),
+      price: formatPips(f.takerPricePips),
+      status: 'CONFIRMED',
+      outcome: this.outcome(f.conditionId, f.takerOutcome),
+      maker_address: f.takerWallet,
+      owner: f.takerOwner,
+      transaction_hash: f.txHash,
+      match_time: time,
+      last_update: time,
+      bucket_index: x.b,
+      type: 'TAKER',
+      maker_orders: [
+        {
+          order_id: f.makerOrderId,
+          maker_address: f.makerWallet,
+          owner: f.makerOwner,
+          matched_amount: formatUnits(f.size),
+          fee_rate_bps: String(x.mf),
+          price: formatPips(f.makerPricePips),
+          asset_id: f.makerTokenId,
+          outcome: this.outcome(f.conditionId, f.makerOutcome),
+          side: f.makerSide,
+        },
+      ],
+    };
+  }
+}

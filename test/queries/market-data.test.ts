@@ -1,0 +1,337 @@
+/**
+ * MarketDataReader against a stand-in engine (snapshots as the shards publish them) and a real LMDB
+ * store: quotes and midpoints on empty, one-sided and two-sided books, the top-of-book cache per
+ * snapshot version, the display price rule, history windows (interval, range, defaults, bad
+ * combinations), bucketing by fidelity, and builder-trade filters and paging.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fillToRow, type FillEvent, type OrderRecord } from '../../src/domain/events.ts';
+import { isApiError } from '../../src/domain/errors.ts';
+import { decodeCursor } from '../../src/domain/cursor.ts';
+import { openStore, type Store } from '../../src/journal/env.ts';
+import { priceKey } from '../../src/journal/keys.ts';
+import { BuilderTradesProjection, MarketDataStore } from '../../src/projections/market-data.ts';
+import { MAX_HISTORY_POINTS, MarketDataReader, type BookSource, type HistoryParams } from '../../src/queries/market-data.ts';
+
+const CID = '0x' + 'c'.repeat(64);
+const YES = '101';
+const NO = '102';
+const T = 1_000_000;
+
+type Lv = [price: string, size: string];
+
+class FakeBooks implements BookSource {
+  snaps = new Map<string, { version: number; json: string }>();
+  last = new Map<string, { pricePips: number; side: 'BUY' | 'SELL' }>();
+  refreshed: string[] = [];
+  listeners: ((ids: readonly string[]) => void)[] = [];
+  onSnapshots(l: (ids: readonly string[]) => void): void {
+    this.listeners.push(l);
+  }
+  tokenOutcome(t: string) {
+    return t === YES ? { conditionId: CID, outcome: 0 as const } : t === NO ? { conditionId: CID, outcome: 1 as const } : undefined;
+  }
+  market(cid: string) {
+    return cid === CID ? { tickPips: 100, minSizeUnits: 5 * T, makerFeeBps: 0, takerFeeBps: 25, negRisk: false } : undefined;
+  }
+  bookSnapshot(t: string) {
+    return this.snaps.get(t);
+  }
+  lastTradePrice(t: string) {
+    return this.last.get(t);
+  }
+  /** Like the engine: the answer comes first, the publication a little later. */
+  refreshSnapshot(cid: string): Promise<void> {
+    this.refreshed.push(cid);
+    setTimeout(() => {
+      this.set(YES, [], []);
+      this.set(NO, [], []);
+      for (const l of this.listeners) l([YES, NO]);
+    }, 20);
+    return Promise.resolve();
+  }
+  /** Bids ascending, asks descending, as the shards publish them. */
+  set(token: string, bids: Lv[], asks: Lv[], version?: number): void {
+    const v = version ?? (this.snaps.get(token)?.version ?? 0) + 1;
+    const lv = (l: Lv[]) => l.map(([price, size]) => ({ price, size }));
+    this.snaps.set(token, { version: v, json: JSON.stringify({ market: CID, asset_id: token, bids: lv(bids), asks: lv(asks) }) });
+  }
+}
+
+function freshStore(): Store {
+  return openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-mdq-')), mapSize: 256 * 1024 ** 2 });
+}
+
+function rejects400(fn: () => unknown, message: RegExp): void {
+  assert.throws(fn, (e: unknown) => isApiError(e) && e.spec.status === 400 && message.test(e.message));
+}
+
+test('quotes, midpoint and display price on empty, one-sided and two-sided books', async () => {
+  const store = freshStore();
+  const books = new FakeBooks();
+  const r = new MarketDataReader(books, new MarketDataStore(store));
+  const cases: { name: string; bids: Lv[]; asks: Lv[]; last?: number; quote: [string, string]; mid: string; display: number | undefined }[] = [
+    { name: 'empty book', bids: [], asks: [], quote: ['', ''], mid: '', display: undefined },
+    { name: 'empty book, traded', bids: [], asks: [], last: 4200, quote: ['', ''], mid: '', display: 0.42 },
+    { name: 'bids only', bids: [['0.3', '1'], ['0.45', '2']], asks: [], quote: ['0.45', ''], mid: '', display: undefined },
+    { name: 'asks only', bids: [], asks: [['0.7', '1'], ['0.55', '2']], quote: ['', '0.55'], mid: '', display: undefined },
+    { name: 'two-sided', bids: [['0.4', '1'], ['0.45', '2']], asks: [['0.6', '1'], ['0.55', '3']], last: 3000, quote: ['0.45', '0.55'], mid: '0.5', display: 0.5 },
+    { name: 'half-pip midpoint', bids: [['0.5', '1']], asks: [['0.5001', '1']], quote: ['0.5', '0.5001'], mid: '0.50005', display: 0.50005 },
+    { name: 'wide spread uses the last trade', bids: [['0.2', '1']], asks: [['0.8', '1']], last: 6100, quote: ['0.2', '0.8'], mid: '0.5', display: 0.61 },
+    { name: 'wide spread, never traded', bids: [['0.2', '1']], asks: [['0.8', '1']], quote: ['0.2', '0.8'], mid: '0.5', display: 0.5 },
+  ];
+  for (const c of cases) {
+    books.set(YES, c.bids, c.asks);
+    if (c.last !== undefined) books.last.set(YES, { pricePips: c.last, side: 'BUY' });
+    else books.last.delete(YES);
+    assert.deepEqual(r.quote(YES), { BUY: c.quote[0], SELL: c.quote[1] }, c.name);
+    assert.equal(r.midpoint(YES), c.mid, c.name);
+    assert.equal(r.displayPrice(YES), c.display, c.name);
+  }
+  assert.deepEqual(r.lastTrade(NO), { price: '', side: '' });
+  books.last.set(NO, { pricePips: 3900, side: 'SELL' });
+  assert.deepEqual(r.lastTrade(NO), { price: '0.39', side: 'SELL' });
+
+  // The top of book is parsed once per snapshot version.
+  books.set(YES, [['0.1', '1']], [['0.9', '1']], 50);
+  assert.equal(r.quote(YES).BUY, '0.1');
+  books.set(YES, [['0.2', '1']], [['0.9', '1']], 50);
+  assert.equal(r.quote(YES).BUY, '0.1', 'same version: served from the cache');
+  books.set(YES, [['0.2', '1']], [['0.9', '1']], 51);
+  assert.equal(r.quote(YES).BUY, '0.2', 'new version: parsed again');
+  await store.close();
+});
+
+test('ensureSnapshots asks the engine only for known tokens that have none yet', async () => {
+  const store = freshStore();
+  const books = new FakeBooks();
+  const r = new MarketDataReader(books, new MarketDataStore(store));
+  assert.equal(r.ensureSnapshots(['999']), undefined, 'unknown token: nothing to wait for');
+  const wait = r.ensureSnapshots([YES, NO]);
+  assert.ok(wait instanceof Promise);
+  await wait;
+  assert.ok(r.bookJson(YES) !== undefined && r.bookJson(NO) !== undefined, 'resolved by the publication, not by the answer');
+  assert.deepEqual(books.refreshed, [CID], 'one request per market');
+  assert.equal(r.ensureSnapshots([YES, NO]), undefined);
+  assert.equal(r.bookJson(YES) !== undefined, true);
+  await store.close();
+});
+
+test('history window: intervals end now, ranges and defaults, bad combinations answer 400', async () => {
+  const store = freshStore();
+  const md = new MarketDataStore(store);
+  const r = new MarketDataReader(new FakeBooks(), md);
+  const now = 1_800_000_000;
+  const first = now - 10 * 86_400;
+  md.prices.put(priceKey(YES, first), 5000);
+  md.prices.put(priceKey(YES, now - 100), 5100);
+  md.prices.put(priceKey(NO, first - 500), 5000);
+
+  const cases: { name: string; p: HistoryParams; tokens?: string[]; expect: { start: number; end: number; fidelity: number } }[] = [
+    { name: '1h', p: { interval: '1h' }, expect: { start: now - 3600, end: now, fidelity: 1 } },
+    { name: '6h', p: { interval: '6h', fidelity: 5 }, expect: { start: now - 6 * 3600, end: now, fidelity: 5 } },
+    { name: '1d', p: { interval: '1d' }, expect: { start: now - 86_400, end: now, fidelity: 1 } },
+    { name: '1w', p: { interval: '1w' }, expect: { start: now - 7 * 86_400, end: now, fidelity: 1 } },
+    { name: '1m is a month', p: { interval: '1m' }, expect: { start: now - 30 * 86_400, end: now, fidelity: 1 } },
+    { name: 'max starts at the first sample', p: { interval: 'max' }, expect: { start: first, end: now, fidelity: 1 } },
+    { name: 'all = max', p: { interval: 'all' }, expect: { start: first, end: now, fidelity: 1 } },
+    { name: 'max over several tokens: the earliest', p: { interval: 'max' }, tokens: [YES, NO], expect: { start: first - 500, end: now, fidelity: 1 } },
+    { name: 'no parameters = max', p: {}, expect: { start: first, end: now, fidelity: 1 } },
+    { name: 'no samples: an empty window at now', p: {}, tokens: ['999'], expect: { start: now, end: now, fidelity: 1 } },
+    { name: 'startTs and endTs', p: { startTs: 100, endTs: 200, fidelity: 60 }, expect: { start: 100, end: 200, fidelity: 60 } },
+    { name: 'startTs alone ends now', p: { startTs: now - 50 }, expect: { start: now - 50, end: now, fidelity: 1 } },
+    { name: 'endTs alone starts at the first sample', p: { endTs: now - 200 }, expect: { start: first, end: now - 200, fidelity: 1 } },
+    { name: 'endTs before every sample', p: { endTs: 10 }, expect: { start: 10, end: 10, fidelity: 1 } },
+    { name: 'one year without fidelity widens the buckets', p: { startTs: now - 365 * 86_400, endTs: now }, expect: { start: now - 365 * 86_400, end: now, fidelity: 11 } },
+  ];
+  for (const c of cases) assert.deepEqual(r.historyWindow(c.tokens ?? [YES], c.p, now), c.expect, c.name);
+
+  const bad: { p: HistoryParams; message: RegExp }[] = [
+    { p: { interval: '1d', startTs: 1 }, message: /interval cannot be combined with startTs\/endTs/ },
+    { p: { interval: 'max', endTs: 1 }, message: /interval cannot be combined/ },
+    { p: { startTs: 200, endTs: 100 }, message: /startTs must not be after endTs$/ },
+    { p: { startTs: now + 10 }, message: /startTs must not be after endTs \(default: now\)/ },
+    { p: { startTs: now - 365 * 86_400, endTs: now, fidelity: 1 }, message: new RegExp(`more than ${MAX_HISTORY_POINTS}: use fidelity >= 11`) },
+  ];
+  for (const b of bad) rejects400(() => r.historyWindow([YES], b.p, now), b.message);
+  await store.close();
+});
+
+test('history buckets: epoch-aligned buckets of `fidelity` minutes, last sample of each, empty buckets left out', async () => {
+  const store = freshStore();
+  const md = new MarketDataStore(store);
+  const r = new MarketDataReader(new FakeBooks(), md);
+  const d = 1_800_000_000 - (1_800_000_000 % 86_400); // a UTC midnight
+  const samples: [number, number][] = [
+    [d + 5, 5000],
+    [d + 40, 5050],
+    [d + 61, 5100],
+    [d + 299, 5150],
+    [d + 300, 5200],
+    [d + 3600 + 1, 5300],
+    [d + 86_400 + 7, 5400.5],
+  ];
+  for (const [s, p] of samples) md.prices.put(priceKey(YES, s), p);
+  await store.prices.flushed;
+  md.prices.put(priceKey(YES, d + 3600 + 59), 5350); // still queued: read-your-writes
+  assert.equal(md.prices.pending, 1);
+
+  const cases: { name: string; start: number; end: number; fidelity: number; expect: [number, number][] }[] = [
+    { name: '1 minute', start: d, end: d + 2 * 86_400, fidelity: 1, expect: [[d, 0.505], [d + 60, 0.51], [d + 240, 0.515], [d + 300, 0.52], [d + 3600, 0.535], [d + 86_400, 0.54005]] },
+    { name: '5 minutes', start: d, end: d + 2 * 86_400, fidelity: 5, expect: [[d, 0.515], [d + 300, 0.52], [d + 3600, 0.535], [d + 86_400, 0.54005]] },
+    { name: '1 hour', start: d, end: d + 2 * 86_400, fidelity: 60, expect: [[d, 0.52], [d + 3600, 0.535], [d + 86_400, 0.54005]] },
+    { name: '1 day', start: d, end: d + 2 * 86_400, fidelity: 1440, expect: [[d, 0.535], [d + 86_400, 0.54005]] },
+    { name: 'window bounds are inclusive', start: d + 40, end: d + 300, fidelity: 1, expect: [[d, 0.505], [d + 60, 0.51], [d + 240, 0.515], [d + 300, 0.52]] },
+    { name: 'a window inside a bucket', start: d + 41, end: d + 298, fidelity: 60, expect: [[d, 0.51]] },
+    { name: 'nothing recorded', start: d + 400, end: d + 3000, fidelity: 1, expect: [] },
+  ];
+  for (const c of cases) {
+    const got = r.history(YES, { start: c.start, end: c.end, fidelity: c.fidelity });
+    assert.deepEqual(got, c.expect.map(([t, p]) => ({ t, p })), c.name);
+  }
+  assert.deepEqual(r.history(NO, { start: d, end: d + 86_400, fidelity: 1 }), [], 'another token has its own series');
+  await store.prices.flushed;
+  await store.close();
+});
+
+test('history equals a naive bucketing for dense, sparse and queued samples (seeded, random windows and fidelities)', async () => {
+  const store = freshStore();
+  const md = new MarketDataStore(store);
+  const r = new MarketDataReader(new FakeBooks(), md);
+  let seed = 20251121;
+  const rnd = (n: number) => (seed = (seed * 48271) % 2147483647) % n;
+  const t0 = 1_800_000_000 - (1_800_000_000 % 86_400);
+  const all = new Map<number, number>();
+  // Bursts of dense samples (every 1-20 s) separated by quiet stretches, over three days.
+  for (let t = t0; t < t0 + 3 * 86_400; ) {
+    const dense = rnd(3) === 0;
+    const until = t + 600 + rnd(4 * 3600);
+    for (; t < until; t += dense ? 1 + rnd(20) : 60 + rnd(1800)) all.set(t, 1000 + rnd(8000));
+    t += rnd(6 * 3600);
+  }
+  for (const [t, p] of all) md.prices.put(priceKey(YES, t), p);
+  await store.prices.flushed;
+  // Queued writes: new seconds and overwrites, some inside dense buckets the reader skips over.
+  const keys = [...all.keys()];
+  for (let i = 0; i < 40; i++) {
+    const t = rnd(2) === 0 ? keys[rnd(keys.length)] : t0 + rnd(3 * 86_400);
+    const p = 1000 + rnd(8000);
+    all.set(t, p);
+    md.prices.put(priceKey(YES, t), p);
+  }
+  assert.ok(md.prices.pending > 0);
+  const naive = (start: number, end: number, fidelity: number) => {
+    const w = fidelity * 60;
+    const out: { t: number; p: number }[] = [];
+    for (const t of [...all.keys()].sort((a, b) => a - b)) {
+      if (t < start || t > end) continue;
+      const b = t - (t % w);
+      if (out.length > 0 && out[out.length - 1].t === b) out[out.length - 1].p = all.get(t)! / 10_000;
+      else out.push({ t: b, p: all.get(t)! / 10_000 });
+    }
+    return out;
+  };
+  for (let i = 0; i < 60; i++) {
+    const start = t0 - 3600 + rnd(3 * 86_400);
+    const end = start + rnd(2 * 86_400);
+    const fidelity = [1, 2, 5, 15, 60, 180, 1440][rnd(7)];
+    assert.deepEqual(r.history(YES, { start, end, fidelity }), naive(start, end, fidelity), `window ${start}..${end} at ${fidelity}`);
+  }
+  await store.prices.flushed;
+  await store.close();
+});
+
+test('builder trades: every filter, strict before/after in seconds, trade id, outcome labels, cursor walk', async () => {
+  const store = freshStore();
+  const md = new MarketDataStore(store);
+  const r = new MarketDataReader(new FakeBooks(), md, (cid) => (cid === CID ? ['Up', 'Down'] : undefined));
+  const B1 = '0x' + 'b1'.repeat(32);
+  const B2 = '0x' + 'b2'.repeat(32);
+  const W1 = '0x' + '1'.repeat(40);
+  const W2 = '0x' + '2'.repeat(40);
+  const OTHER = '0x' + 'd'.repeat(64);
+  const hex = (n: number) => '0x' + n.toString(16).padStart(64, '0');
+  const t0 = 1_800_000_000_000;
+  const orders = [hex(1), hex(2), hex(3), hex(4)];
+  for (const [i, id] of orders.entries()) void store.orders.put(id, { orderId: id, makerFeeBps: i, takerFeeBps: 10 + i } as unknown as OrderRecord);
+  await store.orders.flushed;
+
+  // 12 fills, one per second: builder, taker wallet, market and token vary with i.
+  const fills: FillEvent[] = [];
+  for (let i = 0; i < 12; i++) {
+    const yes = i % 3 !== 2;
+    fills.push({
+      type: 'fill', seq: 100 + i, ts: t0 + i * 1000 + 500, tradeId: hex(5000 + i), txHash: hex(6000 + i),
+      conditionId: i < 10 ? CID : OTHER, kind: 'TRANSFER', size: (i + 1) * T, takerOrderId: orders[i % 2], makerOrderId: orders[2 + (i % 2)],
+      takerWallet: i % 4 === 0 ? W2 : W1, makerWallet: '0x' + '9'.repeat(40), takerOwner: 'tk', makerOwner: 'mk',
+      takerTokenId: yes ? YES : NO, makerTokenId: yes ? YES : NO, takerOutcome: yes ? 0 : 1, makerOutcome: yes ? 0 : 1,
+      takerSide: 'BUY', makerSide: 'SELL', takerPricePips: 5000 + i * 100, makerPricePips: 5000 + i * 100,
+      takerUsdc: 0, makerUsdc: 0, takerFee: 0, makerFee: 0, makerRemaining: 0, builder: i === 11 ? '0x' + '0'.repeat(64) : i % 2 === 0 ? B1 : B2,
+    });
+  }
+  const p = new BuilderTradesProjection(md);
+  for (const f of fills) {
+    void store.fills.put(f.seq, fillToRow(f));
+    p.apply(f);
+  }
+  await store.fills.flushed;
+  const builderFills = fills.slice(0, 11);
+  const ids = (rows: { id: string }[]) => rows.map((x) => x.id);
+  const expect = (pred: (f: FillEvent, i: number) => boolean) => builderFills.filter(pred).map((f) => f.tradeId);
+  const sec = (i: number) => Math.floor((t0 + i * 1000 + 500) / 1000);
+
+  const cases: { name: string; filter: Parameters<MarketDataReader['builderTrades']>[0]; expect: string[] }[] = [
+    { name: 'all builder trades, oldest first', filter: {}, expect: expect(() => true) },
+    { name: 'builder_code', filter: { builderCode: B1 }, expect: expect((_, i) => i % 2 === 0) },
+    { name: 'market', filter: { market: OTHER }, expect: expect((_, i) => i >= 10) },
+    { name: 'asset_id', filter: { assetId: NO }, expect: expect((_, i) => i % 3 === 2) },
+    { name: 'maker_address (the taker wallet)', filter: { makerAddress: W2 }, expect: expect((_, i) => i % 4 === 0) },
+    { name: 'after is strict', filter: { after: sec(8) }, expect: expect((_, i) => i > 8) },
+    { name: 'before is strict', filter: { before: sec(2) }, expect: expect((_, i) => i < 2) },
+    { name: 'after and before', filter: { after: sec(2), before: sec(6) }, expect: expect((_, i) => i > 2 && i < 6) },
+    { name: 'empty time window', filter: { after: sec(5), before: sec(5) }, expect: [] },
+    { name: 'combined: asset + builder + wallet', filter: { assetId: YES, builderCode: B2, makerAddress: W1 }, expect: expect((_, i) => i % 3 !== 2 && i % 2 === 1) },
+    { name: 'trade id', filter: { id: fills[4].tradeId }, expect: [fills[4].tradeId] },
+    { name: 'trade id with a filter it fails', filter: { id: fills[4].tradeId, builderCode: B2 }, expect: [] },
+    { name: 'trade id of a non-builder fill', filter: { id: fills[11].tradeId }, expect: [] },
+    { name: 'unknown builder code', filter: { builderCode: '0x' + 'ee'.repeat(32) }, expect: [] },
+  ];
+  for (const c of cases) {
+    const page = r.builderTrades(c.filter, 0);
+    assert.deepEqual(ids(page.rows), c.expect, c.name);
+    assert.equal(page.next, 'LTE=', c.name);
+  }
+
+  const row = r.builderTrades({ id: fills[5].tradeId }, 0).rows[0];
+  const f5 = fills[5];
+  assert.deepEqual(row, {
+    id: f5.tradeId, taker_order_id: f5.takerOrderId, market: CID, asset_id: NO, side: 'BUY', size: '6', fee_rate_bps: '11',
+    price: '0.55', status: 'CONFIRMED', outcome: 'Down', maker_address: W1, owner: 'tk', transaction_hash: f5.txHash,
+    match_time: new Date(f5.ts).toISOString(), last_update: new Date(f5.ts).toISOString(), bucket_index: 2, type: 'TAKER',
+    maker_orders: [{ order_id: f5.makerOrderId, maker_address: '0x' + '9'.repeat(40), owner: 'mk', matched_amount: '6', fee_rate_bps: '3', price: '0.55', asset_id: NO, outcome: 'Down', side: 'SELL' }],
+  });
+  assert.equal(r.builderTrades({ market: OTHER }, 0).rows[0].outcome, 'Yes', 'a market the catalog does not describe: Yes/No');
+
+  // Cursor walk with 4 rows per page over the 6 B1 trades... and over everything.
+  for (const [filter, all] of [[{ builderCode: B1 }, expect((_, i) => i % 2 === 0)], [{}, expect(() => true)]] as const) {
+    const seen: string[] = [];
+    let offset = 0;
+    for (let pages = 0; ; pages++) {
+      assert.ok(pages < 10);
+      const page = r.builderTrades(filter, offset, 4);
+      seen.push(...ids(page.rows));
+      if (page.next === 'LTE=') break;
+      const next = decodeCursor(page.next);
+      assert.equal(typeof next, 'number');
+      assert.equal(page.rows.length, 4);
+      offset = next as number;
+    }
+    assert.deepEqual(seen, all);
+  }
+  assert.deepEqual(r.builderTrades({}, 11, 4), { rows: [], next: 'LTE=' }, 'past the end');
+  await store.close();
+});
