@@ -1,0 +1,168 @@
+/**
+ * Admin routes (DESIGN section 9), behind `Authorization: Bearer <ADMIN_TOKEN>`: the edge answers 404
+ * for all of them when no token is configured and 401 for a wrong one, before anything here runs.
+ *
+ * Catalog writes go to projections/catalog.ts (one transaction per request, all or nothing; a bad
+ * request answers 400 with every problem in `errors`). Deposits, withdrawals and resolutions go
+ * through the engine and its journal like every other balance change; without a running engine they
+ * answer 503. A resolution the engine accepted is then recorded in the catalog (closed, not accepting
+ * orders, winner), and every market change is passed to the engine's market registry.
+ */
+import { ApiError, Errors, apiError, errorByResult } from '../../domain/errors.ts';
+import { formatAsset } from '../../domain/ids.ts';
+import { formatUnits, parseUnits } from '../../domain/units.ts';
+import { getProfile } from '../../queries/catalog.ts';
+import type { AppContext, EngineAdmin } from '../context.ts';
+import { route, type AnyRoute } from '../route.ts';
+import {
+  AddressParams,
+  AmountBody,
+  ConditionParams,
+  MarketReply,
+  MarketStatusBody,
+  Profile,
+  ProfileBody,
+  ResolveBody,
+  UpsertEventsBody,
+  UpsertEventsReply,
+  WalletBalances,
+} from '../schemas/admin.ts';
+
+function engineOf(ctx: AppContext): EngineAdmin {
+  if (!ctx.engine) throw apiError('PM_ERR_ENGINE_DOWN');
+  return ctx.engine;
+}
+
+/** An engine result code as the catalogue error it stands for. */
+function engineError(code: number, vars: Record<string, string | number>): ApiError {
+  return new ApiError(errorByResult(code), vars);
+}
+
+function balancesOf(engine: EngineAdmin, address: string): WalletBalances {
+  const b = engine.balances(address);
+  return {
+    address,
+    usdc: { available: formatUnits(b.usdc.available), reserved: formatUnits(b.usdc.reserved) },
+    tokens: b.tokens.map((t) => ({
+      tokenId: t.tokenId,
+      asset: formatAsset(t.conditionId, t.outcome),
+      available: formatUnits(t.available),
+      reserved: formatUnits(t.reserved),
+    })),
+  };
+}
+
+export function adminRoutes(ctx: AppContext): AnyRoute[] {
+  const { read, write } = ctx.catalog;
+
+  const walletOp = (op: 'deposit' | 'withdraw') =>
+    route({
+      method: 'POST',
+      path: `/admin/wallets/:address/${op}`,
+      group: 'admin',
+      auth: 'admin',
+      summary: op === 'deposit' ? 'Credit USDC to a wallet (journaled by the engine)' : 'Debit available USDC from a wallet (journaled by the engine)',
+      params: AddressParams,
+      body: AmountBody,
+      response: WalletBalances,
+      handler: async ({ params, body }) => {
+        const address = params.address.toLowerCase();
+        const units = parseUnits(body.amount);
+        if (units === undefined || units <= 0) throw apiError('PM_ERR_AMOUNT');
+        const engine = engineOf(ctx);
+        const r = await engine[op](address, units);
+        if (!r.ok) throw engineError(r.code, { wallet: address });
+        return balancesOf(engine, address);
+      },
+    });
+
+  return [
+    route({
+      method: 'POST',
+      path: '/admin/events',
+      group: 'admin',
+      auth: 'admin',
+      summary: 'Upsert events with their markets, tags and series (idempotent, all or nothing)',
+      description: 'Answers the stored events (slug form) in request order. An invalid request stores nothing and lists every problem in `errors`.',
+      body: UpsertEventsBody,
+      response: UpsertEventsReply,
+      handler: async ({ body }) => {
+        const outcome = await write.upsertEvents(body);
+        if (!outcome.ok) throw apiError('PM_ERR_ADMIN_INVALID', undefined, { errors: outcome.errors });
+        return outcome.eventIds.map((id) => read.eventSlugForm(read.event(id)!));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/admin/markets/:conditionId/status',
+      group: 'admin',
+      auth: 'admin',
+      summary: 'Change a market\'s active / closed / archived / acceptingOrders flags',
+      description: 'Closing, archiving or deactivating a market also stops order intake unless acceptingOrders is given.',
+      params: ConditionParams,
+      body: MarketStatusBody,
+      response: MarketReply,
+      handler: async ({ params, body }) => {
+        const outcome = await write.setMarketStatus(params.conditionId.toLowerCase(), body);
+        if (!outcome.ok) throw outcome.error;
+        return read.marketCatalog(outcome.market);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/admin/markets/:conditionId/resolve',
+      group: 'admin',
+      auth: 'admin',
+      summary: 'Resolve a market: the engine cancels its orders and pays the winning token; the catalog closes it',
+      description: 'Repeating the same resolution answers the market again; another winner for a resolved market is refused.',
+      params: ConditionParams,
+      body: ResolveBody,
+      response: MarketReply,
+      handler: async ({ params, body }) => {
+        const conditionId = params.conditionId.toLowerCase();
+        const winner = body.winningOutcomeIndex;
+        const market = read.marketByCondition(conditionId);
+        if (!market) throw apiError('PM_ERR_ADMIN_MARKET_UNKNOWN', { conditionId });
+        if (market.winner >= 0) {
+          if (market.winner !== winner) throw apiError('PM_ERR_MARKET_RESOLVED', { conditionId });
+          return read.marketCatalog(market);
+        }
+        const r = await engineOf(ctx).resolveMarket(conditionId, winner);
+        // "Already resolved" from the engine with an unresolved catalog means a crash fell between the
+        // engine's commit and the catalog's: the retry completes the catalog side.
+        if (!r.ok && r.code !== Errors.PM_ERR_MARKET_RESOLVED.result) throw engineError(r.code, { conditionId, tokenId: market.clobTokenIds[0] });
+        const outcome = await write.markResolved(conditionId, winner);
+        if (!outcome.ok) throw outcome.error;
+        return read.marketCatalog(outcome.market);
+      },
+    }),
+    walletOp('deposit'),
+    walletOp('withdraw'),
+    route({
+      method: 'GET',
+      path: '/admin/wallets/:address',
+      group: 'admin',
+      auth: 'admin',
+      summary: 'USDC and token balances of a wallet (available and reserved by open orders)',
+      params: AddressParams,
+      response: WalletBalances,
+      handler: ({ params }) => balancesOf(engineOf(ctx), params.address.toLowerCase()),
+    }),
+    route({
+      method: 'PUT',
+      path: '/admin/wallets/:address/profile',
+      group: 'admin',
+      auth: 'admin',
+      summary: 'Set a wallet\'s display profile (name, pseudonym, bio, images) shown on trades and positions',
+      description: 'Replaces the whole profile: absent fields become "".',
+      params: AddressParams,
+      body: ProfileBody,
+      response: Profile,
+      handler: async ({ params, body }) => {
+        const address = params.address.toLowerCase();
+        await write.putProfile(address, body);
+        return getProfile(ctx.store, address);
+      },
+    }),
+  ];
+}

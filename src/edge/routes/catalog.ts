@@ -1,0 +1,186 @@
+/**
+ * Catalog routes (`{type, error}` bodies): GET /events, /events/slug/{slug}, /markets/slug/{slug},
+ * /public-search, /tags; and the order-book market lists (`{error}` bodies): GET /markets and
+ * GET /sampling-markets with the base64 offset cursor (`LTE=` on the last page, never omitted).
+ *
+ * `creator` scopes every route to one site's events and markets (DESIGN section 9); an address is
+ * compared lowercase. Unknown query parameters are ignored (DESIGN section 7).
+ */
+import { Type } from '@sinclair/typebox';
+import { apiError } from '../../domain/errors.ts';
+import { END_CURSOR, decodeCursor, nextCursor } from '../../domain/cursor.ts';
+import { EVENT_COLUMNS, TAG_COLUMNS, parseOrder } from '../../projections/catalog-index.ts';
+import { MARKETS_PAGE_SIZE, normalizeCreatorParam } from '../../queries/catalog.ts';
+import type { AppContext } from '../context.ts';
+import { reply, route, type AnyRoute } from '../route.ts';
+import {
+  CreatorOnlyQuery,
+  EventListItem,
+  EventSlugForm,
+  EventsQuery,
+  MarketWithEvents,
+  MarketsPage,
+  MarketsQuery,
+  SLUG_PATTERN,
+  SamplingPage,
+  SearchQuery,
+  SearchResult,
+  SlugParams,
+  Tag,
+  TagsQuery,
+} from '../schemas/catalog.ts';
+
+const SLUG = new RegExp(SLUG_PATTERN);
+
+/**
+ * Path parameters arrive percent-encoded. A slug that does not decode, or could never have been stored
+ * (charset, length), is simply not found, and never reaches LMDB (whose keys are capped near 2 KB).
+ */
+function decodeSlug(raw: string): string | undefined {
+  let slug: string;
+  try {
+    slug = decodeURIComponent(raw);
+  } catch {
+    return undefined;
+  }
+  return SLUG.test(slug) ? slug : undefined;
+}
+
+function cursorOffset(cursor: string | undefined): number | 'end' {
+  const offset = decodeCursor(cursor);
+  if (offset === undefined) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'invalid next_cursor' });
+  return offset;
+}
+
+export function catalogRoutes(ctx: AppContext): AnyRoute[] {
+  const read = () => ctx.catalog.read;
+  return [
+    route({
+      method: 'GET',
+      path: '/events',
+      group: 'catalog',
+      summary: 'List events (list form), filtered, ordered and paged by limit/offset',
+      description:
+        'Filters combine (AND). `order` is a comma-separated list of id, ticker, slug, title, startDate, endDate, creationDate, ' +
+        'createdAt, updatedAt (snake_case aliases accepted), active, closed, archived; `ascending` defaults to false with `order` ' +
+        'and the default order is id ascending.',
+      query: EventsQuery,
+      response: Type.Array(EventListItem),
+      handler: ({ query: q }) => {
+        const order = parseOrder(q.order, EVENT_COLUMNS, true);
+        if (order === undefined) throw apiError('PM_ERR_CATALOG_PARAM', { param: 'order' });
+        const tagSlugs = [q.tag, q.tag_slug].filter((s): s is string => s !== undefined && s !== '');
+        const raw = read().listEventsJson({
+          limit: q.limit ?? 100,
+          offset: q.offset ?? 0,
+          status: { active: q.active, closed: q.closed, archived: q.archived },
+          tagSlugs,
+          tagIds: q.tag_id !== undefined ? [String(q.tag_id)] : [],
+          seriesSlug: q.series_slug,
+          slug: q.slug,
+          order,
+          ascending: q.ascending,
+          creator: normalizeCreatorParam(q.creator),
+        });
+        return reply({ raw });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/events/slug/:slug',
+      group: 'catalog',
+      summary: 'One event by slug (slug form: tags, series, markets, eventMetadata)',
+      params: SlugParams,
+      query: CreatorOnlyQuery,
+      response: EventSlugForm,
+      handler: ({ params, query }) => {
+        const slug = decodeSlug(params.slug);
+        const e = slug === undefined ? undefined : read().eventBySlug(slug, normalizeCreatorParam(query.creator));
+        if (!e) throw apiError('PM_ERR_CATALOG_SLUG');
+        return e;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/markets/slug/:slug',
+      group: 'catalog',
+      summary: 'One market by slug (catalog form with its event summaries in `events`)',
+      params: SlugParams,
+      query: CreatorOnlyQuery,
+      response: MarketWithEvents,
+      handler: ({ params, query }) => {
+        const slug = decodeSlug(params.slug);
+        const m = slug === undefined ? undefined : read().marketBySlug(slug, normalizeCreatorParam(query.creator));
+        if (!m) throw apiError('PM_ERR_CATALOG_SLUG');
+        return m;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/public-search',
+      group: 'catalog',
+      summary: 'Search events (title, market questions, tag labels) and tags, ranked by relevance',
+      description:
+        'Every query word must match (as a word prefix). Score: title 3, tag label 2, market question 1 per word (+0.5 for a whole ' +
+        'word); ties: open events first, then newest. Profiles are never returned.',
+      query: SearchQuery,
+      response: SearchResult,
+      handler: ({ query: q }) => {
+        if (q.q.trim() === '') throw apiError('PM_ERR_CATALOG_REQUIRED', { param: 'q' });
+        return read().search({
+          q: q.q,
+          limitPerType: q.limit_per_type ?? 25,
+          page: q.page ?? 1,
+          searchTags: q.search_tags ?? true,
+          creator: normalizeCreatorParam(q.creator),
+        });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/tags',
+      group: 'catalog',
+      summary: 'List tags',
+      description: '`order`: id, label, slug, createdAt, updatedAt (comma-separated); default id ascending.',
+      query: TagsQuery,
+      response: Type.Array(Tag),
+      handler: ({ query: q }) => {
+        const order = parseOrder(q.order, TAG_COLUMNS, false);
+        if (order === undefined) throw apiError('PM_ERR_CATALOG_PARAM', { param: 'order' });
+        return read().listTags({ limit: q.limit ?? 100, offset: q.offset ?? 0, order, ascending: q.ascending });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/markets',
+      group: 'clob',
+      summary: 'Every market in the order-book form, by id, paged with next_cursor',
+      query: MarketsQuery,
+      response: MarketsPage,
+      fieldMessages: { next_cursor: 'invalid next_cursor' },
+      handler: ({ query: q }) => {
+        const offset = cursorOffset(q.next_cursor);
+        if (offset === 'end') return { data: [], next_cursor: END_CURSOR, limit: MARKETS_PAGE_SIZE, count: 0 };
+        const page = read().marketsPage(offset, normalizeCreatorParam(q.creator));
+        const count = page.data.length;
+        return { data: page.data, next_cursor: page.more ? nextCursor(offset, count, Infinity) : END_CURSOR, limit: MARKETS_PAGE_SIZE, count };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/sampling-markets',
+      group: 'clob',
+      summary: 'Markets with liquidity rewards that accept orders, paged with next_cursor',
+      query: MarketsQuery,
+      response: SamplingPage,
+      fieldMessages: { next_cursor: 'invalid next_cursor' },
+      handler: ({ query: q }) => {
+        const offset = cursorOffset(q.next_cursor);
+        if (offset === 'end') return { data: [], next_cursor: END_CURSOR, limit: MARKETS_PAGE_SIZE, count: 0 };
+        const page = read().samplingPage(offset, normalizeCreatorParam(q.creator));
+        const count = page.data.length;
+        return { data: page.data, next_cursor: page.more ? nextCursor(offset, count, Infinity) : END_CURSOR, limit: MARKETS_PAGE_SIZE, count };
+      },
+    }),
+  ];
+}
