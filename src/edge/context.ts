@@ -7,6 +7,39 @@ import type { Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { Store } from '../journal/env.ts';
 import type { Metrics } from './metrics.ts';
+import type { ViewStore } from '../projections/projector.ts';
+import type { AuthServices } from './auth.ts';
+import type { CatalogReader } from '../queries/catalog.ts';
+import type { MarketDataReader } from '../queries/market-data.ts';
+import type { CatalogWriter } from '../projections/catalog.ts';
+import type { TradingMarket } from '../projections/catalog-index.ts';
+import type { Engine } from '../engine/engine.ts';
+
+/** The catalog: reads (queries/catalog.ts) and admin writes (projections/catalog.ts). */
+export interface CatalogServices {
+  readonly read: CatalogReader;
+  readonly write: CatalogWriter;
+}
+
+/**
+ * The narrow part of the engine the catalog, the admin routes and the demo loader use (Engine provides
+ * it), so they can be exercised against a recording double.
+ */
+export interface EngineAdmin {
+  /** Idempotent: creates the market or updates its parameters and flags. */
+  registerMarket(m: TradingMarket): void;
+  deposit(wallet: string, units: number): Promise<{ ok: boolean; code: number }>;
+  withdraw(wallet: string, units: number): Promise<{ ok: boolean; code: number }>;
+  resolveMarket(conditionId: string, winningOutcome: 0 | 1): Promise<{ ok: boolean; code: number }>;
+  balances(wallet: string): {
+    usdc: { available: number; reserved: number };
+    tokens: { tokenId: string; conditionId: string; outcome: number; available: number; reserved: number }[];
+  };
+  /** Wallet data curPrice: a token's published book (JSON, bids ascending and asks descending, best last). */
+  bookSnapshot?(tokenId: string): { version: number; json: string } | undefined;
+  /** Wallet data curPrice: a token's last trade, price in pips. */
+  lastTradePrice?(tokenId: string): { pricePips: number } | undefined;
+}
 
 export interface AppContext {
   readonly config: Readonly<Config>;
@@ -14,8 +47,26 @@ export interface AppContext {
   readonly log: Logger;
   readonly clock: Clock;
   readonly metrics: Metrics;
+  /** Read-your-writes overlays over the `views` and `prices` databases (projections/projector.ts). */
+  readonly views: ViewStore;
+  readonly prices: ViewStore;
   /** Flips to true once the service can trade (engine recovered, catalog loaded). */
   readonly state: { ready: boolean };
   /** The OpenAPI document of the mounted route table. */
   openapi(): Record<string, unknown>;
+  /** API keys, the signature pool and the edge's Authenticator (edge/auth.ts). */
+  readonly auth: AuthServices;
+  readonly catalog: CatalogServices;
+  /**
+   * The matching engine: sequencer, ledger and journal (engine/engine.ts), recovered before any route is
+   * mounted. Not readonly so behaviour tests can put a recording double behind the admin routes.
+   */
+  engine: Engine;
+  /**
+   * Current price of a token for catalog prices: the midpoint, the last trade when the spread is wider than
+   * 0.10 (DESIGN section 7, curPrice); undefined without a two-sided book or a trade. Absent without an engine.
+   */
+  marketPrice?: (tokenId: string) => number | undefined;
+  /** Books, quotes, price history and builder trades (queries/market-data.ts); set once the engine runs. */
+  marketData?: MarketDataReader;
 }

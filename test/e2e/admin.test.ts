@@ -115,7 +115,8 @@ describe('with ADMIN_TOKEN', () => {
 
   before(async () => {
     ({ app, call } = await startWith('t'));
-    app.ctx.engine = engine;
+    // The admin routes only see EngineAdmin; the recording double lets the tests check what reached it.
+    app.ctx.engine = engine as unknown as Engine;
   });
   after(async () => {
     await app.stop();
@@ -130,19 +131,6 @@ describe('with ADMIN_TOKEN', () => {
       }
     }
     assert.deepEqual((await call('GET', '/events')).body, []);
-  });
-
-  test('engine routes answer 503 while no engine runs', async () => {
-    app.ctx.engine = undefined;
-    try {
-      for (const [method, path, body] of ADMIN_ROUTES.slice(3, 6)) {
-        const r = await call(method, path, body);
-        assert.equal(r.status, 503, path);
-        assert.deepEqual(r.body, { error: 'Trading is currently disabled' });
-      }
-    } finally {
-      app.ctx.engine = engine;
-    }
   });
 
   test('POST /admin/events answers the stored events; posting them again changes nothing', async () => {

@@ -29,7 +29,6 @@ import {
 } from '../schemas/admin.ts';
 
 function engineOf(ctx: AppContext): EngineAdmin {
-  if (!ctx.engine) throw apiError('PM_ERR_ENGINE_DOWN');
   return ctx.engine;
 }
 

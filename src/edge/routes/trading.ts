@@ -15,7 +15,7 @@ import { nextCursor, decodeCursor } from '../../domain/cursor.ts';
 import { parseConditionId, parseOrderId, parseTokenId } from '../../domain/ids.ts';
 import { formatPips, formatUnits, parseUnits } from '../../domain/units.ts';
 import type { OrderRecord } from '../../domain/events.ts';
-import type { Engine, PlaceResponse } from '../../engine/engine.ts';
+import type { PlaceResponse } from '../../engine/engine.ts';
 import type { AppContext } from '../context.ts';
 import { checkOrders, type NormalizedOrder, type OrderCheckDeps, type OrderCaller } from '../order-check.ts';
 import { route, type AnyRoute, type Caller } from '../route.ts';
@@ -70,7 +70,7 @@ function signer(caller: Caller): OrderCaller {
 }
 
 export function tradingRoutes(ctx: AppContext): AnyRoute[] {
-  const engine = ctx.engine as unknown as Engine;
+  const engine = ctx.engine;
   const deps: OrderCheckDeps = {
     pool: ctx.auth.pool,
     domains: ctx.auth.orderDomains,
