@@ -1,0 +1,187 @@
+/**
+ * The platform's official V2 client (@polymarket/clob-client-v2, pinned in package.json), unchanged,
+ * against the service in the compatibility profile (config/clob-v2-compat.json: the client's V2 order
+ * domain and exchange contracts on chain 80002): create or derive an API key, read a book, post a signed
+ * GTC order, read it, cancel it. Every look-up the client makes before it signs (/version, /tick-size,
+ * /neg-risk) goes to the real service; nothing is primed or stubbed, and the test asserts that those
+ * look-ups were made and answered 200.
+ *
+ * Header names: the client sends `POLY_ADDRESS`, `POLY_API_KEY`, ...; the uWS build under the edge drops
+ * any request whose header names contain `_` (docs/decisions.md, "Header names with underscores"). The
+ * test harness therefore renames them to `POLY-ADDRESS`, ... in a request interceptor on the axios
+ * instance the client itself imports (the package has no nested copy of axios, so `import axios` here is
+ * the same module instance). The client's code, signing and bodies are untouched; the interceptor only
+ * changes header names, and the test checks that it did.
+ *
+ * Signer: a viem WalletClient over the public Hardhat/Anvil test key #0, with a transport that throws:
+ * the client must never need an RPC.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import axios, { type AxiosResponse, type InternalAxiosRequestConfig } from 'axios';
+import { ClobClient, OrderType, Side, AssetType } from '@polymarket/clob-client-v2';
+import { createWalletClient, custom, keccak256, toHex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { startApp, type App } from '../../src/app.ts';
+import { testConfig } from '../../src/runtime/config.ts';
+import { silentLogger } from '../../src/runtime/log.ts';
+
+/** Hardhat/Anvil account #0: a published test key (shared/reference/official-client.md, Appendix A). */
+const HARDHAT_0 = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+const ADMIN_TOKEN = 'official-client-admin';
+const CONDITION_ID = keccak256(toHex('official client e2e market'));
+
+const account = privateKeyToAccount(HARDHAT_0);
+const wallet = createWalletClient({
+  account,
+  transport: custom({
+    request: async ({ method }: { method: string }) => {
+      throw new Error(`the client asked for an RPC (${method}); it must sign locally`);
+    },
+  }),
+});
+
+interface Seen {
+  method: string;
+  path: string;
+  status: number;
+}
+
+let app: App;
+let dataDir: string;
+let host: string;
+let interceptors: { request: number; response: number };
+const seen: Seen[] = [];
+let renamedHeaders = 0;
+/** Outcome 0's token, as the catalog import answered it. */
+let tokenID: string;
+
+const pathOf = (url: string | undefined) => new URL(url ?? '', 'http://x').pathname;
+
+before(async () => {
+  const compat = JSON.parse(readFileSync(new URL('../../config/clob-v2-compat.json', import.meta.url), 'utf8')) as Record<string, unknown>;
+  dataDir = mkdtempSync(join(tmpdir(), 'pm-official-client-'));
+  app = await startApp(testConfig({ ...compat, dataDir, demo: false, adminToken: ADMIN_TOKEN, http: { port: 0 } }), { log: silentLogger });
+  host = `http://127.0.0.1:${app.port}`;
+
+  // Test harness only (see the header): POLY_X -> POLY-X, because this uWS build drops underscore names.
+  const request = axios.interceptors.request.use((config: InternalAxiosRequestConfig) => {
+    const headers = config.headers;
+    for (const name of Object.keys(headers.toJSON())) {
+      if (!/^poly_/i.test(name)) continue;
+      const value = headers.get(name);
+      headers.delete(name);
+      headers.set(name.replace(/_/g, '-'), value as string);
+      renamedHeaders++;
+    }
+    return config;
+  });
+  const record = (method: string | undefined, url: string | undefined, status: number) => seen.push({ method: (method ?? 'get').toUpperCase(), path: pathOf(url), status });
+  const response = axios.interceptors.response.use(
+    (r: AxiosResponse) => {
+      record(r.config.method, r.config.url, r.status);
+      return r;
+    },
+    (e: { config?: InternalAxiosRequestConfig; response?: AxiosResponse }) => {
+      record(e.config?.method, e.config?.url, e.response?.status ?? 0);
+      return Promise.reject(e);
+    },
+  );
+  interceptors = { request, response };
+
+  const admin = async (path: string, body: unknown) => {
+    const r = await fetch(`${host}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const text = await r.text();
+    assert.equal(r.status, 200, `${path}: ${text}`);
+    return JSON.parse(text) as unknown;
+  };
+  const events = (await admin('/admin/events', [
+    {
+      title: 'Official client e2e',
+      slug: 'official-client-e2e',
+      endDate: '2030-01-01T00:00:00Z',
+      markets: [{ question: 'Does the official client trade here?', conditionId: CONDITION_ID, orderPriceMinTickSize: '0.01', orderMinSize: 5 }],
+    },
+  ])) as Array<{ markets: Array<{ clobTokenIds: string }> }>;
+  tokenID = (JSON.parse(events[0]!.markets[0]!.clobTokenIds) as string[])[0]!;
+  await admin(`/admin/wallets/${account.address}/deposit`, { amount: '100' });
+});
+
+after(async () => {
+  axios.interceptors.request.eject(interceptors.request);
+  axios.interceptors.response.eject(interceptors.response);
+  await app.stop(1000);
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+// Bounded: a request the edge drops (an underscore header that slipped through) would otherwise wait forever.
+test('the unchanged V2 client creates a key, reads a book, posts, reads and cancels a GTC order', { timeout: 60_000 }, async () => {
+  const l1 = new ClobClient({ host, chain: 80002, signer: wallet as unknown as ConstructorParameters<typeof ClobClient>[0]['signer'] });
+  const creds = await l1.createOrDeriveApiKey();
+  assert.match(creds.key, /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  assert.deepEqual(await l1.createOrDeriveApiKey(), creds, 'a second call derives the same credentials');
+
+  const client = new ClobClient({ host, chain: 80002, signer: wallet as unknown as ConstructorParameters<typeof ClobClient>[0]['signer'], creds, throwOnError: true });
+
+  const book = await client.getOrderBook(tokenID);
+  assert.equal(book.asset_id, tokenID);
+  assert.equal(book.market, CONDITION_ID);
+  assert.equal(book.tick_size, '0.01');
+  assert.deepEqual([book.bids, book.asks], [[], []]);
+
+  const posted = await client.createAndPostOrder({ tokenID, price: 0.45, size: 10, side: Side.BUY }, undefined, OrderType.GTC);
+  assert.equal(posted.success, true, JSON.stringify(posted));
+  assert.equal(posted.status, 'live');
+  assert.match(posted.orderID, /^0x[0-9a-f]{64}$/);
+
+  // The look-ups the client made before signing were answered by the service itself.
+  for (const path of ['/version', '/tick-size', '/neg-risk']) {
+    const hit = seen.find((s) => s.path === path);
+    assert.ok(hit, `the client looked up ${path}`);
+    assert.equal(hit.status, 200, `${path} answered by the service`);
+  }
+  assert.deepEqual(
+    seen.filter((s) => s.path === '/order').map((s) => [s.method, s.status]),
+    [['POST', 200]],
+  );
+  assert.ok(renamedHeaders > 0, 'the harness renamed the POLY_* headers');
+
+  const read = (await client.getOrder(posted.orderID)) as unknown as { order: Record<string, unknown> };
+  assert.deepEqual(
+    pick(read.order, ['id', 'status', 'market', 'assetId', 'side', 'price', 'originalSize', 'sizeMatched', 'makerAddress', 'owner', 'type']),
+    {
+      id: posted.orderID,
+      status: 'LIVE',
+      market: CONDITION_ID,
+      assetId: tokenID,
+      side: 'BUY',
+      price: '0.45',
+      originalSize: '10',
+      sizeMatched: '0',
+      makerAddress: account.address.toLowerCase(),
+      owner: creds.key,
+      type: 'GTC',
+    },
+  );
+  const resting = await client.getOrderBook(tokenID);
+  assert.deepEqual(resting.bids, [{ price: '0.45', size: '10' }]);
+  const usdc = await client.getBalanceAllowance({ asset_type: AssetType.COLLATERAL });
+  assert.equal(usdc.balance, String(100_000_000 - 4_500_000), 'the order reserves 10 x 0.45 USDC');
+
+  const canceled = (await client.cancelOrder({ orderID: posted.orderID })) as unknown as { canceled: string[]; not_canceled: Record<string, string> };
+  assert.deepEqual(canceled, { canceled: [posted.orderID], not_canceled: {} });
+  const after = (await client.getOrder(posted.orderID)) as unknown as { order: Record<string, unknown> };
+  assert.equal(after.order.status, 'CANCELED');
+  assert.deepEqual((await client.getOrderBook(tokenID)).bids, []);
+  assert.equal((await client.getBalanceAllowance({ asset_type: AssetType.COLLATERAL })).balance, String(100_000_000), 'the cancel released the reservation');
+  assert.deepEqual(await client.cancelOrder({ orderID: posted.orderID }), { canceled: [], not_canceled: { [posted.orderID]: 'order already canceled' } });
+});
+
+function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of keys) out[k] = typeof o[k] === 'string' && (k === 'makerAddress' || k === 'market') ? (o[k] as string).toLowerCase() : o[k];
+  return out;
+}

@@ -1,0 +1,106 @@
+/**
+ * CI load gate: the service, started as `npm start` starts it (child process, rate limits off), must take
+ * at least GATE_RATE signed, verified, durably committed orders per second for GATE_SECONDS with zero
+ * errors: ten times the spec's burst cap of 2,400 orders per 10 s. Then it is killed with SIGKILL and
+ * restarted on the same data directory, and every acknowledged order must be there with a status its
+ * acknowledgement allows, and books and balances must be what they were.
+ *
+ * Load: tools/load.ts, 50 wallets, 8 fresh markets, 256 connections, the `mixed` workload (half resting
+ * orders, half complementary pairs that mint), every order signed before the window. The schedule is open loop at
+ * OFFERED_RATE (4% above the bar), and the achieved rate is acknowledged orders divided by the time from
+ * the first due send to the last answer: a service that falls behind stretches that time and fails.
+ *
+ * Why SIGKILL: an orderly stop flushes everything, so it could not tell an order acknowledged before its
+ * commit from one acknowledged after. A kill loses whatever was not committed; acknowledged orders must
+ * survive it.
+ *
+ * Run with `npm run test:load`, alone on the machine. It is not part of `npm test` yet: the service
+ * costs about 380 us of CPU per order across its threads, so two cores sustain ~2,500 orders/s when
+ * idle and less when other tests share them; the gate joins `npm test` once that cost comes down
+ * (see the notes on the trading issue).
+ *
+ * On a machine that cannot sustain the bar the test fails and prints the measured rate, the latency
+ * profile, the client's own CPU per order, the service's CPU use, and how long the service's main thread
+ * waited for a CPU (a crowded machine shows there), rather than lowering the bar.
+ */
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { driveLoad, formatReport, prepareLoad, verifyLoad } from '../../tools/load.ts';
+import { cpuSeconds, startService, threadTimes, type ServiceProcess } from '../../tools/service-process.ts';
+
+const GATE_RATE = 2400;
+const GATE_SECONDS = 10;
+const OFFERED_RATE = 2500;
+const ADMIN_TOKEN = 'load-gate-admin-token';
+/**
+ * Orders in flight at once (one per keep-alive connection). Every acknowledgement waits for a durable
+ * LMDB commit (an fsync, milliseconds), so throughput is in-flight orders / latency (Little's law): the
+ * group commit needs many clients in flight to reach the rate, as it would have on a real exchange.
+ */
+const CONNECTIONS = 256;
+
+test(`load gate: >= ${GATE_RATE} signed orders/s for ${GATE_SECONDS} s, zero errors, every acknowledged order survives SIGKILL`, { timeout: 180_000 }, async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pm-load-gate-'));
+  const log = (line: string) => t.diagnostic(line);
+  let service: ServiceProcess | undefined = await startService({ dataDir, adminToken: ADMIN_TOKEN, env: { RATE_LIMITS: 'off' } });
+  try {
+    const session = await prepareLoad({
+      url: service.url,
+      adminToken: ADMIN_TOKEN,
+      wallets: 50,
+      markets: 8,
+      mix: 'mixed',
+      duration: GATE_SECONDS,
+      rate: OFFERED_RATE,
+      connections: CONNECTIONS,
+      progress: false,
+      verifySample: 2000,
+      log,
+    });
+    log(`setup ${(session.setupMs / 1000).toFixed(1)} s, ${session.total} orders signed in ${(session.signMs / 1000).toFixed(1)} s`);
+
+    const cpu0 = cpuSeconds(service.pid);
+    const main0 = threadTimes(service.pid).get(service.pid);
+    const run = await driveLoad(session);
+    const cpu1 = cpuSeconds(service.pid);
+    const main1 = threadTimes(service.pid).get(service.pid);
+    const report = formatReport({ session, run });
+    for (const line of report.split('\n')) log(line);
+    if (cpu0 !== undefined && cpu1 !== undefined) {
+      log(`service CPU ${(cpu1 - cpu0).toFixed(1)} s over the window (${(((cpu1 - cpu0) / run.elapsedS) * 100).toFixed(0)}% of one core), ${(((cpu1 - cpu0) / Math.max(1, run.acked)) * 1e6).toFixed(0)} µs per order`);
+    }
+    if (main0 && main1) {
+      const pct = (ms: number) => ((ms / 1000 / run.elapsedS) * 100).toFixed(0);
+      log(`service main thread: running ${pct(main1.cpuMs - main0.cpuMs)}% of the window, waiting for a CPU ${pct(main1.waitMs - main0.waitMs)}%`);
+    }
+    assert.deepEqual(run.errorClasses, {}, `errors during the window:\n${report}`);
+    assert.equal(run.acked, session.total, 'every scheduled order acknowledged');
+    assert.ok(
+      run.ordersPerSec >= GATE_RATE,
+      `sustained ${run.ordersPerSec.toFixed(0)} orders/s, below the gate of ${GATE_RATE}/s (offered ${OFFERED_RATE}/s for ${GATE_SECONDS} s):\n${report}`,
+    );
+
+    const before = await verifyLoad(session, run);
+    assert.deepEqual(before.problems, [], 'books and balances agree with the acknowledgements');
+    assert.ok(before.matchedOrders > 0 && before.openOrders > 0, 'the mix both rests and fills');
+
+    // Crash, restart on the same data directory, read every acknowledged order back.
+    await service.stop('SIGKILL');
+    service = await startService({ dataDir, adminToken: ADMIN_TOKEN, env: { RATE_LIMITS: 'off' } });
+    const after = await verifyLoad(session, run, { url: service.url, sample: 0 });
+    log(`after SIGKILL and restart: ${after.ordersRead} orders read back in ${(after.durationMs / 1000).toFixed(1)} s`);
+    assert.deepEqual(after.problems, [], 'after the restart, books and balances still agree with the acknowledgements');
+    assert.equal(after.ordersRead, run.acked, 'every acknowledged order read back after the restart');
+    assert.deepEqual(
+      { open: after.openOrders, matched: after.matchedOrders, minted: after.mintedSets },
+      { open: before.openOrders, matched: before.matchedOrders, minted: before.mintedSets },
+      'the same orders open and filled as before the crash',
+    );
+  } finally {
+    await service?.stop('SIGKILL');
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+});
