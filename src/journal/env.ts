@@ -3,9 +3,10 @@
  * names every database with its options. Other modules receive a `Store` and never open anything.
  *
  * Durability: lmdb-js batches every put issued in one event-loop turn into one transaction and commits
- * it on its own write thread; the promise a put returns resolves once that transaction is committed and
- * (with the defaults kept here: no `noSync`, no `noMetaSync`) synced to disk. The engine acknowledges
- * an order only after that promise, so an acknowledged order survives a crash or power loss.
+ * it on its own write thread. With overlappingSync (lmdb-js's default on Linux, kept: the fsync happens
+ * outside the write lock, so commits overlap flushes) a put's promise resolves at commit, and
+ * `root.flushed` once that commit is synced. The journal writer acknowledges only after `flushed`, so an
+ * acknowledged order survives a process crash and a power loss alike.
  *
  * Values are msgpack-encoded (lmdb-js's default `structuredClone`-free msgpack with shared structures
  * off, so records stay readable by any msgpack decoder). Keys are ordered-binary: arrays of strings and

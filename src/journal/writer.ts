@@ -60,7 +60,7 @@ export function fillDigests(f: FillEvent): { tradeId: string; txHash: string } {
 }
 
 export interface FlushResult {
-  /** Resolves once the batch is committed and synced; rejects if the commit failed. */
+  /** Resolves once the batch is committed and flushed to disk; rejects if the commit failed. */
   committed: Promise<unknown>;
   events: JournalEvent[];
   lastSeq: number;
@@ -164,6 +164,11 @@ export class JournalWriter {
       this.transactions++;
       this.lastPromise = p;
     }
-    return { committed: p, events, lastSeq: this.seq };
+    // lmdb-js resolves a put when its transaction is committed; with overlappingSync (its default on
+    // Linux) the fsync happens after that. A commit survives a process crash, but only a flushed one
+    // survives a power loss, and nothing acknowledged may be lost: wait for the flush. The fsync runs
+    // outside the write lock, so later batches keep committing meanwhile (group commit is unaffected).
+    const durable = p.then(() => s.root.flushed);
+    return { committed: durable, events, lastSeq: this.seq };
   }
 }
