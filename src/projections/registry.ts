@@ -1,0 +1,23 @@
+/**
+ * Every read model the projector maintains, in one list. A capability that derives a view from the
+ * journal adds its projection here; the projector gives each its own cursor.
+ */
+import type { Store } from '../journal/env.ts';
+import type { Projection, ViewStore } from './projector.ts';
+import { walletProjections } from './wallets.ts';
+import { BuilderTradesProjection, MarketDataStore, TradePriceProjection } from './market-data.ts';
+
+export interface ProjectionDeps {
+  store: Store;
+  /** Overlay over `store.views` (read-your-writes). */
+  views: ViewStore;
+  /** Overlay over `store.prices`. */
+  prices: ViewStore;
+  /** Ranged overlays of the market-data views, shared with queries/market-data.ts; one is made if absent. */
+  marketData?: MarketDataStore;
+}
+
+export function buildProjections(deps: ProjectionDeps): Projection[] {
+  const md = deps.marketData ?? new MarketDataStore(deps.store);
+  return [...walletProjections(deps.views), new TradePriceProjection(md), new BuilderTradesProjection(md)];
+}
