@@ -3,6 +3,16 @@
  * `main.ts` wraps it with configuration loading and signal handling; tests start it in process.
  */
 import { openStore, type Store } from './journal/env.ts';
+import { metaKeys } from './journal/keys.ts';
+import { CatalogWriter } from './projections/catalog.ts';
+import { CatalogReader } from './queries/catalog.ts';
+import { loadDemo } from '../tools/demo-catalog.ts';
+import { createAuthServices } from './edge/auth.ts';
+import { Engine } from './engine/engine.ts';
+import { Projector, ViewStore } from './projections/projector.ts';
+import { buildProjections } from './projections/registry.ts';
+import { MarketDataStore, MidpointSampler } from './projections/market-data.ts';
+import { MarketDataReader } from './queries/market-data.ts';
 import type { AppContext } from './edge/context.ts';
 import { Metrics } from './edge/metrics.ts';
 import { buildOpenApi } from './edge/openapi.ts';
@@ -36,15 +46,63 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
   const store = opts.store ?? openStore({ dataDir: config.dataDir });
   const metrics = new Metrics();
   let openapi: Record<string, unknown> = {};
+  let auth: ReturnType<typeof createAuthServices>;
+  try {
+    auth = createAuthServices({ config, store, clock, log });
+  } catch (e) {
+    // E.g. a master key that did not issue the stored API keys: leave nothing open behind the throw.
+    if (!opts.store) await store.close();
+    throw e;
+  }
+  // The engine recovers books and balances from the store before anything can trade; projections then
+  // catch up with whatever the journal holds beyond their cursors, and follow every later commit.
+  let engine: Engine;
+  try {
+    engine = await Engine.open({ store, shards: config.engine.shards, log, now: () => clock.now() });
+  } catch (e) {
+    await auth.close();
+    if (!opts.store) await store.close();
+    throw e;
+  }
+  const views = new ViewStore(store.views);
+  const prices = new ViewStore(store.prices);
+  const marketDataStore = new MarketDataStore(store);
+  const projector = new Projector(store, buildProjections({ store, views, prices, marketData: marketDataStore }), log);
+  projector.catchUp();
+  engine.onCommitted(projector.onCommitted);
   const ctx: AppContext = {
     config,
     store,
+    engine,
+    views,
+    prices,
     log,
     clock,
     metrics,
     state: { ready: false },
     openapi: () => openapi,
+    auth,
+    catalog: {
+      read: new CatalogReader(store, (tokenId) => ctx.marketPrice?.(tokenId)),
+      write: new CatalogWriter(store, clock),
+    },
   };
+  const marketData = new MarketDataReader(engine, marketDataStore, (conditionId) => ctx.catalog.read.marketByCondition(conditionId)?.outcomes);
+  ctx.marketData = marketData;
+  ctx.marketPrice = (tokenId) => marketData.displayPrice(tokenId);
+  // Records midpoints as books change (projections/market-data.ts); trade prices come from the projector.
+  const sampler = new MidpointSampler({ feed: engine, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), log });
+  sampler.start();
+  try {
+    await startCatalog(ctx);
+  } catch (e) {
+    // A demo catalog or funding the engine refused: stop the workers so the process can exit with the error.
+    sampler.stop();
+    await engine.close();
+    await auth.close();
+    if (!opts.store) await store.close();
+    throw e;
+  }
   const routes = buildRoutes(ctx);
   openapi = buildOpenApi(routes, VERSION);
   const server = await startServer({
@@ -58,6 +116,13 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
     metrics,
     log,
     clock,
+    auth: auth.authenticator,
+  }).catch(async (e: unknown) => {
+    // Worker threads would keep a process alive that failed to listen.
+    sampler.stop();
+    await engine.close();
+    await auth.close();
+    throw e;
   });
   ctx.state.ready = true;
 
@@ -71,9 +136,39 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
         ctx.state.ready = false;
         const drained = await server.close(graceMs);
         if (!drained) log.warn({ inFlight: server.inFlight.size }, 'shutdown grace period ended with requests in flight');
+        sampler.stop();
+        await engine.close();
+        await auth.close();
         await store.close();
       })();
       return stopping;
     },
   };
+}
+
+/**
+ * Connects the catalog to the engine's market registry and loads the demo catalog into an empty store.
+ * Runs once the engine (if any) is in the context: every stored market is registered, and every later
+ * change is passed on as it commits. Demo wallets are funded only when an engine is present.
+ */
+async function startCatalog(ctx: AppContext): Promise<void> {
+  const { catalog, log, store, config, clock } = ctx;
+  const register = (markets: ReturnType<CatalogReader['tradingMarkets']>) => {
+    const engine = ctx.engine;
+    if (!engine) return;
+    for (const m of markets) {
+      try {
+        engine.registerMarket(m);
+      } catch (err) {
+        log.error({ err, conditionId: m.conditionId }, 'engine refused a catalog market');
+      }
+    }
+  };
+  register(catalog.read.tradingMarkets());
+  catalog.write.onMarketsChanged(register);
+  if (config.demo && catalog.read.isEmpty() && store.meta.get(metaKeys.demoLoaded) === undefined) {
+    const { summary, funded } = await loadDemo(catalog.write, ctx.engine, clock.now());
+    await store.meta.put(metaKeys.demoLoaded, new Date(clock.now()).toISOString());
+    log.info({ events: summary.events.created, markets: summary.markets.created, fundedWallets: funded }, 'demo catalog loaded');
+  }
 }

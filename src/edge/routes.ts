@@ -6,7 +6,13 @@
 import type { AppContext } from './context.ts';
 import type { AnyRoute } from './route.ts';
 import { opsRoutes } from './routes/ops.ts';
+import { authRoutes } from './routes/auth.ts';
+import { catalogRoutes } from './routes/catalog.ts';
+import { adminRoutes } from './routes/admin.ts';
+import { walletRoutes } from './routes/wallets.ts';
+import { marketDataRoutes } from './routes/market-data.ts';
+import { tradingRoutes } from './routes/trading.ts';
 
 export function buildRoutes(ctx: AppContext): AnyRoute[] {
-  return [...opsRoutes(ctx)];
+  return [...opsRoutes(ctx), ...authRoutes(ctx), ...catalogRoutes(ctx), ...adminRoutes(ctx), ...walletRoutes(ctx), ...marketDataRoutes(ctx), ...tradingRoutes(ctx)];
 }
