@@ -28,41 +28,17 @@ import { nowSeconds, type Clock } from '../runtime/clock.ts';
 import type { Config } from '../runtime/config.ts';
 import { orderDigest, orderDomainSeparator, type OrderDomain, type OrderDomains, type OrderStruct } from './eip712.ts';
 import { problemError } from './error-reply.ts';
-import { MAX_ORDERS_PER_REQUEST, OrderSubmission, type OrderSide, type OrderType } from './schemas/orders.ts';
+import type { OrderSubmission } from '../domain/events.ts';
+import { MAX_ORDERS_PER_REQUEST, OrderSubmission as SubmissionSchema, type OrderSide, type OrderType } from './schemas/orders.ts';
 import type { OrderToVerify, SigPool } from './sig-pool.ts';
 import { compileRoute } from './validate.ts';
 
-/** A submission that passed every check here: exactly what the engine's placeOrder takes, plus the market. */
-export interface NormalizedOrder {
-  /** EIP-712 digest, `0x` + 64 lowercase hex. */
-  orderId: string;
-  /** Lowercase maker address: whose balances the order uses. */
-  wallet: string;
-  tokenId: string;
-  side: OrderSide;
-  orderType: OrderType;
-  postOnly: boolean;
-  /** Integer units (10^-6). */
-  makerAmount: number;
-  takerAmount: number;
-  /** Unix seconds; 0 = none (every non-GTD order). */
-  expiration: number;
-  /** Lowercase bytes32 (zero when absent). */
-  builder: string;
-  /** The API key. */
-  owner: string;
-  /** Lowercase signer address (== wallet for EOA orders). */
-  signer: string;
-  /** Canonical decimal uint256. */
-  salt: string;
-  /** Canonical decimal uint256, as signed. */
-  timestamp: string;
-  signatureType: number;
-  /** Lowercase 0x hex, 65 bytes. */
-  signature: string;
-  /** The token's market (lowercase), whether or not the submission named it. */
-  conditionId?: string;
-}
+/**
+ * A submission that passed every check here: exactly what the engine's placeOrder takes (the journal's
+ * OrderSubmission: lowercase addresses and hex, integer units, canonical decimal salt and timestamp), plus
+ * the token's market.
+ */
+export type NormalizedOrder = OrderSubmission & { conditionId?: string };
 
 export type OrderCheckResult = { ok: true; order: NormalizedOrder } | { ok: false; error: ApiError; /** '' when not computable */ orderId: string };
 
@@ -95,7 +71,7 @@ export function orderDomainsOf(auth: Config['auth']): OrderDomains {
 }
 
 // The edge's own body validator, so per-element errors read exactly like a POST /order 400.
-const submissionCheck = compileRoute({ method: 'POST', path: '/orders', group: 'trading', summary: '', body: OrderSubmission, handler: () => undefined });
+const submissionCheck = compileRoute({ method: 'POST', path: '/orders', group: 'trading', summary: '', body: SubmissionSchema, handler: () => undefined });
 
 const UINT256_MAX = (1n << 256n) - 1n;
 
@@ -148,7 +124,7 @@ export async function checkOrders(submissions: readonly unknown[], caller: Order
       results[i] = { ok: false, error: problemError('trading', checked.problem), orderId: '' };
       continue;
     }
-    const r = normalize(checked.value as OrderSubmission, caller, deps, now);
+    const r = normalize(checked.value as SubmissionSchema, caller, deps, now);
     if ('error' in r) results[i] = { ok: false, error: r.error, orderId: r.orderId };
     else pending.push({ index: i, order: r.order, verify: r.verify });
   }
@@ -170,7 +146,7 @@ export async function checkOrders(submissions: readonly unknown[], caller: Order
 }
 
 function normalize(
-  s: OrderSubmission,
+  s: SubmissionSchema,
   caller: OrderCaller,
   deps: OrderCheckDeps,
   now: number,

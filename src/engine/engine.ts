@@ -43,6 +43,7 @@ import {
   type JournalEvent,
   type MarketEvent,
   type OrderRecord,
+  type OrderSubmission,
   type OrderStatusName,
   type StatusReason,
 } from '../domain/events.ts';
@@ -123,24 +124,8 @@ export interface MarketInput {
   negRisk: boolean;
 }
 
-export interface PlaceInput {
-  orderId: string;
-  wallet: string;
-  tokenId: string;
-  side: 'BUY' | 'SELL';
-  orderType: 'GTC' | 'GTD' | 'FOK' | 'FAK';
-  postOnly: boolean;
-  makerAmount: number;
-  takerAmount: number;
-  expiration: number;
-  builder: string;
-  owner: string;
-  signer: string;
-  salt: string;
-  timestamp: string;
-  signatureType: number;
-  signature: string;
-}
+/** A submission that passed the edge's checks: the journal's OrderSubmission shape (domain/events.ts). */
+export type PlaceInput = OrderSubmission;
 
 export interface PlaceResponse {
   ok: boolean;

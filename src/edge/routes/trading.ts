@@ -83,25 +83,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
     },
   };
 
-  const place = (o: NormalizedOrder) =>
-    engine.placeOrder({
-      orderId: o.orderId,
-      wallet: o.wallet,
-      tokenId: o.tokenId,
-      side: o.side,
-      orderType: o.orderType,
-      postOnly: o.postOnly,
-      makerAmount: o.makerAmount,
-      takerAmount: o.takerAmount,
-      expiration: o.expiration,
-      builder: o.builder,
-      owner: o.owner,
-      signer: o.signer,
-      salt: o.salt,
-      timestamp: o.timestamp,
-      signatureType: o.signatureType,
-      signature: o.signature,
-    });
+  const place = (o: NormalizedOrder) => engine.placeOrder(o);
 
   const outcomeLabel = (conditionId: string, outcome: 0 | 1): string =>
     ctx.catalog.read.marketByCondition(conditionId)?.outcomes[outcome] ?? (outcome === 0 ? 'Yes' : 'No');
