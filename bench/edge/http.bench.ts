@@ -27,9 +27,8 @@
  * (target >= 70%) is reported, not enforced: it depends on the machine and on how much of the bare run
  * the load generator itself is the bottleneck for.
  */
-import { fork } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
+import { runAutocannon, runAutocannonChild, type LoadOptions as AutocannonOptions, type LoadResult } from '../lib/autocannon.ts';
 import { Type } from '@sinclair/typebox';
 import uWS from 'uWebSockets.js';
 import { Metrics } from '../../src/edge/metrics.ts';
@@ -46,90 +45,15 @@ const MEASURE_S = 5;
 const BODY = '{"ok":true}';
 const TOKEN_ID = '71321045679252212594626385532706912750332728571942532289631379312455583992563';
 const PATH = `/price?token_id=${TOKEN_ID}&side=BUY&depth=5`;
-const CHILD_FLAG = 'PM_BENCH_AUTOCANNON_CHILD';
-
+/** One load run against a target: only its URL and duration vary. */
 interface LoadOptions {
   url: string;
   duration: number;
 }
 
-/** What we keep of an autocannon result (it must cross the IPC channel as plain data). */
-interface LoadResult {
-  duration: number;
-  total2xx: number;
-  sent: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  mismatches: number;
-  p50: number;
-  p99: number;
-}
-
-/** The slice of autocannon's API used here (the package ships no type declarations). */
-interface AutocannonResult {
-  duration: number;
-  '2xx': number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  mismatches: number;
-  requests: { sent: number };
-  latency: { p50: number; p99: number };
-}
-type Autocannon = (opts: { url: string; connections: number; pipelining: number; duration: number; expectBody: string }) => Promise<AutocannonResult>;
-const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-
-async function runAutocannon(o: LoadOptions): Promise<LoadResult> {
-  const r = await autocannon({
-    url: o.url,
-    connections: CONNECTIONS,
-    pipelining: PIPELINING,
-    duration: o.duration,
-    expectBody: BODY,
-  });
-  return {
-    duration: r.duration,
-    total2xx: r['2xx'],
-    sent: r.requests.sent,
-    non2xx: r.non2xx,
-    errors: r.errors,
-    timeouts: r.timeouts,
-    mismatches: r.mismatches,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-  };
-}
-
-/** Runs autocannon in a child process (this file, forked with CHILD_FLAG) and returns its result. */
-function runAutocannonChild(o: LoadOptions): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), [], {
-      execArgv: ['--import', 'tsx'],
-      env: { ...process.env, [CHILD_FLAG]: '1' },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    let result: LoadResult | undefined;
-    child.on('message', (m: { ready?: true; result?: LoadResult; error?: string }) => {
-      if (m.ready) child.send(o);
-      else if (m.result) result = m.result;
-      else if (m.error) reject(new Error(`autocannon child: ${m.error}`));
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => (result && code === 0 ? resolve(result) : reject(new Error(`autocannon child exited with ${code}`))));
-  });
-}
-
-/** Child side: wait for options, run, send the result back, exit. */
-async function childMain(): Promise<void> {
-  process.once('message', (o: LoadOptions) => {
-    runAutocannon(o).then(
-      (result) => process.send!({ result }, () => process.exit(0)),
-      (e: unknown) => process.send!({ error: String(e) }, () => process.exit(1)),
-    );
-  });
-  process.send!({ ready: true });
-}
+const shape = (o: LoadOptions): AutocannonOptions => ({ ...o, connections: CONNECTIONS, pipelining: PIPELINING, expectBody: BODY });
+const loadInProcess = (o: LoadOptions) => runAutocannon(shape(o));
+const loadInChild = (o: LoadOptions) => runAutocannonChild(shape(o));
 
 interface Target {
   name: string;
@@ -282,8 +206,8 @@ export default async function run(): Promise<Row[]> {
   const routed = await startRouted();
   const rows: Row[] = [];
   try {
-    rows.push(...(await measure('child', runAutocannonChild, [bare, routed])));
-    if (inProcess) rows.push(...(await measure('in-process', runAutocannon, [bare, routed])));
+    rows.push(...(await measure('child', loadInChild, [bare, routed])));
+    if (inProcess) rows.push(...(await measure('in-process', loadInProcess, [bare, routed])));
     const text = await routed.metrics.text();
     const refused = text.split('\n').filter((l) => l.startsWith('http_rate_limited_total{'));
     if (refused.length > 0) throw new Error(`routed: the rate limiter refused requests: ${refused.join('; ')}`);
@@ -307,5 +231,4 @@ export default async function run(): Promise<Row[]> {
   return rows;
 }
 
-if (process.env[CHILD_FLAG] === '1') await childMain();
-else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await run();
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await run();

@@ -28,19 +28,18 @@
  * CPU per request (this process, all threads) is reported too: it is the ratio that matters when the load
  * generator, not the server, is the bottleneck.
  */
-import { fork } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import uWS from 'uWebSockets.js';
 import { startApp, type App } from '../../src/app.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { priceKey } from '../../src/journal/keys.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
+import { runAutocannonChild, type LoadOptions, type LoadResult } from '../lib/autocannon.ts';
 import { T, market, order, wallet } from '../../test/fixtures/engine-harness.ts';
 
 const CONNECTIONS = 64;
@@ -48,95 +47,9 @@ const PIPELINING = 4;
 const HISTORY_CONNECTIONS = 4;
 const WARMUP_S = 1;
 const MEASURE_S = 5;
-const CHILD_FLAG = 'PM_BENCH_MD_AUTOCANNON_CHILD';
 const DAY = 86_400;
 
-interface LoadOptions {
-  url: string;
-  duration: number;
-  connections: number;
-  pipelining: number;
-  method?: 'GET' | 'POST';
-  body?: string;
-  expectBody: string;
-}
-
-interface LoadResult {
-  duration: number;
-  total2xx: number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  mismatches: number;
-  p50: number;
-  p99: number;
-  bytesPerSec: number;
-}
-
-interface AutocannonResult {
-  duration: number;
-  '2xx': number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-  mismatches: number;
-  latency: { p50: number; p99: number };
-  throughput: { average: number };
-}
-type Autocannon = (o: Record<string, unknown>) => Promise<AutocannonResult>;
-
-async function runAutocannon(o: LoadOptions): Promise<LoadResult> {
-  const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-  const r = await autocannon({
-    url: o.url,
-    connections: o.connections,
-    pipelining: o.pipelining,
-    duration: o.duration,
-    method: o.method ?? 'GET',
-    body: o.body,
-    headers: o.body === undefined ? undefined : { 'content-type': 'application/json' },
-    expectBody: o.expectBody,
-  });
-  return {
-    duration: r.duration,
-    total2xx: r['2xx'],
-    non2xx: r.non2xx,
-    errors: r.errors,
-    timeouts: r.timeouts,
-    mismatches: r.mismatches,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    bytesPerSec: r.throughput.average,
-  };
-}
-
-function load(o: LoadOptions): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), [], {
-      execArgv: ['--import', 'tsx'],
-      env: { ...process.env, [CHILD_FLAG]: '1' },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    let result: LoadResult | undefined;
-    child.on('message', (m: { ready?: true; result?: LoadResult; error?: string }) => {
-      if (m.ready) child.send(o);
-      else if (m.result) result = m.result;
-      else if (m.error) reject(new Error(`autocannon child: ${m.error}`));
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => (result && code === 0 ? resolve(result) : reject(new Error(`autocannon child exited with ${code}`))));
-  });
-}
-
-async function childMain(): Promise<void> {
-  process.once('message', (o: LoadOptions) => {
-    runAutocannon(o).then(
-      (result) => process.send!({ result }, () => process.exit(0)),
-      (e: unknown) => process.send!({ error: String(e) }, () => process.exit(1)),
-    );
-  });
-  process.send!({ ready: true });
-}
+const load = runAutocannonChild;
 
 function check(cond: boolean, what: string): void {
   if (!cond) throw new Error(`market-data bench self-check failed: ${what}`);
@@ -383,5 +296,4 @@ export default async function run(): Promise<Row[]> {
   return rows;
 }
 
-if (process.env[CHILD_FLAG] === '1') await childMain();
-else if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await run();
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await run();
