@@ -67,3 +67,27 @@ test('batches flushed in one event-loop turn share a transaction; later turns ge
   assert.equal(w.transactions, 2);
   assert.equal(w.flush(), undefined, 'nothing to flush');
 });
+
+test('a batch is acknowledged only once its commit is flushed to disk, not at commit', async () => {
+  // lmdb-js (overlappingSync) resolves a put at commit and syncs afterwards; hold the flush back and the
+  // acknowledgement must wait for it even though the data is already committed and readable.
+  let release!: () => void;
+  const flushGate = new Promise<void>((resolve) => (release = resolve));
+  Object.defineProperty(env.store.root, 'flushed', { configurable: true, get: () => flushGate });
+  try {
+    const w = new JournalWriter(env.store, env.store.meta.get(metaKeys.journalSeq) as number, Date.now);
+    const e = w.append(depositEvent('deposit', '0xflush', 7));
+    let acknowledged = false;
+    const r = w.flush()!;
+    void r.committed.then(() => (acknowledged = true));
+    for (let i = 0; i < 100 && env.store.journal.get(e.seq) === undefined; i++) await new Promise((res) => setTimeout(res, 10));
+    assert.ok(env.store.journal.get(e.seq), 'the batch committed');
+    await new Promise((res) => setTimeout(res, 20));
+    assert.equal(acknowledged, false, 'acknowledged before the flush');
+    release();
+    await r.committed;
+    assert.equal(acknowledged, true);
+  } finally {
+    delete (env.store.root as unknown as Record<string, unknown>).flushed;
+  }
+});
