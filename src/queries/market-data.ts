@@ -505,7 +505,11 @@ export class MarketDataReader {
     return (this.outcomes(conditionId) ?? DEFAULT_OUTCOMES)[index];
   }
 
-  private tradeOut(f: FillEvent, x: BuilderTradeFields): BuilderTradeOut {
+  /**
+   * A fill in the platform's trade shape, seen from its taker. `x` carries what the fill itself does not:
+   * the position among the taker order's fills and both orders' fee rates.
+   */
+  tradeOut(f: FillEvent, x: BuilderTradeFields): BuilderTradeOut {
     const time = new Date(f.ts).toISOString();
     return {
       id: f.tradeId,

@@ -108,6 +108,26 @@ test('trading session over HTTP: rest, cross, mint, merge, rejections, batches, 
       assert.deepEqual([await tokens(alice, YES), await tokens(bob, YES), await tokens(bob, NO)], [units(5), units(16), units(21)]);
     });
 
+    await t.test('GET /data/trades lists the caller\'s fills from its own side, with filters and a cursor', async () => {
+      const a = await alice.call('GET', '/data/trades');
+      assert.equal(a.status, 200, JSON.stringify(a.body));
+      assert.deepEqual([a.body.count, a.body.next_cursor], [3, 'LTE=']);
+      assert.deepEqual(a.body.data.map((x: any) => x.trader_side), ['MAKER', 'MAKER', 'MAKER']);
+      const b = await bob.call('GET', '/data/trades');
+      // Bob took all three: sold 4 YES at 0.40, bought 6 NO at 0.60 (mint), sold 5 NO at 0.45 (merge).
+      assert.deepEqual(b.body.data.map((x: any) => [x.trader_side, x.side, x.size, x.price, x.asset_id]), [
+        ['TAKER', 'SELL', '4', '0.4', YES],
+        ['TAKER', 'BUY', '6', '0.6', NO],
+        ['TAKER', 'SELL', '5', '0.45', NO],
+      ]);
+      assert.deepEqual(b.body.data.map((x: any) => x.maker_orders[0].maker_address), [alice.address, alice.address, alice.address]);
+      assert.equal((await bob.call('GET', `/data/trades?asset_id=${NO}`)).body.count, 2);
+      assert.equal((await bob.call('GET', `/data/trades?id=${b.body.data[0].id}`)).body.data[0].id, b.body.data[0].id);
+      assert.equal((await bob.call('GET', `/data/trades?market=${CID}&after=${Math.floor(Date.now() / 1000) + 60}`)).body.count, 0);
+      assert.deepEqual((await bob.call('GET', '/data/trades?next_cursor=LTE=')).body.data, []);
+      assert.equal((await bob.call('GET', '/data/trades?next_cursor=nope')).status, 400);
+    });
+
     await t.test('merge turns one of each outcome back into USDC', async () => {
       const r = await bob.call('POST', '/merge', { conditionId: CID, amount: '1' });
       assert.deepEqual([r.status, r.body], [200, { success: true }]);
@@ -184,8 +204,10 @@ test('trading session over HTTP: rest, cross, mint, merge, rejections, batches, 
       assert.equal((await order(bobAsk.body.orderID)).order.status, 'CANCELED');
       const mine = await alice.call('DELETE', '/order', { orderId: batchIds[0] });
       assert.deepEqual(mine.body, { canceled: [batchIds[0]], not_canceled: {} });
+      const many = await alice.call('DELETE', '/orders', [batchIds[1], bobAsk.body.orderID]);
+      assert.deepEqual(many.body, { canceled: [batchIds[1]], not_canceled: { [bobAsk.body.orderID]: 'order not found' } });
       const rest = await alice.call('DELETE', '/cancel-all');
-      assert.deepEqual(rest.body, { canceled: [batchIds[1]], not_canceled: {} });
+      assert.deepEqual(rest.body, { canceled: [], not_canceled: {} });
       assert.equal(await usdc(alice), units(98.75), 'reservations released');
       const none = await alice.call('DELETE', '/cancel-market-orders', {});
       assert.equal(none.status, 400);

@@ -11,10 +11,10 @@
  */
 import { Type } from '@sinclair/typebox';
 import { apiError, ApiError, errorByResult } from '../../domain/errors.ts';
-import { nextCursor, decodeCursor } from '../../domain/cursor.ts';
+import { END_CURSOR, decodeCursor, encodeCursor, nextCursor } from '../../domain/cursor.ts';
 import { parseConditionId, parseOrderId, parseTokenId } from '../../domain/ids.ts';
 import { formatPips, formatUnits, parseUnits } from '../../domain/units.ts';
-import type { OrderRecord } from '../../domain/events.ts';
+import type { FillEvent, OrderRecord } from '../../domain/events.ts';
 import type { PlaceResponse } from '../../engine/engine.ts';
 import type { AppContext } from '../context.ts';
 import { checkOrders, type NormalizedOrder, type OrderCheckDeps, type OrderCaller } from '../order-check.ts';
@@ -40,6 +40,8 @@ import {
   OrderViewResponse,
   RedeemBody,
   SplitMergeBody,
+  TradesPage,
+  TradesQuery,
   WalletOpResult,
 } from '../schemas/trading.ts';
 
@@ -265,6 +267,58 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
         const from = offset === 'end' ? all.length : offset;
         const page = all.slice(from, from + limit);
         return { data: page.map(orderView), next_cursor: nextCursor(from, page.length, all.length), limit, count: page.length };
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/data/trades',
+      group: 'trading',
+      auth: 'l2',
+      summary: 'The caller\'s trades (as taker or maker), oldest first, cursor paging',
+      query: TradesQuery,
+      response: TradesPage,
+      handler: (req) => {
+        const offset = decodeCursor(req.query.next_cursor);
+        if (offset === undefined) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'invalid next_cursor' });
+        const marketData = ctx.marketData;
+        if (!marketData) throw apiError('PM_ERR_UNAVAILABLE');
+        const wallet = req.caller.address!;
+        const q = req.query;
+        const id = q.id?.toLowerCase();
+        const market = q.market?.toLowerCase();
+        const matches = (f: FillEvent) =>
+          (id === undefined || f.tradeId === id) &&
+          (market === undefined || f.conditionId === market) &&
+          (q.asset_id === undefined || f.takerTokenId === q.asset_id || f.makerTokenId === q.asset_id) &&
+          (q.after === undefined || f.ts > q.after * 1000) &&
+          (q.before === undefined || f.ts < q.before * 1000);
+        const limit = 500;
+        const from = offset === 'end' ? Number.MAX_SAFE_INTEGER : offset;
+        const page: FillEvent[] = [];
+        let seen = 0;
+        let more = false;
+        // Walks the wallet's fill index from the start: cost grows with the offset (noted on the issue).
+        let afterSeq: number | undefined;
+        do {
+          const chunk = engine.tradesOf(wallet, { afterSeq, limit: 1000 });
+          for (const f of chunk.trades) {
+            if (!matches(f)) continue;
+            if (seen++ < from) continue;
+            if (page.length === limit) {
+              more = true;
+              break;
+            }
+            page.push(f);
+          }
+          afterSeq = chunk.nextAfterSeq;
+        } while (afterSeq !== undefined && !more);
+        const data = page.map((f) => {
+          const taker = engine.getOrder(f.takerOrderId);
+          const maker = engine.getOrder(f.makerOrderId);
+          const fields = { b: Math.max(0, taker?.tradeIds.indexOf(f.tradeId) ?? 0), tf: taker?.takerFeeBps ?? 0, mf: maker?.makerFeeBps ?? 0 };
+          return { ...marketData.tradeOut(f, fields), trader_side: f.takerWallet === wallet ? ('TAKER' as const) : ('MAKER' as const) };
+        });
+        return { data, next_cursor: more ? encodeCursor(from + page.length) : END_CURSOR, limit, count: data.length };
       },
     }),
     route({

@@ -3,6 +3,7 @@
  * wallet operations and balances. The spec's Order type (camelCase) is the shape of `GET /data/order/{id}`.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { BuilderTrade } from './market-data.ts';
 
 const Decimal = Type.String({ pattern: '^[0-9]{1,16}(\\.[0-9]{1,6})?$', description: 'USDC / token amount, up to 6 decimals' });
 const ConditionIdText = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
@@ -62,4 +63,23 @@ export const BalanceAllowance = Type.Object({
   balance: Type.String({ description: 'available, integer units (10^-6)' }),
   allowance: Type.String({ description: 'what the exchange may spend: the available balance (no chain, no approvals)' }),
   reserved: Type.String({ description: 'held by open orders, integer units' }),
+});
+
+export const TradesQuery = Type.Object({
+  id: Type.Optional(OrderIdText),
+  market: Type.Optional(ConditionIdText),
+  asset_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,78}$' })),
+  before: Type.Optional(Type.Integer({ minimum: 0, description: 'unix seconds; trades strictly before' })),
+  after: Type.Optional(Type.Integer({ minimum: 0, description: 'unix seconds; trades strictly after' })),
+  next_cursor: Type.Optional(Type.String({ maxLength: 64 })),
+});
+
+/** The platform's Trade: the builder-trade shape plus the caller's role in the fill. */
+export const TradeView = Type.Composite([BuilderTrade, Type.Object({ trader_side: Type.Union([Type.Literal('TAKER'), Type.Literal('MAKER')]) })]);
+
+export const TradesPage = Type.Object({
+  data: Type.Array(TradeView),
+  next_cursor: Type.String(),
+  limit: Type.Integer(),
+  count: Type.Integer(),
 });
