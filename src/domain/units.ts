@@ -68,3 +68,38 @@ export function parseIntegerUnits(text: string): number | undefined {
 export const TICK_SIZES = ['0.1', '0.01', '0.001', '0.0001'] as const;
 export type TickSize = (typeof TICK_SIZES)[number];
 export const tickToPips = (tick: TickSize): number => parsePips(tick)!;
+
+// ---- serialization fast paths ------------------------------------------------------------------------
+// The depth snapshots format every level of every changed book (engine/book-json.ts), often hundreds of
+// levels per publication: formatScaled's String/padStart/regex per value dominated the shard's CPU. These
+// give the same strings (test/engine/book-json.test.ts compares them over many values) without that work.
+
+/** formatPips of the prices 0..PIPS, filled as they are met (a thread that formats few prices keeps few). */
+const PIP_TEXT: Array<string | undefined> = new Array(PIPS + 1);
+/** Fractions of a whole token that are whole multiples of 10^-2 (every order size is): ".01" .. ".99". */
+const CENT_TEXT: readonly string[] = Array.from({ length: 100 }, (_, c) => (c === 0 ? '' : formatScaled(c, 2).slice(1)));
+const CENT_UNITS = UNITS / 100;
+
+/** Same string as formatPips, by table lookup for integer prices 0..PIPS (every book price). */
+export function formatPipsFast(pips: number): string {
+  if (!(pips >= 0 && pips <= PIPS && Number.isInteger(pips))) return formatPips(pips);
+  return PIP_TEXT[pips] ?? (PIP_TEXT[pips] = formatPips(pips));
+}
+
+/** Same string as formatUnits, without padding or regex for the non-negative integers sizes are. */
+export function formatUnitsFast(units: number): string {
+  if (!(units >= 0 && Number.isSafeInteger(units))) return formatUnits(units);
+  const whole = Math.floor(units / UNITS);
+  const frac = units - whole * UNITS;
+  if (frac === 0) return '' + whole;
+  if (frac % CENT_UNITS === 0) return whole + CENT_TEXT[frac / CENT_UNITS];
+  // Not a whole number of cents: drop the trailing zeros digit by digit, then pad to the remaining digits.
+  let f = frac;
+  let digits = UNIT_DECIMALS;
+  while (f % 10 === 0) {
+    f /= 10;
+    digits--;
+  }
+  const s = '' + f;
+  return whole + (s.length === digits ? '.' : '.' + '0'.repeat(digits - s.length)) + s;
+}

@@ -32,14 +32,12 @@ import { MessageChannel, type Worker } from 'node:worker_threads';
 import { Errors, apiError } from '../domain/errors.ts';
 import {
   depositEvent,
-  fillFromRow,
   orderAcceptedEvent,
   redeemEvent,
   resolveEvent,
   splitEvent,
   statusEvent,
   type FillEvent,
-  type FillRow,
   type JournalEvent,
   type MarketEvent,
   type OrderRecord,
@@ -50,7 +48,7 @@ import {
 import { formatPips, formatUnits } from '../domain/units.ts';
 import type { Store } from '../journal/env.ts';
 import { USDC_ASSET, ix, metaKeys } from '../journal/keys.ts';
-import { balanceMapKey, hashState, verifyStore, type CanonicalState } from '../journal/recovery.ts';
+import { balanceMapKey, hashState, lastTradeSide, verifyStore, type CanonicalState } from '../journal/recovery.ts';
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
 import type { Logger } from '../runtime/log.ts';
 import { CancelReason, FillKind, LOT_UNITS, MatchCode, PIPS_PER_UNIT_PRICE, Side, Tif } from './book/api.ts';
@@ -84,6 +82,7 @@ import {
   type MarketMeta,
   type ResultRecord,
   type ShardWorkerData,
+  type SnapshotMessage,
   type WorkerMessage,
 } from './protocol.ts';
 import { Ring } from './ring.ts';
@@ -109,7 +108,7 @@ export interface EngineOptions {
   resultRingSlots?: number;
   /** Commands per shard that may wait for ring space before new requests get PM_ERR_ENGINE_BUSY. Default 65536. */
   overflowLimit?: number;
-  /** Minimum ms between two snapshot publications of a busy market. Default 20. */
+  /** Minimum ms between two snapshot publications of a market (readers who need newer ask for them). Default 20. */
   snapshotIntervalMs?: number;
 }
 
@@ -356,6 +355,14 @@ export class Engine {
   private readonly snapshotListeners: Array<(tokenIds: readonly string[]) => void> = [];
   /** refreshSnapshot callers by request id, answered when the shard's snapshot message arrives. */
   private readonly snapshotWaiters = new Map<number, () => void>();
+  /**
+   * Per market id, in RESULT counts of its shard: the last RESULT that may have changed its book, and the
+   * newest publication of it (snapshotStale). Counting RESULTs, not time, is what makes the comparison exact
+   * although snapshots (postMessage) and results (ring) reach this thread in either order.
+   */
+  private readonly bookSeqs = new Map<number, { changed: number; published: number }>();
+  /** Per shard index: RESULTs applied, the resultSeq of its last complete publication, its refresh in flight. */
+  private readonly shardSnaps: Array<{ results: number; complete: number; refresh: { seq: number; promise: Promise<void> } | undefined }> = [];
 
   private nextHandle = 1;
   private nextReq = 1;
@@ -410,10 +417,8 @@ export class Engine {
 
     await this.startWorkers();
     const registered: Promise<unknown>[] = [];
-    for (const mk of this.markets.values()) {
-      this.restoreLastTrades(mk);
-      registered.push(this.sendRegister(mk));
-    }
+    for (const [tokenId, t] of verified.lastTrades) this.lastTrades.set(tokenId, t);
+    for (const mk of this.markets.values()) registered.push(this.sendRegister(mk));
     await Promise.all(registered);
 
     const restored: Promise<PlaceResponse>[] = [];
@@ -472,14 +477,8 @@ export class Engine {
         new Promise<void>((resolve, reject) => {
           worker.on('message', (msg: WorkerMessage) => {
             if (msg.type === 'ready') resolve();
-            else if (msg.type === 'snapshots') {
-              for (const s of msg.items) this.snapshots.set(s.tokenId, { version: s.version, json: s.json });
-              if (this.snapshotListeners.length > 0) this.snapshotsPublished(msg.items.map((s) => s.tokenId));
-              if (msg.reqId !== undefined) {
-                this.snapshotWaiters.get(msg.reqId)?.();
-                this.snapshotWaiters.delete(msg.reqId);
-              }
-            } else if (msg.type === 'fatal') {
+            else if (msg.type === 'snapshots') this.snapshotsArrived(i, msg);
+            else if (msg.type === 'fatal') {
               const err = new Error(`shard ${msg.shard} failed: ${msg.message}`);
               err.stack = msg.stack;
               reject(err);
@@ -517,31 +516,8 @@ export class Engine {
     return m;
   }
 
-  /** Last trade per token from the newest fills of the market (start-up only). */
-  private restoreLastTrades(m: MarketState): void {
-    const range = ix.fillsByMarketRange(m.conditionId);
-    let seen = 0;
-    for (const key of this.store.indexes.getKeys({ start: range.end, end: range.start, reverse: true, limit: 64 })) {
-      const row = this.store.fills.get(key[2] as number) as FillRow | undefined;
-      if (row === undefined) continue;
-      const f = fillFromRow(row);
-      for (const [tokenId, price] of [
-        [f.takerTokenId, f.takerPricePips],
-        [f.makerTokenId, f.makerPricePips],
-      ] as const) {
-        if (!this.lastTrades.has(tokenId)) {
-          this.lastTrades.set(tokenId, { pricePips: price, side: this.lastTradeSide(f, tokenId) });
-          seen++;
-        }
-      }
-      if (seen >= 2) break;
-    }
-  }
-
-  private lastTradeSide(f: { kind: string; takerSide: string; takerTokenId: string }, tokenId: string): 'BUY' | 'SELL' {
-    if (f.kind === 'MINT') return 'BUY';
-    if (f.kind === 'MERGE') return 'SELL';
-    return f.takerSide as 'BUY' | 'SELL';
+  private lastTradeSide(f: { kind: string; takerSide: string; takerTokenId: string }, _tokenId: string): 'BUY' | 'SELL' {
+    return lastTradeSide(f);
   }
 
   private restoreOrder(rec: OrderRecord): Promise<PlaceResponse> {
@@ -680,14 +656,21 @@ export class Engine {
     });
   }
 
-  /** Asks the market's shard to publish fresh snapshots; resolves once they were posted. */
+  /**
+   * Asks the market's shard to publish every change it has not published yet (OP_SNAPSHOT); resolves once
+   * the snapshots of all its markets reflect at least every command answered before the call.
+   */
   refreshSnapshot(conditionId: string): Promise<void> {
     const m = this.markets.get(conditionId);
-    if (m === undefined || this.halted) return Promise.resolve();
+    if (m === undefined || this.halted || this.closing) return Promise.resolve();
+    const st = this.shardSnap(m.shard);
+    // A request in flight made after the last RESULT this shard applied covers whatever a new one would:
+    // every command answered so far went into the ring before it. Readers of a busy market share it.
+    if (st.refresh !== undefined && st.refresh.seq === st.results) return st.refresh.promise;
     const sh = this.shards[m.shard];
     // Resolved by the snapshot message itself (it travels by postMessage, which can arrive after the
     // command's RESULT in the ring), so the new bodies are readable when the promise resolves.
-    return new Promise((resolve) => {
+    const promise = new Promise<void>((resolve) => {
       const reqId = this.nextReq++;
       this.snapshotWaiters.set(reqId, resolve);
       const off = this.claim(sh, true);
@@ -695,6 +678,12 @@ export class Engine {
       sh.inflight.push({ op: OP_SNAPSHOT, id: reqId, done: () => undefined });
       this.publish(sh);
     });
+    const refresh = { seq: st.results, promise };
+    st.refresh = refresh;
+    void promise.then(() => {
+      if (st.refresh === refresh) st.refresh = undefined;
+    });
+    return promise;
   }
 
   // ---- orders ---------------------------------------------------------------------------------------------
@@ -1105,23 +1094,69 @@ export class Engine {
     return out.sort((a, b) => a.seq - b.seq);
   }
 
-  /** Committed fills the wallet took part in, oldest first, after journal seq `afterSeq`. */
-  tradesOf(wallet: string, cursor: { afterSeq?: number; limit?: number } = {}): { trades: FillEvent[]; nextAfterSeq: number | undefined } {
-    const limit = Math.max(1, Math.min(cursor.limit ?? 100, 1000));
-    const range = ix.fillsByWalletRange(wallet);
-    const start = cursor.afterSeq !== undefined ? ix.fillsByWallet(wallet, cursor.afterSeq + 1) : range.start;
-    const trades: FillEvent[] = [];
-    for (const key of this.store.indexes.getKeys({ start, end: range.end, limit: limit + 1 })) {
-      const row = this.store.fills.get(key[2] as number) as FillRow | undefined;
-      if (row !== undefined) trades.push(fillFromRow(row));
-    }
-    const more = trades.length > limit;
-    if (more) trades.length = limit;
-    return { trades, nextAfterSeq: more ? trades[trades.length - 1].seq : undefined };
-  }
-
   bookSnapshot(tokenId: string): { version: number; json: string } | undefined {
     return this.snapshots.get(tokenId);
+  }
+
+  /**
+   * True when the token's market may have changed after its published snapshot was built: a RESULT that may
+   * have changed the book was applied here and no publication reflecting it has arrived yet. A reader that
+   * must see its own acknowledged writes then asks refreshSnapshot. False for an unknown token.
+   */
+  snapshotStale(tokenId: string): boolean {
+    const tm = this.tokenMarket.get(tokenId);
+    if (tm === undefined) return false;
+    const b = this.bookSeqs.get(tm.market.marketId);
+    return b !== undefined && b.changed > b.published && b.changed > this.shardSnap(tm.market.shard).complete;
+  }
+
+  private shardSnap(shard: number): { results: number; complete: number; refresh: { seq: number; promise: Promise<void> } | undefined } {
+    return (this.shardSnaps[shard] ??= { results: 0, complete: 0, refresh: undefined });
+  }
+
+  private bookSeq(marketId: number): { changed: number; published: number } {
+    let b = this.bookSeqs.get(marketId);
+    if (b === undefined) {
+      b = { changed: 0, published: 0 };
+      this.bookSeqs.set(marketId, b);
+    }
+    return b;
+  }
+
+  /** Counts the shard's RESULT (as the shard does) and notes which market's book it may have changed. */
+  private noteBookChange(shard: number, r: ResultRecord, group: Array<FillRecord | CanceledRecord>): void {
+    const seq = ++this.shardSnap(shard).results;
+    switch (r.cmdOp) {
+      case OP_SNAPSHOT:
+      case OP_STOP:
+        return;
+      case OP_CANCEL:
+        // The shard leaves its book, and so its snapshot, untouched when a cancel finds nothing.
+        if (r.code !== MatchCode.OK) return;
+        break;
+      case OP_EXPIRE:
+        for (const rec of group) this.bookSeq(rec.marketId).changed = seq;
+        return;
+    }
+    this.bookSeq(r.marketId).changed = seq;
+  }
+
+  private snapshotsArrived(shard: number, msg: SnapshotMessage): void {
+    for (const s of msg.items) {
+      this.snapshots.set(s.tokenId, s);
+      const tm = this.tokenMarket.get(s.tokenId);
+      if (tm !== undefined) {
+        const b = this.bookSeq(tm.market.marketId);
+        if (msg.resultSeq > b.published) b.published = msg.resultSeq;
+      }
+    }
+    const st = this.shardSnap(shard);
+    if (msg.complete && msg.resultSeq > st.complete) st.complete = msg.resultSeq;
+    if (msg.items.length > 0 && this.snapshotListeners.length > 0) this.snapshotsPublished(msg.items.map((s) => s.tokenId));
+    if (msg.reqId !== undefined) {
+      this.snapshotWaiters.get(msg.reqId)?.();
+      this.snapshotWaiters.delete(msg.reqId);
+    }
   }
 
   lastTradePrice(tokenId: string): { pricePips: number; side: 'BUY' | 'SELL' } | undefined {
@@ -1326,6 +1361,7 @@ export class Engine {
   }
 
   private onResult(sh: Shard, r: ResultRecord, group: Array<FillRecord | CanceledRecord>): void {
+    this.noteBookChange(sh.index, r, group);
     if (r.cmdOp === OP_EXPIRE) {
       for (const rec of group) this.applyCancel(rec as CanceledRecord);
       return;

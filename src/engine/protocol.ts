@@ -36,7 +36,11 @@ export const OP_CANCEL = 2;
 export const OP_CANCEL_ALL_MARKET = 3;
 /** Creates a market's book, or updates its parameters (a tick change rebuilds the book). */
 export const OP_REGISTER_MARKET = 4;
-/** Republishes the depth snapshots of one market now (tests, admin). */
+/**
+ * Makes the shard's published snapshots current now: every market changed since its last publication is
+ * published at once, and the answer ('snapshots' with the request id) goes out even if none was (readers
+ * that must see their own writes, tests). Carries a market id only for the RESULT's sake.
+ */
 export const OP_SNAPSHOT = 5;
 /** Ends the worker after its RESULT. */
 export const OP_STOP = 6;
@@ -368,10 +372,25 @@ export interface SnapshotItem {
   json: string;
 }
 
+/**
+ * A publication of depth snapshots. postMessage and the result ring are independent channels, so it may
+ * arrive before or after RESULT records written before it; `resultSeq` says where it stands instead.
+ */
+export interface SnapshotMessage {
+  type: 'snapshots';
+  /** Two per published market (both tokens); empty for an answer with nothing new to publish. */
+  items: SnapshotItem[];
+  /** RESULT records the shard had written when it built these: they reflect exactly those commands. */
+  resultSeq: number;
+  /** No market of the shard has a change left unpublished: every one is current as of `resultSeq`. */
+  complete: boolean;
+  /** The OP_SNAPSHOT request this publication answers, if any. */
+  reqId?: number;
+}
+
 export type WorkerMessage =
   | { type: 'ready'; shard: number }
-  /** `reqId`: the OP_SNAPSHOT request this publication answers, if any. */
-  | { type: 'snapshots'; items: SnapshotItem[]; reqId?: number }
+  | SnapshotMessage
   | { type: 'fatal'; shard: number; message: string; stack?: string };
 
 /** workerData of a shard worker. */
@@ -383,6 +402,6 @@ export interface ShardWorkerData {
   /** Module URL and export name of the book factory (see book-factory.ts). */
   bookModule: string;
   bookExport: string;
-  /** Minimum milliseconds between two snapshot publications of a busy market. */
+  /** Minimum milliseconds between two snapshot publications of a market (OP_SNAPSHOT excepted). */
   snapshotIntervalMs: number;
 }

@@ -16,10 +16,16 @@
  * RESULT. A command can only make the earliest expiry earlier (a new GTD order) or later (fills, cancels),
  * so the timer is moved forward on new GTD orders and otherwise may fire early, find nothing due and re-arm.
  *
- * Snapshots: after a drain, every market whose book changed gets new depth snapshots per token: the /book
- * body already serialized with its SHA-1 hash and a version that increases per token. They are posted when
- * the command ring is empty, or at most every `snapshotIntervalMs` while it is busy, so /book never shows a
- * half-applied command and a busy shard does not spend its time serializing.
+ * Snapshots: a command that may change a market's book marks it dirty. A dirty market is published (the
+ * /book bodies of both tokens, serialized with their SHA-1 hash by book-json.ts, and a version that
+ * increases per token) at most every `snapshotIntervalMs`, busy or idle: at the end of a drain when its
+ * interval has passed, else by a timer armed for the earliest due market. So a market taking hundreds of
+ * orders a second costs one serialization per interval, not one per order, and a publication only ever
+ * happens between commands, so /book never shows a half-applied one. Each publication carries `resultSeq`,
+ * the number of RESULT records written before it was built, so the main thread knows exactly which of the
+ * results it has applied a snapshot reflects (engine.ts `snapshotStale`). OP_SNAPSHOT publishes every dirty
+ * market at once and answers even when nothing was dirty: readers that must see their own writes ask for
+ * it (queries/market-data.ts `ensureSnapshots`); listeners that sample prices take the coalesced cadence.
  *
  * Books are created with minSizeUnits 0: the sequencer enforces the minimum at acceptance, and a
  * partially filled order below the minimum must still be restorable after a restart.
@@ -27,11 +33,10 @@
  * Any unexpected throw stops the shard: it writes R_SHARD_ERROR, posts the error and processes nothing
  * more. The engine then stops accepting orders rather than trading on a book in an unknown state.
  */
-import { createHash } from 'node:crypto';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
-import { formatPips, formatUnits } from '../domain/units.ts';
 import { CancelReason, MatchCode, Tif, type Cancel, type EventSink, type Fill, type MarketParams, type MatchingBook, type PlaceCommand } from './book/api.ts';
 import { loadBookFactory } from './book-factory.ts';
+import { bookBodies, bookFrame, type BookFrame } from './book-json.ts';
 import {
   F_OP,
   OP_CANCEL,
@@ -64,8 +69,12 @@ interface ShardMarket {
   book: MatchingBook;
   params: MarketParams;
   meta: MarketMeta;
+  /** The constant parts of its /book bodies (rebuilt on every REGISTER). */
+  frame: BookFrame;
   /** Changed since its last snapshot. */
   dirty: boolean;
+  /** Date.now() of its last publication; 0 = never published. */
+  publishedAt: number;
   versions: [number, number];
   lastTradePips: [number, number];
 }
@@ -85,7 +94,8 @@ const markets = new Map<number, ShardMarket>();
 const dirtyMarkets: ShardMarket[] = [];
 let current: ShardMarket | undefined;
 let stopped = false;
-let lastPublish = 0;
+/** RESULT records written so far: tells the main thread which results a publication reflects. */
+let resultSeq = 0;
 
 const markDirty = (m: ShardMarket) => {
   if (!m.dirty) {
@@ -117,6 +127,7 @@ function writeResult(cmdOp: number, id: number, code: number, filled: number, re
   result.restingUnits = resting;
   result.marketId = marketId;
   encodeResult(rw, results.claimBlocking(), result);
+  resultSeq++;
 }
 
 function marketOf(id: number): ShardMarket {
@@ -169,44 +180,71 @@ function onExpiryTimer(): void {
       results.publish();
     }
     rearm();
-    publishSnapshots();
+    publishSnapshots(false);
   });
 }
 
 // ---- snapshots -----------------------------------------------------------------------------------------
 
-/** Allocates: the depth and its JSON (publication only, never inside matching). */
-function snapshotOf(m: ShardMarket, outcome: 0 | 1, nowSec: number): SnapshotItem {
-  const depth = m.book.depth(outcome);
-  const last = m.lastTradePips[outcome];
-  const body = {
-    market: m.meta.conditionId,
-    asset_id: m.meta.tokenIds[outcome],
-    timestamp: String(nowSec),
-    hash: '',
-    bids: depth.bids.map((l) => ({ price: formatPips(l.pricePips), size: formatUnits(l.sizeUnits) })),
-    asks: depth.asks.map((l) => ({ price: formatPips(l.pricePips), size: formatUnits(l.sizeUnits) })),
-    min_order_size: formatUnits(m.params.minSizeUnits),
-    tick_size: formatPips(m.params.tickPips),
-    neg_risk: m.meta.negRisk,
-    last_trade_price: last > 0 ? formatPips(last) : '',
-  };
-  body.hash = createHash('sha1').update(JSON.stringify(body)).digest('hex');
-  m.versions[outcome]++;
-  return { tokenId: m.meta.tokenIds[outcome], version: m.versions[outcome], json: JSON.stringify(body) };
+const intervalMs = data.snapshotIntervalMs;
+let snapshotTimer: NodeJS.Timeout | undefined;
+/** Date.now() the snapshot timer is armed for; 0 = not armed. */
+let snapshotTimerAt = 0;
+
+function frameOf(meta: MarketMeta, params: MarketParams): BookFrame {
+  return bookFrame({ conditionId: meta.conditionId, tokenIds: meta.tokenIds, negRisk: meta.negRisk, minSizeUnits: params.minSizeUnits, tickPips: params.tickPips });
 }
 
-function publishSnapshots(reqId?: number): void {
-  if (dirtyMarkets.length === 0) return;
-  const nowSec = Math.floor(Date.now() / 1000);
+/**
+ * Publishes the dirty markets whose interval has passed (every dirty market when `all`) and arms the timer
+ * for the others. `reqId` answers an OP_SNAPSHOT: then a message goes out even with nothing to publish, so
+ * the requester learns that what it already received is current. Allocates: the bodies (publication only).
+ */
+function publishSnapshots(all: boolean, reqId?: number): void {
+  if (dirtyMarkets.length === 0 && reqId === undefined) return;
+  const now = Date.now();
+  const nowSec = Math.floor(now / 1000);
   const items: SnapshotItem[] = [];
-  for (const m of dirtyMarkets) {
+  let kept = 0;
+  let nextDue = Infinity;
+  for (let i = 0; i < dirtyMarkets.length; i++) {
+    const m = dirtyMarkets[i];
+    const due = m.publishedAt + intervalMs;
+    if (!all && due > now) {
+      dirtyMarkets[kept++] = m;
+      if (due < nextDue) nextDue = due;
+      continue;
+    }
     m.dirty = false;
-    items.push(snapshotOf(m, 0, nowSec), snapshotOf(m, 1, nowSec));
+    m.publishedAt = now;
+    const json = bookBodies(m.frame, m.book.depth(0), m.lastTradePips, nowSec);
+    items.push({ tokenId: m.meta.tokenIds[0], version: ++m.versions[0], json: json[0] }, { tokenId: m.meta.tokenIds[1], version: ++m.versions[1], json: json[1] });
   }
-  dirtyMarkets.length = 0;
-  lastPublish = Date.now();
-  post(reqId === undefined ? { type: 'snapshots', items } : { type: 'snapshots', items, reqId });
+  dirtyMarkets.length = kept;
+  if (items.length > 0 || reqId !== undefined) post({ type: 'snapshots', items, resultSeq, complete: kept === 0, reqId });
+  if (kept > 0) armSnapshotTimer(nextDue);
+}
+
+function armSnapshotTimer(at: number): void {
+  if (snapshotTimer !== undefined) {
+    if (snapshotTimerAt <= at) return;
+    clearTimeout(snapshotTimer);
+  }
+  snapshotTimerAt = at;
+  snapshotTimer = setTimeout(onSnapshotTimer, Math.max(0, at - Date.now()));
+}
+
+function onSnapshotTimer(): void {
+  snapshotTimer = undefined;
+  snapshotTimerAt = 0;
+  guarded(() => publishSnapshots(false));
+}
+
+function clearTimers(): void {
+  if (timer !== undefined) clearTimeout(timer);
+  if (snapshotTimer !== undefined) clearTimeout(snapshotTimer);
+  timer = undefined;
+  snapshotTimer = undefined;
 }
 
 // ---- commands ------------------------------------------------------------------------------------------
@@ -220,7 +258,17 @@ function register(off: number): void {
   const bookParams: MarketParams = { ...params, minSizeUnits: 0 };
   const m = markets.get(r.marketId);
   if (m === undefined) {
-    const nm: ShardMarket = { id: r.marketId, book: createBook(bookParams), params, meta, dirty: false, versions: [0, 0], lastTradePips: [...meta.lastTradePips] };
+    const nm: ShardMarket = {
+      id: r.marketId,
+      book: createBook(bookParams),
+      params,
+      meta,
+      frame: frameOf(meta, params),
+      dirty: false,
+      publishedAt: 0,
+      versions: [0, 0],
+      lastTradePips: [...meta.lastTradePips],
+    };
     markets.set(nm.id, nm);
     markDirty(nm);
   } else {
@@ -228,6 +276,7 @@ function register(off: number): void {
     if (m.params.tickPips !== params.tickPips) m.book = rebuild(m, bookParams);
     m.params = params;
     m.meta = { ...meta, lastTradePips: m.lastTradePips };
+    m.frame = frameOf(m.meta, params);
     markDirty(m);
   }
   writeResult(OP_REGISTER_MARKET, r.reqId, MatchCode.OK, 0, 0, r.marketId);
@@ -293,8 +342,7 @@ function apply(off: number): void {
     case OP_SNAPSHOT: {
       const s = decodeSnapshot(cw, off);
       const m = marketOf(s.marketId);
-      markDirty(m);
-      publishSnapshots(s.reqId);
+      publishSnapshots(true, s.reqId);
       writeResult(OP_SNAPSHOT, s.reqId, MatchCode.OK, 0, 0, m.id);
       return;
     }
@@ -315,7 +363,7 @@ function guarded(fn: () => void): void {
     fn();
   } catch (e) {
     stopped = true;
-    if (timer !== undefined) clearTimeout(timer);
+    clearTimers();
     const off = results.tryClaim();
     if (off >= 0) encodeShardError(rw, off, 5002);
     results.publish();
@@ -324,7 +372,7 @@ function guarded(fn: () => void): void {
   }
 }
 
-/** Commands applied per drain before the worker looks at its timer and snapshots again. */
+/** Commands applied per drain before the worker looks at its timers and snapshots again. */
 const MAX_BATCH = 1024;
 const YIELD_EVERY_MS = 10;
 let lastYield = Date.now();
@@ -351,7 +399,7 @@ async function run(): Promise<void> {
         results.publish();
       }
       commands.release();
-      if (commands.available() === 0 || Date.now() - lastPublish >= data.snapshotIntervalMs) publishSnapshots();
+      publishSnapshots(false);
     });
     // A shard that always has work would never return to the event loop and its GTD timer would starve.
     if (Date.now() - lastYield >= YIELD_EVERY_MS) {
@@ -359,7 +407,7 @@ async function run(): Promise<void> {
       lastYield = Date.now();
     }
   }
-  if (timer !== undefined) clearTimeout(timer);
+  clearTimers();
   data.metaPort.close();
   port.off('message', keepAlive);
   port.unref();

@@ -6,6 +6,11 @@
  * it is. Quotes read the best bid and ask of those same snapshots; each snapshot version is parsed once
  * (top-of-book cache), so a quote costs a map lookup while the book is unchanged.
  *
+ * Shards publish a changed market at most once per interval (engine/worker.ts), so a snapshot may lag the
+ * orders already acknowledged. Every route that reads a book or a quote goes through ensureSnapshots first:
+ * when the engine says the market's snapshot may be stale, it asks for a fresh one and waits, so a client
+ * that got an order acknowledged and then reads the book sees that order (read-your-writes).
+ *
  * History and builder trades are synchronous LMDB reads of the views that projections/market-data.ts
  * maintains, through its RangeOverlay (the writes of the last, not yet committed, transaction included).
  * Rules (bucketing, defaults, bounds, field sources) are in docs/decisions.md, "Market data".
@@ -14,7 +19,8 @@
  */
 import { apiError } from '../domain/errors.ts';
 import { END_CURSOR, encodeCursor } from '../domain/cursor.ts';
-import { fillFromRow, type FillEvent, type FillRow } from '../domain/events.ts';
+import type { FillEvent } from '../domain/events.ts';
+import { readFill } from '../journal/fill-codec.ts';
 import { PIPS, formatPips, formatScaled, formatUnits, parsePips } from '../domain/units.ts';
 import { builderTradeKeys, priceKey, type BuilderTradeDim } from '../journal/keys.ts';
 import type { BuilderTradeFields, BuilderTradeIdEntry, MarketDataStore } from '../projections/market-data.ts';
@@ -39,13 +45,16 @@ export interface BookSource {
   lastTradePrice(tokenId: string): { pricePips: number; side: 'BUY' | 'SELL' } | undefined;
   tokenOutcome(tokenId: string): TokenOutcome | undefined;
   market(conditionId: string): BookMarket | undefined;
-  /** Asks the market's shard to publish its books again (the answer can overtake the publication). */
+  /** Whether the token's published snapshot may miss a change already applied (and acknowledged). */
+  snapshotStale(tokenId: string): boolean;
+  /**
+   * Asks the market's shard to publish its unpublished changes; resolves once the market's snapshots,
+   * readable by then, reflect every command answered before the call.
+   */
   refreshSnapshot(conditionId: string): Promise<void>;
-  /** Calls `listener` with the token ids of each publication, once the new snapshots are readable. */
-  onSnapshots(listener: (tokenIds: readonly string[]) => void): void;
 }
 
-/** How long a request waits for a snapshot it asked for before it answers 503. */
+/** How long a request waits for a snapshot it asked for before it answers with what there is (or 503). */
 const SNAPSHOT_WAIT_MS = 2000;
 
 /** Outcome labels of a market from the catalog, undefined when the catalog does not hold it. */
@@ -177,24 +186,12 @@ const EMPTY_QUOTE: Readonly<Quote> = Object.freeze({ BUY: '', SELL: '' });
 
 export class MarketDataReader {
   private readonly tops = new Map<string, Top>();
-  /** Requests waiting for the first snapshot of a token. */
-  private readonly waiters = new Map<string, Array<() => void>>();
 
   constructor(
     private readonly books: BookSource,
     private readonly md: MarketDataStore,
     private readonly outcomes: OutcomeLabels = () => undefined,
-  ) {
-    books.onSnapshots((ids) => {
-      if (this.waiters.size === 0) return;
-      for (const id of ids) {
-        const w = this.waiters.get(id);
-        if (w === undefined) continue;
-        this.waiters.delete(id);
-        for (const wake of w) wake();
-      }
-    });
-  }
+  ) {}
 
   /** The token's market and outcome, or undefined for a token no market has. */
   token(tokenId: string): TokenOutcome | undefined {
@@ -208,37 +205,34 @@ export class MarketDataReader {
   }
 
   /**
-   * Undefined when every listed known token has a published snapshot (the usual case: a market publishes
-   * its books when it is registered and whenever they change). Otherwise asks the shards to publish and
-   * resolves when the missing snapshots arrived, or after SNAPSHOT_WAIT_MS (the engine has stopped).
+   * Undefined when every listed known token has a published snapshot that reflects every change applied to
+   * its market (always, on a quiet market): read at once. Otherwise asks the shards of the missing or stale
+   * ones for fresh snapshots, once per market, and resolves when they are readable, or after
+   * SNAPSHOT_WAIT_MS (the engine has stopped). Then read the books without asking again: on a busy
+   * market newer changes may already make them stale, but everything acknowledged before this call is in.
    */
   ensureSnapshots(tokenIds: readonly string[]): Promise<void> | undefined {
     let waits: Promise<void>[] | undefined;
-    const asked = new Set<string>();
+    let asked: Set<string> | undefined;
     for (const id of tokenIds) {
-      if (this.books.bookSnapshot(id) !== undefined) continue;
+      if (this.books.bookSnapshot(id) !== undefined && !this.books.snapshotStale(id)) continue;
       const t = this.books.tokenOutcome(id);
-      if (t === undefined) continue;
-      (waits ??= []).push(this.nextSnapshot(id));
-      if (!asked.has(t.conditionId)) {
-        asked.add(t.conditionId);
-        void this.books.refreshSnapshot(t.conditionId);
-      }
+      if (t === undefined || asked?.has(t.conditionId)) continue;
+      (asked ??= new Set()).add(t.conditionId);
+      (waits ??= []).push(this.refreshed(t.conditionId));
     }
     return waits === undefined ? undefined : Promise.all(waits).then(() => undefined);
   }
 
-  private nextSnapshot(tokenId: string): Promise<void> {
+  private refreshed(conditionId: string): Promise<void> {
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, SNAPSHOT_WAIT_MS);
       timer.unref();
-      const wake = () => {
+      const done = () => {
         clearTimeout(timer);
         resolve();
       };
-      const list = this.waiters.get(tokenId);
-      if (list === undefined) this.waiters.set(tokenId, [wake]);
-      else list.push(wake);
+      this.books.refreshSnapshot(conditionId).then(done, done);
     });
   }
 
@@ -497,8 +491,7 @@ export class MarketDataReader {
   }
 
   private fill(seq: number): FillEvent | undefined {
-    const row = this.md.store.fills.get(seq) as FillRow | undefined;
-    return row === undefined ? undefined : fillFromRow(row);
+    return readFill(this.md.store.fills, seq);
   }
 
   private outcome(conditionId: string, index: 0 | 1): string {

@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FillEvent, OrderRecord } from '../../src/domain/events.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
+import { readJournal } from '../../src/journal/recovery.ts';
 import { builderTradeKeys, priceKey, type Key } from '../../src/journal/keys.ts';
 import {
   BuilderTradesProjection,
@@ -250,14 +251,14 @@ test('rebuilt from the journal: a fresh projector catches the market-data views 
   const buy = { ...order({ wallet: taker, tokenId: m.tokenIds[0], side: 'BUY', price: 5100, size: 4 * T }), builder: B1 };
   const placed = await engine.placeOrder(buy);
   assert.deepEqual([placed.ok, placed.tradeIds.length], [true, 2]);
-  const fills = engine.tradesOf(taker).trades;
+  const fills = [...readJournal(store)].filter((e): e is FillEvent => e.type === 'fill' && e.takerWallet === taker);
   await engine.close();
 
   const md = new MarketDataStore(store);
   const projector = new Projector(store, buildProjections({ store, views: new ViewStore(store.views), prices: new ViewStore(store.prices), marketData: md }), silentLogger);
   assert.ok(projector.catchUp() > 0);
   const none = () => undefined;
-  const reader = new MarketDataReader({ bookSnapshot: none, lastTradePrice: none, tokenOutcome: none, market: none, refreshSnapshot: async () => undefined, onSnapshots: none }, md);
+  const reader = new MarketDataReader({ bookSnapshot: none, lastTradePrice: none, tokenOutcome: none, market: none, refreshSnapshot: async () => undefined, snapshotStale: () => false }, md);
   const page = reader.builderTrades({ builderCode: B1 }, 0);
   assert.deepEqual(page.rows.map((r) => [r.id, r.price, r.size, r.bucket_index]), [
     [placed.tradeIds[0], '0.5', '2', 0],

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fillToRow, type FillEvent, type OrderRecord } from '../../src/domain/events.ts';
+import type { FillEvent, OrderRecord } from '../../src/domain/events.ts';
+import { encodeFillRecord } from '../../src/journal/fill-codec.ts';
 import { isApiError } from '../../src/domain/errors.ts';
 import { decodeCursor } from '../../src/domain/cursor.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
@@ -28,10 +29,10 @@ class FakeBooks implements BookSource {
   snaps = new Map<string, { version: number; json: string }>();
   last = new Map<string, { pricePips: number; side: 'BUY' | 'SELL' }>();
   refreshed: string[] = [];
-  listeners: ((ids: readonly string[]) => void)[] = [];
-  onSnapshots(l: (ids: readonly string[]) => void): void {
-    this.listeners.push(l);
-  }
+  /** Tokens whose market changed after their snapshot (the engine's RESULT-count comparison). */
+  stale = new Set<string>();
+  /** What the next refresh publishes per token; by default the current book again (or an empty one). */
+  next = new Map<string, [Lv[], Lv[]]>();
   tokenOutcome(t: string) {
     return t === YES ? { conditionId: CID, outcome: 0 as const } : t === NO ? { conditionId: CID, outcome: 1 as const } : undefined;
   }
@@ -44,15 +45,22 @@ class FakeBooks implements BookSource {
   lastTradePrice(t: string) {
     return this.last.get(t);
   }
-  /** Like the engine: the answer comes first, the publication a little later. */
+  snapshotStale(t: string): boolean {
+    return this.stale.has(t);
+  }
+  /** Like the engine: the shard publishes a little later, and the answer comes with the publication. */
   refreshSnapshot(cid: string): Promise<void> {
     this.refreshed.push(cid);
-    setTimeout(() => {
-      this.set(YES, [], []);
-      this.set(NO, [], []);
-      for (const l of this.listeners) l([YES, NO]);
-    }, 20);
-    return Promise.resolve();
+    return new Promise((resolve) =>
+      setTimeout(() => {
+        for (const t of [YES, NO]) {
+          const [bids, asks] = this.next.get(t) ?? [[], []];
+          this.set(t, bids, asks);
+          this.stale.delete(t);
+        }
+        resolve();
+      }, 20),
+    );
   }
   /** Bids ascending, asks descending, as the shards publish them. */
   set(token: string, bids: Lv[], asks: Lv[], version?: number): void {
@@ -114,10 +122,38 @@ test('ensureSnapshots asks the engine only for known tokens that have none yet',
   const wait = r.ensureSnapshots([YES, NO]);
   assert.ok(wait instanceof Promise);
   await wait;
-  assert.ok(r.bookJson(YES) !== undefined && r.bookJson(NO) !== undefined, 'resolved by the publication, not by the answer');
+  assert.ok(r.bookJson(YES) !== undefined && r.bookJson(NO) !== undefined, 'resolved once the publication is readable');
   assert.deepEqual(books.refreshed, [CID], 'one request per market');
   assert.equal(r.ensureSnapshots([YES, NO]), undefined);
   assert.equal(r.bookJson(YES) !== undefined, true);
+  await store.close();
+});
+
+test('ensureSnapshots refreshes a stale snapshot and waits for it; a current one is read at once', async () => {
+  const store = freshStore();
+  const books = new FakeBooks();
+  const r = new MarketDataReader(books, new MarketDataStore(store));
+  books.set(YES, [['0.4', '10']], []);
+  books.set(NO, [], [['0.6', '10']]);
+  assert.equal(r.ensureSnapshots([YES]), undefined, 'current: no request');
+  assert.equal(r.quote(YES).BUY, '0.4');
+
+  // An acknowledged order that the coalesced publication has not shown yet.
+  books.stale.add(YES).add(NO);
+  books.next.set(YES, [[], [['0.45', '5']]]);
+  const wait = r.ensureSnapshots([NO, YES]);
+  assert.ok(wait instanceof Promise, 'stale: the reader must wait');
+  assert.equal(r.quote(YES).BUY, '0.4', 'nothing new before the publication');
+  await wait;
+  assert.deepEqual(books.refreshed, [CID], 'both tokens of the market: one request');
+  assert.deepEqual(JSON.parse(r.bookJson(YES) as string).asks, [{ price: '0.45', size: '5' }]);
+  assert.deepEqual(r.quote(YES), { BUY: '', SELL: '0.45' }, 'the new version is parsed');
+  assert.equal(r.ensureSnapshots([YES, NO]), undefined, 'current again');
+
+  // Only the stale token's market is asked, even when listed with current ones.
+  books.stale.add(NO);
+  await r.ensureSnapshots([YES, NO, '999']);
+  assert.deepEqual(books.refreshed, [CID, CID]);
   await store.close();
 });
 
@@ -275,7 +311,7 @@ test('builder trades: every filter, strict before/after in seconds, trade id, ou
   }
   const p = new BuilderTradesProjection(md);
   for (const f of fills) {
-    void store.fills.put(f.seq, fillToRow(f));
+    void store.fills.put(f.seq, encodeFillRecord(f));
     p.apply(f);
   }
   await store.fills.flushed;

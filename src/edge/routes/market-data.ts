@@ -76,7 +76,7 @@ function batchTokens(md: MarketDataReader, items: TokenBatch, max: number): stri
   return ids;
 }
 
-/** Runs `fn` once every token has a published snapshot (at once, in the usual case). */
+/** Runs `fn` once every token has a snapshot with every acknowledged change (at once, in the usual case). */
 function withSnapshots<T>(md: MarketDataReader, ids: readonly string[], fn: () => T): T | Promise<T> {
   const wait = md.ensureSnapshots(ids);
   return wait === undefined ? fn() : wait.then(fn);
@@ -118,8 +118,6 @@ export function marketDataRoutes(ctx: AppContext): AnyRoute[] {
       handler: ({ query }) => {
         const r = md();
         const id = tokenOf(query.token_id);
-        const json = r.bookJson(id);
-        if (json !== undefined) return reply({ raw: json });
         if (r.token(id) === undefined) throw noBook();
         return withSnapshots(r, [id], () => reply({ raw: bookOf(r, id) }));
       },
