@@ -4,8 +4,8 @@
  *
  * Workload: 200_000 fills, 16 markets, 64 wallets, seeded. They arrive as the sequencer hands them over
  * after a busy ring drain: batches of 2_000 fills per event-loop turn, each batch followed by flush(). Per
- * fill the writer appends a complete Fill event (stored once, in the fills table under its journal seq, plus
- * ix.fillsByMarket and two ix.fillsByWallet entries; trade id and transaction hash digests). Per batch it also writes what the
+ * fill the writer appends a complete Fill event: one binary record (fill-codec.ts) appended to the fills table
+ * under its journal seq, with its trade id, and a transaction hash from one digest over the batch. Per batch it also writes what the
  * engine writes alongside: the latest state of each maker order touched (coalesced, one row per order)
  * and every balance touched (coalesced, one row per wallet and asset), plus meta.journalSeq.
  *
@@ -15,19 +15,21 @@
  * Excluded from timing: building the fill objects and order records (pre-generated), opening the store,
  * the checks. Three runs on fresh stores; the median is reported.
  *
- * Self-checks: the journal (readJournal: journal and fills tables merged by seq) holds seq 1..N contiguously, the fills table N rows, ix.fillsByMarket N entries,
- * meta.journalSeq = N, one transaction per batch at most, and every fill read back equals what was written.
+ * Self-checks: the journal (readJournal: journal and fills tables merged by seq) holds seq 1..N contiguously, the fills table N rows with N
+ * distinct transaction hashes, meta.journalSeq = N, one transaction per batch at most, and fills read back equal what was written.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
-import { fillFromRow, type FillEvent, type FillRow, type OrderRecord } from '../../src/domain/events.ts';
+import type { FillEvent, OrderRecord } from '../../src/domain/events.ts';
+import { readFill, readFillsFrom } from '../../src/journal/fill-codec.ts';
 import { openStore } from '../../src/journal/env.ts';
-import { ix, metaKeys } from '../../src/journal/keys.ts';
+import { metaKeys } from '../../src/journal/keys.ts';
 import { readJournal } from '../../src/journal/recovery.ts';
 import { JournalWriter } from '../../src/journal/writer.ts';
+import { threadTimes } from '../../tools/service-process.ts';
 
 const FILLS = 200_000;
 const BATCH = 2_000;
@@ -48,10 +50,28 @@ function workload() {
   const markets = Array.from({ length: MARKETS }, (_, i) => ({ cid: hex(i + 1, 64), tokens: [`${i + 1}1111111111111111111111111111111111111111111111111111111111111111111111`, `${i + 1}2222222222222222222222222222222222222222222222222222222222222222222222`] }));
   const makers: OrderRecord[] = [];
   const fills: FillEvent[] = [];
+  // The balances a fill moves, as slots of a (wallet, asset) table: the engine tracks dirty balances per
+  // wallet object, not in string-keyed maps, and the bench should not time string hashing of its own.
+  const balanceSlots: Array<[string, string]> = [];
+  const slotOf = new Map<string, number>();
+  const slot = (wallet: string, asset: string) => {
+    const k = `${wallet}|${asset}`;
+    let n = slotOf.get(k);
+    if (n === undefined) {
+      n = balanceSlots.push([wallet, asset]) - 1;
+      slotOf.set(k, n);
+    }
+    return n;
+  };
+  const fillSlots = new Uint32Array(4 * FILLS);
   for (let i = 0; i < FILLS; i++) {
     const m = markets[rnd(MARKETS)];
     const tw = wallets[rnd(WALLETS)];
     const mw = wallets[rnd(WALLETS)];
+    fillSlots[4 * i] = slot(tw, 'USDC');
+    fillSlots[4 * i + 1] = slot(tw, m.tokens[0]);
+    fillSlots[4 * i + 2] = slot(mw, 'USDC');
+    fillSlots[4 * i + 3] = slot(mw, m.tokens[0]);
     const p = 100 * (1 + rnd(98));
     const size = 10_000 * (1 + rnd(500));
     const makerId = hex(1_000_000 + (i >> 3), 64);
@@ -71,35 +91,56 @@ function workload() {
       takerFee: 0, makerFee: 0, makerRemaining: 0, builder: hex(0, 64),
     });
   }
-  return { fills, makers };
+  return { fills, makers, balanceSlots, fillSlots };
 }
 
-async function once(w: ReturnType<typeof workload>): Promise<{ fillsPerSec: number; ms: number; transactions: number; cpuUsPerFill: number; mainBusy: number }> {
+interface Once {
+  fillsPerSec: number;
+  ms: number;
+  transactions: number;
+  cpuUsPerFill: number;
+  mainBusy: number;
+  /** CPU µs per fill on the main thread (appends, encoding, puts) and on every other thread (LMDB's commits and syncs on the libuv pool, V8's GC helpers), from /proc. */
+  mainUsPerFill: number;
+  otherUsPerFill: number;
+  /** Bytes the process wrote to storage per fill. */
+  bytesPerFill: number;
+}
+
+async function once(w: ReturnType<typeof workload>): Promise<Once> {
   const dir = mkdtempSync(join(tmpdir(), 'pm-journal-bench-'));
   const store = openStore({ dataDir: dir, mapSize: 8 * 1024 ** 3 });
   try {
     const writer = new JournalWriter(store, 0, Date.now);
     const fills = w.fills.map((f) => ({ ...f }));
+    const th0 = threadTimes(process.pid);
     const cpu0 = process.cpuUsage();
     const elu0 = performance.eventLoopUtilization();
     const t0 = performance.now();
     let last: Promise<unknown> | undefined;
+    const dirty = new Uint8Array(w.balanceSlots.length);
     for (let b = 0; b < FILLS; b += BATCH) {
       const touched = new Set<OrderRecord>();
-      const balances = new Map<string, [string, string]>();
+      const balances: number[] = [];
       for (let i = b; i < b + BATCH; i++) {
         const f = writer.append(fills[i]);
         const maker = w.makers[i >> 3];
         maker.sizeMatched += f.size;
         maker.tradeIds.push(f.tradeId);
         touched.add(maker);
-        balances.set(f.takerWallet + 'U', [f.takerWallet, 'USDC']);
-        balances.set(f.takerWallet + f.takerTokenId, [f.takerWallet, f.takerTokenId]);
-        balances.set(f.makerWallet + 'U', [f.makerWallet, 'USDC']);
-        balances.set(f.makerWallet + f.makerTokenId, [f.makerWallet, f.makerTokenId]);
+        for (let k = 4 * i; k < 4 * i + 4; k++) {
+          const sl = w.fillSlots[k];
+          if (dirty[sl] === 0) {
+            dirty[sl] = 1;
+            balances.push(sl);
+          }
+        }
       }
       for (const o of touched) writer.putOrder(o, false);
-      for (const [wallet, asset] of balances.values()) writer.putBalance(wallet, asset, 1);
+      for (const sl of balances) {
+        dirty[sl] = 0;
+        writer.putBalance(w.balanceSlots[sl][0], w.balanceSlots[sl][1], 1);
+      }
       last = writer.flush()?.committed;
       await new Promise((r) => setImmediate(r));
     }
@@ -107,21 +148,33 @@ async function once(w: ReturnType<typeof workload>): Promise<{ fillsPerSec: numb
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     const elu = performance.eventLoopUtilization(elu0);
+    const th1 = threadTimes(process.pid);
+    let mainMs = 0;
+    let otherMs = 0;
+    let written = 0;
+    for (const [tid, b] of th1) {
+      const a = th0.get(tid) ?? { cpuMs: 0, writeBytes: 0 };
+      if (tid === process.pid) mainMs += b.cpuMs - a.cpuMs;
+      else otherMs += b.cpuMs - a.cpuMs;
+      written += b.writeBytes - a.writeBytes;
+    }
 
     check(store.meta.get(metaKeys.journalSeq) === FILLS, 'meta.journalSeq');
     let n = 0;
     for (const e of readJournal(store)) check(e.seq === ++n, `journal seq ${n}`);
     check(n === FILLS, 'journal length');
-    check(store.fills.getCount() === FILLS, 'fills table length');
-    let byMarket = 0;
-    for (let m = 1; m <= MARKETS; m++) for (const _ of store.indexes.getKeys(ix.fillsByMarketRange(hex(m, 64)))) byMarket++;
-    check(byMarket === FILLS, 'ix.fillsByMarket entries');
+    const txHashes = new Set<string>();
+    for (const f of readFillsFrom(store.fills)) txHashes.add(f.txHash);
+    check(txHashes.size === FILLS, 'every fill has its own transaction hash');
     for (const i of [0, 1, FILLS / 2, FILLS - 1]) {
-      const got = fillFromRow(store.fills.get(i + 1) as FillRow);
+      const got = readFill(store.fills, i + 1);
       check(isDeepStrictEqual(got, fills[i]), `fill ${i + 1} read back`);
     }
     check(writer.transactions <= FILLS / BATCH, 'at most one transaction per batch');
-    return { fillsPerSec: (FILLS / ms) * 1000, ms, transactions: writer.transactions, cpuUsPerFill: (cpu.user + cpu.system) / FILLS, mainBusy: elu.utilization };
+    return {
+      fillsPerSec: (FILLS / ms) * 1000, ms, transactions: writer.transactions, cpuUsPerFill: (cpu.user + cpu.system) / FILLS, mainBusy: elu.utilization,
+      mainUsPerFill: (mainMs * 1000) / FILLS, otherUsPerFill: (otherMs * 1000) / FILLS, bytesPerFill: written / FILLS,
+    };
   } finally {
     await store.close();
     rmSync(dir, { recursive: true, force: true });
@@ -142,7 +195,8 @@ export default async function run(): Promise<void> {
   const med = results[Math.floor(RUNS / 2)];
   console.log(
     `journal: ${FILLS} fills in batches of ${BATCH}: median ${Math.round(med.fillsPerSec).toLocaleString('en-US')} fills/s durably committed ` +
-      `(${med.ms.toFixed(0)} ms, ${med.transactions} transactions, ${med.cpuUsPerFill.toFixed(1)} µs CPU/fill over all threads, main thread ${(med.mainBusy * 100).toFixed(0)}% busy; ` +
+      `(${med.ms.toFixed(0)} ms, ${med.transactions} transactions, ${med.cpuUsPerFill.toFixed(1)} µs CPU/fill over all threads: main ${med.mainUsPerFill.toFixed(1)}, ` +
+      `others (LMDB commits and syncs, GC helpers) ${med.otherUsPerFill.toFixed(1)}; main thread ${(med.mainBusy * 100).toFixed(0)}% busy; ${Math.round(med.bytesPerFill)} bytes written per fill; ` +
       `runs: ${results.map((r) => Math.round(r.fillsPerSec)).join(', ')}; target >= 200,000)`,
   );
 }

@@ -182,42 +182,7 @@ export type JournalEvent =
 
 export type JournalEventType = JournalEvent['type'];
 
-// ---- storage form of a fill ------------------------------------------------------------------------------
-
-/**
- * Fills are the bulk of the journal, so their stored form is a positional array in this field order
- * (no repeated key names: a third of an object's bytes). `fillToRow` / `fillFromRow` convert; every reader
- * of the fills table goes through `fillFromRow`.
- */
-export const FILL_FIELDS = [
-  'seq', 'ts', 'tradeId', 'txHash', 'conditionId', 'kind', 'size', 'takerOrderId', 'makerOrderId', 'takerWallet', 'makerWallet',
-  'takerOwner', 'makerOwner', 'takerTokenId', 'makerTokenId', 'takerOutcome', 'makerOutcome', 'takerSide', 'makerSide',
-  'takerPricePips', 'makerPricePips', 'takerUsdc', 'makerUsdc', 'takerFee', 'makerFee', 'makerRemaining', 'builder',
-] as const satisfies ReadonlyArray<Exclude<keyof FillEvent, 'type'>>;
-
-export type FillRow = unknown[];
-
-export function fillToRow(f: FillEvent): FillRow {
-  const row = new Array<unknown>(FILL_FIELDS.length);
-  for (let i = 0; i < FILL_FIELDS.length; i++) row[i] = f[FILL_FIELDS[i]];
-  return row;
-}
-
-export function fillFromRow(row: FillRow): FillEvent {
-  const f = { type: 'fill' } as Record<string, unknown>;
-  for (let i = 0; i < FILL_FIELDS.length; i++) f[FILL_FIELDS[i]] = row[i];
-  return f as unknown as FillEvent;
-}
-
-/**
- * What the journal table holds at a fill's seq: a marker, so every seq has its journal entry; the fill
- * itself is stored once, in the fills table under the same seq (journal/recovery.ts readJournal resolves it).
- */
-export interface FillStub {
-  type: 'fill';
-  seq: number;
-  stub: true;
-}
+// The stored form of a fill is the journal's (journal/fill-codec.ts).
 
 /** Current state of an order as the orders table stores it and Engine.getOrder returns it. */
 export interface OrderRecord extends OrderSubmission {

@@ -16,7 +16,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { mkdirSync } from 'node:fs';
 
 /** Bump when a stored shape changes incompatibly; start-up refuses a store written by another version. */
-export const STORE_VERSION = 1;
+export const STORE_VERSION = 2;
 
 export interface Store {
   readonly root: RootDatabase;
@@ -28,8 +28,8 @@ export interface Store {
   readonly orders: Database<unknown, string>;
   /** Balances: key [wallet, asset] where asset is 'USDC' or a token id; value integer units held. */
   readonly balances: Database<unknown, (string | number)[]>;
-  /** Fills by trade sequence; value is the fill record. Key: [seq]. */
-  readonly fills: Database<unknown, number>;
+  /** Fills by journal seq; value: the binary record of fill-codec.ts (decode with decodeFill). */
+  readonly fills: Database<Buffer, number>;
   /** Secondary indexes with empty values; the key is the whole entry. See keys.ts for each shape. */
   readonly indexes: Database<unknown, (string | number)[]>;
   /**
@@ -82,7 +82,7 @@ export function openStore(opts: StoreOptions): Store {
     journal: root.openDB<unknown, number>({ name: 'journal', encoding: 'msgpack', keyEncoding: 'uint32' }),
     orders: db<string>('orders'),
     balances: db<(string | number)[]>('balances'),
-    fills: root.openDB<unknown, number>({ name: 'fills', encoding: 'msgpack', keyEncoding: 'uint32' }),
+    fills: root.openDB<Buffer, number>({ name: 'fills', encoding: 'binary', keyEncoding: 'uint32' }),
     indexes: root.openDB<unknown, (string | number)[]>({ name: 'indexes', encoding: 'binary', keyEncoding: 'ordered-binary' }),
     catalog: db<(string | number)[]>('catalog'),
     profiles: db<string>('profiles'),

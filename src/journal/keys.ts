@@ -26,6 +26,8 @@ export const metaKeys = {
   /** State hash recorded at the last clean shutdown. */
   stateHash: 'stateHash',
   demoLoaded: 'demoLoaded',
+  /** 48 hex digits drawn when the store is created: the first 24 bytes of every trade id (fill-codec.ts). */
+  tradeIdPrefix: 'tradeIdPrefix',
   /** Per-projection cursor: last journal sequence the projection applied. */
   projectionCursor: (name: string) => `projection:${name}`,
 } as const;
@@ -46,12 +48,6 @@ export const ix = {
   /** Order ids of a wallet, oldest first: ['ord-wallet', wallet, seq, orderId]. */
   ordersByWallet: (wallet: string, seq: number, orderId: string): Key => ['ord-wallet', wallet, seq, orderId],
   ordersByWalletRange: (wallet: string) => prefixRange(['ord-wallet', wallet]),
-  /** Fills of a market in time order: ['fill-market', conditionId, seq]. */
-  fillsByMarket: (conditionId: string, seq: number): Key => ['fill-market', conditionId, seq],
-  fillsByMarketRange: (conditionId: string) => prefixRange(['fill-market', conditionId]),
-  /** Fills a wallet took part in: ['fill-wallet', wallet, seq]. */
-  fillsByWallet: (wallet: string, seq: number): Key => ['fill-wallet', wallet, seq],
-  fillsByWalletRange: (wallet: string) => prefixRange(['fill-wallet', wallet]),
 } as const;
 
 // ---- api keys (db `apiKeys`, edge/auth.ts) --------------------------------------------------------

@@ -21,8 +21,9 @@
  * and "tables == journal" are both checkable.
  */
 import { createHash } from 'node:crypto';
-import { FEE_WALLET, fillFromRow, type FillEvent, type FillRow, type FillStub, type JournalEvent, type OrderRecord } from '../domain/events.ts';
+import { FEE_WALLET, type FillEvent, type JournalEvent, type OrderRecord } from '../domain/events.ts';
 import type { Store } from './env.ts';
+import { readFillsFrom } from './fill-codec.ts';
 import { USDC_ASSET, engineMetaKeys, metaKeys } from './keys.ts';
 import type { MarketRow } from './writer.ts';
 
@@ -120,24 +121,43 @@ export function canonicalOfTables(m: MaterializedState): CanonicalState {
 // ---- the journal ----------------------------------------------------------------------------------------
 
 /**
- * Events of the journal from `fromSeq` on, in order, complete: a fill's stub is replaced by the fill from
- * the fills table. Start-up replay, projections catching up, tests.
+ * Events of the journal from `fromSeq` on, in order, complete: the `journal` table (every event but
+ * fills) and the `fills` table merged by seq. Start-up replay, projections catching up, tests.
  */
 export function* readJournal(store: Store, fromSeq = 1): Generator<JournalEvent> {
-  for (const { key, value } of store.journal.getRange({ start: fromSeq })) {
-    const e = value as JournalEvent | FillStub;
-    if ((e as FillStub).stub === true) {
-      const row = store.fills.get(key) as FillRow | undefined;
-      if (row === undefined) throw new RecoveryError(`journal seq ${key}: fill missing from the fills table`);
-      yield fillFromRow(row);
-    } else yield e as JournalEvent;
+  const events = store.journal.getRange({ start: fromSeq })[Symbol.iterator]();
+  const fills = readFillsFrom(store.fills, fromSeq);
+  let e = events.next();
+  let f = fills.next();
+  while (!e.done || !f.done) {
+    if (f.done || (!e.done && e.value.key < f.value.seq)) {
+      yield e.value.value as JournalEvent;
+      e = events.next();
+    } else {
+      yield f.value;
+      f = fills.next();
+    }
   }
+}
+
+export interface LastTrade {
+  pricePips: number;
+  side: 'BUY' | 'SELL';
 }
 
 export interface ReplayResult {
   lastSeq: number;
   events: number;
   state: CanonicalState;
+  /** Price and aggressor side of each token's newest fill (GET /last-trade-price after a restart). */
+  lastTrades: Map<string, LastTrade>;
+}
+
+/** The side a fill's trade is reported with: MINT is a buy of both outcomes, MERGE a sale, else the taker's. */
+export function lastTradeSide(f: { kind: string; takerSide: string }): 'BUY' | 'SELL' {
+  if (f.kind === 'MINT') return 'BUY';
+  if (f.kind === 'MERGE') return 'SELL';
+  return f.takerSide as 'BUY' | 'SELL';
 }
 
 interface ReplayOrder extends OpenOrderView {
@@ -154,6 +174,7 @@ export function replayJournal(store: Store): ReplayResult {
   const open = new Map<string, ReplayOrder>();
   const markets = new Map<string, number>();
   const tokensOf = new Map<string, [string, string]>();
+  const lastTrades = new Map<string, LastTrade>();
   let netDeposits = 0;
   let seq = 0;
   let events = 0;
@@ -200,6 +221,9 @@ export function replayJournal(store: Store): ReplayResult {
         if (fees > 0) add(FEE_WALLET, USDC_ASSET, fees, e.seq);
         reduce(e.takerOrderId, e.size, e.seq);
         reduce(e.makerOrderId, e.size, e.seq);
+        const side = lastTradeSide(e);
+        lastTrades.set(e.takerTokenId, { pricePips: e.takerPricePips, side });
+        lastTrades.set(e.makerTokenId, { pricePips: e.makerPricePips, side });
         break;
       }
       case 'status':
@@ -238,13 +262,14 @@ export function replayJournal(store: Store): ReplayResult {
     }
   }
   const openOrders = [...open.values()].map(({ conditionId, seq: s, orderId, remaining }) => ({ conditionId, seq: s, orderId, remaining }));
-  return { lastSeq: seq, events, state: { balances, openOrders, markets, netDeposits } };
+  return { lastSeq: seq, events, state: { balances, openOrders, markets, netDeposits }, lastTrades };
 }
 
 export interface VerifiedStore {
   materialized: MaterializedState;
   hash: string;
   events: number;
+  lastTrades: Map<string, LastTrade>;
 }
 
 /**
@@ -265,5 +290,5 @@ export function verifyStore(store: Store): VerifiedStore {
       `refusing to start: state hash of the tables (${tablesHash}) differs from the journal replay (${journalHash}); ${diffStates(tables, replay.state) ?? ''}`,
     );
   }
-  return { materialized, hash: tablesHash, events: replay.events };
+  return { materialized, hash: tablesHash, events: replay.events, lastTrades: replay.lastTrades };
 }

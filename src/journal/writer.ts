@@ -13,19 +13,25 @@
  *
  * Nothing is put before flush(): if the engine fails half-way through a batch, no partial effect is queued.
  *
+ * What the writer does not keep: indexes of fills by wallet or market. They are read models, kept by the
+ * wallet projections (projections/wallets.ts) from the committed journal; a fill costs the journal one
+ * appended record and nothing else, which is what lets it commit ~200k fills/s (bench/journal).
+ *
  * Tables written (see env.ts and keys.ts for the shapes):
- *   journal[seq]           every event (JournalEvent); for a fill only a FillStub marker, because
- *   fills[seq]             holds the fill itself (FillRow, domain/events.ts) under its journal seq: a fill is
- *                          stored once, readJournal (recovery.ts) resolves the stubs
- *   indexes                ix.fillsByMarket, ix.fillsByWallet (both parties), ix.ordersByWallet (new orders)
+ *   journal[seq]           every event except fills (JournalEvent, msgpack), appended
+ *   fills[seq]             every fill, as a binary record of fill-codec.ts, in blocks of up to 16 fills keyed
+ *                          by their first seq, appended; the journal is the union of the two tables by seq
+ *                          (readJournal in recovery.ts merges them)
+ *   indexes                ix.ordersByWallet (new orders)
  *   orders[orderId]        OrderRecord, the latest state of each order touched in the batch
  *   balances[wallet,asset] integer units held (available + reserved) of each balance touched
  *   engineMarkets[cid]     MarketRow of each market touched
  *   meta                   journalSeq (last seq of the batch), engine:netDeposits
  */
-import { hash } from 'node:crypto';
-import { fillToRow, type FillEvent, type FillStub, type JournalEvent, type OrderRecord } from '../domain/events.ts';
+import { randomBytes } from 'node:crypto';
+import type { FillEvent, JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { Store } from './env.ts';
+import { BLOCK_FILLS, SLOT_HEADER, fillRecordBound, sealFills, tradeIdOf, writeSlot } from './fill-codec.ts';
 import { balanceKey, engineMetaKeys, ix, metaKeys } from './keys.ts';
 
 /** What the engine-markets table stores per market. */
@@ -44,20 +50,10 @@ export interface MarketRow {
 }
 
 const EMPTY = Buffer.alloc(0);
-
-/**
- * Trade id and transaction hash of a fill: the two halves of a SHA-512 over the fill's identifying
- * content (seq, time, market, orders, size, prices, amounts), so both are deterministic 0x + 64 hex digests
- * of the journal record and a replay reproduces them.
- */
-export function fillDigests(f: FillEvent): { tradeId: string; txHash: string } {
-  const h = hash(
-    'sha512',
-    `${f.seq}|${f.ts}|${f.conditionId}|${f.kind}|${f.takerOrderId}|${f.makerOrderId}|${f.size}|${f.takerPricePips}|${f.makerPricePips}|${f.takerUsdc}|${f.makerUsdc}|${f.takerFee}|${f.makerFee}`,
-    'hex',
-  );
-  return { tradeId: '0x' + h.slice(0, 64), txHash: '0x' + h.slice(64) };
-}
+/** Fill records are encoded into slabs of this size (a fresh one once full: lmdb-js reads values at commit). */
+const SLAB_BYTES = 1 << 20;
+/** Keys only ever grow in these tables: MDB_APPEND skips the B-tree search and fills pages completely. */
+const APPEND = { append: true } as never;
 
 export interface FlushResult {
   /** Resolves once the batch is committed and flushed to disk; rejects if the commit failed. */
@@ -69,6 +65,23 @@ export interface FlushResult {
 export class JournalWriter {
   private seq: number;
   private events: JournalEvent[] = [];
+  /** The batch's fills and their encoded records, in seq order, and the closed blocks holding them. */
+  private fills: FillEvent[] = [];
+  private fillRecords: Buffer[] = [];
+  private blocks: Array<{ key: number; value: Buffer }> = [];
+  /** The open block: the seq of its first fill (0 = none), where it starts in the slab, its fills. */
+  private blockKey = 0;
+  private blockFrom = 0;
+  private blockFills = 0;
+  private slab: Buffer = Buffer.allocUnsafeSlow(SLAB_BYTES);
+  private slabAt = 0;
+  /** Where the batch's records start in the current slab, and the slab ranges already closed (sealFills). */
+  private batchFrom = 0;
+  private regions: Buffer[] = [];
+  /** Slabs the current batch filled, and slabs whose batch has committed (reused: no allocation, no GC). */
+  private usedSlabs: Buffer[] = [];
+  private freeSlabs: Buffer[] = [];
+  private readonly tradeIdPrefix: string;
   private orders = new Map<string, OrderRecord>();
   private newOrders: OrderRecord[] = [];
   private balances: Array<[string, string, number]> = [];
@@ -86,6 +99,12 @@ export class JournalWriter {
     private readonly now: () => number,
   ) {
     this.seq = lastSeq;
+    let prefix = store.meta.get(metaKeys.tradeIdPrefix) as string | undefined;
+    if (prefix === undefined) {
+      prefix = randomBytes(24).toString('hex');
+      store.meta.putSync(metaKeys.tradeIdPrefix, prefix);
+    }
+    this.tradeIdPrefix = prefix;
   }
 
   /** Last sequence number assigned (committed or not). */
@@ -97,17 +116,46 @@ export class JournalWriter {
     return this.events.length > 0 || this.orders.size > 0 || this.balances.length > 0 || this.markets.size > 0 || this.netDeposits !== undefined;
   }
 
-  /** Assigns the next seq and the time, computes a fill's digests, and buffers the event. */
+  /**
+   * Assigns the next seq and the time, gives a fill its trade id and encodes it, and buffers the event.
+   * A fill's txHash is set by flush() (sealFills: one digest over the batch).
+   */
   append<E extends JournalEvent>(e: E): E {
     e.seq = ++this.seq;
     e.ts = this.now();
     if (e.type === 'fill') {
-      const d = fillDigests(e);
-      e.tradeId = d.tradeId;
-      e.txHash = d.txHash;
+      e.tradeId = tradeIdOf(this.tradeIdPrefix, e.seq);
+      const bound = SLOT_HEADER + fillRecordBound(e) + 8;
+      if (this.slabAt + bound > this.slab.length) this.nextSlab(bound);
+      if (this.blockKey === 0) {
+        this.blockKey = e.seq;
+        this.blockFrom = this.slabAt;
+        this.blockFills = 0;
+      }
+      const at = this.slabAt;
+      this.slabAt = writeSlot(e, this.slab, at);
+      this.fills.push(e);
+      this.fillRecords.push(this.slab.subarray(at + SLOT_HEADER, at + SLOT_HEADER + this.slab.readUInt32LE(at)));
+      if (++this.blockFills === BLOCK_FILLS) this.closeBlock();
     }
     this.events.push(e);
     return e;
+  }
+
+  /** A block never spans two slabs or two batches: it is one contiguous value. */
+  private closeBlock(): void {
+    if (this.blockKey === 0) return;
+    this.blocks.push({ key: this.blockKey, value: this.slab.subarray(this.blockFrom, this.slabAt) });
+    this.blockKey = 0;
+  }
+
+  private nextSlab(bound: number): void {
+    this.closeBlock();
+    if (this.slabAt > this.batchFrom) this.regions.push(this.slab.subarray(this.batchFrom, this.slabAt));
+    this.batchFrom = 0;
+    this.usedSlabs.push(this.slab);
+    this.slab = (bound <= SLAB_BYTES ? this.freeSlabs.pop() : undefined) ?? Buffer.allocUnsafeSlow(Math.max(SLAB_BYTES, bound));
+    this.slabAt = 0;
   }
 
   /** Buffers the order's current state; `isNew` adds its ordersByWallet index entry. */
@@ -134,18 +182,15 @@ export class JournalWriter {
     const s = this.store;
     let p: Promise<unknown> | undefined;
     const events = this.events;
+    this.closeBlock();
+    if (this.slabAt > this.batchFrom) this.regions.push(this.slab.subarray(this.batchFrom, this.slabAt));
+    sealFills(this.regions, this.fillRecords, this.fills);
+    this.regions = [];
+    this.batchFrom = this.slabAt;
+    for (const b of this.blocks) p = s.fills.put(b.key, b.value, APPEND);
     for (let i = 0; i < events.length; i++) {
       const e = events[i];
-      if (e.type === 'fill') {
-        const stub: FillStub = { type: 'fill', seq: e.seq, stub: true };
-        p = s.journal.put(e.seq, stub);
-        s.fills.put(e.seq, fillToRow(e));
-        s.indexes.put(ix.fillsByMarket(e.conditionId, e.seq), EMPTY);
-        s.indexes.put(ix.fillsByWallet(e.takerWallet, e.seq), EMPTY);
-        if (e.makerWallet !== e.takerWallet) s.indexes.put(ix.fillsByWallet(e.makerWallet, e.seq), EMPTY);
-      } else {
-        p = s.journal.put(e.seq, e);
-      }
+      if (e.type !== 'fill') p = s.journal.put(e.seq, e, APPEND);
     }
     for (const rec of this.newOrders) s.indexes.put(ix.ordersByWallet(rec.wallet, rec.seq, rec.orderId), EMPTY);
     for (const rec of this.orders.values()) p = s.orders.put(rec.orderId, rec);
@@ -154,6 +199,9 @@ export class JournalWriter {
     if (this.netDeposits !== undefined) p = s.meta.put(engineMetaKeys.netDeposits, this.netDeposits);
     p = s.meta.put(metaKeys.journalSeq, this.seq);
     this.events = [];
+    this.fills = [];
+    this.fillRecords = [];
+    this.blocks = [];
     this.orders = new Map();
     this.newOrders = [];
     this.balances = [];
@@ -168,6 +216,17 @@ export class JournalWriter {
     // Linux) the fsync happens after that. A commit survives a process crash, but only a flushed one
     // survives a power loss, and nothing acknowledged may be lost: wait for the flush. The fsync runs
     // outside the write lock, so later batches keep committing meanwhile (group commit is unaffected).
+    // The batch's slabs (all but the one still being filled) can be reused once lmdb-js has written them.
+    if (this.usedSlabs.length > 0) {
+      const done = this.usedSlabs;
+      this.usedSlabs = [];
+      p.then(
+        () => {
+          for (const b of done) if (b.length === SLAB_BYTES && this.freeSlabs.length < 8) this.freeSlabs.push(b);
+        },
+        () => undefined,
+      );
+    }
     const durable = p.then(() => s.root.flushed);
     return { committed: durable, events, lastSeq: this.seq };
   }

@@ -15,6 +15,8 @@ import { Value } from '@sinclair/typebox/value';
 import { Type, type TSchema } from '@sinclair/typebox';
 import { startApp, type App } from '../../src/app.ts';
 import type { Engine, PlaceInput } from '../../src/engine/engine.ts';
+import type { FillEvent } from '../../src/domain/events.ts';
+import { readJournal } from '../../src/journal/recovery.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { BatchHistoryReply, BuilderTrade, HistoryReply, OrderBookSummary, QuoteMap } from '../../src/edge/schemas/market-data.ts';
@@ -301,7 +303,7 @@ test('price history: every trade recorded at once (read-your-writes), midpoints 
 
   const tradeIds = await place({ wallet: w3, tokenId: YES, side: 'BUY', price: 4600, size: 3 * T });
   assert.equal(tradeIds.length, 1);
-  const fill = engine.tradesOf(w3).trades.at(-1)!;
+  const fill = [...readJournal(app.ctx.store)].filter((e): e is FillEvent => e.type === 'fill' && e.takerWallet === w3).at(-1)!;
   const sec = Math.floor(fill.ts / 1000);
   // No wait: the projection's write is read back before its transaction commits.
   const r = await get(`/prices-history?market=${YES}&startTs=${sec}&endTs=${sec}&fidelity=1`);

@@ -13,7 +13,8 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { fillFromRow, type FillRow, type OrderRecord } from '../../src/domain/events.ts';
+import type { OrderRecord } from '../../src/domain/events.ts';
+import { readFillsFrom } from '../../src/journal/fill-codec.ts';
 import { openStore } from '../../src/journal/env.ts';
 import { USDC_ASSET } from '../../src/journal/keys.ts';
 import { verifyStore } from '../../src/journal/recovery.ts';
@@ -87,7 +88,7 @@ test('acknowledged work survives SIGKILL at random moments', { timeout: 120_000 
         expectedHash = verified.hash;
 
         const fillIds = new Set<string>();
-        for (const { value } of store.fills.getRange({})) fillIds.add(fillFromRow(value as FillRow).tradeId);
+        for (const f of readFillsFrom(store.fills)) fillIds.add(f.tradeId);
         for (const a of r.acks) {
           if (!a.ok) continue;
           const rec = store.orders.get(a.orderId) as OrderRecord | undefined;

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { Errors } from '../../src/domain/errors.ts';
-import type { JournalEvent, OrderStatusEvent } from '../../src/domain/events.ts';
+import type { FillEvent, JournalEvent, OrderStatusEvent } from '../../src/domain/events.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { T, invariants, market, order, tempStore, until, wallet } from '../fixtures/engine-harness.ts';
@@ -392,7 +392,7 @@ describe('orders', () => {
     for (let i = 1; i < events.length; i++) assert.equal(events[i].seq, events[i - 1].seq + 1);
   });
 
-  test('tradesOf lists committed fills of a wallet in order, with a cursor', async () => {
+  test('a crossing order journals one fill per maker level, in price-time order', async () => {
     const m = newMarket();
     const seller = await funded(0, 10 * T, m.cid);
     const buyer = await funded(10 * T);
@@ -400,12 +400,9 @@ describe('orders', () => {
       await engine.placeOrder(order({ wallet: seller, tokenId: m.yes, side: 'SELL', price: 4000 + 100 * i, size: T }));
     }
     await engine.placeOrder(order({ wallet: buyer, tokenId: m.yes, side: 'BUY', price: 5000, size: 3 * T }));
-    const p1 = engine.tradesOf(buyer, { limit: 2 });
-    assert.equal(p1.trades.length, 2);
-    assert.deepEqual(p1.trades.map((t) => t.makerPricePips), [4000, 4100]);
-    const p2 = engine.tradesOf(buyer, { afterSeq: p1.nextAfterSeq, limit: 2 });
-    assert.deepEqual(p2.trades.map((t) => t.makerPricePips), [4200]);
-    assert.equal(p2.nextAfterSeq, undefined);
+    const mine = events.filter((e): e is FillEvent => e.type === 'fill' && e.takerWallet === buyer);
+    assert.deepEqual(mine.map((t) => t.makerPricePips), [4000, 4100, 4200]);
+    assert.ok(mine.every((t, i) => i === 0 || t.seq > mine[i - 1].seq));
   });
 
   test('book snapshots: both tokens mirrored, hash over the body with an empty hash', async () => {

@@ -1,13 +1,15 @@
 /**
  * The journal writer: consecutive sequence numbers, one transaction per flushed batch (group commit),
- * fills indexed by market and by both wallets, tables written with the journal, deterministic digests.
+ * fills stored as binary records that decode to what was appended, unique trade ids and transaction
+ * hashes, tables written with the journal.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { depositEvent, fillFromRow, type FillEvent, type FillRow, type JournalEvent } from '../../src/domain/events.ts';
+import { depositEvent, type FillEvent, type JournalEvent } from '../../src/domain/events.ts';
+import { BLOCK_FILLS, decodeFill, encodeFillRecord, readFill, recordIn } from '../../src/journal/fill-codec.ts';
 import { readJournal } from '../../src/journal/recovery.ts';
-import { balanceKey, ix, metaKeys } from '../../src/journal/keys.ts';
-import { JournalWriter, fillDigests } from '../../src/journal/writer.ts';
+import { balanceKey, metaKeys } from '../../src/journal/keys.ts';
+import { JournalWriter } from '../../src/journal/writer.ts';
 import { tempStore } from '../fixtures/engine-harness.ts';
 
 let env: ReturnType<typeof tempStore>;
@@ -40,17 +42,42 @@ test('one batch: consecutive seqs, one transaction, every table written together
   assert.equal(env.store.meta.get(metaKeys.journalSeq), 51);
   assert.equal(env.store.balances.get(balanceKey('0xa', 'USDC')), 42);
   assert.equal((env.store.journal.get(1) as JournalEvent).type, 'deposit');
-  const f = fillFromRow(env.store.fills.get(10) as FillRow);
-  assert.deepEqual([...readJournal(env.store)][9], f);
+  const f = readFill(env.store.fills, 10)!;
+  const journal = [...readJournal(env.store)];
+  assert.deepEqual(journal.map((e) => e.seq), evs.map((e) => e.seq), 'the journal is the two tables merged by seq');
+  assert.deepEqual(journal[9], f);
   assert.deepEqual(f, evs[9]);
   assert.equal(f.size, 90_000);
-  assert.match(f.tradeId, /^0x[0-9a-f]{64}$/);
-  assert.match(f.txHash, /^0x[0-9a-f]{64}$/);
-  assert.notEqual(f.tradeId, f.txHash);
-  assert.deepEqual(fillDigests(f), { tradeId: f.tradeId, txHash: f.txHash });
-  assert.equal([...env.store.indexes.getKeys(ix.fillsByMarketRange('0xc'))].length, 50);
-  assert.equal([...env.store.indexes.getKeys(ix.fillsByWalletRange('0xa'))].length, 50);
-  assert.equal([...env.store.indexes.getKeys(ix.fillsByWalletRange('0xb'))].length, 50);
+  assert.equal(f.takerOrderId, '0xt9', 'strings that are not hex survive');
+  const fills = journal.filter((e): e is FillEvent => e.type === 'fill');
+  for (const x of fills) {
+    assert.match(x.tradeId, /^0x[0-9a-f]{64}$/);
+    assert.match(x.txHash, /^0x[0-9a-f]{64}$/);
+  }
+  assert.equal(new Set(fills.map((x) => x.tradeId)).size, 50, 'trade ids are unique');
+  assert.equal(new Set(fills.map((x) => x.txHash)).size, 50, 'transaction hashes are distinct');
+  assert.ok(fills.every((x) => x.tradeId.endsWith(x.seq.toString(16).padStart(16, '0'))), 'a trade id ends with its seq');
+  const blocks = [...env.store.fills.getKeys({})];
+  assert.equal(blocks.length, Math.ceil(50 / BLOCK_FILLS), 'fills are stored in blocks');
+  for (let seq = 2; seq <= 51; seq++) assert.equal(readFill(env.store.fills, seq)?.seq, seq, `fill ${seq} found in its block`);
+  assert.equal(readFill(env.store.fills, 1), undefined, 'a seq that is not a fill has no fill');
+  assert.equal(readFill(env.store.fills, 52), undefined);
+});
+
+test('a fill record round-trips every field, hex or not, and its hash covers its content', () => {
+  const a = { ...fill(7), seq: 12, ts: 1_700_000_000_123, tradeId: '0x' + 'ab'.repeat(32), conditionId: '0x' + 'c'.repeat(64), takerWallet: '0x' + 'a'.repeat(40) };
+  a.takerTokenId = '123456789012345678901234567890123456789012345678901234567890123456789012345678';
+  a.takerOwner = 'ünïcödé-owner';
+  a.makerOrderId = '0xABCDEF'; // upper-case hex is not the compact form: it must come back unchanged
+  a.takerUsdc = 2 ** 53 - 1;
+  const ra = encodeFillRecord(a);
+  assert.deepEqual(decodeFill(recordIn(ra, 12)!), a);
+  const b = { ...a, size: a.size + 1 };
+  encodeFillRecord(b);
+  assert.notEqual(b.txHash, a.txHash, 'a different record has a different transaction hash');
+  const a2 = { ...a };
+  encodeFillRecord(a2);
+  assert.equal(a2.txHash, a.txHash, 'the same record has the same transaction hash');
 });
 
 test('batches flushed in one event-loop turn share a transaction; later turns get new ones', async () => {

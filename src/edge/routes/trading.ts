@@ -18,6 +18,7 @@ import type { FillEvent, OrderRecord } from '../../domain/events.ts';
 import type { PlaceResponse } from '../../engine/engine.ts';
 import type { AppContext } from '../context.ts';
 import { checkOrders, type NormalizedOrder, type OrderCheckDeps, type OrderCaller } from '../order-check.ts';
+import { fillAt, walletFillSeqs } from '../../queries/fills.ts';
 import { route, type AnyRoute, type Caller } from '../route.ts';
 import {
   CancelMarketOrdersBody,
@@ -297,21 +298,17 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
         const page: FillEvent[] = [];
         let seen = 0;
         let more = false;
-        // Walks the wallet's fill index from the start: cost grows with the offset (noted on the issue).
-        let afterSeq: number | undefined;
-        do {
-          const chunk = engine.tradesOf(wallet, { afterSeq, limit: 1000 });
-          for (const f of chunk.trades) {
-            if (!matches(f)) continue;
-            if (seen++ < from) continue;
-            if (page.length === limit) {
-              more = true;
-              break;
-            }
-            page.push(f);
+        // Walks the wallet's fills from the start (filters need each fill): cost grows with the offset.
+        for (const seq of walletFillSeqs(ctx.views, wallet)) {
+          const f = fillAt(ctx.store, seq);
+          if (f === undefined || !matches(f)) continue;
+          if (seen++ < from) continue;
+          if (page.length === limit) {
+            more = true;
+            break;
           }
-          afterSeq = chunk.nextAfterSeq;
-        } while (afterSeq !== undefined && !more);
+          page.push(f);
+        }
         const data = page.map((f) => {
           const taker = engine.getOrder(f.takerOrderId);
           const maker = engine.getOrder(f.makerOrderId);
