@@ -2,6 +2,16 @@
  * Loopback HTTP load for the benchmarks: autocannon in this process, or in a child process so that the
  * server under test keeps a core of its own (this machine may have only two). The child is this very
  * module, forked with CHILD_FLAG set; options and results cross the IPC channel as plain data.
+ *
+ * Fixed rate (`rate`) is autocannon's overallRate, and two of its properties matter when reading a p99:
+ *   - it is not a steady arrival: each connection sends back to back until it has made its share of
+ *     the second, then waits for the next second; so during the first part of every second all
+ *     connections have a request in flight, and a latency is about `connections` x the time the server
+ *     takes per request, whatever the rate;
+ *   - its coordinated-omission correction assumes one request per millisecond per connection
+ *     (Math.ceil(1 / rate) in lib/run.js, seconds read as ms), so every response of t ms adds
+ *     samples at t-1, t-2, ... 1 ms: a rare slow response weighs about t times in `p99`.
+ * `raw` therefore also gives the response times as measured, one sample per response.
  */
 import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
@@ -17,7 +27,16 @@ export interface LoadOptions {
   body?: string;
   /** Every response body must equal this (autocannon counts mismatches). */
   expectBody: string;
+  /** Requests per second over all connections (autocannon's overallRate, see above); unthrottled when absent. */
+  rate?: number;
 }
+
+/** GET several paths of `url`'s origin in turn on every connection (their bodies differ: none is compared). */
+export interface PathsLoadOptions extends Omit<LoadOptions, 'method' | 'body' | 'expectBody'> {
+  paths: readonly string[];
+}
+
+export type AnyLoadOptions = LoadOptions | PathsLoadOptions;
 
 /** What the benchmarks keep of an autocannon result. */
 export interface LoadResult {
@@ -31,6 +50,10 @@ export interface LoadResult {
   p50: number;
   p99: number;
   bytesPerSec: number;
+  /** Mean requests per second (autocannon's per-second samples). */
+  rps: number;
+  /** Response times as measured (ms), one sample per response: no omission correction. */
+  raw: { p50: number; p99: number; p999: number; max: number };
 }
 
 /** The slice of autocannon's API used here (the package ships no type declarations). */
@@ -41,26 +64,41 @@ interface AutocannonResult {
   errors: number;
   timeouts: number;
   mismatches: number;
-  requests: { sent: number };
+  requests: { sent: number; average: number };
   latency: { p50: number; p99: number };
   throughput: { average: number };
 }
-type Autocannon = (o: Record<string, unknown>) => Promise<AutocannonResult>;
+/** The promise autocannon returns is also its event emitter ('response': client, status, bytes, ms). */
+type Autocannon = (o: Record<string, unknown>) => Promise<AutocannonResult> & {
+  on(event: 'response', listener: (client: unknown, status: number, bytes: number, ms: number) => void): void;
+};
 
 const CHILD_FLAG = 'PM_BENCH_AUTOCANNON_CHILD';
 
-export async function runAutocannon(o: LoadOptions): Promise<LoadResult> {
+export async function runAutocannon(o: AnyLoadOptions): Promise<LoadResult> {
   const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
-  const r = await autocannon({
+  const what =
+    'paths' in o
+      ? { requests: o.paths.map((path) => ({ method: 'GET', path })) }
+      : {
+          method: o.method ?? 'GET',
+          body: o.body,
+          headers: o.body === undefined ? undefined : { 'content-type': 'application/json' },
+          expectBody: o.expectBody,
+        };
+  const run = autocannon({
     url: o.url,
     connections: o.connections,
     pipelining: o.pipelining,
     duration: o.duration,
-    method: o.method ?? 'GET',
-    body: o.body,
-    headers: o.body === undefined ? undefined : { 'content-type': 'application/json' },
-    expectBody: o.expectBody,
+    ...what,
+    ...(o.rate !== undefined ? { overallRate: o.rate } : {}),
   });
+  const times: number[] = [];
+  run.on('response', (_client, _status, _bytes, ms) => void times.push(ms));
+  const r = await run;
+  times.sort((a, b) => a - b);
+  const at = (q: number) => (times.length === 0 ? 0 : Math.round(times[Math.min(times.length - 1, Math.floor(times.length * q))] * 100) / 100);
   return {
     duration: r.duration,
     total2xx: r['2xx'],
@@ -72,11 +110,13 @@ export async function runAutocannon(o: LoadOptions): Promise<LoadResult> {
     p50: r.latency.p50,
     p99: r.latency.p99,
     bytesPerSec: r.throughput.average,
+    rps: r.requests.average,
+    raw: { p50: at(0.5), p99: at(0.99), p999: at(0.999), max: at(1) },
   };
 }
 
 /** Runs autocannon in a child process and returns its result. */
-export function runAutocannonChild(o: LoadOptions): Promise<LoadResult> {
+export function runAutocannonChild(o: AnyLoadOptions): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
     const child = fork(fileURLToPath(import.meta.url), [], {
       execArgv: ['--import', 'tsx'],
@@ -95,7 +135,7 @@ export function runAutocannonChild(o: LoadOptions): Promise<LoadResult> {
 }
 
 if (process.env[CHILD_FLAG] === '1') {
-  process.once('message', (o: LoadOptions) => {
+  process.once('message', (o: AnyLoadOptions) => {
     runAutocannon(o).then(
       (result) => process.send!({ result }, () => process.exit(0)),
       (e: unknown) => process.send!({ error: String(e) }, () => process.exit(1)),

@@ -18,33 +18,41 @@
  * book; else the catalog's imported seed price; else 0. A closed row shows the price of the event that
  * closed it (frozen).
  *
- * Positions are served from a per-wallet view kept in memory: every row with its numbers computed, and
- * the rows sorted once per (sortBy, direction). A request re-checks what the numbers depend on, exactly:
+ * Positions are served from a per-wallet view kept in memory: every row with its numbers computed and
+ * its answer written as JSON text, and the rows sorted once per (sortBy, direction). A request re-checks
+ * what the numbers depend on:
  *   - the wallet's rows and the market facts: the projection's change feed (versions), else rebuilt;
- *   - live prices: the identity of each open row's published book snapshot and last trade (the engine
- *     replaces those objects when they change); a changed row is recomputed and the sorts that read
- *     prices are dropped. A price sort re-checks every open row, but only if a book was published or a
- *     fill committed since its last check (`pricesChanged`); other orders re-check the page's rows;
- *   - catalog metadata: rebuilt on a catalog market-change notice, and every VIEW_TTL_MS (event-level
- *     edits such as an event slug are not announced; metadata entries expire after META_TTL_MS, jittered
- *     so a large wallet never reloads them all at once). Wallet profiles (trade rows) likewise, after
- *     PROFILE_TTL_MS.
- * So a page costs one pass over the wallet's open rows plus the page itself; sorting happens only when
- * something changed.
+ *   - live prices: the identity of an open row's published book snapshot and last trade (the engine
+ *     replaces those objects when they change). With price events (`pricesChanged(tokenIds)`) a request
+ *     re-checks the rows of the tokens reported since the view last looked (every row after a change
+ *     reported without ids); without, a price sort re-checks every open row and other orders the page's
+ *     rows. A row whose price moved is recomputed and merged back into the price sorts (SortedRows), not
+ *     re-sorted with the rest;
+ *   - catalog metadata, row by row (checkMeta): the rows of markets the catalog announced at once, the
+ *     rows a request serves, and a rolling few others per request, each re-read once its entry expired
+ *     (META_TTL_MS, jittered: event-level edits such as an event slug are not announced). An entry re-read
+ *     unchanged stays the same object, so nothing written from it is written again. The view is never
+ *     rebuilt for age: a rebuild of 5,000 rows blocked the event loop for 100-250 ms every 15 s.
+ * So a page costs its own rows (a page with no filter is a slice at its offset, however deep); sorting
+ * and writing text happen only when something changed.
  *
  * Trades. A row is one party's side of a fill. The trade views (per wallet, per market, global) answer
- * seq <= C (C = the trades projection's committed cursor, read in the same snapshot as the views) and
- * the fills above C are read from the writer's own indexes (ix.fillsByWallet / ix.fillsByMarket; for the
- * global feed the fills table), which commit with the fill itself, so a trade is listed as soon as its
- * order was acknowledged. Fill rows are read by column (FILL_FIELDS), not rebuilt into objects: a page
- * of 10,000 rows would otherwise spend most of its time building throwaway objects. Rendered rows are
- * kept (bounded LRU) while the metadata and profile entries they were written from are current.
+ * seq <= C (C = the trades projection's committed cursor, read in the same snapshot as the views); the
+ * rows above C are the projection's writes still queued in the ViewStore overlay (the projector applies
+ * a fill in the turn the engine acknowledges it), so a trade is listed as soon as its order was
+ * acknowledged. What a request reads of a committed range is kept (TradeRun, bounded): committed rows
+ * never change, so a run is only brought up to the cursor and extended downwards, and deep offsets and
+ * filtered pages walk memory instead of decoding LMDB entries. A page's rows are rendered from their
+ * fills (read only through `fill(seq)`: the stored form belongs to journal/fill-codec.ts) and kept
+ * (bounded) while the metadata and profile entries they were written from are current; cached texts are
+ * flat strings (see `flat`).
  */
-import { FILL_FIELDS, type FillRow } from '../domain/events.ts';
+import type { FillEvent } from '../domain/events.ts';
 import { formatAsset } from '../domain/ids.ts';
 import { parsePips } from '../domain/units.ts';
 import type { Store } from '../journal/env.ts';
-import { MAKER_ROLE, TAKER_ROLE, ix, metaKeys, walletViewKeys, type Key } from '../journal/keys.ts';
+import { readFill } from '../journal/fill-codec.ts';
+import { MAKER_ROLE, TAKER_ROLE, metaKeys, walletViewKeys, type Key } from '../journal/keys.ts';
 import type { ViewStore } from '../projections/projector.ts';
 import {
   MICRO,
@@ -63,8 +71,6 @@ import { getProfile, type CatalogReader, type ProfileOut } from './catalog.ts';
 
 /** Lifetime of a catalog metadata entry (jittered between half and all of it). */
 export const META_TTL_MS = 30_000;
-/** A wallet view older than this is rebuilt, picking up refreshed metadata. */
-export const VIEW_TTL_MS = 15_000;
 /** Spread above which the last trade replaces the midpoint (DESIGN section 7): 0.10 in pips. */
 const WIDE_SPREAD_PIPS = 1_000;
 /** Position rows kept in wallet views, over all cached wallets. */
@@ -76,13 +82,18 @@ const PROFILE_CACHE_LIMIT = 100_000;
 /** Rendered trade rows kept (about 0.5 KB each). */
 const RENDERED_TRADES_LIMIT = 100_000;
 const META_CACHE_LIMIT = 200_000;
+/** Condition ids interned for runs before they are all dropped. */
+const MARKET_IDS_LIMIT = 1_000_000;
 /** Outcome labels of a market the catalog does not know (the catalog's own default). */
 const DEFAULT_OUTCOMES: [string, string] = ['Yes', 'No'];
+/** Changed tokens remembered for views to catch up on (see pricesChanged). */
+const CHANGED_TOKENS_LIMIT = 100_000;
+/** Markets announced by the catalog remembered for views to catch up on (see catalogChanged). */
+const CHANGED_MARKETS_LIMIT = 100_000;
+/** Sorts whose order follows catalog metadata. */
+const META_SORTS = new Set(['TITLE', 'RESOLVING']);
 /** Sorts whose order follows live prices. */
 const PRICE_SORTS = new Set(['CURRENT', 'CASHPNL', 'PERCENTPNL', 'PRICE']);
-
-/** Column of each fill field in a fills-table row. */
-const COL = Object.fromEntries(FILL_FIELDS.map((name, i) => [name, i])) as Record<(typeof FILL_FIELDS)[number], number>;
 
 // ---- wire shapes (edge/schemas/wallets.ts holds the matching TypeBox schemas; the e2e test checks them) ----
 
@@ -195,11 +206,39 @@ export interface WalletDataDeps {
   /** Monotonic ms for cache ages (default performance.now); not business time. */
   now?: () => number;
   /**
-   * True when the caller calls `pricesChanged()` on every book publication and every committed fill;
-   * then a price-sorted page skips re-checking every row while nothing was published.
+   * True when the caller calls `pricesChanged(tokenIds)` on every book publication and every committed
+   * fill; then a page re-checks only the rows of the tokens reported since its view last looked.
    */
   priceEvents?: boolean;
+  /** Sizes of the trade-row runs (TradeRun), smaller in tests to exercise every path; defaults below. */
+  runLimits?: Partial<RunLimits>;
+  /** The rolling metadata check of a view (checkMeta), smaller in tests; defaults below. */
+  metaChecks?: Partial<MetaChecks>;
+  /** Rendered trade rows kept (default RENDERED_TRADES_LIMIT), smaller in tests. */
+  renderedLimit?: number;
 }
+
+export interface MetaChecks {
+  /** Rows of a view whose metadata a request checks, besides the rows it serves. */
+  rows: number;
+  /** Catalog reads (expired metadata) that check may make per request. */
+  reads: number;
+}
+
+const META_CHECKS: MetaChecks = { rows: 64, reads: 4 };
+
+export interface RunLimits {
+  /** Rows a run's first read takes (later reads double). */
+  firstRead: number;
+  /** A run that gained more rows than this since it was read is started over from the cursor. */
+  refreshRows: number;
+  /** Rows one run keeps; a page reaching further down streams the rest of its range. */
+  rowsCap: number;
+  /** Rows kept in runs over all ranges (about 30 bytes each). */
+  rowsLimit: number;
+}
+
+const RUN_LIMITS: RunLimits = { firstRead: 128, refreshRows: 4_096, rowsCap: 100_000, rowsLimit: 1_000_000 };
 
 // ---- exact integer helpers --------------------------------------------------------------------------
 
@@ -225,6 +264,29 @@ const pctNum = (p4: number) => p4 / 10_000;
 /** JSON text of every price in pips from 0 to 1 (number to text is the costliest part of a trade row). */
 const PRICE_TEXT = Array.from({ length: 10_001 }, (_, pips) => String(pips / 10_000));
 const priceText = (pips: number) => PRICE_TEXT[pips] ?? String(pips / 10_000);
+
+/**
+ * `s` as one contiguous string. V8 keeps a concatenation as a rope of its pieces and copies a rope piece
+ * by piece every time it is joined into an answer: a 100-row page of cached ropes took 170 us to join,
+ * of flat rows 8 us. A row's text is written once and joined on every request, so it is flattened once.
+ * (Reading a character also flattens, but an optimizing compiler may drop an unused read; a UTF-8 round
+ * trip is exact here because JSON.stringify leaves no lone surrogates.)
+ */
+function flat(s: string): string {
+  return Buffer.from(s, 'utf8').toString('utf8');
+}
+
+/**
+ * `[items joined by commas]` as one flat string (the items are consumed). The brackets go inside the
+ * first and last items rather than around the join, which would make a rope that the HTTP layer copies
+ * once more to flatten (a 78 KB page: 15-20 us).
+ */
+function jsonArray(items: string[]): string {
+  if (items.length === 0) return '[]';
+  items[0] = '[' + items[0];
+  items[items.length - 1] += ']';
+  return items.join(',');
+}
 
 // ---- rows -------------------------------------------------------------------------------------------
 
@@ -276,6 +338,10 @@ class LiveRow {
   pctReal = 0;
   /** This row's answer as JSON text, written once per change of its numbers (number formatting is slow). */
   json: string | undefined = undefined;
+  /** Index in its view's `open` or `closed` list: (conditionId, outcome) order, every sort's tie-break. */
+  ord = 0;
+  /** Scratch mark of a sort fix-up (SortedRows). */
+  mark = 0;
 
   /** The position state, copied out of the decoded record: decoded records come in many shapes. */
   readonly size: number;
@@ -290,7 +356,8 @@ class LiveRow {
     readonly conditionId: string,
     readonly outcome: 0 | 1,
     st: PositionState,
-    readonly meta: MarketMeta,
+    /** Replaced when the catalog's metadata of the market changes (checkMeta). */
+    public meta: MarketMeta,
     readonly facts: MarketFacts | undefined,
     /** Token whose live price moves this row; undefined when nothing live can (resolved, closed, unknown). */
     readonly token: string | undefined,
@@ -310,14 +377,37 @@ class LiveRow {
 interface WalletView {
   version: number;
   factsVersion: number;
-  catalogEpoch: number;
-  builtAt: number;
-  /** Price epoch of the last time every open row was re-checked. */
-  priceEpoch: number;
-  /** Rows in (conditionId, outcome) order: the tie-break order every stable sort keeps. */
+  /** Position in the reader's log of catalog-changed markets up to which its rows were re-checked. */
+  catalogSeen: number;
+  /** The next row (open ones first, then closed) the rolling metadata check looks at. */
+  metaNext: number;
+  /** Rows by condition id, built at the first catalog change that concerns the view. */
+  byMarket: Map<string, LiveRow[]> | undefined;
+  /** Position in the reader's log of changed tokens up to which the open rows were re-checked. */
+  priceSeen: number;
+  /** The reader's count of unnamed price changes at that time (those re-check every row). */
+  unnamedSeen: number;
+  /** Open rows by the token that prices them, built at the first re-check by token. */
+  byToken: Map<string, LiveRow> | undefined;
+  /** Rows in (conditionId, outcome) order: the tie-break order of every sort. */
   open: LiveRow[];
   closed: LiveRow[];
-  sorted: Map<string, LiveRow[]>;
+  /** The smallest size an open row shows (Infinity when none): a threshold below it drops nothing. */
+  minOpenSize: number;
+  sorted: Map<string, SortedRows>;
+}
+
+/**
+ * One order of a view's rows. Rows whose price moved since it was sorted wait in `moved`; the next
+ * read takes them out and merges them back in, so a few republished books cost a pass over the rows,
+ * not a sort of them.
+ */
+interface SortedRows {
+  rows: LiveRow[];
+  cmp: Cmp;
+  moved: LiveRow[];
+  /** Too many moved rows to be worth merging: sort again. */
+  resort: boolean;
 }
 
 interface ProfileEntry {
@@ -333,6 +423,8 @@ interface RenderedTrade {
   meta: MarketMeta;
   profile: ProfileEntry;
   json: string;
+  /** Served since the eviction scan last passed it. */
+  used: boolean;
 }
 
 /** A candidate trade row before its fill is loaded. */
@@ -347,6 +439,16 @@ interface TradeCand {
 
 function compareCand(a: TradeCand, b: TradeCand): number {
   return b.seq - a.seq || a.role - b.role;
+}
+
+/** Same metadata, field by field (`expiresAt` aside). */
+function sameMeta(a: MarketMeta, b: MarketMeta): boolean {
+  const x = a.json;
+  const y = b.json;
+  return (
+    x.title === y.title && x.slug === y.slug && x.icon === y.icon && x.eventSlug === y.eventSlug && x.endDate === y.endDate &&
+    x.outcomes[0] === y.outcomes[0] && x.outcomes[1] === y.outcomes[1] && a.seed[0] === b.seed[0] && a.seed[1] === b.seed[1] && a.negRisk === b.negRisk
+  );
 }
 
 function compareTitle(a: MarketMeta, b: MarketMeta): number {
@@ -366,19 +468,42 @@ export class WalletDataReader {
   private readonly facts = new Map<string, MarketFacts | null>();
   private factsVersion = -1;
   private readonly meta = new Map<string, MarketMeta>();
-  private catalogEpoch = 0;
+  /** Markets the catalog announced changes of, oldest first (trimmed like `changed`). */
+  private readonly catalogLog: string[] = [];
+  private catalogBase = 0;
   private readonly books = new Map<string, { version: number; bid: number; ask: number }>();
   private readonly profiles = new Map<string, ProfileEntry>();
-  /** Rendered trade rows by seq x 2 + role, least recently used first. */
+  /** Rendered trade rows by seq x 2 + role; `renderedOrder` holds each id once, oldest first (see evictRendered). */
   private readonly rendered = new Map<number, RenderedTrade>();
+  private readonly renderedOrder: IdRing;
+  private readonly renderedLimit: number;
   private readonly store: Store;
   private readonly views: ViewStore;
   private readonly catalog: CatalogReader;
   private readonly prices: LivePrices | undefined;
   private readonly now: () => number;
   private readonly priceEvents: boolean;
-  /** Bumped by every book publication and committed fill (when the caller reports them). */
-  private priceEpoch = 0;
+  /**
+   * Tokens whose book or last trade changed, as the caller reports them (`pricesChanged`), oldest first;
+   * `changedBase` is the position of the first one since the reader started (the log is trimmed).
+   */
+  private readonly changed: string[] = [];
+  private changedBase = 0;
+  /** Changes reported without token ids. */
+  private unnamedChanges = 0;
+  private markStamp = 0;
+  /** Runs of committed trade rows by range (see TradeRun), least recently used first. */
+  private readonly runs = new Map<string, TradeRun>();
+  private runRows = 0;
+  private readonly runLimits: RunLimits;
+  private readonly metaChecks: MetaChecks;
+  private readonly marketIds = new Map<string, number>();
+  private readonly marketNames: string[] = [];
+  private readonly runSource: RunSource = {
+    extend: (run, want) => this.extendRun(run, want),
+    below: (run) => this.store.views.getRange({ start: [...run.prefix, run.next], end: run.prefix, reverse: true })[Symbol.iterator](),
+    marketIndex: (cid) => this.marketIndex(cid),
+  };
 
   constructor(deps: WalletDataDeps) {
     this.store = deps.store;
@@ -388,17 +513,46 @@ export class WalletDataReader {
     this.now = deps.now ?? (() => performance.now());
     this.priceEvents = deps.priceEvents ?? false;
     this.changes = walletViewChanges(deps.views);
+    this.runLimits = { ...RUN_LIMITS, ...deps.runLimits };
+    this.metaChecks = { ...META_CHECKS, ...deps.metaChecks };
+    this.renderedLimit = deps.renderedLimit ?? RENDERED_TRADES_LIMIT;
+    this.renderedOrder = new IdRing(this.renderedLimit);
   }
 
-  /** A book was published or a fill committed: live prices may have moved. */
-  pricesChanged(): void {
-    this.priceEpoch++;
+  /**
+   * A book was published or a fill committed: the live prices of these tokens may have moved (of any
+   * token when none are named).
+   */
+  pricesChanged(tokenIds?: readonly string[]): void {
+    if (tokenIds === undefined) {
+      this.unnamedChanges++;
+      return;
+    }
+    for (const t of tokenIds) this.changed.push(t);
+    if (this.changed.length > CHANGED_TOKENS_LIMIT) {
+      // A view that has not looked since then re-checks all its rows.
+      const drop = this.changed.length >> 1;
+      this.changed.splice(0, drop);
+      this.changedBase += drop;
+    }
   }
 
-  /** The catalog changed these markets: their metadata is re-read and wallet views rebuilt. */
+  /**
+   * The catalog changed these markets: their metadata is re-read at its next use, and the wallet views
+   * re-check their rows of these markets at their next request.
+   */
   catalogChanged(conditionIds: readonly string[]): void {
-    for (const c of conditionIds) this.meta.delete(c.toLowerCase());
-    this.catalogEpoch++;
+    for (const raw of conditionIds) {
+      const c = raw.toLowerCase();
+      const m = this.meta.get(c);
+      if (m !== undefined) m.expiresAt = -Infinity;
+      this.catalogLog.push(c);
+    }
+    if (this.catalogLog.length > CHANGED_MARKETS_LIMIT) {
+      const drop = this.catalogLog.length >> 1;
+      this.catalogLog.splice(0, drop);
+      this.catalogBase += drop;
+    }
   }
 
   // ---- market data ----
@@ -416,8 +570,7 @@ export class WalletDataReader {
     return f ?? undefined;
   }
 
-  private marketMeta(conditionId: string): MarketMeta {
-    const now = this.now();
+  private marketMeta(conditionId: string, now = this.now()): MarketMeta {
     const cached = this.meta.get(conditionId);
     if (cached !== undefined && now < cached.expiresAt) return cached;
     const m: MarketRec | undefined = this.catalog.marketByCondition(conditionId);
@@ -454,6 +607,11 @@ export class WalletDataReader {
       conditionId: q(conditionId),
       assets: [q(formatAsset(conditionId, 0)), q(formatAsset(conditionId, 1))],
     };
+    if (cached !== undefined && sameMeta(cached, meta)) {
+      // Unchanged: the same object, so that nothing written from it is written again.
+      cached.expiresAt = meta.expiresAt;
+      return cached;
+    }
     if (this.meta.size >= META_CACHE_LIMIT) this.meta.clear();
     this.meta.set(conditionId, meta);
     return meta;
@@ -514,18 +672,15 @@ export class WalletDataReader {
     r.pctReal = basis === 0 ? 0 : percent4(r.cv - basis, basis);
   }
 
-  /** The wallet's view, rebuilt when its rows, the market facts or the catalog changed, or it aged out. */
+  /**
+   * The wallet's view, rebuilt when its rows or the market facts changed. Catalog metadata is kept
+   * current row by row instead (checkMeta): a rebuild of a 5,000-row view blocks for a hundred ms and more.
+   */
   private walletView(wallet: string): WalletView {
     const version = this.changes.walletVersion(wallet);
     const now = this.now();
     const hit = this.walletViews.get(wallet);
-    if (
-      hit !== undefined &&
-      hit.version === version &&
-      hit.factsVersion === this.changes.markets &&
-      hit.catalogEpoch === this.catalogEpoch &&
-      now - hit.builtAt < VIEW_TTL_MS
-    ) {
+    if (hit !== undefined && hit.version === version && hit.factsVersion === this.changes.markets) {
       // Map order is the eviction order: a hit moves to the back.
       this.walletViews.delete(wallet);
       this.walletViews.set(wallet, hit);
@@ -545,11 +700,15 @@ export class WalletDataReader {
     const view: WalletView = {
       version,
       factsVersion: this.changes.markets,
-      catalogEpoch: this.catalogEpoch,
-      builtAt: now,
-      priceEpoch: this.priceEpoch,
+      catalogSeen: this.catalogBase + this.catalogLog.length,
+      metaNext: 0,
+      byMarket: undefined,
+      priceSeen: this.changedBase + this.changed.length,
+      unnamedSeen: this.unnamedChanges,
+      byToken: undefined,
       open: [],
       closed: [],
+      minOpenSize: Infinity,
       sorted: new Map(),
     };
     for (const h of held) {
@@ -561,7 +720,7 @@ export class WalletDataReader {
         h.conditionId,
         h.outcome,
         h.st,
-        this.marketMeta(h.conditionId),
+        this.marketMeta(h.conditionId, now),
         facts,
         open && !resolved ? facts?.tokenIds[h.outcome] : undefined,
         open && resolved,
@@ -571,8 +730,11 @@ export class WalletDataReader {
       if (open) {
         const token = r.token;
         this.price(r, token === undefined ? undefined : this.prices?.bookSnapshot(token), token === undefined ? undefined : this.prices?.lastTradePrice(token));
+        r.ord = view.open.length;
         view.open.push(r);
+        view.minOpenSize = Math.min(view.minOpenSize, toNum(r.size));
       } else {
+        r.ord = view.closed.length;
         view.closed.push(r);
       }
       this.compute(r);
@@ -583,10 +745,14 @@ export class WalletDataReader {
     }
     this.walletViews.set(wallet, view);
     this.viewRows += view.open.length + view.closed.length;
-    for (const [w, v] of this.walletViews) {
-      if (this.viewRows <= VIEW_ROWS_LIMIT || w === wallet) break;
-      this.walletViews.delete(w);
-      this.viewRows -= v.open.length + v.closed.length;
+    // Only iterate when over the limit: reaching a Map's first entry walks the slots of every entry
+    // deleted since its last rehash (here, every move to the back).
+    if (this.viewRows > VIEW_ROWS_LIMIT) {
+      for (const [w, v] of this.walletViews) {
+        if (this.viewRows <= VIEW_ROWS_LIMIT || w === wallet) break;
+        this.walletViews.delete(w);
+        this.viewRows -= v.open.length + v.closed.length;
+      }
     }
     return view;
   }
@@ -617,19 +783,153 @@ export class WalletDataReader {
     return true;
   }
 
-  /** The sorts that read prices are stale once any row's price moved. */
-  private pricesMoved(view: WalletView): void {
-    for (const key of view.sorted.keys()) if (PRICE_SORTS.has(key.slice(2, -2))) view.sorted.delete(key);
+  /**
+   * Keeps the metadata of a view's rows current without rebuilding it: the rows of markets the catalog
+   * announced since the view last looked, and a rolling few others per request (at most `metaChecks.rows`
+   * rows and `metaChecks.reads` catalog reads), so that unannounced edits
+   * (event-level fields) reach every row while no request pays for re-reading thousands of entries. The
+   * rows a request serves are checked as well (checkRows).
+   */
+  private checkMeta(view: WalletView, now: number): void {
+    const end = this.catalogBase + this.catalogLog.length;
+    if (view.catalogSeen < this.catalogBase) {
+      this.checkRows(view, view.open, now, true);
+      this.checkRows(view, view.closed, now, true);
+    } else if (view.catalogSeen < end) {
+      let byMarket = view.byMarket;
+      if (byMarket === undefined) {
+        byMarket = view.byMarket = new Map();
+        for (const list of [view.open, view.closed]) {
+          for (const r of list) {
+            const rows = byMarket.get(r.conditionId);
+            if (rows === undefined) byMarket.set(r.conditionId, [r]);
+            else rows.push(r);
+          }
+        }
+      }
+      for (let i = view.catalogSeen - this.catalogBase; i < this.catalogLog.length; i++) {
+        const rows = byMarket.get(this.catalogLog[i]);
+        if (rows !== undefined) this.checkRows(view, rows, now, true);
+      }
+    }
+    view.catalogSeen = end;
+    const total = view.open.length + view.closed.length;
+    const some: LiveRow[] = [];
+    let reads = 0;
+    for (let k = 0; k < Math.min(total, this.metaChecks.rows) && reads < this.metaChecks.reads; k++) {
+      const i = view.metaNext;
+      view.metaNext = i + 1 >= total ? 0 : i + 1;
+      const r = i < view.open.length ? view.open[i] : view.closed[i - view.open.length];
+      if (now >= r.meta.expiresAt) reads++;
+      some.push(r);
+    }
+    this.checkRows(view, some, now);
+  }
+
+  /**
+   * Brings the metadata of `rows` up to date. A row whose metadata changed is written again (and
+   * re-priced: the catalog's seed price is the last source of a live price); the orders by title and
+   * end date are dropped, to be sorted again. True when any row changed.
+   */
+  private checkRows(view: WalletView, rows: readonly LiveRow[], now: number, announced = false): boolean {
+    const moved: LiveRow[] = [];
+    let changed = false;
+    for (const r of rows) {
+      // A row's metadata object is the cached entry (re-read in place while unchanged, expired at once by
+      // an announcement), so an unexpired one needs no lookup; an announcement looks anyway, in case the
+      // cache dropped the entry since.
+      if (!announced && now < r.meta.expiresAt) continue;
+      const m = this.marketMeta(r.conditionId, now);
+      if (m === r.meta) continue;
+      r.meta = m;
+      r.json = undefined;
+      changed = true;
+      if (r.token !== undefined && this.price(r, r.snap, r.last)) moved.push(r);
+    }
+    if (changed) for (const key of [...view.sorted.keys()]) if (META_SORTS.has(key.slice(2, -2))) view.sorted.delete(key);
+    if (moved.length > 0) this.pricesMoved(view, moved);
+    return changed;
+  }
+
+  /**
+   * Re-prices the open rows whose price may have moved: with price events, the rows of the tokens
+   * reported since the view last looked (every row after an unnamed change, or when the log no longer
+   * reaches back that far, or when more tokens changed than it has rows); without, every row.
+   */
+  private recheckPrices(view: WalletView): void {
+    const end = this.changedBase + this.changed.length;
+    const moved: LiveRow[] = [];
+    if (!this.priceEvents || view.unnamedSeen !== this.unnamedChanges || view.priceSeen < this.changedBase || end - view.priceSeen > view.open.length) {
+      for (const r of view.open) if (this.refreshRow(r)) moved.push(r);
+    } else if (view.priceSeen < end) {
+      let byToken = view.byToken;
+      if (byToken === undefined) {
+        byToken = view.byToken = new Map();
+        for (const r of view.open) if (r.token !== undefined) byToken.set(r.token, r);
+      }
+      for (let i = view.priceSeen - this.changedBase; i < this.changed.length; i++) {
+        const r = byToken.get(this.changed[i]);
+        if (r !== undefined && this.refreshRow(r)) moved.push(r);
+      }
+    }
+    view.priceSeen = end;
+    view.unnamedSeen = this.unnamedChanges;
+    if (moved.length > 0) this.pricesMoved(view, moved);
+  }
+
+  /** The sorts that read prices hold `moved` out of place (see SortedRows). */
+  private pricesMoved(view: WalletView, moved: LiveRow[]): void {
+    for (const [key, sorted] of view.sorted) {
+      if (!PRICE_SORTS.has(key.slice(2, -2)) || sorted.resort) continue;
+      for (const r of moved) sorted.moved.push(r);
+      // Beyond an eighth of the rows, one sort costs less than merging (and the list stays bounded).
+      if (sorted.moved.length * 8 > sorted.rows.length) {
+        sorted.resort = true;
+        sorted.moved = [];
+      }
+    }
   }
 
   private sortedRows(view: WalletView, closed: boolean, sortBy: PositionSort | ClosedSort, descending: boolean): LiveRow[] {
     const key = `${closed ? 'c' : 'o'}:${sortBy}:${descending ? 'D' : 'A'}`;
-    let rows = view.sorted.get(key);
-    if (rows === undefined) {
-      rows = [...(closed ? view.closed : view.open)].sort(comparator(sortBy, descending));
-      view.sorted.set(key, rows);
+    let sorted = view.sorted.get(key);
+    if (sorted === undefined) {
+      const cmp = comparator(sortBy, descending);
+      sorted = { rows: [...(closed ? view.closed : view.open)].sort(cmp), cmp, moved: [], resort: false };
+      view.sorted.set(key, sorted);
+    } else if (sorted.resort) {
+      sorted.rows.sort(sorted.cmp);
+      sorted.resort = false;
+    } else if (sorted.moved.length > 0) {
+      this.mergeMoved(sorted);
     }
-    return rows;
+    return sorted.rows;
+  }
+
+  /** Takes the moved rows out of `sorted` and merges them back in at their places (rows that did not move keep their order). */
+  private mergeMoved(sorted: SortedRows): void {
+    const stamp = ++this.markStamp;
+    for (const r of sorted.moved) r.mark = stamp;
+    const back: LiveRow[] = [];
+    for (const r of sorted.moved) {
+      if (r.mark !== stamp) continue;
+      r.mark = -stamp;
+      back.push(r);
+    }
+    sorted.moved = [];
+    const cmp = sorted.cmp;
+    back.sort(cmp);
+    const rows = sorted.rows;
+    const out = new Array<LiveRow>(rows.length);
+    let n = 0;
+    let j = 0;
+    for (const r of rows) {
+      if (r.mark === -stamp) continue;
+      while (j < back.length && cmp(back[j], r) < 0) out[n++] = back[j++];
+      out[n++] = r;
+    }
+    while (j < back.length) out[n++] = back[j++];
+    sorted.rows = out;
   }
 
   /**
@@ -642,14 +942,15 @@ export class WalletDataReader {
     const { meta, outcome } = r;
     const j = meta.json;
     const tail = withNegRisk ? `,"negativeRisk":${r.facts?.negRisk ?? meta.negRisk}}` : '}';
-    r.json =
+    r.json = flat(
       `{"proxyWallet":"${wallet}","asset":${j.assets[outcome]},"conditionId":${j.conditionId},"size":${toNum(r.size)},` +
       `"avgPrice":${toNum(r.avg)},"initialValue":${toNum(r.iv)},"currentValue":${toNum(r.cv)},"cashPnl":${toNum(r.cash)},` +
       `"percentPnl":${pctNum(r.pct)},"totalBought":${toNum(r.bought)},"realizedPnl":${toNum(r.realized)},` +
       `"percentRealizedPnl":${pctNum(r.pctReal)},"curPrice":${toNum(r.cur)},"redeemable":${r.redeemable},"mergeable":${r.mergeable},` +
       `"title":${j.title},"slug":${j.slug},"icon":${j.icon},"eventSlug":${j.eventSlug},"outcome":${j.outcomes[outcome]},` +
       `"outcomeIndex":${outcome},"oppositeOutcome":${j.outcomes[1 - outcome]},"oppositeAsset":${j.assets[1 - outcome]},` +
-      `"endDate":${j.endDate},"timestamp":${r.timestamp}${tail}`;
+      `"endDate":${j.endDate},"timestamp":${r.timestamp}${tail}`,
+    );
     return r.json;
   }
 
@@ -664,18 +965,40 @@ export class WalletDataReader {
     // A price sort needs every row's current price; any other order (and every filter) does not depend
     // on prices, so only the rows of the page are re-priced.
     const priceSort = PRICE_SORTS.has(p.sortBy);
-    if (priceSort && (!this.priceEvents || view.priceEpoch !== this.priceEpoch)) {
-      view.priceEpoch = this.priceEpoch;
-      let moved = false;
-      for (const r of view.open) if (this.refreshRow(r)) moved = true;
-      if (moved) this.pricesMoved(view);
+    // With price events the rows of the tokens reported since are re-priced, whatever the order; without,
+    // a price sort re-checks every row and any other order its page.
+    if (priceSort || this.priceEvents) this.recheckPrices(view);
+    const now = this.now();
+    this.checkMeta(view, now);
+    let page = this.openPage(view, p);
+    // A title filter or order read the served rows' titles before they were checked: pick again.
+    if (this.checkRows(view, page, now) && (p.title !== undefined || META_SORTS.has(p.sortBy))) {
+      page = this.openPage(view, p);
+      this.checkRows(view, page, now);
     }
+    if (!priceSort && !this.priceEvents) {
+      const moved: LiveRow[] = [];
+      for (const r of page) if (this.refreshRow(r)) moved.push(r);
+      if (moved.length > 0) this.pricesMoved(view, moved);
+    }
+    const out = new Array<string>(page.length);
+    for (let i = 0; i < page.length; i++) out[i] = this.positionJson(p.user, page[i], true);
+    return jsonArray(out);
+  }
+
+  /** The open rows of a /positions page, in order. */
+  private openPage(view: WalletView, p: PositionsParams): LiveRow[] {
     const markets = p.markets ? new Set(p.markets) : undefined;
     const title = p.title?.toLowerCase();
+    const rows = this.sortedRows(view, false, p.sortBy, p.descending);
+    // The threshold compares the number the client is shown.
+    if (markets === undefined && title === undefined && !p.redeemable && !p.mergeable && p.sizeThreshold <= view.minOpenSize) {
+      // No filter drops a row: the page is where the offset says (no walk over the rows before it).
+      return rows.slice(p.offset, p.offset + p.limit);
+    }
     const page: LiveRow[] = [];
     let skipped = 0;
-    for (const r of this.sortedRows(view, false, p.sortBy, p.descending)) {
-      // The threshold compares the number the client is shown.
+    for (const r of rows) {
       if (toNum(r.size) < p.sizeThreshold) continue;
       if (markets !== undefined && !markets.has(r.conditionId)) continue;
       if (title !== undefined && !r.meta.titleLower.includes(title)) continue;
@@ -688,12 +1011,7 @@ export class WalletDataReader {
       page.push(r);
       if (page.length >= p.limit) break;
     }
-    if (!priceSort) {
-      let moved = false;
-      for (const r of page) if (this.refreshRow(r)) moved = true;
-      if (moved) this.pricesMoved(view);
-    }
-    return `[${page.map((r) => this.positionJson(p.user, r, true)).join(',')}]`;
+    return page;
   }
 
   closedPositions(p: ClosedParams): ClosedPosition[] {
@@ -704,9 +1022,21 @@ export class WalletDataReader {
   closedPositionsJson(p: ClosedParams): string {
     if (p.limit === 0) return '[]';
     const view = this.walletView(p.user);
+    const now = this.now();
+    this.checkMeta(view, now);
+    let page = this.closedPage(view, p);
+    if (this.checkRows(view, page, now) && (p.title !== undefined || META_SORTS.has(p.sortBy))) {
+      page = this.closedPage(view, p);
+      this.checkRows(view, page, now);
+    }
+    return jsonArray(page.map((r) => this.positionJson(p.user, r, false)));
+  }
+
+  /** The closed rows of a /closed-positions page, in order. */
+  private closedPage(view: WalletView, p: ClosedParams): LiveRow[] {
     const markets = p.markets ? new Set(p.markets) : undefined;
     const title = p.title?.toLowerCase();
-    const out: string[] = [];
+    const page: LiveRow[] = [];
     let skipped = 0;
     for (const r of this.sortedRows(view, true, p.sortBy, p.descending)) {
       if (markets !== undefined && !markets.has(r.conditionId)) continue;
@@ -715,10 +1045,10 @@ export class WalletDataReader {
         skipped++;
         continue;
       }
-      out.push(this.positionJson(p.user, r, false));
-      if (out.length >= p.limit) break;
+      page.push(r);
+      if (page.length >= p.limit) break;
     }
-    return `[${out.join(',')}]`;
+    return page;
   }
 
   // ---- trades ----
@@ -729,74 +1059,128 @@ export class WalletDataReader {
     return typeof c === 'number' ? c : 0;
   }
 
-  private fillRow(seq: number): FillRow | undefined {
-    return this.store.fills.get(seq) as FillRow | undefined;
+  /**
+   * The fill stored at `seq`. The only place this module reads the fills table: its storage form belongs
+   * to the journal (journal/fill-codec.ts).
+   */
+  private fill(seq: number): FillEvent | undefined {
+    return readFill(this.store.fills, seq);
   }
 
-  /** The candidate rows of one fill row for `wallet` (any wallet when undefined). */
-  private rowsOf(row: FillRow, takerOnly: boolean, wallet: string | undefined, out: TradeCand[]): void {
-    for (let role = TAKER_ROLE; role <= (takerOnly ? TAKER_ROLE : MAKER_ROLE); role++) {
-      const taker = role === TAKER_ROLE;
-      if (wallet !== undefined && String(row[taker ? COL.takerWallet : COL.makerWallet]).toLowerCase() !== wallet) continue;
-      out.push({
-        seq: row[COL.seq] as number,
-        role,
-        side: sideCode(row[taker ? COL.takerSide : COL.makerSide]),
-        size: row[COL.size] as number,
-        usdc: row[taker ? COL.takerUsdc : COL.makerUsdc] as number,
-        conditionId: row[COL.conditionId] as string,
-      });
-    }
-  }
-
-  /** Rows of the fills above the committed cursor, from the writer's indexes, newest first. */
+  /**
+   * Rows above the committed cursor, newest first: the trade projection's writes still queued in the
+   * ViewStore overlay. The projector applies a fill in the same turn as the engine acknowledges it, and
+   * a queued write leaves the overlay only after lmdb-js renewed its read snapshot, so every row above
+   * the cursor this snapshot shows is in the overlay.
+   */
   private freshRows(p: TradesParams, after: number): TradeCand[] {
     const out: TradeCand[] = [];
-    const fromIndex = (range: { start: Key; end: Key }, lowest: Key, wallet: string | undefined) => {
-      for (const key of this.store.indexes.getKeys({ start: range.end, end: lowest, reverse: true })) {
-        const row = this.fillRow((key as Key)[2] as number);
-        if (row !== undefined) this.rowsOf(row, p.takerOnly, wallet, out);
+    const roles = p.takerOnly ? [TAKER_ROLE] : [TAKER_ROLE, MAKER_ROLE];
+    const from = (prefix: Key, role: number) => {
+      for (const { key, value: v } of this.views.queuedUnder<TradeEntry>(prefix)) {
+        const seq = key[prefix.length] as number;
+        if (seq > after) out.push({ seq, role, side: v[0], size: v[1], usdc: v[2], conditionId: v[3] });
       }
     };
-    if (p.user !== undefined) fromIndex(ix.fillsByWalletRange(p.user), ix.fillsByWallet(p.user, after), p.user);
-    else if (p.markets !== undefined) for (const cid of p.markets) fromIndex(ix.fillsByMarketRange(cid), ix.fillsByMarket(cid, after), undefined);
-    else {
-      const last = this.store.meta.get(metaKeys.journalSeq);
-      const top = typeof last === 'number' ? last : 0;
-      if (top > after) for (const { value } of this.store.fills.getRange({ start: top, end: after, reverse: true })) this.rowsOf(value as FillRow, p.takerOnly, undefined, out);
-    }
+    if (p.user !== undefined) for (const r of roles) from(walletViewKeys.tradesByWalletPrefix(p.user, r), r);
+    else if (p.markets !== undefined) for (const cid of p.markets) for (const r of roles) from(walletViewKeys.tradesByMarketPrefix(cid, r), r);
+    else for (const r of roles) from(walletViewKeys.tradesAllPrefix(r), r);
     return out.sort(compareCand);
   }
 
-  /** Candidate rows, newest first (seq descending, taker before maker). */
-  private *candidates(p: TradesParams): Generator<TradeCand> {
-    const cursor = this.committedTradeCursor();
-    yield* this.freshRows(p, cursor);
-    const roles = p.takerOnly ? [TAKER_ROLE] : [TAKER_ROLE, MAKER_ROLE];
-    const prefixes: Key[] = [];
-    if (p.user !== undefined) for (const r of roles) prefixes.push(walletViewKeys.tradesByWalletPrefix(p.user, r));
-    else if (p.markets !== undefined) for (const cid of p.markets) for (const r of roles) prefixes.push(walletViewKeys.tradesByMarketPrefix(cid, r));
-    else for (const r of roles) prefixes.push(walletViewKeys.tradesAllPrefix(r));
-    // Each range runs from seq C down; the ranges merge by seq (k-way, k <= 2 x markets).
-    const its = prefixes.map((prefix) => {
-      const role = prefix[prefix.length - 1] as number;
-      const it = this.store.views.getRange({ start: [...prefix, cursor], end: prefix, reverse: true })[Symbol.iterator]();
-      return { role, it };
-    });
-    try {
-      const heads: (TradeCand | undefined)[] = its.map(({ role, it }) => next(it, role));
-      for (;;) {
-        let best = -1;
-        for (let i = 0; i < heads.length; i++) {
-          const h = heads[i];
-          if (h !== undefined && (best < 0 || compareCand(h, heads[best]!) < 0)) best = i;
+  /**
+   * The committed rows of one view range (a prefix of walletViewKeys' trade keys), newest first, from
+   * `cursor` down: the cached run, brought up to `cursor` first. A run of a range that gained more than
+   * `runLimits.refreshRows` rows since it was read is started over (the rows read on the way are kept).
+   */
+  private tradeRun(prefix: Key, cursor: number): TradeRun {
+    const id = prefix.join('\u0000');
+    let run = this.runs.get(id);
+    if (run !== undefined) {
+      // Map order is the eviction order: a hit moves to the back.
+      this.runs.delete(id);
+      this.runs.set(id, run);
+      if (run.top === cursor) return run;
+      if (run.top < cursor) {
+        const added = new RunRows();
+        let last = cursor + 1;
+        for (const { key, value } of this.store.views.getRange({ start: [...prefix, cursor], end: [...prefix, run.top], reverse: true, limit: this.runLimits.refreshRows })) {
+          last = (key as Key)[prefix.length] as number;
+          this.pushRow(added, last, value as TradeEntry);
         }
-        if (best < 0) return;
-        yield heads[best]!;
-        heads[best] = next(its[best].it, its[best].role);
+        if (added.n < this.runLimits.refreshRows) {
+          for (let i = added.n - 1; i >= 0; i--) run.newer.copyFrom(added, i);
+          run.top = cursor;
+          this.runRows += added.n;
+          return run;
+        }
+        this.runRows -= run.length;
+        run = new TradeRun(prefix, cursor);
+        run.older = added;
+        run.next = last - 1;
+        this.runRows += added.n;
+        this.runs.set(id, run);
+        return run;
       }
-    } finally {
-      for (const { it } of its) it.return?.();
+      // The cursor moved back (another store behind the same reader): nothing read before can be trusted.
+      this.runs.delete(id);
+      this.runRows -= run.length;
+    }
+    run = new TradeRun(prefix, cursor);
+    this.runs.set(id, run);
+    return run;
+  }
+
+  /** Reads more of `run`'s range, so that it holds at least `want` rows if the range has them (up to `rowsCap`). */
+  private extendRun(run: TradeRun, want: number): void {
+    const room = this.runLimits.rowsCap - run.length;
+    if (run.done || room <= 0) return;
+    // Doubling: a client paging down a range costs reads in proportion to the rows it reaches.
+    const limit = Math.min(room, Math.max(want - run.length, run.length, this.runLimits.firstRead));
+    const before = run.older.n;
+    let last = run.next + 1;
+    for (const { key, value } of this.store.views.getRange({ start: [...run.prefix, run.next], end: run.prefix, reverse: true, limit })) {
+      last = (key as Key)[run.prefix.length] as number;
+      this.pushRow(run.older, last, value as TradeEntry);
+    }
+    const read = run.older.n - before;
+    run.next = last - 1;
+    if (read < limit) run.done = true;
+    this.runRows += read;
+  }
+
+  /** Appends one view entry to `rows`; the condition id (per-wallet entries only) is interned. */
+  private pushRow(rows: RunRows, seq: number, v: TradeEntry): void {
+    rows.push(seq, v[0], v[1], v[2], v[3] === undefined ? -1 : this.marketIndex(v[3]));
+  }
+
+  /** A small integer per condition id seen in trade rows (runs store it instead of the string). */
+  private marketIndex(conditionId: string): number {
+    let i = this.marketIds.get(conditionId);
+    if (i === undefined) {
+      i = this.marketNames.length;
+      this.marketIds.set(conditionId, i);
+      this.marketNames.push(conditionId);
+    }
+    return i;
+  }
+
+  /** Evicts the least recently used runs beyond `rowsLimit` rows in all. */
+  private trimRuns(): void {
+    // Only iterate when over the limit (see walletView).
+    if (this.runRows > this.runLimits.rowsLimit) {
+      for (const [id, run] of this.runs) {
+        if (this.runRows <= this.runLimits.rowsLimit) break;
+        this.runs.delete(id);
+        this.runRows -= run.length;
+      }
+    }
+    if (this.marketIds.size > MARKET_IDS_LIMIT) {
+      // Interned ids are only meaningful with the runs that hold them.
+      this.marketIds.clear();
+      this.marketNames.length = 0;
+      this.runs.clear();
+      this.runRows = 0;
     }
   }
 
@@ -804,34 +1188,72 @@ export class WalletDataReader {
     return JSON.parse(this.tradesJson(p)) as Trade[];
   }
 
-  /** GET /trades as JSON text. */
+  /**
+   * GET /trades as JSON text. Rows newest first (seq descending, taker before maker): the fills above the
+   * committed cursor C, then the committed ranges from C down, merged by seq (k-way, k <= 2 x markets).
+   */
   tradesJson(p: TradesParams): string {
     if (p.limit === 0) return '[]';
-    const markets = p.user !== undefined && p.markets !== undefined ? new Set(p.markets) : undefined;
+    const cursor = this.committedTradeCursor();
+    this.trimRuns();
     const side = p.side === undefined ? -1 : sideCode(p.side);
     const min = p.filter?.amount ?? 0;
+    const filtered = p.filter !== undefined;
     const cash = p.filter?.type === 'CASH';
-    const picked: TradeCand[] = [];
+    const want = p.offset + p.limit;
+    const pickedSeq: number[] = [];
+    const pickedRole: number[] = [];
     let skipped = 0;
-    for (const c of this.candidates(p)) {
-      if (markets !== undefined && !markets.has(c.conditionId!)) continue;
-      if (side >= 0 && c.side !== side) continue;
-      // The filter compares the number the row shows (usdcSize or size).
-      if (p.filter !== undefined && toNum(cash ? c.usdc : c.size) < min) continue;
-      if (skipped < p.offset) {
-        skipped++;
-        continue;
+    /** Takes a row that passes the filters: skipped up to the offset, then picked; false once the page is full. */
+    const take = (seq: number, role: number): boolean => {
+      if (skipped < p.offset) skipped++;
+      else {
+        pickedSeq.push(seq);
+        pickedRole.push(role);
       }
-      picked.push(c);
-      if (picked.length >= p.limit) break;
+      return pickedSeq.length < p.limit;
+    };
+    // The filter compares the number the row shows (usdcSize or size).
+    const passes = (rowSide: number, size: number, usdc: number) => (side < 0 || rowSide === side) && (!filtered || toNum(cash ? usdc : size) >= min);
+
+    const userMarkets = p.user !== undefined && p.markets !== undefined ? new Set(p.markets) : undefined;
+    let full = false;
+    for (const c of this.freshRows(p, cursor)) {
+      if (userMarkets !== undefined && !userMarkets.has(c.conditionId!)) continue;
+      if (passes(c.side, c.size, c.usdc) && !take(c.seq, c.role)) {
+        full = true;
+        break;
+      }
+    }
+    if (!full) {
+      const roles = p.takerOnly ? [TAKER_ROLE] : [TAKER_ROLE, MAKER_ROLE];
+      const heads: RunCursor[] = [];
+      const add = (prefix: Key, role: number) => heads.push(new RunCursor(this.runSource, this.tradeRun(prefix, cursor), role, want));
+      if (p.user !== undefined) for (const r of roles) add(walletViewKeys.tradesByWalletPrefix(p.user, r), r);
+      else if (p.markets !== undefined) for (const cid of p.markets) for (const r of roles) add(walletViewKeys.tradesByMarketPrefix(cid, r), r);
+      else for (const r of roles) add(walletViewKeys.tradesAllPrefix(r), r);
+      const names = this.marketNames;
+      try {
+        for (const h of heads) h.advance();
+        for (;;) {
+          let best: RunCursor | undefined;
+          for (const h of heads) if (h.seq >= 0 && (best === undefined || h.seq > best.seq || (h.seq === best.seq && h.role < best.role))) best = h;
+          if (best === undefined) break;
+          const ok = (userMarkets === undefined || userMarkets.has(names[best.market])) && passes(best.side, best.size, best.usdc);
+          if (ok && !take(best.seq, best.role)) break;
+          best.advance();
+        }
+      } finally {
+        for (const h of heads) h.close();
+      }
     }
     const now = this.now();
     const out: string[] = [];
-    for (const c of picked) {
-      const json = this.tradeRow(c.seq, c.role, now);
+    for (let i = 0; i < pickedSeq.length; i++) {
+      const json = this.tradeRow(pickedSeq[i], pickedRole[i], now);
       if (json !== undefined) out.push(json);
     }
-    return `[${out.join(',')}]`;
+    return jsonArray(out);
   }
 
   /**
@@ -843,18 +1265,45 @@ export class WalletDataReader {
   private tradeRow(seq: number, role: number, now: number): string | undefined {
     const id = seq * 2 + role;
     const hit = this.rendered.get(id);
-    if (hit !== undefined && this.marketMeta(hit.conditionId) === hit.meta && this.profileEntry(hit.wallet, now) === hit.profile) {
-      this.rendered.delete(id);
-      this.rendered.set(id, hit);
+    // Unexpired entries are still the cached ones (see checkRows): no lookup needed.
+    if (
+      hit !== undefined &&
+      (now < hit.meta.expiresAt || this.marketMeta(hit.conditionId, now) === hit.meta) &&
+      (now < hit.profile.expiresAt || this.profileEntry(hit.wallet, now) === hit.profile)
+    ) {
+      hit.used = true;
       return hit.json;
     }
-    const row = this.fillRow(seq);
-    if (row === undefined) return undefined;
-    const r = this.tradeJson(row, role, now);
-    if (hit !== undefined) this.rendered.delete(id);
-    else if (this.rendered.size >= RENDERED_TRADES_LIMIT) this.rendered.delete(this.rendered.keys().next().value!);
+    const f = this.fill(seq);
+    if (f === undefined) return undefined;
+    const r = this.tradeJson(f, role, now);
+    if (hit === undefined) {
+      if (this.rendered.size >= this.renderedLimit) this.evictRendered();
+      this.renderedOrder.push(id);
+    }
     this.rendered.set(id, r);
     return r.json;
+  }
+
+  /**
+   * Drops the oldest rendered row not used since it was last passed over (second chance): about least
+   * recently used, without moving an entry on every hit. The order is a ring of ids beside the map:
+   * taking a Map's first entry walks the slots of every entry deleted since its last rehash, and with
+   * one deletion per insertion that made each eviction cost up to the whole map (measured: 7 ms pages).
+   */
+  private evictRendered(): void {
+    const ring = this.renderedOrder;
+    for (let i = 0; i < 64 && ring.count > 1; i++) {
+      const id = ring.shift();
+      const r = this.rendered.get(id)!;
+      if (!r.used) {
+        this.rendered.delete(id);
+        return;
+      }
+      r.used = false;
+      ring.push(id);
+    }
+    this.rendered.delete(ring.shift());
   }
 
   /**
@@ -867,6 +1316,11 @@ export class WalletDataReader {
     const p: ProfileOut = getProfile(this.store, wallet);
     const q = JSON.stringify;
     const json = `"name":${q(p.name)},"pseudonym":${q(p.pseudonym)},"bio":${q(p.bio)},"profileImage":${q(p.profileImage)},"profileImageOptimized":${q(p.profileImageOptimized)}`;
+    if (hit !== undefined && hit.json === json) {
+      // Unchanged: the same entry, so that the rows written with it stay valid.
+      hit.expiresAt = now + PROFILE_TTL_MS;
+      return hit;
+    }
     if (this.profiles.size >= PROFILE_CACHE_LIMIT) this.profiles.clear();
     const entry = { json, expiresAt: now + PROFILE_TTL_MS };
     this.profiles.set(wallet, entry);
@@ -874,38 +1328,192 @@ export class WalletDataReader {
   }
 
   /** One trade row as JSON text, fields in the order of the Trade type, with what it was written from. */
-  private tradeJson(row: FillRow, role: number, now: number): RenderedTrade {
+  private tradeJson(f: FillEvent, role: number, now: number): RenderedTrade {
     const taker = role === TAKER_ROLE;
-    const wallet = String(row[taker ? COL.takerWallet : COL.makerWallet]).toLowerCase();
-    const outcome = row[taker ? COL.takerOutcome : COL.makerOutcome] as 0 | 1;
-    const conditionId = row[COL.conditionId] as string;
-    const meta = this.marketMeta(conditionId);
+    const wallet = (taker ? f.takerWallet : f.makerWallet).toLowerCase();
+    const outcome = taker ? f.takerOutcome : f.makerOutcome;
+    const conditionId = f.conditionId;
+    const meta = this.marketMeta(conditionId, now);
     const profile = this.profileEntry(wallet, now);
     const j = meta.json;
-    const side = sideCode(row[taker ? COL.takerSide : COL.makerSide]) === SIDE_BUY ? '"BUY"' : '"SELL"';
-    const price = priceText(row[taker ? COL.takerPricePips : COL.makerPricePips] as number);
-    const ts = Math.floor((row[COL.ts] as number) / 1000);
+    const side = (taker ? f.takerSide : f.makerSide) === 'BUY' ? '"BUY"' : '"SELL"';
+    const price = priceText(taker ? f.takerPricePips : f.makerPricePips);
+    const ts = Math.floor(f.ts / 1000);
     const q = JSON.stringify;
-    const json =
+    const json = flat(
       `{"proxyWallet":${q(wallet)},"side":${side},"asset":${j.assets[outcome]},"conditionId":${j.conditionId},` +
-      `"size":${toNum(row[COL.size] as number)},"price":${price},"timestamp":${ts},"title":${j.title},"slug":${j.slug},"icon":${j.icon},` +
+      `"size":${toNum(f.size)},"price":${price},"timestamp":${ts},"title":${j.title},"slug":${j.slug},"icon":${j.icon},` +
       `"eventSlug":${j.eventSlug},"outcome":${j.outcomes[outcome]},"outcomeIndex":${outcome},${profile.json},` +
-      `"transactionHash":${q(row[COL.txHash])},"usdcSize":${toNum(row[taker ? COL.takerUsdc : COL.makerUsdc] as number)}}`;
-    return { conditionId, wallet, meta, profile, json };
+      `"transactionHash":${q(f.txHash)},"usdcSize":${toNum(taker ? f.takerUsdc : f.makerUsdc)}}`,
+    );
+    return { conditionId, wallet, meta, profile, json, used: false };
   }
 }
 
-function next(it: Iterator<{ key: unknown; value: unknown }>, role: number): TradeCand | undefined {
-  const n = it.next();
-  if (n.done) return undefined;
-  const key = n.value.key as Key;
-  const v = n.value.value as TradeEntry;
-  return { seq: key[key.length - 1] as number, role, side: v[0], size: v[1], usdc: v[2], conditionId: v[3] };
+/** A first-in first-out queue of numbers in a fixed ring (never more than `capacity` at once). */
+class IdRing {
+  private readonly ids: Float64Array;
+  private head = 0;
+  count = 0;
+
+  constructor(capacity: number) {
+    this.ids = new Float64Array(capacity);
+  }
+
+  push(id: number): void {
+    this.ids[(this.head + this.count) % this.ids.length] = id;
+    this.count++;
+  }
+
+  shift(): number {
+    const id = this.ids[this.head];
+    this.head = (this.head + 1) % this.ids.length;
+    this.count--;
+    return id;
+  }
+}
+
+// ---- runs of committed trade rows ---------------------------------------------------------------------
+
+/** Rows of a run, column by column (no object per row: a run may hold tens of thousands). */
+class RunRows {
+  n = 0;
+  seq = new Float64Array(0);
+  size = new Float64Array(0);
+  usdc = new Float64Array(0);
+  side = new Uint8Array(0);
+  /** Index of the condition id (WalletDataReader.marketIndex), -1 when the view entry has none. */
+  market = new Int32Array(0);
+
+  push(seq: number, side: number, size: number, usdc: number, market: number): void {
+    const i = this.n;
+    if (i === this.seq.length) this.grow(Math.max(64, i * 2));
+    this.seq[i] = seq;
+    this.side[i] = side;
+    this.size[i] = size;
+    this.usdc[i] = usdc;
+    this.market[i] = market;
+    this.n = i + 1;
+  }
+
+  copyFrom(o: RunRows, i: number): void {
+    this.push(o.seq[i], o.side[i], o.size[i], o.usdc[i], o.market[i]);
+  }
+
+  private grow(cap: number): void {
+    const grown = <T extends Float64Array | Uint8Array | Int32Array>(a: T, make: (n: number) => T): T => {
+      const b = make(cap);
+      b.set(a);
+      return b;
+    };
+    this.seq = grown(this.seq, (n) => new Float64Array(n));
+    this.size = grown(this.size, (n) => new Float64Array(n));
+    this.usdc = grown(this.usdc, (n) => new Float64Array(n));
+    this.side = grown(this.side, (n) => new Uint8Array(n));
+    this.market = grown(this.market, (n) => new Int32Array(n));
+  }
+}
+
+/**
+ * The committed trade rows of one view range, newest first, as far down as requests have read: every row
+ * with seq in (next, top], none missing. Committed rows never change and new ones only appear above the
+ * cursor, so a run stays exact: it is brought up to the current cursor (rows above `top` go to `newer`,
+ * oldest first) and extended downwards on demand (`older`, newest first). Deep offsets and filtered pages
+ * then walk memory instead of decoding LMDB entries on every request.
+ */
+class TradeRun {
+  /** Highest seq covered (the committed cursor when last refreshed). */
+  top: number;
+  /** Highest seq not read yet below the rows held. */
+  next: number;
+  /** True when the range has no rows at or below `next`. */
+  done = false;
+  newer = new RunRows();
+  older = new RunRows();
+
+  constructor(
+    readonly prefix: Key,
+    top: number,
+  ) {
+    this.top = top;
+    this.next = top;
+  }
+
+  get length(): number {
+    return this.newer.n + this.older.n;
+  }
+}
+
+/** What a RunCursor needs from the reader. */
+interface RunSource {
+  /** Reads more of the run's range (its cap permitting) so that it holds `want` rows if it can. */
+  extend(run: TradeRun, want: number): void;
+  /** The range below a run's rows, for reading past its cap without keeping what is read. */
+  below(run: TradeRun): Iterator<{ key: unknown; value: unknown }>;
+  marketIndex(conditionId: string): number;
+}
+
+/** Walks one run newest first, reading more of its range as needed; the current row is in the fields. */
+class RunCursor {
+  /** Seq of the current row; -1 once the range is exhausted. */
+  seq = -1;
+  side = 0;
+  size = 0;
+  usdc = 0;
+  market = -1;
+  private i = 0;
+  private it: Iterator<{ key: unknown; value: unknown }> | undefined;
+
+  constructor(
+    private readonly src: RunSource,
+    private readonly run: TradeRun,
+    readonly role: number,
+    /** Rows the page needs at most when no filter drops any: the first read's size. */
+    private readonly want: number,
+  ) {}
+
+  advance(): void {
+    const run = this.run;
+    if (this.i >= run.length && !run.done) this.src.extend(run, Math.max(this.want, this.i + 1));
+    if (this.i < run.length) {
+      const i = this.i++;
+      const nn = run.newer.n;
+      const rows = i < nn ? run.newer : run.older;
+      const j = i < nn ? nn - 1 - i : i - nn;
+      this.seq = rows.seq[j];
+      this.side = rows.side[j];
+      this.size = rows.size[j];
+      this.usdc = rows.usdc[j];
+      this.market = rows.market[j];
+      return;
+    }
+    if (run.done) {
+      this.seq = -1;
+      return;
+    }
+    this.it ??= this.src.below(run);
+    const n = this.it.next();
+    if (n.done) {
+      this.seq = -1;
+      return;
+    }
+    const key = n.value.key as Key;
+    const v = n.value.value as TradeEntry;
+    this.seq = key[key.length - 1] as number;
+    this.side = v[0];
+    this.size = v[1];
+    this.usdc = v[2];
+    this.market = v[3] === undefined ? -1 : this.src.marketIndex(v[3]);
+  }
+
+  close(): void {
+    this.it?.return?.();
+  }
 }
 
 // ---- sorting ----------------------------------------------------------------------------------------
-// Rows enter every sort in (conditionId, outcome) order and Array.prototype.sort is stable, so rows
-// whose keys tie keep that ascending order whatever the direction: the documented tie-break.
+// Rows whose keys tie are ordered by `ord`, their (conditionId, outcome) order, ascending whatever the
+// direction: the documented tie-break. A total order, so moved rows can be merged back (mergeMoved).
 
 type Cmp = (a: LiveRow, b: LiveRow) => number;
 
@@ -930,6 +1538,11 @@ function byEndDate(descending: boolean): Cmp {
 }
 
 export function comparator(sortBy: PositionSort | ClosedSort, descending: boolean): Cmp {
+  const byKey = keyComparator(sortBy, descending);
+  return (a, b) => byKey(a, b) || a.ord - b.ord;
+}
+
+function keyComparator(sortBy: PositionSort | ClosedSort, descending: boolean): Cmp {
   switch (sortBy) {
     case 'CURRENT':
       return byNumber((r) => r.cv, descending);

@@ -11,13 +11,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FillEvent, JournalEvent } from '../../src/domain/events.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
-import { metaKeys } from '../../src/journal/keys.ts';
+import { metaKeys, profileKey, type Key } from '../../src/journal/keys.ts';
 import { JournalWriter } from '../../src/journal/writer.ts';
 import { CatalogWriter } from '../../src/projections/catalog.ts';
 import { ViewStore } from '../../src/projections/projector.ts';
 import { TRADES_PROJECTION, WalletPositionsProjection, WalletTradesProjection } from '../../src/projections/wallets.ts';
 import { CatalogReader } from '../../src/queries/catalog.ts';
-import { WalletDataReader, mulMicro, percent4, type ClosedSort, type LivePrices, type PositionSort, type PositionsParams, type TradesParams } from '../../src/queries/wallets.ts';
+import { META_TTL_MS, PROFILE_TTL_MS, WalletDataReader, mulMicro, percent4, type ClosedSort, type LivePrices, type PositionSort, type PositionsParams, type RunLimits, type TradesParams } from '../../src/queries/wallets.ts';
 import { ManualClock } from '../../src/runtime/clock.ts';
 
 const U = 1_000_000;
@@ -363,17 +363,193 @@ test('resolution: curPrice 1 / 0, redeemable, and no longer mergeable', () => {
   assert.deepEqual(reader.positions({ ...base, mergeable: true }), []);
 });
 
+// ---- catalog metadata, kept current row by row --------------------------------------------------------
+
+test('catalog edits reach a view without rebuilding it: announced at once, unannounced once the metadata expires', async () => {
+  const s = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-wm-')) });
+  const v = new ViewStore(s.views);
+  const owner = '0x' + '4'.repeat(40);
+  const n = 20;
+  const mk = (i: number) => '0x' + 'e'.repeat(62) + i.toString(16).padStart(2, '0');
+  const titles = ['alpha', 'beta', 'gamma', ...Array.from({ length: n - 3 }, (_, i) => `m${i + 3}`)];
+  const catalog = new CatalogWriter(s, clock);
+  const importEvent = async () => {
+    const markets = titles.map((question, i) => ({ question, conditionId: mk(i), slug: `meta-${i}`, clobTokenIds: [`9${i}0`, `9${i}1`] }));
+    const out = await catalog.upsertEvents([{ title: 'Meta', slug: 'meta', endDate: '2026-12-31T00:00:00Z', markets }] as never);
+    assert.ok(out.ok, JSON.stringify(out));
+  };
+  await importEvent();
+  const positions = new WalletPositionsProjection(v);
+  for (let i = 0; i < n; i++) positions.apply({ type: 'split', seq: i + 1, ts: (i + 1) * 1000, wallet: owner, conditionId: mk(i), tokenIds: [`9${i}0`, `9${i}1`], amount: U } as JournalEvent);
+  await s.views.flushed;
+  let t = 0;
+  // `served`: only the rows a request serves and the announced markets are checked; `rolling`: also four
+  // others per request, with at most one catalog read.
+  const served = new WalletDataReader({ store: s, views: v, catalog: new CatalogReader(s), now: () => t, metaChecks: { rows: 0 } });
+  const rolling = new WalletDataReader({ store: s, views: v, catalog: new CatalogReader(s), now: () => t, metaChecks: { rows: 4, reads: 1 } });
+  const q = (r: WalletDataReader, p: Partial<PositionsParams> = {}) =>
+    r.positions({ user: owner, sizeThreshold: 0, redeemable: false, mergeable: false, limit: 2, offset: 0, sortBy: 'TITLE', descending: false, ...p }).map((row) => `${row.title}:${row.outcomeIndex}`);
+  for (const r of [served, rolling]) assert.deepEqual(q(r), ['alpha:0', 'alpha:1']);
+
+  // From here on the view's rows cannot be read again from storage: whatever follows is not a rebuild.
+  const range = s.views.getRange.bind(s.views);
+  s.views.getRange = ((o: unknown) => {
+    if (JSON.stringify(o).includes('wpos')) throw new Error('the wallet view was rebuilt');
+    return range(o as never);
+  }) as typeof s.views.getRange;
+
+  // Unannounced: the cached metadata stands until it expires; then a served row is checked, and when its
+  // title changed the page is picked again in the new order.
+  titles[0] = 'zeta';
+  await importEvent();
+  t = 1_000;
+  assert.deepEqual(q(served), ['alpha:0', 'alpha:1']);
+  t = META_TTL_MS + 1;
+  assert.deepEqual(q(served), ['beta:0', 'beta:1']);
+  assert.deepEqual(q(served, { title: 'ZET' }), ['zeta:0', 'zeta:1']);
+  assert.deepEqual(q(served, { descending: true }), ['zeta:0', 'zeta:1']);
+
+  // An unannounced edit of a row no page shows reaches the order through the rolling check only.
+  titles[10] = 'aaa';
+  await importEvent();
+  t = 3 * META_TTL_MS;
+  for (let i = 0; i < 3 * n && q(rolling)[0] !== 'aaa:0'; i++);
+  assert.deepEqual(q(rolling), ['aaa:0', 'aaa:1']);
+  for (let i = 0; i < 3 * n; i++) assert.deepEqual(q(served), ['beta:0', 'beta:1']);
+
+  // Announced: at once, whatever the age of the cached metadata.
+  titles[2] = 'aardvark';
+  await importEvent();
+  t += 1;
+  served.catalogChanged([mk(2).toUpperCase().replace('0X', '0x')]);
+  assert.deepEqual(q(served), ['aardvark:0', 'aardvark:1']);
+  await s.close();
+});
+
+// ---- price sorts while books move --------------------------------------------------------------------
+
+test('price sorts stay exact while books move: moved rows merged back, or a new sort past many', async () => {
+  const s = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-wp-')) });
+  const v = new ViewStore(s.views);
+  const owner = '0x' + '4'.repeat(40);
+  const other = '0x' + '3'.repeat(40);
+  const n = 60;
+  const mk = (i: number) => '0x' + i.toString(16).padStart(64, '0');
+  const tokenOf = (i: number, o: number) => `t${i}-${o}`;
+  const book = new Map<string, { version: number; json: string }>();
+  let x = 7;
+  const rnd = (k: number) => {
+    x = (x * 1103515245 + 12345) % 2147483648;
+    return Math.floor((x / 2147483648) * k);
+  };
+  const publish = (t: string) => {
+    // Tight books (spread 0.02) from 0.05 to 0.95; ties in price happen on purpose (20 price levels).
+    const mid = 500 + rnd(20) * 450;
+    book.set(t, { version: (book.get(t)?.version ?? 0) + 1, json: JSON.stringify({ bids: [{ price: String((mid - 100) / 10_000), size: '1' }], asks: [{ price: String((mid + 100) / 10_000), size: '1' }] }) });
+  };
+  const prices: LivePrices = { bookSnapshot: (t) => book.get(t), lastTradePrice: () => undefined };
+  const positions = new WalletPositionsProjection(v);
+  let sq = 0;
+  for (let i = 0; i < n; i++) {
+    positions.apply({ type: 'market', seq: ++sq, ts: 0, conditionId: mk(i), marketId: i + 1, tokenIds: [tokenOf(i, 0), tokenOf(i, 1)], tickPips: 100, minSizeUnits: U, makerFeeBps: 0, takerFeeBps: 0, acceptingOrders: true, negRisk: false } as JournalEvent);
+    for (const o of [0, 1] as const) {
+      const size = (1 + rnd(4)) * U;
+      const pips = 1000 + rnd(8) * 1000;
+      positions.apply({
+        type: 'fill', seq: ++sq, ts: sq * 1000, tradeId: '', txHash: '', conditionId: mk(i), kind: 'TRANSFER', size, takerOrderId: 'a', makerOrderId: 'b',
+        takerWallet: owner, makerWallet: other, takerOwner: 'k', makerOwner: 'k', takerTokenId: tokenOf(i, o), makerTokenId: tokenOf(i, o), takerOutcome: o, makerOutcome: o,
+        takerSide: 'BUY', makerSide: 'SELL', takerPricePips: pips, makerPricePips: pips, takerUsdc: (size * pips) / 10_000, makerUsdc: (size * pips) / 10_000,
+        takerFee: 0, makerFee: 0, makerRemaining: 0, builder: '0x',
+      } as JournalEvent);
+      publish(tokenOf(i, o));
+    }
+  }
+  const readers = {
+    'tokens named': new WalletDataReader({ store: s, views: v, catalog: new CatalogReader(s), prices, priceEvents: true }),
+    'tokens unnamed': new WalletDataReader({ store: s, views: v, catalog: new CatalogReader(s), prices, priceEvents: true }),
+    'no price events': new WalletDataReader({ store: s, views: v, catalog: new CatalogReader(s), prices }),
+  };
+  const p0: PositionsParams = { user: owner, sizeThreshold: 0, redeemable: false, mergeable: false, limit: 500, offset: 0, sortBy: 'TITLE', descending: false };
+  const keyOf: Record<string, (r: { currentValue: number; cashPnl: number; percentPnl: number; curPrice: number }) => number> = {
+    CURRENT: (r) => r.currentValue,
+    CASHPNL: (r) => r.cashPnl,
+    PERCENTPNL: (r) => r.percentPnl,
+    PRICE: (r) => r.curPrice,
+  };
+  /**
+   * Every price sort, both directions, whole and in pages, against the rows' own numbers sorted here. The
+   * price sorts are read first: the unsorted read re-prices every row it returns.
+   */
+  const check = (r: WalletDataReader, what: string, sorts: string[]) => {
+    const seen: [string, boolean, string[], string[]][] = [];
+    for (const sortBy of sorts) {
+      for (const descending of [true, false]) {
+        const q = { ...p0, sortBy: sortBy as PositionSort, descending };
+        seen.push([sortBy, descending, r.positions(q).map((row) => row.asset), r.positions({ ...q, offset: 37, limit: 20 }).map((row) => row.asset)]);
+      }
+    }
+    const all = r.positions(p0);
+    assert.equal(all.length, 2 * n);
+    for (const [sortBy, descending, whole, page] of seen) {
+      const k = keyOf[sortBy];
+      const want = [...all]
+        .sort((a, b) => (descending ? k(b) - k(a) : k(a) - k(b)) || (a.conditionId < b.conditionId ? -1 : a.conditionId > b.conditionId ? 1 : a.outcomeIndex - b.outcomeIndex))
+        .map((row) => row.asset);
+      assert.deepEqual(whole, want, `${what}: ${sortBy} ${descending ? 'DESC' : 'ASC'}`);
+      assert.deepEqual(page, want.slice(37, 57), `${what}: ${sortBy} page`);
+    }
+  };
+  const sorts = Object.keys(keyOf);
+  for (const [name, r] of Object.entries(readers)) check(r, `first sort, ${name}`, sorts);
+  // 1 and 3 books (merged back), then 60 (about 40 of 120 rows: sorted again); some rounds read only some
+  // orders, so moved rows pile up between reads. Round 4 also floods the log of changed tokens past what
+  // it keeps: the views re-check every row.
+  for (const [round, count] of [1, 3, 1, 60, 2, 5].entries()) {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const t = tokenOf(rnd(n), rnd(2));
+      publish(t);
+      ids.push(t, 'a token nobody holds');
+    }
+    readers['tokens named'].pricesChanged(ids);
+    if (round === 4) for (let i = 0; i < 3; i++) readers['tokens named'].pricesChanged(new Array<string>(60_000).fill('flood'));
+    readers['tokens unnamed'].pricesChanged();
+    const some = round % 2 === 0 ? sorts : sorts.slice(round % 4, (round % 4) + 2);
+    for (const [name, r] of Object.entries(readers)) check(r, `round ${round} (${count} books), ${name}`, some);
+  }
+  for (const [name, r] of Object.entries(readers)) check(r, `last, ${name}`, sorts);
+
+  // With price events, an order that does not read prices re-prices the reported rows too.
+  const named = readers['tokens named'];
+  const mid = (t: string) => {
+    const b = JSON.parse(book.get(t)!.json) as { bids: { price: string }[]; asks: { price: string }[] };
+    return (Number(b.bids[0].price) + Number(b.asks[0].price)) / 2;
+  };
+  for (let round = 0; round < 3; round++) {
+    const ids = [tokenOf(rnd(n), 0), tokenOf(rnd(n), 1)];
+    for (const t of ids) publish(t);
+    named.pricesChanged(ids);
+    const rows = named.positions({ ...p0, sortBy: 'TOKENS' });
+    for (const row of rows) assert.ok(Math.abs(row.curPrice - mid(tokenOf(Number.parseInt(row.conditionId.slice(2), 16), row.outcomeIndex))) < 1e-9, row.asset);
+  }
+  await s.close();
+});
+
 // ---- trades across the committed / not yet committed boundary ----------------------------------------
 
-test('trades: committed views and fills above the cursor read as one newest-first list', async () => {
-  const dir = mkdtempSync(join(tmpdir(), 'pm-wt-'));
-  const s = openStore({ dataDir: dir });
+/**
+ * `n` fills among three wallets and two markets, journaled (the rows render from the fills table), a
+ * trades projection writing through a ViewStore, a reader, and a brute-force oracle over every
+ * (fill, role) pair.
+ */
+async function tradeFixture(n: number, runLimits?: Partial<RunLimits>, now?: () => number, renderedLimit?: number) {
+  const s = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-wt-')) });
   const v = new ViewStore(s.views);
   const wallets = ['0x' + '1'.repeat(40), '0x' + '2'.repeat(40), '0x' + '3'.repeat(40)];
   const markets = [cid('a'), cid('b')];
   const writer = new JournalWriter(s, 0, () => Date.UTC(2026, 0, 2));
   const fills: FillEvent[] = [];
-  for (let i = 0; i < 40; i++) {
+  for (let i = 0; i < n; i++) {
     const taker = wallets[i % 3];
     const maker = wallets[(i + 1 + (i % 2)) % 3];
     const c = markets[i % 2];
@@ -391,22 +567,25 @@ test('trades: committed views and fills above the cursor read as one newest-firs
     fills.push(f);
   }
   await writer.flush()!.committed;
-  // The trades projection committed the first 25 fills only (its cursor says so); 15 are "in flight".
   const trades = new WalletTradesProjection(v);
-  for (const f of fills.slice(0, 25)) trades.apply(f);
-  await s.meta.put(metaKeys.projectionCursor(TRADES_PROJECTION), 25);
-  await s.views.flushed;
-  const r = new WalletDataReader({ store: s, views: v, catalog: new CatalogReader(s) });
+  const r = new WalletDataReader({ store: s, views: v, catalog: new CatalogReader(s), runLimits, now, renderedLimit });
+  /** Applies fills [from, to) and commits them with the cursor. */
+  const commit = async (from: number, to: number) => {
+    for (const f of fills.slice(from, to)) trades.apply(f);
+    await s.meta.put(metaKeys.projectionCursor(TRADES_PROJECTION), fills[to - 1].seq);
+    await s.views.flushed;
+    await new Promise((done) => setImmediate(done));
+  };
 
-  // Brute force over every (fill, role) pair.
   type Row = { seq: number; role: number; wallet: string; side: string; size: number; usdc: number; cid: string; outcome: number; price: number };
   const all: Row[] = fills.flatMap((f) => [
     { seq: f.seq, role: 0, wallet: f.takerWallet, side: f.takerSide, size: f.size, usdc: f.takerUsdc, cid: f.conditionId, outcome: f.takerOutcome, price: f.takerPricePips },
     { seq: f.seq, role: 1, wallet: f.makerWallet, side: f.makerSide, size: f.size, usdc: f.makerUsdc, cid: f.conditionId, outcome: f.makerOutcome, price: f.makerPricePips },
   ]);
   all.sort((a, b) => b.seq - a.seq || a.role - b.role);
-  const oracle = (p: TradesParams) =>
+  const oracle = (p: TradesParams, upTo = Infinity) =>
     all
+      .filter((x) => x.seq <= upTo)
       .filter((x) => (p.takerOnly ? x.role === 0 : true))
       .filter((x) => p.user === undefined || x.wallet === p.user)
       .filter((x) => p.markets === undefined || p.markets.includes(x.cid))
@@ -414,7 +593,15 @@ test('trades: committed views and fills above the cursor read as one newest-firs
       .filter((x) => !p.filter || (p.filter.type === 'CASH' ? x.usdc : x.size) / U >= p.filter.amount)
       .slice(p.offset, p.offset + p.limit)
       .map((x) => `${x.seq}/${x.wallet}/${x.side}/${x.cid}:${x.outcome}/${x.size / U}/${x.price / 10_000}/${x.usdc / U}`);
-  const got = (p: TradesParams) => r.trades(p).map((t) => `${fills.find((f) => f.txHash === t.transactionHash)!.seq}/${t.proxyWallet}/${t.side}/${t.asset}/${t.size}/${t.price}/${t.usdcSize}`);
+  const seqByHash = new Map(fills.map((f) => [f.txHash, f.seq]));
+  const got = (p: TradesParams) => r.trades(p).map((t) => `${seqByHash.get(t.transactionHash)}/${t.proxyWallet}/${t.side}/${t.asset}/${t.size}/${t.price}/${t.usdcSize}`);
+  return { s, v, r, fills, commit, oracle, got, wallets, markets };
+}
+
+test('trades: committed views and fills above the cursor read as one newest-first list', async () => {
+  const { s, v, r, fills, commit, oracle, got, wallets, markets } = await tradeFixture(40);
+  // The trades projection committed the first 25 fills (its cursor says so).
+  await commit(0, 25);
   const cases: TradesParams[] = [];
   const d: TradesParams = { limit: 100, offset: 0, takerOnly: true };
   for (const takerOnly of [true, false]) {
@@ -425,14 +612,102 @@ test('trades: committed views and fills above the cursor read as one newest-firs
     cases.push({ ...d, takerOnly, markets: [markets[0]] }, { ...d, takerOnly, markets: markets, offset: 3, limit: 20 });
     cases.push({ ...d, takerOnly, side: 'BUY', filter: { type: 'CASH', amount: 2.1 } }, { ...d, takerOnly, filter: { type: 'TOKENS', amount: 4 } });
   }
-  for (const p of cases) assert.deepEqual(got(p), oracle(p), JSON.stringify(p));
+  // The reader keeps what it read of each committed range: these answers leave runs at cursor 25.
+  for (const p of cases) assert.deepEqual(got(p), oracle(p, 25), `committed only: ${JSON.stringify(p)}`);
+
+  // The other 15 are applied but not committed (same turn): they are in the ViewStore overlay only.
+  const trades = new WalletTradesProjection(v);
+  for (const f of fills.slice(25)) trades.apply(f);
+  assert.ok(v.queued > 0);
+  for (const p of cases) assert.deepEqual(got(p), oracle(p), `queued above the cursor: ${JSON.stringify(p)}`);
   assert.equal(r.trades({ ...d, takerOnly: false, limit: 1000 }).length, 80);
   assert.equal(r.trades({ ...d, limit: 0 }).length, 0);
 
-  // Once the projection catches up, the answers are the same.
-  for (const f of fills.slice(25)) trades.apply(f);
-  await s.meta.put(metaKeys.projectionCursor(TRADES_PROJECTION), 40);
+  // A write may be committed while its queued copy is still in the overlay: such a row is listed once.
+  const copies: Array<{ key: Key; value: unknown }> = [];
+  const recorder = new WalletTradesProjection({ get: () => undefined, put: (key, value) => void copies.push({ key, value }) });
+  for (const f of fills.slice(25)) recorder.apply(f);
+  for (const { key, value } of copies) s.views.putSync(key, value);
+  s.meta.putSync(metaKeys.projectionCursor(TRADES_PROJECTION), fills[39].seq);
+  assert.ok(v.queued > 0);
+  for (const p of cases) assert.deepEqual(got(p), oracle(p), `committed and still queued: ${JSON.stringify(p)}`);
+
+  // Once they commit with the cursor, the runs are brought up to it and the answers are the same.
+  await s.meta.put(metaKeys.projectionCursor(TRADES_PROJECTION), fills[39].seq);
   await s.views.flushed;
+  await new Promise((done) => setImmediate(done));
+  assert.equal(v.queued, 0);
   for (const p of cases) assert.deepEqual(got(p), oracle(p), `caught up: ${JSON.stringify(p)}`);
+  await s.close();
+});
+
+test('trades: a rendered row is kept while its market metadata and wallet profile are unchanged, and written again once one changed', async () => {
+  let t = 0;
+  const { s, r, commit, wallets } = await tradeFixture(6, undefined, () => t);
+  await commit(0, 6);
+  const page = () => r.trades({ limit: 100, offset: 0, takerOnly: true, user: wallets[0] });
+  const first = page();
+  assert.ok(first.length > 0 && first.every((row) => row.name === ''));
+  // Rows are rendered from the fill record: with the fills table unreadable, only kept rows can be served.
+  const get = s.fills.get.bind(s.fills);
+  s.fills.get = ((k: number) => {
+    throw new Error(`fill ${k} read again`);
+  }) as typeof s.fills.get;
+  t = META_TTL_MS + PROFILE_TTL_MS;
+  assert.deepEqual(page(), first, 'metadata and profile re-read, unchanged: the kept rows');
+  await s.profiles.put(profileKey(wallets[0]), { name: 'Renamed' });
+  t = META_TTL_MS + 2 * PROFILE_TTL_MS + 1;
+  assert.throws(page, /read again/, 'a changed profile writes the rows again');
+  s.fills.get = get;
+  assert.ok(page().every((row) => row.name === 'Renamed'));
+  await s.close();
+});
+
+test('trades: rendered rows beyond the limit are dropped, rows served again kept longest', async () => {
+  const { s, commit, oracle, got } = await tradeFixture(30, undefined, undefined, 4);
+  await commit(0, 30);
+  let reads = 0;
+  const get = s.fills.get.bind(s.fills);
+  s.fills.get = ((k: number) => {
+    reads++;
+    return get(k);
+  }) as typeof s.fills.get;
+  const page = (offset: number, limit: number) => {
+    const p: TradesParams = { limit, offset, takerOnly: true };
+    reads = 0;
+    assert.deepEqual(got(p), oracle(p));
+    return reads;
+  };
+  assert.equal(page(0, 2), 2, 'rendered');
+  assert.equal(page(0, 2), 0, 'kept');
+  assert.equal(page(2, 2), 2, 'two more: four kept');
+  assert.equal(page(0, 2), 0, 'served again: marked used');
+  assert.equal(page(4, 2), 2, 'two more: the two oldest unused ones make room');
+  assert.equal(page(0, 2), 0, 'used ones got a second chance');
+  assert.equal(page(2, 2), 2, 'dropped ones are rendered again');
+  assert.equal(page(10, 12), 12, 'a page larger than the limit is served whole');
+  assert.equal(page(0, 30), 30);
+  await s.close();
+});
+
+test('trades: runs of committed rows stay exact when extended, brought up, started over, capped and evicted', async () => {
+  // Small limits, so that 240 fills reach every path: reads of 4 rows doubling, a run started over after
+  // 8 new rows, at most 30 rows a run (deeper pages stream), 50 rows in all (runs evicted in turn).
+  const { s, commit, oracle, got, wallets, markets } = await tradeFixture(240, { firstRead: 4, refreshRows: 8, rowsCap: 30, rowsLimit: 50 });
+  const cases: TradesParams[] = [];
+  for (const takerOnly of [true, false]) {
+    for (const [offset, limit] of [[0, 3], [2, 5], [7, 20], [25, 10], [60, 30], [150, 100]]) {
+      const d: TradesParams = { limit, offset, takerOnly };
+      cases.push(d, { ...d, side: 'SELL' }, { ...d, filter: { type: 'TOKENS', amount: 6 } }, { ...d, markets: [markets[1]] }, { ...d, markets });
+      for (const w of wallets) cases.push({ ...d, user: w }, { ...d, user: w, markets: [markets[0]], side: 'BUY' });
+    }
+  }
+  let upTo = 0;
+  for (const [from, to] of [[0, 100], [100, 103], [103, 104], [104, 130], [130, 240]]) {
+    await commit(from, to);
+    upTo = to;
+    // Twice in turn, and once backwards: runs are created, hit, extended and evicted in different orders.
+    for (const p of [...cases, ...cases, ...[...cases].reverse()]) assert.deepEqual(got(p), oracle(p, upTo), `after ${to} fills: ${JSON.stringify(p)}`);
+  }
   await s.close();
 });

@@ -28,10 +28,12 @@ export function walletRoutes(ctx: AppContext): AnyRoute[] {
   const priceEvents = typeof engine?.onSnapshots === 'function' && typeof engine.onCommitted === 'function';
   const reader = new WalletDataReader({ store: ctx.store, views: ctx.views, catalog: ctx.catalog.read, prices, priceEvents });
   if (priceEvents) {
-    // Every change of a published book or of a last trade: a new snapshot, or a committed fill.
-    engine.onSnapshots!(() => reader.pricesChanged());
+    // Every change of a published book or of a last trade, by token: a new snapshot, or a committed fill.
+    engine.onSnapshots!((tokenIds) => reader.pricesChanged(tokenIds));
     engine.onCommitted!((events) => {
-      if (events.some((e) => e.type === 'fill')) reader.pricesChanged();
+      let tokenIds: string[] | undefined;
+      for (const e of events) if (e.type === 'fill') (tokenIds ??= []).push(e.takerTokenId, e.makerTokenId);
+      if (tokenIds !== undefined) reader.pricesChanged(tokenIds);
     });
   }
   ctx.catalog.write.onMarketsChanged((markets) => reader.catalogChanged(markets.map((m) => m.conditionId)));
