@@ -1,14 +1,15 @@
 /**
- * Signed-order load generator: drives POST /order of a running service with orders signed by test
- * wallets, then checks that the service's books and balances agree with what it acknowledged.
+ * Signed-order load generator: drives POST /order (or POST /orders, `--batch`) of a running service with
+ * orders signed by test wallets, then checks that the service's books and balances agree with what it
+ * acknowledged.
  *
  *   npx tsx tools/load.ts --url http://127.0.0.1:8080 --admin-token T [--wallets 50] [--duration 10]
- *       [--rate 2400 | --flat-out] [--connections 32] [--pipelining 1] [--markets 8]
+ *       [--rate 2400 | --flat-out] [--connections 32] [--pipelining 1] [--markets 8] [--batch 1]
  *       [--mix resting|crossing|mixed] [--max-orders N] [--seed S] [--verify-sample 2000] [--no-verify]
  *       [--transport raw|http|fetch]
  *
  * The programmatic API (`runLoad`, or `prepareLoad` / `driveLoad` / `verifyLoad` separately) is what the CI
- * gate (test/e2e/load-gate.test.ts) and the benchmark (bench/trading/orders.bench.ts) use.
+ * gate (test/load/load-gate.ts) and the benchmark (bench/trading/orders.bench.ts) use.
  *
  * Phases. Only phase 3 is timed.
  *   1. setup: GET /exchange-info (order domain), a fresh event with `--markets` binary markets through
@@ -18,7 +19,8 @@
  *      when the nonce is taken).
  *   2. pre-signing: every order the run can send is signed before the window (EIP-712 V2 struct of DESIGN
  *      section 5 under the domain of /exchange-info: src/edge/eip712.ts digest + native secp256k1, one
- *      thread per core) and serialized once. The first order of every wallet is re-hashed and recovered
+ *      thread per core) and serialized once (with `--batch N > 1`, also every request body: a JSON array
+ *      of N consecutive order submissions). The first order of every wallet is re-hashed and recovered
  *      with viem, so a digest bug cannot hide behind the service using the same encoder.
  *   3. the window: open loop at `--rate` (order i is due at t0 + i/rate; its latency runs from that due
  *      time, not from when a connection was free, so a stalled server cannot hide behind a slowed client:
@@ -30,9 +32,16 @@
  *      two-core machine every microsecond the client spends is taken from the server. Hyphenated header
  *      names (`SVC-API-KEY`): the uWS build under the edge drops requests whose header names contain `_`
  *      (docs/decisions.md, "Header names with underscores").
+ *      Batches (`--batch N`, 2..15, DESIGN section 7): request q carries orders qN .. qN+N-1, all of one
+ *      wallet (POST /orders takes only orders of the API key that signs the request), and answers one
+ *      result per order, in order. `--rate` still counts orders: request q is due when its first order is
+ *      (t0 + qN/rate). Latency is per request (from that due time, or from the send flat out); rates,
+ *      acknowledgements and error classes are per order. A request without an HTTP 200 fails each of its
+ *      orders with that class; a 200 that is not an array of exactly N results fails each of them too.
  *   4. checks, against the acknowledgements:
- *      - every 200 is `{success: true, orderID: <our digest>, status: live|matched}` with the amounts a
- *        fill at the order's own price gives; anything else is an error class (HTTP status + text);
+ *      - every 200 (every element of a batch's 200) is `{success: true, orderID: <our digest>, status:
+ *        live|matched}` with the amounts a fill at the order's own price gives; anything else is an error
+ *        class (HTTP status + text; order ids in a batch element's text read `<id>`);
  *      - acknowledged orders read back through GET /data/order/:id (a sample, or all): id, price, size,
  *        side, token, maker, and a status the acknowledgement allows;
  *      - every wallet's open orders (GET /data/orders, all pages) and balances (GET /admin/wallets/:a) equal
@@ -42,7 +51,9 @@
  *
  * Workload (seeded, so the checks can predict every balance). Wallets come in two groups: even wallets
  * only BUY outcome 0, odd wallets only BUY outcome 1, so no wallet can ever meet its own order (a
- * self-trade would cancel the resting one). Per market m a crossing price p_m (0.35 .. 0.64):
+ * self-trade would cancel the resting one). Orders alternate between the groups one by one, or with
+ * `--batch N` one request of N orders at a time (position r of an outcome-0 request and position r of the
+ * next, outcome-1, request form a pair in one market). Per market m a crossing price p_m (0.35 .. 0.64):
  *   crossing  outcome 0 BUY 10 @ p_m and outcome 1 BUY 10 @ 1 - p_m, alternating: the later one mints
  *             against the earlier (p + (1 - p) = 1). All crossing orders of a market have one price and one
  *             size, so whichever pairs up, every fill is whole and at the limit price: a wallet's balances
@@ -90,6 +101,11 @@ export interface LoadOptions {
   pipelining?: number;
   /** Fresh markets the run creates and trades. Default 8. */
   markets?: number;
+  /**
+   * Orders per request, 1..15. 1 (default) sends POST /order; N > 1 sends POST /orders with N orders of
+   * one wallet per request (the last request of a run may carry fewer). `rate` still counts orders.
+   */
+  batch?: number;
   mix?: Mix;
   /** Orders pre-signed for a flat-out run (the run ends early if they run out). Default 15,000 x duration. */
   maxOrders?: number;
@@ -109,6 +125,9 @@ export interface LoadOptions {
 }
 
 type Resolved = Required<Omit<LoadOptions, 'log'>> & { log: (line: string) => void };
+
+/** POST /orders takes at most this many orders (DESIGN section 7, src/edge/schemas/orders.ts). */
+export const MAX_BATCH = 15;
 
 export interface MarketInfo {
   conditionId: string;
@@ -162,6 +181,8 @@ export interface LoadSession {
   markets: MarketInfo[];
   wallets: Wallet[];
   orders: PlannedOrder[];
+  /** Batch mode (opts.batch > 1): request q's body, orders q x batch .. (q + 1) x batch - 1. Empty otherwise. */
+  batches: string[];
   /** Orders the timed window may send. */
   total: number;
   setupMs: number;
@@ -171,6 +192,11 @@ export interface LoadSession {
 export interface RunStats {
   mode: 'open-loop' | 'flat-out';
   targetRate: number;
+  /** Orders per request (1: POST /order). */
+  batch: number;
+  /** Requests sent (= sent with batch 1). */
+  requests: number;
+  /** Orders sent. */
   sent: number;
   acked: number;
   errors: number;
@@ -179,6 +205,7 @@ export interface RunStats {
   /** Seconds from the first send (open loop: the first due time) to the last answer. */
   elapsedS: number;
   ordersPerSec: number;
+  /** Per request (per order with batch 1). */
   latencyMs: { p50: number; p90: number; p99: number; p999: number; max: number };
   /** Per order index: Ack.*. */
   acks: Uint8Array;
@@ -214,6 +241,8 @@ export interface LoadReport {
 function resolveOptions(o: LoadOptions): Resolved {
   const duration = o.duration ?? 10;
   const wallets = Math.max(2, Math.ceil((o.wallets ?? 50) / 2) * 2);
+  const batch = o.batch ?? 1;
+  if (!Number.isInteger(batch) || batch < 1 || batch > MAX_BATCH) throw new Error(`batch: an integer 1..${MAX_BATCH}, got ${batch}`);
   return {
     url: o.url.replace(/\/$/, ''),
     adminToken: o.adminToken,
@@ -224,6 +253,7 @@ function resolveOptions(o: LoadOptions): Resolved {
     connections: Math.max(1, o.connections ?? 32),
     pipelining: Math.max(1, o.pipelining ?? 1),
     markets: Math.max(1, o.markets ?? 8),
+    batch,
     mix: o.mix ?? 'mixed',
     maxOrders: o.maxOrders ?? Math.ceil(duration * 15_000),
     seed: o.seed ?? randomBytes(8).toString('hex'),
@@ -546,15 +576,22 @@ const mix32 = (a: number, b: number) => {
   return (h ^ (h >>> 16)) >>> 0;
 };
 
-/** The order plan: who sends what where (module header, "Workload"). */
-function planOrders(count: number, wallets: number, markets: MarketInfo[], mix: Mix): Omit<PlannedOrder, 'id' | 'body'>[] {
+/**
+ * The order plan: who sends what where (module header, "Workload"). Order k is position r of request b
+ * (k = b x batch + r); requests alternate between the outcome-0 and outcome-1 groups, and j, which picks
+ * the market, price and size, is shared by position r of requests 2c and 2c + 1. With batch 1 this is
+ * order k alternating outcome, j = k >> 1.
+ */
+function planOrders(count: number, wallets: number, markets: MarketInfo[], mix: Mix, batch: number): Omit<PlannedOrder, 'id' | 'body'>[] {
   const half = wallets / 2;
   const M = markets.length;
   const out: Omit<PlannedOrder, 'id' | 'body'>[] = new Array(count);
   for (let k = 0; k < count; k++) {
-    const j = k >> 1;
-    const outcome = (k & 1) as 0 | 1;
-    const wallet = 2 * (j % half) + outcome;
+    const b = Math.floor(k / batch);
+    const c = Math.floor(b / 2);
+    const j = c * batch + (k - b * batch);
+    const outcome = (b & 1) as 0 | 1;
+    const wallet = 2 * (c % half) + outcome;
     const market = j % M;
     const round = Math.floor(j / M);
     const crossing = mix === 'crossing' || (mix === 'mixed' && round % 2 === 0);
@@ -677,7 +714,7 @@ export async function prepareLoad(options: LoadOptions): Promise<LoadSession> {
     };
     const markets = await createMarkets(client, o, runId);
     const total = o.flatOut ? o.maxOrders : Math.ceil(o.rate * o.duration);
-    const plan = planOrders(total, o.wallets, markets, o.mix);
+    const plan = planOrders(total, o.wallets, markets, o.mix, o.batch);
     const deposits = new Array<number>(o.wallets).fill(0);
     for (const p of plan) deposits[p.wallet]! += p.cost;
     const wallets = await mapLimit(
@@ -736,8 +773,16 @@ export async function prepareLoad(options: LoadOptions): Promise<LoadSession> {
       return { ...p, id: signed.ids[k]!, body };
     });
     await crossCheckWithViem(orders, jobs, signed, wallets, info.orderDomain);
+    const batches: string[] = [];
+    if (o.batch > 1) {
+      for (let first = 0; first < orders.length; first += o.batch) {
+        const part = orders.slice(first, first + o.batch);
+        if (part.some((p) => p.wallet !== part[0]!.wallet)) throw new Error(`batch at order ${first} mixes wallets`);
+        batches.push(`[${part.map((p) => p.body).join(',')}]`);
+      }
+    }
     const signMs = performance.now() - t1;
-    return { opts: o, runId, orderDomain: info.orderDomain, markets, wallets, orders, total, setupMs, signMs };
+    return { opts: o, runId, orderDomain: info.orderDomain, markets, wallets, orders, batches, total, setupMs, signMs };
   } finally {
     client.close();
   }
@@ -800,19 +845,35 @@ async function progressBar(total: number): Promise<ProgressBar> {
 /** How long answers may trail the end of the window before the run stops waiting for them. */
 const DRAIN_LIMIT_MS = 30_000;
 
-/** Phase 3: sends the pre-signed orders (open loop or flat out) and checks every answer. */
+/**
+ * Phase 3: sends the pre-signed orders (open loop or flat out) and checks every answer. Flow control and
+ * latency are per request (one order with batch 1, up to `batch` orders of one wallet otherwise);
+ * acknowledgements, errors and rates are per order.
+ */
 export async function driveLoad(session: LoadSession): Promise<RunStats> {
   const o = session.opts;
   const { orders, wallets } = session;
   const client = new HttpClient(o.url, o.connections, o.pipelining, o.transport);
+  const batch = o.batch;
+  const path = batch > 1 ? '/orders' : '/order';
+  if (batch > 1 && session.batches.length * batch < orders.length) throw new Error('session has no pre-serialized batches: prepare it with the same batch option');
+  /** Orders. */
   const total = o.flatOut ? orders.length : session.total;
+  /** Requests: request q carries orders q x batch .. min(total, (q + 1) x batch) - 1. */
+  const requests = Math.ceil(total / batch);
+  /** Between due times of consecutive orders / requests (open loop). */
   const interval = o.flatOut ? 0 : 1000 / o.rate;
+  const reqInterval = interval * batch;
   const acks = new Uint8Array(orders.length);
-  const latency = new Float64Array(total);
-  const sentAt = new Float64Array(total);
+  const latency = new Float64Array(requests);
+  const sentAt = new Float64Array(requests);
   const errorClasses: Record<string, number> = {};
+  /** Requests sent / answered. */
   let next = 0;
   let answered = 0;
+  /** Orders sent / answered. */
+  let sentOrders = 0;
+  let answeredOrders = 0;
   let acked = 0;
   let errors = 0;
   let lastAnswer = 0;
@@ -837,7 +898,7 @@ export async function driveLoad(session: LoadSession): Promise<RunStats> {
     const progress = bar
       ? setInterval(() => {
           const s = (performance.now() - t0) / 1000;
-          bar.update(answered, { rate: s > 0 ? Math.round(acked / s) : 0, errors, inflight: client.busy });
+          bar.update(answeredOrders, { rate: s > 0 ? Math.round(acked / s) : 0, errors, inflight: client.busy });
         }, 250)
       : undefined;
 
@@ -848,10 +909,10 @@ export async function driveLoad(session: LoadSession): Promise<RunStats> {
       if (drainTimer) clearTimeout(drainTimer);
       if (deadlineTimer) clearTimeout(deadlineTimer);
       if (progress) clearInterval(progress);
-      bar?.update(answered, { rate: Math.round(acked / Math.max(1e-9, (lastAnswer - t0) / 1000)), errors, inflight: 0 });
+      bar?.update(answeredOrders, { rate: Math.round(acked / Math.max(1e-9, (lastAnswer - t0) / 1000)), errors, inflight: 0 });
       bar?.stop();
       const cpu = process.cpuUsage(cpu0);
-      const unanswered = next - answered;
+      const unanswered = sentOrders - answeredOrders;
       if (unanswered > 0) errorClasses[`0 no answer within ${DRAIN_LIMIT_MS / 1000} s after the window`] = unanswered;
       client.close();
       const lat = latency.slice(0, answered).sort();
@@ -859,7 +920,9 @@ export async function driveLoad(session: LoadSession): Promise<RunStats> {
       resolve({
         mode: o.flatOut ? 'flat-out' : 'open-loop',
         targetRate: o.flatOut ? 0 : o.rate,
-        sent: next,
+        batch,
+        requests: next,
+        sent: sentOrders,
         acked,
         errors: errors + unanswered,
         errorClasses,
@@ -868,21 +931,25 @@ export async function driveLoad(session: LoadSession): Promise<RunStats> {
         latencyMs: { p50: percentile(lat, 0.5), p90: percentile(lat, 0.9), p99: percentile(lat, 0.99), p999: percentile(lat, 0.999), max: lat.length ? lat[lat.length - 1]! : 0 },
         acks,
         unanswered,
-        clientCpuUsPerOrder: answered > 0 ? (cpu.user + cpu.system) / answered : 0,
-        ranOut: o.flatOut && next === total && lastAnswer < deadline,
+        clientCpuUsPerOrder: answeredOrders > 0 ? (cpu.user + cpu.system) / answeredOrders : 0,
+        ranOut: o.flatOut && next === requests && lastAnswer < deadline,
       });
     };
 
     let latIndex = 0;
-    const onAnswer = (i: number, a: HttpAnswer) => {
+    const onAnswer = (q: number, a: HttpAnswer) => {
       // Requests failed by closing the client after the drain limit are already counted as unanswered.
       if (finished) return;
       const now = performance.now();
       lastAnswer = now;
-      latency[latIndex++] = now - (o.flatOut ? sentAt[i]! : t0 + i * interval);
+      latency[latIndex++] = now - (o.flatOut ? sentAt[q]! : t0 + q * reqInterval);
       answered++;
-      if (a.error !== undefined) error(i, `0 ${a.error}`);
-      else if (a.status !== 200) {
+      const first = q * batch;
+      const end = Math.min(total, first + batch);
+      answeredOrders += end - first;
+      if (a.error !== undefined) {
+        for (let i = first; i < end; i++) error(i, `0 ${a.error}`);
+      } else if (a.status !== 200) {
         let text = a.body.slice(0, 160);
         try {
           const e = JSON.parse(a.body) as { error?: unknown };
@@ -890,43 +957,57 @@ export async function driveLoad(session: LoadSession): Promise<RunStats> {
         } catch {
           /* not JSON: keep the raw text */
         }
-        error(i, `${a.status} ${text}`);
-      } else {
-        const why = checkAck(orders[i]!, a.body);
-        if (typeof why === 'string') error(i, `200 ${why}`);
+        for (let i = first; i < end; i++) error(i, `${a.status} ${text}`);
+      } else if (batch === 1) {
+        const why = checkAck(orders[first]!, a.body);
+        if (typeof why === 'string') error(first, `200 ${why}`);
         else {
-          acks[i] = why;
+          acks[first] = why;
           acked++;
+        }
+      } else {
+        const results = batchResults(a.body, end - first);
+        for (let i = first; i < end; i++) {
+          const why = typeof results === 'string' ? results : checkResult(orders[i]!, results[i - first]);
+          if (typeof why === 'string') error(i, `200 ${why.replace(/0x[0-9a-f]{64}/gi, '<id>')}`);
+          else {
+            acks[i] = why;
+            acked++;
+          }
         }
       }
       pump();
-      if (answered === next && (next === total || performance.now() >= deadline)) finish();
+      if (answered === next && (next === requests || performance.now() >= deadline)) finish();
     };
 
-    const send = (i: number) => {
-      const p = orders[i]!;
-      if (o.flatOut) sentAt[i] = performance.now();
-      client.send('POST', '/order', l2Headers(wallets[p.wallet]!, 'POST', '/order', p.body), p.body, (a) => onAnswer(i, a));
+    const send = (q: number) => {
+      const first = q * batch;
+      const p = orders[first]!;
+      const body = batch > 1 ? session.batches[q]! : p.body;
+      sentOrders += Math.min(total, first + batch) - first;
+      if (o.flatOut) sentAt[q] = performance.now();
+      client.send('POST', path, l2Headers(wallets[p.wallet]!, 'POST', path, body), body, (a) => onAnswer(q, a));
     };
 
     const pump = () => {
       const now = performance.now();
       if (o.flatOut) {
-        while (next < total && now < deadline && client.busy < client.capacity) send(next++);
-        if (now >= deadline || next === total) startDrain();
+        while (next < requests && now < deadline && client.busy < client.capacity) send(next++);
+        if (now >= deadline || next === requests) startDrain();
         return;
       }
-      const due = Math.min(total, Math.floor((now - t0) / interval) + 1);
+      // Request q is due when its first order is: t0 + q x batch / rate.
+      const due = Math.min(requests, Math.floor((now - t0) / reqInterval) + 1);
       // Open loop: everything due goes out now; the client queues what its connections cannot carry yet,
       // and latency still counts from the due time.
       while (next < due) send(next++);
-      if (next < total && !timer) {
+      if (next < requests && !timer) {
         timer = setTimeout(() => {
           timer = undefined;
           pump();
-        }, Math.max(0, t0 + next * interval - performance.now()));
+        }, Math.max(0, t0 + next * reqInterval - performance.now()));
       }
-      if (next === total) startDrain();
+      if (next === requests) startDrain();
     };
 
     const startDrain = () => {
@@ -947,14 +1028,34 @@ export async function driveLoad(session: LoadSession): Promise<RunStats> {
   });
 }
 
-/** Ack.LIVE / Ack.MATCHED for a valid acknowledgement, else the error text. */
-function checkAck(p: PlannedOrder, body: string): number | string {
-  let r: { success?: unknown; orderID?: unknown; status?: unknown; makingAmount?: unknown; takingAmount?: unknown; errorMsg?: unknown };
+/** The results of a POST /orders answer: exactly `count` of them, else the error text (for each order). */
+function batchResults(body: string, count: number): unknown[] | string {
+  let r: unknown;
   try {
     r = JSON.parse(body);
   } catch {
     return 'answer is not JSON';
   }
+  if (!Array.isArray(r)) return 'POST /orders answer is not an array';
+  if (r.length !== count) return `POST /orders answered ${r.length} results for ${count} orders`;
+  return r;
+}
+
+/** Ack.LIVE / Ack.MATCHED for a valid acknowledgement, else the error text. */
+function checkAck(p: PlannedOrder, body: string): number | string {
+  let r: unknown;
+  try {
+    r = JSON.parse(body);
+  } catch {
+    return 'answer is not JSON';
+  }
+  return checkResult(p, r);
+}
+
+/** One order's result (POST /order's answer, or one element of POST /orders'): Ack.LIVE / Ack.MATCHED, else the error text. */
+function checkResult(p: PlannedOrder, value: unknown): number | string {
+  if (typeof value !== 'object' || value === null) return 'result is not an object';
+  const r = value as { success?: unknown; orderID?: unknown; status?: unknown; makingAmount?: unknown; takingAmount?: unknown; errorMsg?: unknown };
   if (r.success !== true) return `success=${String(r.success)} ${String(r.errorMsg ?? '')}`.trim();
   if (r.orderID !== p.id) return 'orderID is not the order digest';
   if (r.status === 'live') {
@@ -1227,11 +1328,18 @@ export function formatReport(r: LoadReport): string {
   const run = r.run;
   const lines = [
     `${run.mode === 'flat-out' ? 'flat out' : `open loop at ${fmt(run.targetRate)}/s`} for ${o.duration} s, mix ${o.mix}, ${o.markets} markets, ${o.wallets} wallets, ` +
-      `${o.connections} connections x ${o.pipelining}, transport ${o.transport}`,
-    `sent ${fmt(run.sent)}  acknowledged ${fmt(run.acked)}  errors ${fmt(run.errors)}`,
+      `${o.connections} connections x ${o.pipelining}, transport ${o.transport}` +
+      (run.batch > 1 ? `, POST /orders with ${run.batch} orders per request` : ''),
+    `sent ${fmt(run.sent)}  acknowledged ${fmt(run.acked)}  errors ${fmt(run.errors)}` + (run.batch > 1 ? `  (orders; ${fmt(run.requests)} requests)` : ''),
     `throughput ${fmt(run.ordersPerSec)} orders/s over ${run.elapsedS.toFixed(2)} s${run.ranOut ? ' (ran out of pre-signed orders before the window ended: raise --max-orders)' : ''}`,
     `latency ms  p50 ${run.latencyMs.p50.toFixed(2)}  p90 ${run.latencyMs.p90.toFixed(2)}  p99 ${run.latencyMs.p99.toFixed(2)}  p99.9 ${run.latencyMs.p999.toFixed(2)}  max ${run.latencyMs.max.toFixed(2)}` +
-      (run.mode === 'open-loop' ? '  (from each order\'s due time)' : '  (from each send)'),
+      (run.batch > 1
+        ? run.mode === 'open-loop'
+          ? `  (per request of ${run.batch} orders, from its first order's due time)`
+          : `  (per request of ${run.batch} orders, from each send)`
+        : run.mode === 'open-loop'
+          ? '  (from each order\'s due time)'
+          : '  (from each send)'),
     `client CPU ${run.clientCpuUsPerOrder.toFixed(1)} µs per order`,
   ];
   const classes = Object.entries(run.errorClasses).sort((a, b) => b[1] - a[1]);
@@ -1260,6 +1368,7 @@ async function main(): Promise<void> {
       connections: { type: 'string' },
       pipelining: { type: 'string' },
       markets: { type: 'string' },
+      batch: { type: 'string' },
       mix: { type: 'string' },
       'max-orders': { type: 'string' },
       seed: { type: 'string' },
@@ -1271,7 +1380,7 @@ async function main(): Promise<void> {
   });
   if (values.help) {
     console.log(fileURLToPath(import.meta.url) + ': see the header comment for every option.');
-    console.log('npx tsx tools/load.ts --url http://127.0.0.1:8080 --admin-token T [--wallets 50] [--duration 10] [--rate 2400 | --flat-out] [--connections 32] [--markets 8] [--mix resting|crossing|mixed]');
+    console.log('npx tsx tools/load.ts --url http://127.0.0.1:8080 --admin-token T [--wallets 50] [--duration 10] [--rate 2400 | --flat-out] [--connections 32] [--markets 8] [--batch 1..15] [--mix resting|crossing|mixed]');
     return;
   }
   const num = (name: string, v: string | undefined): number | undefined => {
@@ -1285,6 +1394,8 @@ async function main(): Promise<void> {
   if (mix !== undefined && !['resting', 'crossing', 'mixed'].includes(mix)) throw new Error(`--mix: resting, crossing or mixed, got ${mix}`);
   const transport = values.transport as Transport | undefined;
   if (transport !== undefined && !['raw', 'http', 'fetch'].includes(transport)) throw new Error(`--transport: raw, http or fetch, got ${transport}`);
+  const batch = num('batch', values.batch);
+  if (batch !== undefined && !(Number.isInteger(batch) && batch >= 1 && batch <= MAX_BATCH)) throw new Error(`--batch: an integer 1..${MAX_BATCH}, got ${values.batch}`);
   const url = new URL(values.url!);
   if (!['127.0.0.1', 'localhost', '[::1]'].includes(url.hostname)) throw new Error(`--url: loopback only (got ${url.hostname})`);
   const report = await runLoad({
@@ -1297,6 +1408,7 @@ async function main(): Promise<void> {
     connections: num('connections', values.connections),
     pipelining: num('pipelining', values.pipelining),
     markets: num('markets', values.markets),
+    batch,
     mix,
     maxOrders: num('max-orders', values['max-orders']),
     seed: values.seed,
