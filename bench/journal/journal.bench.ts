@@ -13,7 +13,7 @@
  * Also reported: process CPU time per fill (main thread + LMDB's write thread; unlike wall time it does not
  * depend on what else the machine runs) and the main thread's event-loop utilization.
  * Excluded from timing: building the fill objects and order records (pre-generated), opening the store,
- * the checks. Three runs on fresh stores; the median is reported.
+ * the checks. A warm-up run, then three runs on fresh stores; the median of the three is reported.
  *
  * Self-checks: the journal (readJournal: journal and fills tables merged by seq) holds seq 1..N contiguously, the fills table N rows with N
  * distinct transaction hashes, meta.journalSeq = N, one transaction per batch at most, and fills read back equal what was written.
@@ -184,12 +184,15 @@ async function once(w: ReturnType<typeof workload>): Promise<Once> {
 export default async function run(): Promise<void> {
   const w = workload();
   const results = [];
-  for (let r = 0; r < RUNS; r++) {
+  // One warm-up run first (not counted): the steady state is what a running service sees, not the first
+  // seconds of a process while V8 is still compiling the writer.
+  for (let r = 0; r <= RUNS; r++) {
     for (const m of w.makers) {
       m.sizeMatched = 0;
       m.tradeIds = [];
     }
-    results.push(await once(w));
+    const res = await once(w);
+    if (r > 0) results.push(res);
   }
   results.sort((a, b) => a.fillsPerSec - b.fillsPerSec);
   const med = results[Math.floor(RUNS / 2)];

@@ -67,7 +67,9 @@ export class JournalWriter {
   private events: JournalEvent[] = [];
   /** The batch's fills and their encoded records, in seq order, and the closed blocks holding them. */
   private fills: FillEvent[] = [];
-  private fillRecords: Buffer[] = [];
+  /** Where each fill's record starts: its slab and offset (numbers, not views: nothing to allocate). */
+  private fillSlabs: Buffer[] = [];
+  private fillOffsets: number[] = [];
   private blocks: Array<{ key: number; value: Buffer }> = [];
   /** The open block: the seq of its first fill (0 = none), where it starts in the slab, its fills. */
   private blockKey = 0;
@@ -135,7 +137,8 @@ export class JournalWriter {
       const at = this.slabAt;
       this.slabAt = writeSlot(e, this.slab, at);
       this.fills.push(e);
-      this.fillRecords.push(this.slab.subarray(at + SLOT_HEADER, at + SLOT_HEADER + this.slab.readUInt32LE(at)));
+      this.fillSlabs.push(this.slab);
+      this.fillOffsets.push(at + SLOT_HEADER);
       if (++this.blockFills === BLOCK_FILLS) this.closeBlock();
     }
     this.events.push(e);
@@ -184,7 +187,7 @@ export class JournalWriter {
     const events = this.events;
     this.closeBlock();
     if (this.slabAt > this.batchFrom) this.regions.push(this.slab.subarray(this.batchFrom, this.slabAt));
-    sealFills(this.regions, this.fillRecords, this.fills);
+    sealFills(this.regions, this.fillSlabs, this.fillOffsets, this.fills);
     this.regions = [];
     this.batchFrom = this.slabAt;
     for (const b of this.blocks) p = s.fills.put(b.key, b.value, APPEND);
@@ -200,7 +203,8 @@ export class JournalWriter {
     p = s.meta.put(metaKeys.journalSeq, this.seq);
     this.events = [];
     this.fills = [];
-    this.fillRecords = [];
+    this.fillSlabs = [];
+    this.fillOffsets = [];
     this.blocks = [];
     this.orders = new Map();
     this.newOrders = [];
