@@ -367,6 +367,14 @@ export class Engine {
   private nextHandle = 1;
   private nextReq = 1;
   private flushScheduled = false;
+  /**
+   * Group commit: at most one batch is being committed; what is journaled meanwhile waits in the writer
+   * and leaves as the next batch the moment the commit is durable. Flushing every event-loop turn made a
+   * transaction of every one or two orders under load, and each LMDB transaction rewrites the B-tree paths
+   * and free list it touches: ~200 KB written per order over HTTP against ~8 KB in large batches.
+   */
+  private committing = false;
+  private flushAfterCommit = false;
   private ackFns: Array<(v: never) => void> = [];
   private ackVals: unknown[] = [];
   private netDepositsDirty = false;
@@ -1614,6 +1622,10 @@ export class Engine {
   private flush(): void {
     this.flushScheduled = false;
     if (this.halted) return;
+    if (this.committing) {
+      this.flushAfterCommit = true;
+      return;
+    }
     for (const w of this.ledger.takeDirty()) {
       if (w.usdcDirty) {
         w.usdcDirty = false;
@@ -1642,8 +1654,10 @@ export class Engine {
       for (let i = 0; i < fns.length; i++) fns[i](vals[i] as never);
       return;
     }
+    this.committing = true;
     this.lastCommit = res.committed.then(
       () => {
+        this.commitDone();
         this.committedSeq = res.lastSeq;
         for (let i = 0; i < fns.length; i++) fns[i](vals[i] as never);
         for (const rec of finished) if (this.recent.get(rec.orderId) === rec) this.recent.delete(rec.orderId);
@@ -1656,11 +1670,31 @@ export class Engine {
         }
       },
       (err: unknown) => {
+        this.commitDone();
         const e = err instanceof Error ? err : new Error(String(err));
         this.halt(e);
         for (let i = 0; i < fns.length; i++) fns[i](this.failedValue(vals[i]) as never);
       },
     );
+  }
+
+  /** The batch in flight is durable (or failed): what waited leaves now, as one batch. */
+  private commitDone(): void {
+    this.committing = false;
+    if (this.flushAfterCommit) {
+      this.flushAfterCommit = false;
+      this.scheduleFlush();
+    }
+  }
+
+  /** Resolves once nothing is being committed and nothing waits to be. */
+  private async drainCommits(): Promise<void> {
+    for (;;) {
+      const c = this.lastCommit;
+      await c.catch(() => undefined);
+      if (c === this.lastCommit && !this.committing && !this.flushAfterCommit && !this.flushScheduled) return;
+      if (!this.committing && !this.flushScheduled) this.flush();
+    }
   }
 
   /** The answer to give instead of `value` when its commit failed. */
@@ -1738,12 +1772,12 @@ export class Engine {
   /** Stops accepting, lets in-flight commands finish and commit, stops the workers. The store stays open. */
   async close(): Promise<void> {
     if (this.closing) {
-      await this.lastCommit.catch(() => undefined);
+      await this.drainCommits();
       return;
     }
     if (this.halted) {
       await this.stopWorkers();
-      await this.lastCommit.catch(() => undefined);
+      await this.drainCommits();
       return;
     }
     const stops = this.shards.map(
@@ -1759,7 +1793,7 @@ export class Engine {
     this.closing = true;
     await Promise.all(stops);
     this.flush();
-    await this.lastCommit.catch(() => undefined);
+    await this.drainCommits();
     if (!this.halted) await this.store.meta.put(metaKeys.stateHash, this.stateHash());
     await Promise.all(this.shards.map((sh) => sh.worker.terminate().then(() => sh.metaPort.close())));
   }
