@@ -70,6 +70,7 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
   const projector = new Projector(store, buildProjections({ store, views, prices, marketData: marketDataStore }), log);
   projector.catchUp();
   engine.onCommitted(projector.onCommitted);
+  metrics.watchEngine(() => engine.stats());
   const ctx: AppContext = {
     config,
     store,

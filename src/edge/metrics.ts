@@ -3,7 +3,8 @@
  * never collide. Label children are cached per route: looking labels up per request would cost more
  * than the observation itself.
  */
-import { Counter, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { EngineStats } from '../engine/engine.ts';
 
 export interface RouteMetrics {
   observe(status: number, seconds: number): void;
@@ -73,6 +74,34 @@ export class Metrics {
       this.latencyChildren.set(lkey, h);
     }
     h.observe(seconds);
+  }
+
+  /**
+   * The engine's counters, read when /metrics is scraped (nothing on the hot path). Orders per journal
+   * transaction is what group commit buys: transactions and batches next to orders accepted and fills.
+   */
+  watchEngine(stats: () => EngineStats): void {
+    const gauges: Array<[keyof EngineStats, string]> = [
+      ['journalSeq', 'Last journal sequence number assigned'],
+      ['committedSeq', 'Last journal sequence number durably committed'],
+      ['transactions', 'LMDB transactions the journal has committed since start'],
+      ['batches', 'Journal batches flushed since start'],
+      ['ordersAccepted', 'Orders accepted since start'],
+      ['fills', 'Fills since start'],
+      ['backpressureWaits', 'Commands that waited for command-ring space since start'],
+      ['busyRejects', 'Commands refused because the engine was saturated, since start'],
+      ['openOrders', 'Orders resting in the books'],
+    ];
+    for (const [key, help] of gauges) {
+      new Gauge({
+        name: `engine_${key.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase())}`,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(stats()[key]);
+        },
+      });
+    }
   }
 
   rateLimited(bucket: string): void {

@@ -222,6 +222,14 @@ test('/metrics (real app) counts 429s by bucket, requests by route and status, a
       .map((m) => Number(m[2]));
     assert.ok(les.length >= 10, 'histogram has its buckets');
     for (let i = 1; i < les.length; i++) assert.ok(les[i] >= les[i - 1], 'cumulative buckets');
+    // The engine's counters are read at scrape time: a deposit is one more journal batch and transaction.
+    const stats = app.ctx.engine.stats();
+    assert.equal(sample(text, 'engine_transactions', {}), stats.transactions);
+    assert.equal(sample(text, 'engine_journal_seq', {}), stats.journalSeq);
+    assert.ok((await app.ctx.engine.deposit('0x' + '7'.repeat(40), 5_000_000)).ok);
+    const after = await (await fetch(`${base}/metrics`)).text();
+    assert.equal(sample(after, 'engine_transactions', {}), stats.transactions + 1);
+    assert.equal(sample(after, 'engine_journal_seq', {}), stats.journalSeq + 1);
   } finally {
     await app.stop();
   }
