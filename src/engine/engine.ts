@@ -48,6 +48,7 @@ import {
 import { formatPips, formatUnits } from '../domain/units.ts';
 import type { Store } from '../journal/env.ts';
 import { USDC_ASSET, ix, metaKeys } from '../journal/keys.ts';
+import { orderIdsOf, readOrder } from '../journal/orders.ts';
 import { balanceMapKey, hashState, lastTradeSide, verifyStore, type CanonicalState } from '../journal/recovery.ts';
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -417,7 +418,7 @@ export class Engine {
     this.writer = new JournalWriter(this.store, m.lastSeq, this.now);
     this.committedSeq = m.lastSeq;
 
-    for (const id of this.store.orders.getKeys({})) this.knownIds.add(id as string);
+    for (const id of orderIdsOf(this.store)) this.knownIds.add(id);
     for (const row of m.markets) this.addMarketState(row);
     for (const b of m.balances) this.ledger.setHeld(b.wallet, b.asset, b.held, USDC_ASSET);
     this.ledger.netDeposits = m.netDeposits;
@@ -863,7 +864,7 @@ export class Engine {
     const recent = this.recent.get(orderId);
     if (recent !== undefined) return Promise.resolve(this.responseOf(recent));
     if (!this.knownIds.mightContain(orderId)) return undefined;
-    const rec = this.store.orders.get(orderId) as OrderRecord | undefined;
+    const rec = readOrder(this.store, orderId);
     if (rec !== undefined) return Promise.resolve(this.responseOf(rec));
     return undefined;
   }
@@ -946,7 +947,7 @@ export class Engine {
   }
 
   private notCancelableReason(wallet: string, orderId: string): string {
-    const rec = this.recent.get(orderId) ?? (this.store.orders.get(orderId) as OrderRecord | undefined);
+    const rec = this.recent.get(orderId) ?? readOrder(this.store, orderId);
     if (rec === undefined || rec.wallet !== wallet) return 'order not found';
     return rec.status === 'MATCHED' ? 'order already matched' : 'order already canceled';
   }
@@ -1086,7 +1087,7 @@ export class Engine {
   getOrder(orderId: string): OrderRecord | undefined {
     const o = this.byId.get(orderId);
     if (o !== undefined) return o.accepted ? o.rec : undefined;
-    return this.recent.get(orderId) ?? (this.store.orders.get(orderId) as OrderRecord | undefined);
+    return this.recent.get(orderId) ?? readOrder(this.store, orderId);
   }
 
   /** Allocates: the wallet's open (accepted, resting) orders, oldest first. */

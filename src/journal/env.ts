@@ -16,7 +16,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { mkdirSync } from 'node:fs';
 
 /** Bump when a stored shape changes incompatibly; start-up refuses a store written by another version. */
-export const STORE_VERSION = 2;
+export const STORE_VERSION = 3;
 
 export interface Store {
   readonly root: RootDatabase;
@@ -24,8 +24,10 @@ export interface Store {
   readonly meta: Database<unknown, string>;
   /** The journal: every committed effect in order. Key: global sequence number. */
   readonly journal: Database<unknown, number>;
-  /** Orders by public order id (0x + 64 hex): current state of each order ever accepted. */
-  readonly orders: Database<unknown, string>;
+  /** Orders by the journal seq of their acceptance: current state of each order ever accepted (orders.ts). */
+  readonly orders: Database<unknown, number>;
+  /** Public order id (0x + 64 hex) -> the seq its record is stored under. */
+  readonly orderIds: Database<number, string>;
   /** Balances: key [wallet, asset] where asset is 'USDC' or a token id; value integer units held. */
   readonly balances: Database<unknown, (string | number)[]>;
   /** Fills by journal seq; value: the binary record of fill-codec.ts (decode with decodeFill). */
@@ -80,7 +82,8 @@ export function openStore(opts: StoreOptions): Store {
     root,
     meta: db<string>('meta'),
     journal: root.openDB<unknown, number>({ name: 'journal', encoding: 'msgpack', keyEncoding: 'uint32' }),
-    orders: db<string>('orders'),
+    orders: root.openDB<unknown, number>({ name: 'orders', encoding: 'msgpack', keyEncoding: 'uint32' }),
+    orderIds: db<string>('order-ids') as unknown as Database<number, string>,
     balances: db<(string | number)[]>('balances'),
     fills: root.openDB<Buffer, number>({ name: 'fills', encoding: 'binary', keyEncoding: 'uint32' }),
     indexes: root.openDB<unknown, (string | number)[]>({ name: 'indexes', encoding: 'binary', keyEncoding: 'ordered-binary' }),

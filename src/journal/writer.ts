@@ -23,7 +23,8 @@
  *                          by their first seq, appended; the journal is the union of the two tables by seq
  *                          (readJournal in recovery.ts merges them)
  *   indexes                ix.ordersByWallet (new orders)
- *   orders[orderId]        OrderRecord, the latest state of each order touched in the batch
+ *   orders[seq], orderIds  OrderRecord, the latest state of each order touched in the batch, under the seq
+ *                          of its acceptance; a new order's id -> seq (orders.ts)
  *   balances[wallet,asset] integer units held (available + reserved) of each balance touched
  *   engineMarkets[cid]     MarketRow of each market touched
  *   meta                   journalSeq (last seq of the batch), engine:netDeposits
@@ -33,6 +34,7 @@ import type { FillEvent, JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { Store } from './env.ts';
 import { BLOCK_FILLS, SLOT_HEADER, fillRecordBound, sealFills, tradeIdOf, writeSlot } from './fill-codec.ts';
 import { balanceKey, engineMetaKeys, ix, metaKeys } from './keys.ts';
+import { putOrderRecord } from './orders.ts';
 
 /** What the engine-markets table stores per market. */
 export interface MarketRow {
@@ -86,6 +88,7 @@ export class JournalWriter {
   private readonly tradeIdPrefix: string;
   private orders = new Map<string, OrderRecord>();
   private newOrders: OrderRecord[] = [];
+  private newIds = new Set<string>();
   private balances: Array<[string, string, number]> = [];
   private markets = new Map<string, MarketRow>();
   private netDeposits: number | undefined;
@@ -164,7 +167,10 @@ export class JournalWriter {
   /** Buffers the order's current state; `isNew` adds its ordersByWallet index entry. */
   putOrder(rec: OrderRecord, isNew: boolean): void {
     this.orders.set(rec.orderId, rec);
-    if (isNew) this.newOrders.push(rec);
+    if (isNew) {
+      this.newOrders.push(rec);
+      this.newIds.add(rec.orderId);
+    }
   }
 
   putBalance(wallet: string, asset: string, held: number): void {
@@ -196,7 +202,7 @@ export class JournalWriter {
       if (e.type !== 'fill') p = s.journal.put(e.seq, e, APPEND);
     }
     for (const rec of this.newOrders) s.indexes.put(ix.ordersByWallet(rec.wallet, rec.seq, rec.orderId), EMPTY);
-    for (const rec of this.orders.values()) p = s.orders.put(rec.orderId, rec);
+    for (const rec of this.orders.values()) p = putOrderRecord(s, rec, this.newIds.has(rec.orderId));
     for (const [w, a, held] of this.balances) p = s.balances.put(balanceKey(w, a), held);
     for (const row of this.markets.values()) p = s.engineMarkets.put(row.conditionId, row);
     if (this.netDeposits !== undefined) p = s.meta.put(engineMetaKeys.netDeposits, this.netDeposits);
@@ -208,6 +214,7 @@ export class JournalWriter {
     this.blocks = [];
     this.orders = new Map();
     this.newOrders = [];
+    this.newIds = new Set();
     this.balances = [];
     this.markets = new Map();
     this.netDeposits = undefined;

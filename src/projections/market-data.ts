@@ -27,6 +27,7 @@
 import type { JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
 import { builderTradeKeys, priceKey, type Key } from '../journal/keys.ts';
+import { readOrder } from '../journal/orders.ts';
 import type { Logger } from '../runtime/log.ts';
 import { compareKeys, type Projection } from './projector.ts';
 
@@ -178,7 +179,7 @@ export class BuilderTradesProjection implements Projection {
 
   /** The rate an order pays, fixed when it was accepted (its record is committed before its fills). */
   private feeBps(orderId: string, role: 'taker' | 'maker'): number {
-    const rec = this.md.store.orders.get(orderId) as OrderRecord | undefined;
+    const rec = readOrder(this.md.store, orderId);
     if (rec === undefined) throw new Error(`order ${orderId} of a committed fill has no record`);
     return role === 'taker' ? rec.takerFeeBps : rec.makerFeeBps;
   }

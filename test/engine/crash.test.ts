@@ -15,6 +15,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { OrderRecord } from '../../src/domain/events.ts';
 import { readFillsFrom } from '../../src/journal/fill-codec.ts';
+import { readOrder } from '../../src/journal/orders.ts';
 import { openStore } from '../../src/journal/env.ts';
 import { USDC_ASSET } from '../../src/journal/keys.ts';
 import { verifyStore } from '../../src/journal/recovery.ts';
@@ -91,7 +92,7 @@ test('acknowledged work survives SIGKILL at random moments', { timeout: 120_000 
         for (const f of readFillsFrom(store.fills)) fillIds.add(f.tradeId);
         for (const a of r.acks) {
           if (!a.ok) continue;
-          const rec = store.orders.get(a.orderId) as OrderRecord | undefined;
+          const rec = readOrder(store, a.orderId);
           assert.ok(rec !== undefined, `round ${round}: acknowledged order ${a.orderId} is missing`);
           assert.equal(rec.response.status, a.status);
           assert.deepEqual(rec.response.tradeIds, a.tradeIds);
@@ -102,7 +103,7 @@ test('acknowledged work survives SIGKILL at random moments', { timeout: 120_000 
           totalFills += a.tradeIds.length;
         }
         for (const id of r.cancels) {
-          const rec = store.orders.get(id) as OrderRecord | undefined;
+          const rec = readOrder(store, id);
           assert.equal(rec?.status, 'CANCELED', `round ${round}: acknowledged cancel of ${id}`);
         }
         totalAcks += r.acks.length;

@@ -1,0 +1,31 @@
+/**
+ * The orders table: the latest state of every order ever accepted, keyed by its journal seq (the seq of
+ * its `order` event), with `orderIds` mapping the public order id to that seq.
+ *
+ * Why by seq: order ids are digests, uniformly random, so a table keyed by them takes every insert and
+ * every update on a random leaf of a deep tree (records of ~1.5 KB, two per 4 KB page). Keyed by seq,
+ * a new order is appended and an update lands where orders of the same moment live; only the small id
+ * index takes random inserts, once per order.
+ */
+import type { OrderRecord } from '../domain/events.ts';
+import type { Store } from './env.ts';
+
+/** The order's latest state, or undefined for an id never accepted. */
+export function readOrder(store: Store, orderId: string): OrderRecord | undefined {
+  const seq = store.orderIds.get(orderId);
+  return seq === undefined ? undefined : (store.orders.get(seq) as OrderRecord | undefined);
+}
+
+/** Every accepted order's id (start-up: the engine's duplicate filter). */
+export function orderIdsOf(store: Store): Iterable<string> {
+  return store.orderIds.getKeys({}) as Iterable<string>;
+}
+
+/**
+ * Issues the puts of one order's state (same event-loop turn = same transaction); `isNew` also maps its
+ * id. `rec.seq` must be set.
+ */
+export function putOrderRecord(store: Store, rec: OrderRecord, isNew: boolean): Promise<boolean> {
+  if (isNew) void store.orderIds.put(rec.orderId, rec.seq);
+  return store.orders.put(rec.seq, rec);
+}
