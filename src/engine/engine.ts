@@ -525,9 +525,6 @@ export class Engine {
     return m;
   }
 
-  private lastTradeSide(f: { kind: string; takerSide: string; takerTokenId: string }, _tokenId: string): 'BUY' | 'SELL' {
-    return lastTradeSide(f);
-  }
 
   private restoreOrder(rec: OrderRecord): Promise<PlaceResponse> {
     const tm = this.tokenMarket.get(rec.tokenId);
@@ -1541,8 +1538,8 @@ export class Engine {
       o.rec.tradeIds.push(ev.tradeId);
       o.rec.updatedAt = ev.ts;
     }
-    this.lastTrades.set(taker.rec.tokenId, { pricePips: f.takerPricePips, side: this.lastTradeSide(ev, taker.rec.tokenId) });
-    this.lastTrades.set(maker.rec.tokenId, { pricePips: f.makerPricePips, side: this.lastTradeSide(ev, maker.rec.tokenId) });
+    this.lastTrades.set(taker.rec.tokenId, { pricePips: f.takerPricePips, side: lastTradeSide(ev) });
+    this.lastTrades.set(maker.rec.tokenId, { pricePips: f.makerPricePips, side: lastTradeSide(ev) });
     if (maker.remaining === 0) this.finish(maker, 'MATCHED', 'FILLED');
     else {
       this.settleReservation(maker);

@@ -148,7 +148,7 @@ function writeRepeated(b: Buffer, p: number, s: string): number {
   let enc = repeated.get(s);
   if (enc === undefined) {
     if (repeated.size >= REPEATED_MAX) repeated.clear();
-    enc = Uint8Array.prototype.slice.call(scratch, 0, writeString(scratch, 0, s));
+    enc = new Uint8Array(scratch.subarray(0, writeString(scratch, 0, s))); // a copy: scratch is reused
     repeated.set(s, enc);
   }
   b.set(enc, p);

@@ -21,11 +21,12 @@ export function orderIdsOf(store: Store): Iterable<string> {
   return store.orderIds.getKeys({}) as Iterable<string>;
 }
 
-/**
- * Issues the puts of one order's state (same event-loop turn = same transaction); `isNew` also maps its
- * id. `rec.seq` must be set.
- */
-export function putOrderRecord(store: Store, rec: OrderRecord, isNew: boolean): Promise<boolean> {
-  if (isNew) void store.orderIds.put(rec.orderId, rec.seq);
+/** Issues the put of an order's latest state (same event-loop turn = same transaction). `rec.seq` must be set. */
+export function putOrderState(store: Store, rec: OrderRecord): Promise<boolean> {
   return store.orders.put(rec.seq, rec);
+}
+
+/** Issues the put that maps a newly accepted order's id to its seq. */
+export function putOrderId(store: Store, rec: OrderRecord): Promise<boolean> {
+  return store.orderIds.put(rec.orderId, rec.seq);
 }

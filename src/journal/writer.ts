@@ -34,7 +34,7 @@ import type { FillEvent, JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { Store } from './env.ts';
 import { BLOCK_FILLS, SLOT_HEADER, fillRecordBound, sealFills, tradeIdOf, writeSlot } from './fill-codec.ts';
 import { balanceKey, engineMetaKeys, ix, metaKeys } from './keys.ts';
-import { putOrderRecord } from './orders.ts';
+import { putOrderId, putOrderState } from './orders.ts';
 
 /** What the engine-markets table stores per market. */
 export interface MarketRow {
@@ -88,7 +88,6 @@ export class JournalWriter {
   private readonly tradeIdPrefix: string;
   private orders = new Map<string, OrderRecord>();
   private newOrders: OrderRecord[] = [];
-  private newIds = new Set<string>();
   private balances: Array<[string, string, number]> = [];
   private markets = new Map<string, MarketRow>();
   private netDeposits: number | undefined;
@@ -167,10 +166,7 @@ export class JournalWriter {
   /** Buffers the order's current state; `isNew` adds its ordersByWallet index entry. */
   putOrder(rec: OrderRecord, isNew: boolean): void {
     this.orders.set(rec.orderId, rec);
-    if (isNew) {
-      this.newOrders.push(rec);
-      this.newIds.add(rec.orderId);
-    }
+    if (isNew) this.newOrders.push(rec);
   }
 
   putBalance(wallet: string, asset: string, held: number): void {
@@ -201,8 +197,11 @@ export class JournalWriter {
       const e = events[i];
       if (e.type !== 'fill') p = s.journal.put(e.seq, e, APPEND);
     }
-    for (const rec of this.newOrders) s.indexes.put(ix.ordersByWallet(rec.wallet, rec.seq, rec.orderId), EMPTY);
-    for (const rec of this.orders.values()) p = putOrderRecord(s, rec, this.newIds.has(rec.orderId));
+    for (const rec of this.newOrders) {
+      putOrderId(s, rec);
+      s.indexes.put(ix.ordersByWallet(rec.wallet, rec.seq, rec.orderId), EMPTY);
+    }
+    for (const rec of this.orders.values()) p = putOrderState(s, rec);
     for (const [w, a, held] of this.balances) p = s.balances.put(balanceKey(w, a), held);
     for (const row of this.markets.values()) p = s.engineMarkets.put(row.conditionId, row);
     if (this.netDeposits !== undefined) p = s.meta.put(engineMetaKeys.netDeposits, this.netDeposits);
@@ -214,7 +213,6 @@ export class JournalWriter {
     this.blocks = [];
     this.orders = new Map();
     this.newOrders = [];
-    this.newIds = new Set();
     this.balances = [];
     this.markets = new Map();
     this.netDeposits = undefined;

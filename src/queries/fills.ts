@@ -34,7 +34,10 @@ export function walletFillSeqs(views: ViewStore, wallet: string): number[] {
   return out;
 }
 
-/** The fill journaled at `seq`, or undefined. */
-export function fillAt(store: Store, seq: number): FillEvent | undefined {
-  return readFill(store.fills, seq);
+/** The fills of `walletFillSeqs`, decoded one at a time as the caller walks them. */
+export function* walletFills(store: Store, views: ViewStore, wallet: string): Generator<FillEvent> {
+  for (const seq of walletFillSeqs(views, wallet)) {
+    const f = readFill(store.fills, seq);
+    if (f !== undefined) yield f;
+  }
 }

@@ -234,13 +234,17 @@ export interface RunLimits {
   refreshRows: number;
   /** Rows one run keeps; a page reaching further down streams the rest of its range. */
   rowsCap: number;
+  /**
+   * Most rows a run is read beyond what the request needs: doubling amortizes a client paging down, but
+   * one request must not pay for tens of thousands of rows it does not list (a 40k-row run doubling in
+   * one go blocked the event loop ~25 ms).
+   */
+  readAhead: number;
   /** Rows kept in runs over all ranges (about 30 bytes each). */
   rowsLimit: number;
 }
 
-const RUN_LIMITS: RunLimits = { firstRead: 128, refreshRows: 4_096, rowsCap: 100_000, rowsLimit: 1_000_000 };
-/** Most rows a trades range is read beyond what the request needs. */
-const MAX_READ_AHEAD = 4_096;
+const RUN_LIMITS: RunLimits = { firstRead: 128, refreshRows: 4_096, rowsCap: 100_000, readAhead: 4_096, rowsLimit: 1_000_000 };
 
 // ---- exact integer helpers --------------------------------------------------------------------------
 
@@ -1137,10 +1141,8 @@ export class WalletDataReader {
   private extendRun(run: TradeRun, want: number): void {
     const room = this.runLimits.rowsCap - run.length;
     if (run.done || room <= 0) return;
-    // Doubling: a client paging down a range costs reads in proportion to the rows it reaches. The read
-    // ahead beyond what this request needs is capped, so one request never pays for tens of thousands of
-    // rows it does not list (a 40k-row run doubling in one go blocked the event loop ~25 ms).
-    const ahead = Math.min(run.length, MAX_READ_AHEAD);
+    // Doubling, up to runLimits.readAhead rows beyond what this request needs.
+    const ahead = Math.min(run.length, this.runLimits.readAhead);
     const limit = Math.min(room, Math.max(want - run.length, ahead, this.runLimits.firstRead));
     const before = run.older.n;
     let last = run.next + 1;

@@ -1,7 +1,8 @@
 /**
  * The signature pool (src/edge/sig-pool.ts): worker threads start under the TypeScript loader, load
- * the native secp256k1 binding, recover the right signers in batches (calls made in one turn are
- * coalesced and split over the threads, and each call still gets its own results back in order), and
+ * the native secp256k1 binding, recover the right signers in batches (calls made in one turn, or while
+ * every thread is busy, are coalesced and split over the threads, and each call still gets its own
+ * results back in order), and
  * survive malformed input. Also the L1 ClobAuth digest against the platform client's published vectors.
  */
 import { after, before, test } from 'node:test';
@@ -100,6 +101,31 @@ test('concurrent calls made in one turn are coalesced and each gets its own resu
     assert.deepEqual(res.map((r) => r.recovered), calls[k]!.map((o) => o.signer.toLowerCase()));
   });
   assert.deepEqual(await pool.verifyOrders([], domains), []);
+});
+
+test('while every thread is busy, calls queue and leave together as one task when a thread comes back', async () => {
+  const one = new SigPool({ threads: 1, maxBatch: 128 });
+  try {
+    await one.backend();
+    const before = one.tasks;
+    const big = [...orders, ...orders];
+    const first = one.verifyOrders(big, domains); // one task of 80 recoveries: milliseconds of work
+    const later: Promise<Awaited<ReturnType<SigPool['verifyOrders']>>>[] = [];
+    for (let i = 0; i < 10; i++) {
+      await new Promise((r) => setImmediate(r)); // each call in an event-loop turn of its own
+      later.push(one.verifyOrders([orders[i]!], domains));
+    }
+    const res = await Promise.all([first, ...later]);
+    assert.equal(one.tasks - before, 2, 'the ten single-order calls made while the thread was busy went as one task');
+    assert.deepEqual(res[0]!.map((r) => r.orderId), big.map((o) => o.expectedId));
+    res.slice(1).forEach((r, i) => assert.deepEqual(r, [{ orderId: orders[i]!.expectedId, recovered: orders[i]!.signer.toLowerCase() }]));
+    // An idle pool sends a lone call at once, alone.
+    const t = one.tasks;
+    await one.verifyOrders([orders[0]!], domains);
+    assert.equal(one.tasks - t, 1);
+  } finally {
+    await one.close();
+  }
 });
 
 test('malformed orders and signatures answer recovered undefined (or another signer) without failing the batch', async () => {

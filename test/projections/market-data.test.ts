@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { FillEvent, OrderRecord } from '../../src/domain/events.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
 import { readJournal } from '../../src/journal/recovery.ts';
-import { putOrderRecord } from '../../src/journal/orders.ts';
+import { putOrderId, putOrderState } from '../../src/journal/orders.ts';
 import { builderTradeKeys, priceKey, type Key } from '../../src/journal/keys.ts';
 import {
   BuilderTradesProjection,
@@ -80,7 +80,9 @@ function fill(over: Partial<FillEvent> = {}): FillEvent {
 
 let nextSeq = 1;
 function putOrder(store: Store, orderId: string, makerFeeBps: number, takerFeeBps: number): void {
-  void putOrderRecord(store, { orderId, seq: nextSeq++, makerFeeBps, takerFeeBps } as unknown as OrderRecord, true);
+  const rec = { orderId, seq: nextSeq++, makerFeeBps, takerFeeBps } as unknown as OrderRecord;
+  void putOrderId(store, rec);
+  void putOrderState(store, rec);
 }
 
 const keysOf = (o: RangeOverlay, start: Key, end: Key) => [...o.range(start, end)].map((e) => e.key);

@@ -15,7 +15,7 @@ import { isApiError } from '../../src/domain/errors.ts';
 import { decodeCursor } from '../../src/domain/cursor.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
 import { priceKey } from '../../src/journal/keys.ts';
-import { putOrderRecord } from '../../src/journal/orders.ts';
+import { putOrderId, putOrderState } from '../../src/journal/orders.ts';
 import { BuilderTradesProjection, MarketDataStore } from '../../src/projections/market-data.ts';
 import { MAX_HISTORY_POINTS, MarketDataReader, type BookSource, type HistoryParams } from '../../src/queries/market-data.ts';
 
@@ -294,7 +294,11 @@ test('builder trades: every filter, strict before/after in seconds, trade id, ou
   const hex = (n: number) => '0x' + n.toString(16).padStart(64, '0');
   const t0 = 1_800_000_000_000;
   const orders = [hex(1), hex(2), hex(3), hex(4)];
-  for (const [i, id] of orders.entries()) void putOrderRecord(store, { orderId: id, seq: 9000 + i, makerFeeBps: i, takerFeeBps: 10 + i } as unknown as OrderRecord, true);
+  for (const [i, id] of orders.entries()) {
+    const rec = { orderId: id, seq: 9000 + i, makerFeeBps: i, takerFeeBps: 10 + i } as unknown as OrderRecord;
+    void putOrderId(store, rec);
+    void putOrderState(store, rec);
+  }
   await store.orders.flushed;
 
   // 12 fills, one per second: builder, taker wallet, market and token vary with i.

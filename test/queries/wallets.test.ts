@@ -690,6 +690,27 @@ test('trades: rendered rows beyond the limit are dropped, rows served again kept
   await s.close();
 });
 
+test('trades: a run reads ahead at most readAhead rows beyond what the request lists', async () => {
+  const { s, commit, oracle, got } = await tradeFixture(240, { firstRead: 4, readAhead: 8 });
+  await commit(0, 240);
+  const limits: number[] = [];
+  const getRange = s.views.getRange.bind(s.views);
+  s.views.getRange = ((o: { limit?: number }) => {
+    if (o.limit !== undefined) limits.push(o.limit);
+    return getRange(o as never);
+  }) as typeof s.views.getRange;
+  // Walk the global taker range down one page at a time: the run grows to ~200 rows, so without the cap
+  // each extension would read as many rows again as the run already holds.
+  for (let offset = 0; offset < 200; offset += 10) {
+    const p: TradesParams = { limit: 10, offset, takerOnly: true };
+    assert.deepEqual(got(p), oracle(p));
+  }
+  assert.ok(limits.length > 5, `the run was extended ${limits.length} times`);
+  assert.ok(Math.max(...limits) <= 10 + 8, `largest read ${Math.max(...limits)} rows`);
+  s.views.getRange = getRange;
+  await s.close();
+});
+
 test('trades: runs of committed rows stay exact when extended, brought up, started over, capped and evicted', async () => {
   // Small limits, so that 240 fills reach every path: reads of 4 rows doubling, a run started over after
   // 8 new rows, at most 30 rows a run (deeper pages stream), 50 rows in all (runs evicted in turn).

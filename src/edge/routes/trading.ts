@@ -18,7 +18,7 @@ import type { FillEvent, OrderRecord } from '../../domain/events.ts';
 import type { PlaceResponse } from '../../engine/engine.ts';
 import type { AppContext } from '../context.ts';
 import { checkOrders, type NormalizedOrder, type OrderCheckDeps, type OrderCaller } from '../order-check.ts';
-import { fillAt, walletFillSeqs } from '../../queries/fills.ts';
+import { walletFills } from '../../queries/fills.ts';
 import { route, type AnyRoute, type Caller } from '../route.ts';
 import {
   CancelMarketOrdersBody,
@@ -299,9 +299,8 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
         let seen = 0;
         let more = false;
         // Walks the wallet's fills from the start (filters need each fill): cost grows with the offset.
-        for (const seq of walletFillSeqs(ctx.views, wallet)) {
-          const f = fillAt(ctx.store, seq);
-          if (f === undefined || !matches(f)) continue;
+        for (const f of walletFills(ctx.store, ctx.views, wallet)) {
+          if (!matches(f)) continue;
           if (seen++ < from) continue;
           if (page.length === limit) {
             more = true;
