@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import { Engine } from '../../src/engine/engine.ts';
 import { metaKeys } from '../../src/journal/keys.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
-import { tempStore, wallet } from '../fixtures/engine-harness.ts';
+import { T, market, order, tempStore, wallet } from '../fixtures/engine-harness.ts';
 
 let env: ReturnType<typeof tempStore>;
 let engine: Engine;
@@ -56,6 +56,33 @@ test('commands of later turns wait for the batch in flight and commit together, 
     assert.equal(engine.stats().transactions - tx0, 2, 'the ten later deposits committed as one batch');
     assert.equal(engine.stats().committedSeq, engine.stats().journalSeq);
   } finally {
+    release(); // an assertion that failed before it must not leave the commit held (close would wait forever)
     meta.put = put;
+  }
+});
+
+test('last trade prices survive a restart: the start-up replay finds each token\'s newest fill', async () => {
+  const env2 = tempStore('pm-last-trade-');
+  let e: Engine | undefined;
+  try {
+    const m = market(7);
+    const [a, b] = [wallet(71), wallet(72)];
+    e = await Engine.open({ store: env2.store, shards: 1, log: silentLogger });
+    e.registerMarket(m);
+    assert.ok((await e.deposit(a, 100 * T)).ok && (await e.deposit(b, 100 * T)).ok);
+    // A mint (YES 0.40 + NO 0.60), then a later YES mint at 0.45: the newest fill per token wins.
+    for (const [yes, no] of [[4000, 6000], [4500, 5500]]) {
+      assert.ok((await e.placeOrder(order({ wallet: a, tokenId: m.tokenIds[0], side: 'BUY', price: yes, size: 2 * T }))).ok);
+      assert.ok((await e.placeOrder(order({ wallet: b, tokenId: m.tokenIds[1], side: 'BUY', price: no, size: 2 * T }))).ok);
+    }
+    const before = [e.lastTradePrice(m.tokenIds[0]), e.lastTradePrice(m.tokenIds[1])];
+    assert.deepEqual(before.map((t) => t?.pricePips), [4500, 5500]);
+    await e.close();
+    e = await Engine.open({ store: env2.store, shards: 1, log: silentLogger });
+    assert.deepEqual([e.lastTradePrice(m.tokenIds[0]), e.lastTradePrice(m.tokenIds[1])], before);
+    assert.equal(e.lastTradePrice('999'), undefined);
+  } finally {
+    await e?.close(); // also when an assertion failed: live shard workers would keep the test process up
+    await env2.cleanup();
   }
 });
