@@ -18,13 +18,15 @@
  * Self-checks: the journal (readJournal: journal and fills tables merged by seq) holds seq 1..N contiguously, the fills table N rows with N
  * distinct transaction hashes, meta.journalSeq = N, one transaction per batch at most, and fills read back equal what was written.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
 import type { FillEvent, OrderRecord } from '../../src/domain/events.ts';
-import { readFill, readFillsFrom } from '../../src/journal/fill-codec.ts';
+import { readFill, readFillsFrom, tradeIdOf } from '../../src/journal/fill-codec.ts';
+import type { OrderStateRow } from '../../src/journal/orders.ts';
 import { openStore } from '../../src/journal/env.ts';
 import { metaKeys } from '../../src/journal/keys.ts';
 import { readJournal } from '../../src/journal/recovery.ts';
@@ -36,6 +38,23 @@ const BATCH = 2_000;
 const MARKETS = 16;
 const WALLETS = 64;
 const RUNS = 3;
+
+const prefixOf = (store: ReturnType<typeof openStore>) => store.meta.get(metaKeys.tradeIdPrefix) as string;
+
+/** JOURNAL_PROFILE=<file>: V8's sampling profile of the main thread over the last run's timed window. */
+async function startProfile(): Promise<Session> {
+  const s = new Session();
+  s.connect();
+  await s.post('Profiler.enable');
+  await s.post('Profiler.start');
+  return s;
+}
+
+async function stopProfile(s: Session, file: string): Promise<void> {
+  const { profile } = await s.post('Profiler.stop');
+  writeFileSync(file, JSON.stringify(profile));
+  s.disconnect();
+}
 
 function check(cond: boolean, what: string): void {
   if (!cond) throw new Error(`journal bench self-check failed: ${what}`);
@@ -107,15 +126,18 @@ interface Once {
   bytesPerFill: number;
 }
 
-async function once(w: ReturnType<typeof workload>): Promise<Once> {
+async function once(w: ReturnType<typeof workload>, profile?: string): Promise<Once> {
   const dir = mkdtempSync(join(tmpdir(), 'pm-journal-bench-'));
   const store = openStore({ dataDir: dir, mapSize: 8 * 1024 ** 3 });
   try {
     const writer = new JournalWriter(store, 0, Date.now);
     const fills = w.fills.map((f) => ({ ...f }));
+    // Each run starts from resting makers with no fills (the records are mutated as fills land).
+    const makers = w.makers.map((m) => ({ ...m, tradeIds: [] as string[] }));
     const th0 = threadTimes(process.pid);
     const cpu0 = process.cpuUsage();
     const elu0 = performance.eventLoopUtilization();
+    const session = profile === undefined ? undefined : await startProfile();
     const t0 = performance.now();
     let last: Promise<unknown> | undefined;
     const dirty = new Uint8Array(w.balanceSlots.length);
@@ -124,7 +146,7 @@ async function once(w: ReturnType<typeof workload>): Promise<Once> {
       const balances: number[] = [];
       for (let i = b; i < b + BATCH; i++) {
         const f = writer.append(fills[i]);
-        const maker = w.makers[i >> 3];
+        const maker = makers[i >> 3];
         maker.sizeMatched += f.size;
         maker.tradeIds.push(f.tradeId);
         touched.add(maker);
@@ -145,6 +167,7 @@ async function once(w: ReturnType<typeof workload>): Promise<Once> {
       await new Promise((r) => setImmediate(r));
     }
     await last;
+    if (session !== undefined) await stopProfile(session, profile!);
     const ms = performance.now() - t0;
     const cpu = process.cpuUsage(cpu0);
     const elu = performance.eventLoopUtilization(elu0);
@@ -171,6 +194,10 @@ async function once(w: ReturnType<typeof workload>): Promise<Once> {
       check(isDeepStrictEqual(got, fills[i]), `fill ${i + 1} read back`);
     }
     check(writer.transactions <= FILLS / BATCH, 'at most one transaction per batch');
+    for (const m of [makers[0], makers[makers.length >> 1], makers[makers.length - 1]]) {
+      const row = store.orders.get(m.seq) as OrderStateRow;
+      check(row[1] === m.sizeMatched && row[3].length === m.tradeIds.length && row[3].every((seq, k) => tradeIdOf(prefixOf(store), seq) === m.tradeIds[k]), `maker ${m.orderId}: its state row`);
+    }
     return {
       fillsPerSec: (FILLS / ms) * 1000, ms, transactions: writer.transactions, cpuUsPerFill: (cpu.user + cpu.system) / FILLS, mainBusy: elu.utilization,
       mainUsPerFill: (mainMs * 1000) / FILLS, otherUsPerFill: (otherMs * 1000) / FILLS, bytesPerFill: written / FILLS,
@@ -191,7 +218,7 @@ export default async function run(): Promise<void> {
       m.sizeMatched = 0;
       m.tradeIds = [];
     }
-    const res = await once(w);
+    const res = await once(w, r === RUNS ? process.env.JOURNAL_PROFILE : undefined);
     if (r > 0) results.push(res);
   }
   results.sort((a, b) => a.fillsPerSec - b.fillsPerSec);

@@ -47,7 +47,7 @@ import {
 } from '../domain/events.ts';
 import { formatPips, formatUnits } from '../domain/units.ts';
 import type { Store } from '../journal/env.ts';
-import { USDC_ASSET, ix, metaKeys } from '../journal/keys.ts';
+import { USDC_ASSET, metaKeys } from '../journal/keys.ts';
 import { orderIdsOf, readOrder } from '../journal/orders.ts';
 import { balanceMapKey, hashState, lastTradeSide, verifyStore, type CanonicalState } from '../journal/recovery.ts';
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';

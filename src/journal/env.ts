@@ -16,7 +16,7 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { mkdirSync } from 'node:fs';
 
 /** Bump when a stored shape changes incompatibly; start-up refuses a store written by another version. */
-export const STORE_VERSION = 3;
+export const STORE_VERSION = 4;
 
 export interface Store {
   readonly root: RootDatabase;

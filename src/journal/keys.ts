@@ -42,13 +42,6 @@ export type CatalogKind = 'event' | 'market' | 'tag' | 'series';
 export const catalogKey = (kind: CatalogKind, id: string): Key => [kind, id];
 export const catalogRange = (kind: CatalogKind) => prefixRange([kind]);
 
-// ---- indexes (db `indexes`) ----------------------------------------------------------------------
-// Each builder names its index with a short tag as the first element. Add new indexes here.
-export const ix = {
-  /** Order ids of a wallet, oldest first: ['ord-wallet', wallet, seq, orderId]. */
-  ordersByWallet: (wallet: string, seq: number, orderId: string): Key => ['ord-wallet', wallet, seq, orderId],
-  ordersByWalletRange: (wallet: string) => prefixRange(['ord-wallet', wallet]),
-} as const;
 
 // ---- api keys (db `apiKeys`, edge/auth.ts) --------------------------------------------------------
 // A key record lives under its API key (a UUID string); the [tag, address, nonce] entry maps a wallet's

@@ -25,6 +25,7 @@ import { FEE_WALLET, type FillEvent, type JournalEvent, type OrderRecord } from 
 import type { Store } from './env.ts';
 import { readFillsFrom } from './fill-codec.ts';
 import { USDC_ASSET, engineMetaKeys, metaKeys } from './keys.ts';
+import { openOrdersOf } from './orders.ts';
 import type { MarketRow } from './writer.ts';
 
 export class RecoveryError extends Error {}
@@ -98,12 +99,7 @@ export function loadMaterialized(store: Store): MaterializedState {
   for (const { key, value } of store.balances.getRange({})) {
     balances.push({ wallet: String(key[0]), asset: String(key[1]), held: value as number });
   }
-  const openOrders: OrderRecord[] = [];
-  for (const { value } of store.orders.getRange({})) {
-    const rec = value as OrderRecord;
-    if (rec.status === 'LIVE') openOrders.push(rec);
-  }
-  openOrders.sort((a, b) => a.seq - b.seq);
+  const openOrders = openOrdersOf(store);
   return { lastSeq, netDeposits, markets, balances, openOrders };
 }
 

@@ -1,6 +1,6 @@
 /**
  * The single journal writer: appends the engine's events with consecutive global sequence numbers and
- * keeps the materialized tables (orders, balances, fills and their indexes, engine markets, meta) in step,
+ * keeps the materialized tables (orders, balances, fills, engine markets, meta) in step,
  * all in the same LMDB transaction, so the store is self-consistent at every commit.
  *
  * Group commit. The engine buffers one batch of effects (everything one event-loop turn produced: a ring
@@ -22,9 +22,9 @@
  *   fills[seq]             every fill, as a binary record of fill-codec.ts, in blocks of up to 16 fills keyed
  *                          by their first seq, appended; the journal is the union of the two tables by seq
  *                          (readJournal in recovery.ts merges them)
- *   indexes                ix.ordersByWallet (new orders)
- *   orders[seq], orderIds  OrderRecord, the latest state of each order touched in the batch, under the seq
- *                          of its acceptance; a new order's id -> seq (orders.ts)
+ *   orders[seq], orderIds  the latest state (status, size matched, fills, answer) of each order touched in
+ *                          the batch, under the seq of its acceptance, whose `order` event holds the rest;
+ *                          a new order's id -> seq (orders.ts)
  *   balances[wallet,asset] integer units held (available + reserved) of each balance touched
  *   engineMarkets[cid]     MarketRow of each market touched
  *   meta                   journalSeq (last seq of the batch), engine:netDeposits
@@ -33,7 +33,7 @@ import { randomBytes } from 'node:crypto';
 import type { FillEvent, JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { Store } from './env.ts';
 import { BLOCK_FILLS, SLOT_HEADER, fillRecordBound, sealFills, tradeIdOf, writeSlot } from './fill-codec.ts';
-import { balanceKey, engineMetaKeys, ix, metaKeys } from './keys.ts';
+import { balanceKey, engineMetaKeys, metaKeys } from './keys.ts';
 import { putOrderId, putOrderState } from './orders.ts';
 
 /** What the engine-markets table stores per market. */
@@ -51,7 +51,6 @@ export interface MarketRow {
   resolved: -1 | 0 | 1;
 }
 
-const EMPTY = Buffer.alloc(0);
 /** Fill records are encoded into slabs of this size (a fresh one once full: lmdb-js reads values at commit). */
 const SLAB_BYTES = 1 << 20;
 /** Keys only ever grow in these tables: MDB_APPEND skips the B-tree search and fills pages completely. */
@@ -163,7 +162,7 @@ export class JournalWriter {
     this.slabAt = 0;
   }
 
-  /** Buffers the order's current state; `isNew` adds its ordersByWallet index entry. */
+  /** Buffers the order's current state; `isNew` adds its id -> seq entry. */
   putOrder(rec: OrderRecord, isNew: boolean): void {
     this.orders.set(rec.orderId, rec);
     if (isNew) this.newOrders.push(rec);
@@ -197,10 +196,7 @@ export class JournalWriter {
       const e = events[i];
       if (e.type !== 'fill') p = s.journal.put(e.seq, e, APPEND);
     }
-    for (const rec of this.newOrders) {
-      putOrderId(s, rec);
-      s.indexes.put(ix.ordersByWallet(rec.wallet, rec.seq, rec.orderId), EMPTY);
-    }
+    for (const rec of this.newOrders) putOrderId(s, rec);
     for (const rec of this.orders.values()) p = putOrderState(s, rec);
     for (const [w, a, held] of this.balances) p = s.balances.put(balanceKey(w, a), held);
     for (const row of this.markets.values()) p = s.engineMarkets.put(row.conditionId, row);

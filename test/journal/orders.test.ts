@@ -1,11 +1,12 @@
 /**
- * The orders table (journal/orders.ts): records under the seq of their acceptance, an id -> seq index
- * written once per order, and reads by id that see the latest state the writer put.
+ * Orders in storage (journal/orders.ts): the `order` event holds what was submitted, the orders table only
+ * the state under the same seq, an id -> seq index written once per order, and reads by id that join the
+ * two into the record the engine held.
  */
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { depositEvent, type OrderRecord } from '../../src/domain/events.ts';
-import { orderIdsOf, readOrder } from '../../src/journal/orders.ts';
+import { orderAcceptedEvent, type FillEvent, type OrderRecord } from '../../src/domain/events.ts';
+import { openOrdersOf, orderIdsOf, readOrder } from '../../src/journal/orders.ts';
 import { JournalWriter } from '../../src/journal/writer.ts';
 import { tempStore } from '../fixtures/engine-harness.ts';
 
@@ -18,32 +19,79 @@ after(async () => {
 });
 
 const id = (n: number) => '0x' + n.toString(16).padStart(64, '0');
+const WALLET = '0x' + 'a'.repeat(40);
+const CID = '0x' + 'c'.repeat(64);
 
-function record(n: number, seq: number): OrderRecord {
-  return { orderId: id(n), wallet: '0x' + 'a'.repeat(40), seq, status: 'LIVE', sizeMatched: 0, tradeIds: [] } as unknown as OrderRecord;
+function record(n: number): OrderRecord {
+  return {
+    orderId: id(n), wallet: WALLET, tokenId: '123456789', side: 'BUY', orderType: 'GTC', postOnly: false, makerAmount: 5_000_000, takerAmount: 10_000_000,
+    expiration: 0, builder: '0x' + '0'.repeat(64), owner: '00000000-0000-4000-8000-00000000000a', signer: WALLET, salt: String(1000 + n), timestamp: '1700000000000',
+    signatureType: 0, signature: '0x' + '5'.repeat(130), seq: 0, conditionId: CID, outcome: 0, pricePips: 5000, sizeUnits: 10_000_000, budgetUnits: 0,
+    makerFeeBps: 0, takerFeeBps: 25, sizeMatched: 0, status: 'LIVE', tradeIds: [], createdAt: 0, updatedAt: 0,
+    response: undefined as unknown as OrderRecord['response'],
+  };
 }
 
-test('orders are stored by seq, found by id, and an update replaces the state without a second id entry', async () => {
-  const w = new JournalWriter(env.store, 0, () => 1_700_000_000_000);
+/** Journals an acceptance the way the engine does: the event gives the seq, the state goes with it. */
+function accept(w: JournalWriter, rec: OrderRecord): OrderRecord {
+  const ev = w.append(orderAcceptedEvent(rec));
+  rec.seq = ev.seq;
+  rec.createdAt = ev.ts;
+  rec.updatedAt = ev.ts;
+  w.putOrder(rec, true);
+  return rec;
+}
+
+function fill(taker: OrderRecord, maker: OrderRecord, size: number): FillEvent {
+  return {
+    type: 'fill', seq: 0, ts: 0, tradeId: '', txHash: '', conditionId: CID, kind: 'TRANSFER', size, takerOrderId: taker.orderId, makerOrderId: maker.orderId,
+    takerWallet: taker.wallet, makerWallet: maker.wallet, takerOwner: taker.owner, makerOwner: maker.owner, takerTokenId: taker.tokenId, makerTokenId: maker.tokenId,
+    takerOutcome: 0, makerOutcome: 0, takerSide: 'SELL', makerSide: 'BUY', takerPricePips: 5000, makerPricePips: 5000, takerUsdc: size / 2, makerUsdc: size / 2,
+    takerFee: 0, makerFee: 0, makerRemaining: 0, builder: taker.builder,
+  };
+}
+
+test('an order reads back as the engine held it: submission from its event, state from its row, trade ids from its fills', async () => {
+  let now = 1_700_000_000_000;
+  const w = new JournalWriter(env.store, 0, () => now);
   // Ids in descending order, seqs ascending: the table must follow the seqs.
-  const recs = [3, 2, 1].map((n) => {
-    const e = w.append(depositEvent('deposit', '0xa', 1)); // any event gives a seq
-    const r = record(n, e.seq);
-    w.putOrder(r, true);
-    return r;
-  });
+  const [a, b, c] = [3, 2, 1].map((n) => accept(w, record(n)));
+  for (const r of [a, b, c]) r.response = { status: 'live', makingAmount: 0, takingAmount: 0, tradeIds: [] };
   await w.flush()!.committed;
-  assert.deepEqual([...env.store.orders.getKeys({})], recs.map((r) => r.seq));
+  assert.deepEqual([...env.store.orders.getKeys({})], [a.seq, b.seq, c.seq]);
   assert.deepEqual([...orderIdsOf(env.store)].sort(), [id(1), id(2), id(3)]);
-  assert.equal(readOrder(env.store, id(2))?.seq, recs[1]!.seq);
+  assert.deepEqual(readOrder(env.store, id(2)), b);
   assert.equal(readOrder(env.store, id(9)), undefined);
 
-  w.putOrder({ ...recs[1]!, status: 'MATCHED', sizeMatched: 5 }, false);
-  w.append(depositEvent('deposit', '0xa', 1));
+  // b rests; a taker d fills against it twice in its placement and is answered with both fills.
+  now += 1000;
+  const d = accept(w, { ...record(4), side: 'SELL' });
+  const fills = [fill(d, b, 2_000_000), fill(d, b, 3_000_000)].map((f) => w.append(f));
+  for (const f of fills) {
+    for (const o of [d, b]) {
+      o.sizeMatched += f.size;
+      o.tradeIds.push(f.tradeId);
+      o.updatedAt = f.ts;
+    }
+  }
+  d.status = 'MATCHED';
+  d.response = { status: 'matched', makingAmount: 5_000_000, takingAmount: 2_500_000, tradeIds: fills.map((f) => f.tradeId) };
+  w.putOrder(d, false);
+  w.putOrder(b, false);
+  // c is cancelled: its later state replaces the earlier one, still without a second id entry.
+  c.status = 'CANCELED';
+  c.updatedAt = now;
+  w.putOrder(c, false);
   await w.flush()!.committed;
-  const r = readOrder(env.store, id(2));
-  assert.equal(r?.status, 'MATCHED');
-  assert.equal(r?.sizeMatched, 5);
-  assert.equal(env.store.orderIds.getCount(), 3);
-  assert.equal(env.store.orders.getCount(), 3);
+
+  assert.deepEqual(readOrder(env.store, d.orderId), d);
+  assert.deepEqual(readOrder(env.store, b.orderId), b);
+  assert.deepEqual(readOrder(env.store, b.orderId)!.tradeIds, fills.map((f) => f.tradeId), 'trade ids are the fills\' ids');
+  assert.equal(readOrder(env.store, c.orderId)!.status, 'CANCELED');
+  assert.equal(env.store.orderIds.getCount(), 4);
+  assert.equal(env.store.orders.getCount(), 4);
+  // The row is the state alone: the signature and the rest of the submission live in the journal only.
+  const row = env.store.orders.getBinary(b.seq)!;
+  assert.ok(row.length < 64, `state row of ${row.length} bytes`);
+  assert.deepEqual(openOrdersOf(env.store).map((o) => o.orderId), [a.orderId, b.orderId], 'open orders, in seq order');
 });

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { FillEvent, OrderRecord } from '../../src/domain/events.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
 import { readJournal } from '../../src/journal/recovery.ts';
-import { putOrderId, putOrderState } from '../../src/journal/orders.ts';
+import { putOrderRecord } from '../../src/journal/orders.ts';
 import { builderTradeKeys, priceKey, type Key } from '../../src/journal/keys.ts';
 import {
   BuilderTradesProjection,
@@ -80,9 +80,8 @@ function fill(over: Partial<FillEvent> = {}): FillEvent {
 
 let nextSeq = 1;
 function putOrder(store: Store, orderId: string, makerFeeBps: number, takerFeeBps: number): void {
-  const rec = { orderId, seq: nextSeq++, makerFeeBps, takerFeeBps } as unknown as OrderRecord;
-  void putOrderId(store, rec);
-  void putOrderState(store, rec);
+  const rec = { orderId, seq: nextSeq++, makerFeeBps, takerFeeBps, status: 'LIVE', sizeMatched: 0, tradeIds: [], createdAt: 0, updatedAt: 0 } as unknown as OrderRecord;
+  void putOrderRecord(store, rec);
 }
 
 const keysOf = (o: RangeOverlay, start: Key, end: Key) => [...o.range(start, end)].map((e) => e.key);

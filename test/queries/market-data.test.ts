@@ -15,7 +15,7 @@ import { isApiError } from '../../src/domain/errors.ts';
 import { decodeCursor } from '../../src/domain/cursor.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
 import { priceKey } from '../../src/journal/keys.ts';
-import { putOrderId, putOrderState } from '../../src/journal/orders.ts';
+import { putOrderRecord } from '../../src/journal/orders.ts';
 import { BuilderTradesProjection, MarketDataStore } from '../../src/projections/market-data.ts';
 import { MAX_HISTORY_POINTS, MarketDataReader, type BookSource, type HistoryParams } from '../../src/queries/market-data.ts';
 
@@ -295,9 +295,8 @@ test('builder trades: every filter, strict before/after in seconds, trade id, ou
   const t0 = 1_800_000_000_000;
   const orders = [hex(1), hex(2), hex(3), hex(4)];
   for (const [i, id] of orders.entries()) {
-    const rec = { orderId: id, seq: 9000 + i, makerFeeBps: i, takerFeeBps: 10 + i } as unknown as OrderRecord;
-    void putOrderId(store, rec);
-    void putOrderState(store, rec);
+    const rec = { orderId: id, seq: 9000 + i, makerFeeBps: i, takerFeeBps: 10 + i, status: 'LIVE', sizeMatched: 0, tradeIds: [], createdAt: 0, updatedAt: 0 } as unknown as OrderRecord;
+    void putOrderRecord(store, rec);
   }
   await store.orders.flushed;
 
