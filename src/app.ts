@@ -71,6 +71,7 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
   projector.catchUp();
   engine.onCommitted(projector.onCommitted);
   metrics.watchEngine(() => engine.stats());
+  metrics.watchSignaturePool(() => auth.pool);
   const ctx: AppContext = {
     config,
     store,

@@ -104,6 +104,23 @@ export class Metrics {
     }
   }
 
+  /** The signature pool's counters: orders per task is what its batching buys (each task wakes a thread). */
+  watchSignaturePool(stats: () => { tasks: number; orders: number }): void {
+    for (const [key, help] of [
+      ['tasks', 'Tasks sent to the signature pool since start'],
+      ['orders', 'Orders verified by the signature pool since start'],
+    ] as const) {
+      new Gauge({
+        name: `signature_pool_${key}`,
+        help,
+        registers: [this.registry],
+        collect() {
+          this.set(stats()[key]);
+        },
+      });
+    }
+  }
+
   rateLimited(bucket: string): void {
     this.limited.labels(bucket).inc();
   }

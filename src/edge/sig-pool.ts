@@ -85,8 +85,9 @@ export class SigPool {
   private closed = false;
   private inflight = 0;
   private readonly maxInflight: number;
-  /** Tasks dispatched so far (what the batching saves is visible in tests and benchmarks). */
+  /** Tasks dispatched so far, and the orders they carried (what the batching saves: tests, /metrics). */
   tasks = 0;
+  orders = 0;
 
   constructor(opts: SigPoolOptions = {}) {
     this.threads = opts.threads && opts.threads > 0 ? opts.threads : availableParallelism();
@@ -182,6 +183,7 @@ export class SigPool {
       : (this.piscina.run(task, { name: 'verifyOrders' }) as Promise<OrderVerification[]>);
     this.inflight++;
     this.tasks++;
+    this.orders += batch.length;
     const done = () => {
       this.inflight--;
       // A slot is free: whatever queued while every thread was busy leaves now, as one task.

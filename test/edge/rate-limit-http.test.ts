@@ -226,6 +226,8 @@ test('/metrics (real app) counts 429s by bucket, requests by route and status, a
     const stats = app.ctx.engine.stats();
     assert.equal(sample(text, 'engine_transactions', {}), stats.transactions);
     assert.equal(sample(text, 'engine_journal_seq', {}), stats.journalSeq);
+    assert.equal(sample(text, 'signature_pool_tasks', {}), app.ctx.auth.pool.tasks);
+    assert.equal(sample(text, 'signature_pool_orders', {}), app.ctx.auth.pool.orders);
     assert.ok((await app.ctx.engine.deposit('0x' + '7'.repeat(40), 5_000_000)).ok);
     const after = await (await fetch(`${base}/metrics`)).text();
     assert.equal(sample(after, 'engine_transactions', {}), stats.transactions + 1);

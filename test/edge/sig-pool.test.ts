@@ -108,6 +108,7 @@ test('while every thread is busy, calls queue and leave together as one task whe
   try {
     await one.backend();
     const before = one.tasks;
+    const ordersBefore = one.orders;
     const big = [...orders, ...orders];
     const first = one.verifyOrders(big, domains); // one task of 80 recoveries: milliseconds of work
     const later: Promise<Awaited<ReturnType<SigPool['verifyOrders']>>>[] = [];
@@ -117,6 +118,7 @@ test('while every thread is busy, calls queue and leave together as one task whe
     }
     const res = await Promise.all([first, ...later]);
     assert.equal(one.tasks - before, 2, 'the ten single-order calls made while the thread was busy went as one task');
+    assert.equal(one.orders - ordersBefore, big.length + 10, 'the tasks carried every order once');
     assert.deepEqual(res[0]!.map((r) => r.orderId), big.map((o) => o.expectedId));
     res.slice(1).forEach((r, i) => assert.deepEqual(r, [{ orderId: orders[i]!.expectedId, recovered: orders[i]!.signer.toLowerCase() }]));
     // An idle pool sends a lone call at once, alone.
