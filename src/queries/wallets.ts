@@ -883,10 +883,14 @@ export class WalletDataReader {
     if (moved.length > 0) this.pricesMoved(view, moved);
   }
 
-  /** The sorts that read prices hold `moved` out of place (see SortedRows). */
+  /**
+   * The sorts of open rows that read prices hold `moved` out of place (see SortedRows). Closed rows have no
+   * live price (their PRICE is the closing price), and a moved open row merged into a closed sort would
+   * show there.
+   */
   private pricesMoved(view: WalletView, moved: LiveRow[]): void {
     for (const [key, sorted] of view.sorted) {
-      if (!PRICE_SORTS.has(key.slice(2, -2)) || sorted.resort) continue;
+      if (key[0] !== 'o' || !PRICE_SORTS.has(key.slice(2, -2)) || sorted.resort) continue;
       for (const r of moved) sorted.moved.push(r);
       // Beyond an eighth of the rows, one sort costs less than merging (and the list stays bounded).
       if (sorted.moved.length * 8 > sorted.rows.length) {
@@ -912,7 +916,12 @@ export class WalletDataReader {
     return sorted.rows;
   }
 
-  /** Takes the moved rows out of `sorted` and merges them back in at their places (rows that did not move keep their order). */
+  /**
+   * Takes the moved rows out of `sorted` and puts them back at their places, in place; rows that did not
+   * move keep their order. Each moved row finds its place by binary search among the others (k log n
+   * comparisons for k moved rows): a merge pass compared every row, ~250 µs per request over 5,000 rows
+   * while books moved under every read.
+   */
   private mergeMoved(sorted: SortedRows): void {
     const stamp = ++this.markStamp;
     for (const r of sorted.moved) r.mark = stamp;
@@ -926,16 +935,33 @@ export class WalletDataReader {
     const cmp = sorted.cmp;
     back.sort(cmp);
     const rows = sorted.rows;
-    const out = new Array<LiveRow>(rows.length);
-    let n = 0;
-    let j = 0;
-    for (const r of rows) {
-      if (r.mark === -stamp) continue;
-      while (j < back.length && cmp(back[j], r) < 0) out[n++] = back[j++];
-      out[n++] = r;
+    // The rows that stay, compacted to the front, still in order.
+    let m = 0;
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i];
+      if (r.mark !== -stamp) rows[m++] = r;
     }
-    while (j < back.length) out[n++] = back[j++];
-    sorted.rows = out;
+    // Each moved row goes before the first staying row it sorts before (after its equals), as a merge
+    // would put it; `back` is sorted, so its places never decrease.
+    const at = new Array<number>(back.length);
+    let lo = 0;
+    for (let j = 0; j < back.length; j++) {
+      let a = lo;
+      let b = m;
+      while (a < b) {
+        const mid = (a + b) >>> 1;
+        if (cmp(back[j], rows[mid]) < 0) b = mid;
+        else a = mid + 1;
+      }
+      at[j] = lo = a;
+    }
+    // Spread from the right: a staying row moves up by the number of moved rows placed before it.
+    let w = m + back.length;
+    let i = m - 1;
+    for (let j = back.length - 1; j >= 0; j--) {
+      while (i >= at[j]) rows[--w] = rows[i--];
+      rows[--w] = back[j];
+    }
   }
 
   /**

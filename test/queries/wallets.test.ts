@@ -535,6 +535,52 @@ test('price sorts stay exact while books move: moved rows merged back, or a new 
   await s.close();
 });
 
+test('a book that moves under an open position never brings it into the closed positions sorted by price', async () => {
+  const s = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-wpc-')) });
+  const v = new ViewStore(s.views);
+  const owner = '0x' + '6'.repeat(40);
+  const other = '0x' + '7'.repeat(40);
+  const cid = (i: number) => '0x' + (i + 1).toString(16).padStart(64, '0');
+  const book = new Map<string, { version: number; json: string }>();
+  const publish = (t: string, bid: string, ask: string) =>
+    book.set(t, { version: (book.get(t)?.version ?? 0) + 1, json: JSON.stringify({ bids: [{ price: bid, size: '1' }], asks: [{ price: ask, size: '1' }] }) });
+  const positions = new WalletPositionsProjection(v);
+  let sq = 0;
+  const trade = (i: number, side: 'BUY' | 'SELL', pips: number) =>
+    positions.apply({
+      type: 'fill', seq: ++sq, ts: sq * 1000, tradeId: '', txHash: '', conditionId: cid(i), kind: 'TRANSFER', size: 2 * U, takerOrderId: 'a', makerOrderId: 'b',
+      takerWallet: owner, makerWallet: other, takerOwner: 'k', makerOwner: 'k', takerTokenId: `t${i}`, makerTokenId: `t${i}`, takerOutcome: 0, makerOutcome: 0,
+      takerSide: side, makerSide: side === 'BUY' ? 'SELL' : 'BUY', takerPricePips: pips, makerPricePips: pips, takerUsdc: (2 * U * pips) / 10_000,
+      makerUsdc: (2 * U * pips) / 10_000, takerFee: 0, makerFee: 0, makerRemaining: 0, builder: '0x',
+    } as JournalEvent);
+  const N = 12;
+  for (let i = 0; i <= N; i++) {
+    positions.apply({ type: 'market', seq: ++sq, ts: 0, conditionId: cid(i), marketId: i + 1, tokenIds: [`t${i}`, `u${i}`], tickPips: 100, minSizeUnits: U, makerFeeBps: 0, takerFeeBps: 0, acceptingOrders: true, negRisk: false } as JournalEvent);
+    publish(`t${i}`, '0.4', '0.42');
+  }
+  // Markets 0..N-1: bought and sold out (closed; more than eight, so a moved row would be merged in, not
+  // trigger a fresh sort); market N: bought and held (open).
+  for (let i = 0; i < N; i++) {
+    trade(i, 'BUY', 3000);
+    trade(i, 'SELL', 4000 + 100 * i);
+  }
+  trade(N, 'BUY', 3000);
+  const closedOrder = Array.from({ length: N }, (_, i) => cid(N - 1 - i));
+  const reader = new WalletDataReader({ store: s, views: v, catalog: new CatalogReader(s), prices: { bookSnapshot: (t) => book.get(t), lastTradePrice: () => undefined }, priceEvents: true });
+  const closed = () => reader.closedPositions({ user: owner, limit: 50, offset: 0, sortBy: 'PRICE', descending: true }).map((r) => r.conditionId);
+  const open = () => reader.positions({ user: owner, sizeThreshold: 0, redeemable: false, mergeable: false, limit: 50, offset: 0, sortBy: 'PRICE', descending: true });
+  assert.deepEqual(closed(), closedOrder);
+  assert.deepEqual(open().map((r) => r.conditionId), [cid(N)]);
+  for (const [bid, ask] of [['0.7', '0.72'], ['0.1', '0.12'], ['0.5', '0.52']]) {
+    publish(`t${N}`, bid!, ask!);
+    reader.pricesChanged([`t${N}`]);
+    assert.deepEqual(closed(), closedOrder, `closed positions after the open one moved to ${bid}`);
+    const [row] = open();
+    assert.ok(Math.abs(row!.curPrice - (Number(bid) + 0.01)) < 1e-9, `open position priced at the new midpoint (${row!.curPrice})`);
+  }
+  await s.close();
+});
+
 // ---- trades across the committed / not yet committed boundary ----------------------------------------
 
 /**
