@@ -1,7 +1,6 @@
 /**
  * Loopback HTTP load for the benchmarks: autocannon in this process, or in a child process so that the
- * server under test keeps a core of its own (this machine may have only two). The child is this very
- * module, forked with CHILD_FLAG set; options and results cross the IPC channel as plain data.
+ * server under test keeps a core of its own (bench/lib/child.ts).
  *
  * Fixed rate (`rate`) is autocannon's overallRate, and two of its properties matter when reading a p99:
  *   - it is not a steady arrival: each connection sends back to back until it has made its share of
@@ -13,9 +12,8 @@
  *     samples at t-1, t-2, ... 1 ms: a rare slow response weighs about t times in `p99`.
  * `raw` therefore also gives the response times as measured, one sample per response.
  */
-import { fork } from 'node:child_process';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { runInChild, serveInChild } from './child.ts';
 
 export interface LoadOptions {
   url: string;
@@ -117,29 +115,7 @@ export async function runAutocannon(o: AnyLoadOptions): Promise<LoadResult> {
 
 /** Runs autocannon in a child process and returns its result. */
 export function runAutocannonChild(o: AnyLoadOptions): Promise<LoadResult> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), [], {
-      execArgv: ['--import', 'tsx'],
-      env: { ...process.env, [CHILD_FLAG]: '1' },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    let result: LoadResult | undefined;
-    child.on('message', (m: { ready?: true; result?: LoadResult; error?: string }) => {
-      if (m.ready) child.send(o);
-      else if (m.result) result = m.result;
-      else if (m.error) reject(new Error(`autocannon child: ${m.error}`));
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => (result && code === 0 ? resolve(result) : reject(new Error(`autocannon child exited with ${code}`))));
-  });
+  return runInChild(import.meta.url, CHILD_FLAG, o);
 }
 
-if (process.env[CHILD_FLAG] === '1') {
-  process.once('message', (o: AnyLoadOptions) => {
-    runAutocannon(o).then(
-      (result) => process.send!({ result }, () => process.exit(0)),
-      (e: unknown) => process.send!({ error: String(e) }, () => process.exit(1)),
-    );
-  });
-  process.send!({ ready: true });
-}
+serveInChild(CHILD_FLAG, runAutocannon);

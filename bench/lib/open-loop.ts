@@ -13,9 +13,8 @@
  * else), run in a child process so the server under test keeps a core; the child reports its own CPU per
  * request. Timer lateness in the client counts against the server, never for it.
  */
-import { fork } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
 import { HttpClient } from '../../tools/load.ts';
+import { runInChild, serveInChild } from './child.ts';
 
 export interface OpenLoopOptions {
   url: string;
@@ -116,29 +115,7 @@ const CHILD_FLAG = 'PM_BENCH_OPEN_LOOP_CHILD';
 
 /** runOpenLoop in a child process. */
 export function runOpenLoopChild(o: OpenLoopOptions): Promise<OpenLoopResult> {
-  return new Promise((resolve, reject) => {
-    const child = fork(fileURLToPath(import.meta.url), [], {
-      execArgv: ['--import', 'tsx'],
-      env: { ...process.env, [CHILD_FLAG]: '1' },
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    let result: OpenLoopResult | undefined;
-    child.on('message', (m: { ready?: true; result?: OpenLoopResult; error?: string }) => {
-      if (m.ready) child.send(o);
-      else if (m.result) result = m.result;
-      else if (m.error) reject(new Error(`open-loop child: ${m.error}`));
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => (result && code === 0 ? resolve(result) : reject(new Error(`open-loop child exited with ${code}`))));
-  });
+  return runInChild(import.meta.url, CHILD_FLAG, o);
 }
 
-if (process.env[CHILD_FLAG] === '1') {
-  process.once('message', (o: OpenLoopOptions) => {
-    runOpenLoop(o).then(
-      (result) => process.send!({ result }, () => process.exit(0)),
-      (e: unknown) => process.send!({ error: String(e) }, () => process.exit(1)),
-    );
-  });
-  process.send!({ ready: true });
-}
+serveInChild(CHILD_FLAG, runOpenLoop);

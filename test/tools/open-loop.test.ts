@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { runOpenLoop } from '../../bench/lib/open-loop.ts';
+import { runOpenLoop, runOpenLoopChild } from '../../bench/lib/open-loop.ts';
 
 /** A server that answers at once, except that it stalls every request for `stallMs` once `stallAt` have arrived. */
 async function server(stallAt: number, stallMs: number): Promise<{ url: string; seen: string[]; close(): Promise<void> }> {
@@ -50,6 +50,19 @@ test('open loop: requests queued behind a stalled one count from their due time'
     // 30 of 200 requests (15%) waited 10-300 ms: the p99 sits among them, far above a healthy answer.
     assert.ok(r.p99 >= 200, `p99 ${r.p99} ms carries the queued requests' wait`);
     assert.ok(r.p50 < 100, `p50 ${r.p50} ms: most requests were unaffected`);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('open loop in a child process: the parent gets the child\'s result', async () => {
+  const srv = await server(0, 0);
+  try {
+    const r = await runOpenLoopChild({ url: srv.url, paths: ['/a', '/missing'], rate: 100, seconds: 0.5, connections: 1 });
+    assert.equal(r.sent, 50);
+    assert.equal(r.ok, 25);
+    assert.equal(r.non2xx, 25);
+    assert.equal(srv.seen.length, 50, 'the requests came from the child');
   } finally {
     await srv.close();
   }
