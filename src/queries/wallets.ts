@@ -1227,6 +1227,8 @@ export class WalletDataReader {
    */
   tradesJson(p: TradesParams): string {
     if (p.limit === 0) return '[]';
+    // Each listed market is a range walked on its own: one listed twice would list its rows twice.
+    if (p.markets !== undefined && new Set(p.markets).size < p.markets.length) p = { ...p, markets: [...new Set(p.markets)] };
     const cursor = this.committedTradeCursor();
     this.trimRuns();
     const side = p.side === undefined ? -1 : sideCode(p.side);
@@ -1598,6 +1600,7 @@ function keyComparator(sortBy: PositionSort | ClosedSort, descending: boolean): 
     case 'REALIZEDPNL':
       return byNumber((r) => r.realized, descending);
     case 'TIMESTAMP':
-      return byNumber((r) => r.closedAt, descending);
+      // The seconds shown, not the ms of the close: rows closed within one second tie, and ties break as documented.
+      return byNumber((r) => r.timestamp, descending);
   }
 }

@@ -469,6 +469,14 @@ test('GET /trades: side, filterType/filterAmount (inclusive), market, user, limi
   assert.deepEqual(await keys(`market=${M5}`), []);
 });
 
+test('GET /trades: a market listed twice (in any case) lists its fills once', async () => {
+  const keys = async (q: string) => (await ok(`/trades?${q}`)).map(tradeKey);
+  const once = await keys(`market=${M1}`);
+  assert.equal(once.length, 3);
+  assert.deepEqual(await keys(`market=${M1},${M1.toUpperCase().replace('0X', '0x')}`), once);
+  assert.deepEqual(await keys(`market=${M1}&market=${M1}&takerOnly=false`), await keys(`market=${M1}&takerOnly=false`));
+});
+
 test('defaults: /trades limit 100, /positions limit 100, /closed-positions limit 10', async () => {
   // D takes 101 single tokens from one resting sale of C's (concurrent orders share commits).
   await order(C, TOK[M5][0], 'SELL', 101, 5000, 'live');

@@ -778,3 +778,40 @@ test('trades: runs of committed rows stay exact when extended, brought up, start
   }
   await s.close();
 });
+
+test('trades: a condition id listed twice in `market` lists its rows once', async () => {
+  const { s, v, fills, commit, oracle, got, markets, wallets } = await tradeFixture(30);
+  await commit(0, 20);
+  // The other 10 only queued in the overlay: both sources are read per listed market.
+  const trades = new WalletTradesProjection(v);
+  for (const f of fills.slice(20)) trades.apply(f);
+  for (const takerOnly of [true, false]) {
+    const d: TradesParams = { limit: 100, offset: 0, takerOnly };
+    assert.deepEqual(got({ ...d, markets: [markets[0], markets[0]] }), oracle({ ...d, markets: [markets[0]] }), `takerOnly=${takerOnly}`);
+    assert.deepEqual(got({ ...d, markets: [markets[1], markets[0], markets[1]] }), oracle({ ...d, markets }), `takerOnly=${takerOnly}, both`);
+    assert.deepEqual(got({ ...d, user: wallets[0], markets: [markets[1], markets[1]] }), oracle({ ...d, user: wallets[0], markets: [markets[1]] }));
+  }
+  await s.close();
+});
+
+test('closed positions sortBy=TIMESTAMP: rows closed in the same second tie on the timestamp shown', async () => {
+  const s = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-wts-')) });
+  const v = new ViewStore(s.views);
+  const owner = '0x' + '5'.repeat(40);
+  const positions = new WalletPositionsProjection(v);
+  const c = (i: number) => '0x' + i.toString(16).padStart(64, '0');
+  const second = Date.UTC(2026, 0, 1, 12);
+  let sq = 0;
+  // Split and merge back: M1 closes 100 ms into the second, M2 900 ms into it; both show the same timestamp.
+  for (const [i, ms] of [[1, 100], [2, 900]] as const) {
+    positions.apply({ type: 'split', seq: ++sq, ts: second - 5000, wallet: owner, conditionId: c(i), tokenIds: [`${i}0`, `${i}1`], amount: U } as JournalEvent);
+    positions.apply({ type: 'merge', seq: ++sq, ts: second + ms, wallet: owner, conditionId: c(i), tokenIds: [`${i}0`, `${i}1`], amount: U } as JournalEvent);
+  }
+  const r = new WalletDataReader({ store: s, views: v, catalog: new CatalogReader(s) });
+  const q = (descending: boolean) => r.closedPositions({ user: owner, limit: 10, offset: 0, sortBy: 'TIMESTAMP', descending }).map((row) => `${row.conditionId === c(1) ? 'M1' : 'M2'}:${row.outcomeIndex}@${row.timestamp}`);
+  const t = second / 1000;
+  const tied = [`M1:0@${t}`, `M1:1@${t}`, `M2:0@${t}`, `M2:1@${t}`];
+  assert.deepEqual(q(true), tied, 'DESC: equal timestamps break by conditionId, outcomeIndex ascending');
+  assert.deepEqual(q(false), tied, 'ASC');
+  await s.close();
+});
