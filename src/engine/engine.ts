@@ -853,13 +853,15 @@ export class Engine {
 
   /** A retry of a known order id gets the original answer; an order in flight, the same promise. */
   private duplicate(orderId: string): Promise<PlaceResponse> | undefined {
+    // An order known in memory may be applied but not yet committed: answer it only after the commit,
+    // as its original answer is (never acknowledge what a crash could still lose).
     const live = this.byId.get(orderId);
     if (live !== undefined) {
       if (live.pending !== undefined) return live.pending.promise;
-      return Promise.resolve(this.responseOf(live.rec));
+      return new Promise((resolve) => this.ack(resolve, this.responseOf(live.rec)));
     }
     const recent = this.recent.get(orderId);
-    if (recent !== undefined) return Promise.resolve(this.responseOf(recent));
+    if (recent !== undefined) return new Promise((resolve) => this.ack(resolve, this.responseOf(recent)));
     if (!this.knownIds.mightContain(orderId)) return undefined;
     const rec = readOrder(this.store, orderId);
     if (rec !== undefined) return Promise.resolve(this.responseOf(rec));

@@ -137,6 +137,11 @@ test('trading session over HTTP: rest, cross, mint, merge, rejections, batches, 
       assert.equal(tooMuch.status, 400);
     });
 
+    await t.test('redeem before resolution is refused naming the market', async () => {
+      const early = await bob.call('POST', '/redeem', { conditionId: CID });
+      assert.deepEqual([early.status, early.body], [400, { error: `market ${CID} is not resolved` }]);
+    });
+
     const bobAsk = await bob.place({ tokenId: YES, side: 'SELL', makerAmount: units(2), takerAmount: units(1) });
     assert.equal(bobAsk.body.status, 'live');
 
@@ -231,6 +236,10 @@ test('trading session over HTTP: rest, cross, mint, merge, rejections, batches, 
       assert.equal(await usdc(alice), units(98.75));
       const late = await alice.place({ tokenId: YES, side: 'BUY', makerAmount: units(1), takerAmount: units(2) });
       assert.equal(late.status, 400);
+      const split = await bob.call('POST', '/split', { conditionId: CID, amount: '1' });
+      assert.deepEqual([split.status, split.body], [400, { error: `market ${CID} is already resolved` }]);
+      const merge = await bob.call('POST', '/merge', { conditionId: CID, amount: '1' });
+      assert.deepEqual([merge.status, merge.body], [400, { error: `market ${CID} is already resolved` }]);
       for (const c of [alice, bob]) assert.deepEqual((await c.call('POST', '/redeem', { conditionId: CID })).body, { success: true });
       assert.equal(await usdc(alice), units(103.75));
       assert.equal(await usdc(bob), units(96.25));

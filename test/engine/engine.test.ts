@@ -280,6 +280,27 @@ describe('orders', () => {
     ok();
   });
 
+  test('a duplicate that arrives before the original is committed is answered only after that commit', async () => {
+    const m = newMarket();
+    const seller = await funded(0, 10 * T, m.cid);
+    const buyer = await funded(10 * T);
+    await engine.placeOrder(order({ wallet: seller, tokenId: m.yes, side: 'SELL', price: 4000, size: 4 * T }));
+    // A resting order (stays in memory) and a fully matched FOK (finished, kept until its commit).
+    for (const o of [
+      order({ wallet: buyer, tokenId: m.yes, side: 'BUY', price: 3000, size: 2 * T }),
+      order({ wallet: buyer, tokenId: m.yes, side: 'BUY', price: 4000, size: 4 * T, type: 'FOK' }),
+    ]) {
+      const first = engine.placeOrder(o);
+      // Applied by the sequencer (journaled), not necessarily committed yet.
+      while (engine.getOrder(o.orderId) === undefined) await new Promise((r) => setImmediate(r));
+      const again = await engine.placeOrder(o);
+      const seq = engine.getOrder(o.orderId)!.seq;
+      assert.ok(engine.stats().committedSeq >= seq, `duplicate answered before the original's commit (${engine.stats().committedSeq} < ${seq})`);
+      assert.deepEqual(again, await first);
+    }
+    ok();
+  });
+
   test('cancel: own orders only; others and unknown ids are "order not found"', async () => {
     const m = newMarket();
     const a = await funded(10 * T);

@@ -112,9 +112,10 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
     updatedAt: iso(r.updatedAt),
   });
 
-  const walletOp = async (p: Promise<{ ok: boolean; code: number }>) => {
+  // The ledger's refusals name the market (`market {conditionId} is not resolved`): fill it in.
+  const walletOp = async (conditionId: string, p: Promise<{ ok: boolean; code: number }>) => {
     const r = await p;
-    if (!r.ok) throw engineError(r.code);
+    if (!r.ok) throw engineError(r.code, { conditionId });
     return { success: true };
   };
 
@@ -344,7 +345,10 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
       summary: 'Split USDC into one of each outcome token of a market',
       body: SplitMergeBody,
       response: WalletOpResult,
-      handler: (req) => walletOp(engine.split(req.caller.address!, market(req.body.conditionId), units(req.body.amount))),
+      handler: (req) => {
+        const cid = market(req.body.conditionId);
+        return walletOp(cid, engine.split(req.caller.address!, cid, units(req.body.amount)));
+      },
     }),
     route({
       method: 'POST',
@@ -354,7 +358,10 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
       summary: 'Merge one of each outcome token of a market back into USDC',
       body: SplitMergeBody,
       response: WalletOpResult,
-      handler: (req) => walletOp(engine.merge(req.caller.address!, market(req.body.conditionId), units(req.body.amount))),
+      handler: (req) => {
+        const cid = market(req.body.conditionId);
+        return walletOp(cid, engine.merge(req.caller.address!, cid, units(req.body.amount)));
+      },
     }),
     route({
       method: 'POST',
@@ -364,7 +371,10 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
       summary: 'Redeem every token of a resolved market: the winning outcome pays 1 USDC each',
       body: RedeemBody,
       response: WalletOpResult,
-      handler: (req) => walletOp(engine.redeem(req.caller.address!, market(req.body.conditionId))),
+      handler: (req) => {
+        const cid = market(req.body.conditionId);
+        return walletOp(cid, engine.redeem(req.caller.address!, cid));
+      },
     }),
   ];
 }
