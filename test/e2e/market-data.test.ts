@@ -278,6 +278,41 @@ test('price endpoints on empty, one-sided and two-sided books, and last trades o
   assert.deepEqual(await get('/version').then((r) => [r.status, r.body]), [200, { version: 2 }]);
 });
 
+test('read-your-writes: the very next request after an acknowledgement sees the order, the cancel and the MERGE (no polling)', async () => {
+  const m = market(16);
+  engine.registerMarket(m);
+  const [YES, NO] = m.tokenIds;
+  const [w1, w2, w3] = [wallet(0x171), wallet(0x172), wallet(0x173)];
+  await fund(w1);
+  await fund(w2, m.conditionId, 100 * T);
+  await fund(w3, m.conditionId, 100 * T);
+  // Each read follows its acknowledgement at once: a snapshot coalesced for later must not be served.
+  for (let i = 1; i <= 5; i++) {
+    await place({ wallet: w1, tokenId: YES, side: 'BUY', price: 3000 + i * 100, size: 1 * T });
+    const no = (await get(`/book?token_id=${NO}`)).body;
+    assert.equal(no.asks.at(-1).price, String((7000 - i * 100) / 10_000), `order ${i}: mirrored ask`);
+    assert.equal((await get(`/price?token_id=${YES}&side=BUY`)).body.price, String((3000 + i * 100) / 10_000), `order ${i}: best bid`);
+  }
+  const sell = order({ wallet: w2, tokenId: YES, side: 'SELL', price: 6000, size: 2 * T });
+  assert.ok((await engine.placeOrder({ ...sell, builder: ZERO32 })).ok);
+  assert.deepEqual((await get(`/midpoint?token_id=${YES}`)).body, { mid: '0.475' });
+  assert.deepEqual((await engine.cancelOrders(w2, [sell.orderId])).canceled, [sell.orderId]);
+  assert.deepEqual((await get(`/book?token_id=${YES}`)).body.asks, [], 'the cancel is in the next book');
+  assert.deepEqual((await get(`/midpoint?token_id=${YES}`)).body, { mid: '' });
+
+  // MERGE: a resting SELL YES at 0.55 and a SELL NO at 0.45 (prices sum to 1): both tokens trade, side SELL.
+  await place({ wallet: w2, tokenId: YES, side: 'SELL', price: 5500, size: 2 * T });
+  await place({ wallet: w3, tokenId: NO, side: 'SELL', price: 4500, size: 2 * T, type: 'FAK' });
+  assert.deepEqual((await post('/last-trades-prices', [{ token_id: YES }, { token_id: NO }])).body, [
+    { token_id: YES, price: '0.55', side: 'SELL' },
+    { token_id: NO, price: '0.45', side: 'SELL' },
+  ]);
+  const [yes, no] = (await post('/books', [{ token_id: YES }, { token_id: NO }])).body;
+  assert.deepEqual([yes.last_trade_price, no.last_trade_price], ['0.55', '0.45']);
+  assert.deepEqual([yes.asks, no.bids], [[], []], 'the merged SELL YES left both books');
+  assert.equal(yes.hash, rehash(yes));
+});
+
 // ---- price history ------------------------------------------------------------------------------------
 
 test('price history: every trade recorded at once (read-your-writes), midpoints sampled as the book changes', async () => {
@@ -565,4 +600,32 @@ test('GET /markets: tokens[].price from the live book (midpoint, last trade on a
   const resolved = await fetch(base + `/admin/markets/${cid}/resolve`, { method: 'POST', headers: { authorization: 'Bearer t' }, body: JSON.stringify({ winningOutcomeIndex: 1 }) });
   assert.equal(resolved.status, 200, await resolved.text());
   assert.deepEqual(await tokens(), [[UP, 'Up', 0, false], [DOWN, 'Down', 1, true]]);
+});
+
+// Known gap outside this file's code: edge/routes/catalog.ts serves GET /markets from snapshots without
+// ensureSnapshots, so an acknowledged order may not move tokens[].price on the next request.
+test('GET /markets: tokens[].price reflects an acknowledged order on the very next request', async () => {
+  const cid = '0x' + 'e6'.repeat(32);
+  const [UP, DOWN] = ['9100000000000000000001', '9100000000000000000002'];
+  const ev = {
+    id: '78', slug: 'md-ryw-prices', title: 'RYW prices?', active: true, closed: false, startDate: '2026-01-01T00:00:00.000Z', endDate: '2030-01-01T00:00:00.000Z',
+    markets: [{ id: '780', slug: 'md-ryw-prices-m', question: 'Up?', conditionId: cid, outcomes: ['Up', 'Down'], clobTokenIds: [UP, DOWN], outcomePrices: ['0.2', '0.8'], orderPriceMinTickSize: '0.01', orderMinSize: 1, active: true, enableOrderBook: true, acceptingOrders: true }],
+  };
+  assert.equal((await fetch(base + '/admin/events', { method: 'POST', headers: { authorization: 'Bearer t' }, body: JSON.stringify([ev]) })).status, 200);
+  const [w1, w2] = [wallet(0x181), wallet(0x182)];
+  await fund(w1);
+  await fund(w2, cid, 50 * T);
+  await bookWhen(UP, () => true);
+  const upPrice = async () => {
+    for (let cursor = 'MA=='; cursor !== 'LTE='; ) {
+      const page = (await get(`/markets?next_cursor=${encodeURIComponent(cursor)}`)).body;
+      const mk = page.data.find((x: any) => x.condition_id === cid);
+      if (mk) return mk.tokens[0].price;
+      cursor = page.next_cursor;
+    }
+    assert.fail('market not listed');
+  };
+  await place({ wallet: w1, tokenId: UP, side: 'BUY', price: 4000, size: 1 * T });
+  await place({ wallet: w2, tokenId: UP, side: 'SELL', price: 4600, size: 1 * T });
+  assert.equal(await upPrice(), 0.43);
 });

@@ -158,10 +158,18 @@ export function catalogRoutes(ctx: AppContext): AnyRoute[] {
       query: MarketsQuery,
       response: MarketsPage,
       fieldMessages: { next_cursor: 'invalid next_cursor' },
-      handler: ({ query: q }) => {
+      handler: async ({ query: q }) => {
         const offset = cursorOffset(q.next_cursor);
         if (offset === 'end') return { data: [], next_cursor: END_CURSOR, limit: MARKETS_PAGE_SIZE, count: 0 };
-        const page = read().marketsPage(offset, normalizeCreatorParam(q.creator));
+        const creator = normalizeCreatorParam(q.creator);
+        let page = read().marketsPage(offset, creator);
+        // tokens[].price is the live midpoint: like GET /book, wait for snapshots that hold every order
+        // acknowledged so far (shards publish at most every 20 ms), then build the page again.
+        const wait = ctx.marketData?.ensureSnapshots(page.data.flatMap((m) => m.tokens.map((t) => t.token_id)));
+        if (wait !== undefined) {
+          await wait;
+          page = read().marketsPage(offset, creator);
+        }
         const count = page.data.length;
         return { data: page.data, next_cursor: page.more ? nextCursor(offset, count, Infinity) : END_CURSOR, limit: MARKETS_PAGE_SIZE, count };
       },
