@@ -29,7 +29,8 @@ import { Bench } from 'tinybench';
 import { LOT_UNITS, Side, Tif, type EventSink, type MarketParams, type MatchingBook, type PlaceCommand } from '../../src/engine/book/api.ts';
 import { createBook } from '../../src/engine/book/book.ts';
 import { bookBodies, bookFrame, type BookFrame } from '../../src/engine/book-json.ts';
-import { formatPips, formatUnits } from '../../src/domain/units.ts';
+import { formatPips } from '../../src/domain/units.ts';
+import { oracleBookBody } from '../../test/fixtures/book-oracle.ts';
 
 interface Market {
   name: string;
@@ -94,27 +95,10 @@ function market(name: string, perSide: number, tickPips: number, seed: number): 
   return { ...m, frame: bookFrame({ ...m, minSizeUnits: params.minSizeUnits, tickPips }) };
 }
 
-/** The worker's serialization before book-json.ts, verbatim in substance: the oracle. */
+/** The worker's serialization before book-json.ts (test/fixtures/book-oracle.ts): the oracle and the "before". */
 function oracleBodies(m: Market, nowSec: number): [string, string] {
-  const one = (outcome: 0 | 1): string => {
-    const depth = m.book.depth(outcome);
-    const last = m.lastTradePips[outcome];
-    const body = {
-      market: m.conditionId,
-      asset_id: m.tokenIds[outcome],
-      timestamp: String(nowSec),
-      hash: '',
-      bids: depth.bids.map((l) => ({ price: formatPips(l.pricePips), size: formatUnits(l.sizeUnits) })),
-      asks: depth.asks.map((l) => ({ price: formatPips(l.pricePips), size: formatUnits(l.sizeUnits) })),
-      min_order_size: formatUnits(m.params.minSizeUnits),
-      tick_size: formatPips(m.params.tickPips),
-      neg_risk: m.negRisk,
-      last_trade_price: last > 0 ? formatPips(last) : '',
-    };
-    body.hash = createHash('sha1').update(JSON.stringify(body)).digest('hex');
-    return JSON.stringify(body);
-  };
-  return [one(0), one(1)];
+  const input = { conditionId: m.conditionId, tokenIds: m.tokenIds, negRisk: m.negRisk, minSizeUnits: m.params.minSizeUnits, tickPips: m.params.tickPips };
+  return [0, 1].map((o) => oracleBookBody(input, m.book.depth(o as 0 | 1), m.lastTradePips[o]!, o as 0 | 1, nowSec)) as [string, string];
 }
 
 function newBodies(m: Market, nowSec: number): [string, string] {

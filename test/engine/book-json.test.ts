@@ -12,28 +12,11 @@ import { PIPS, UNITS, formatPips, formatPipsFast, formatUnits, formatUnitsFast }
 import type { Depth, EventSink, MarketParams, MatchingBook } from '../../src/engine/book/api.ts';
 import { createBook } from '../../src/engine/book/book.ts';
 import { createReferenceBook } from '../../src/engine/book/reference-book.ts';
+import { oracleBookBody } from '../fixtures/book-oracle.ts';
 import { bookBodies, bookFrame, type FrameInput } from '../../src/engine/book-json.ts';
 import { MIXES, Op, generateWorkload } from '../../tools/workload.ts';
 
 const NOW = 1_767_225_600;
-
-/** The body as the worker built it before book-json.ts: map, format, stringify, hash, stringify again. */
-function oracle(m: FrameInput, depth: Depth, lastPips: number, outcome: 0 | 1, nowSec: number): string {
-  const body = {
-    market: m.conditionId,
-    asset_id: m.tokenIds[outcome],
-    timestamp: String(nowSec),
-    hash: '',
-    bids: depth.bids.map((l) => ({ price: formatPips(l.pricePips), size: formatUnits(l.sizeUnits) })),
-    asks: depth.asks.map((l) => ({ price: formatPips(l.pricePips), size: formatUnits(l.sizeUnits) })),
-    min_order_size: formatUnits(m.minSizeUnits),
-    tick_size: formatPips(m.tickPips),
-    neg_risk: m.negRisk,
-    last_trade_price: lastPips > 0 ? formatPips(lastPips) : '',
-  };
-  body.hash = createHash('sha1').update(JSON.stringify(body)).digest('hex');
-  return JSON.stringify(body);
-}
 
 /** Outcome 1's depth by the Depth contract, for hand-made outcome-0 depths. */
 const mirrored = (d: Depth): Depth => ({
@@ -44,7 +27,7 @@ const mirrored = (d: Depth): Depth => ({
 function expectBodies(name: string, m: FrameInput, d0: Depth, d1: Depth, last: [number, number]): void {
   const got = bookBodies(bookFrame(m), d0, last, NOW);
   for (const o of [0, 1] as const) {
-    assert.equal(got[o], oracle(m, o === 0 ? d0 : d1, last[o], o, NOW), `${name}: outcome ${o}`);
+    assert.equal(got[o], oracleBookBody(m, o === 0 ? d0 : d1, last[o], o, NOW), `${name}: outcome ${o}`);
     const parsed = JSON.parse(got[o]) as { hash: string };
     assert.equal(parsed.hash, createHash('sha1').update(JSON.stringify({ ...parsed, hash: '' })).digest('hex'), `${name}: hash of outcome ${o}`);
   }
