@@ -12,8 +12,9 @@
  * Timed: from the first append to the resolution of the last batch's commit promise (committed and synced).
  * Also reported: process CPU time per fill (main thread + LMDB's write thread; unlike wall time it does not
  * depend on what else the machine runs) and the main thread's event-loop utilization.
- * Excluded from timing: building the fill objects and order records (pre-generated), opening the store,
- * the checks. A warm-up run, then three runs on fresh stores; the median of the three is reported.
+ * Excluded from timing: building the fill objects and order records (pre-generated) and the collection of
+ * what building them allocated (a full GC before each run, so the run's collector sees only the writer's
+ * garbage), opening the store, the checks. A warm-up run, then three runs on fresh stores; the median of the three is reported.
  *
  * Self-checks: the journal (readJournal: journal and fills tables merged by seq) holds seq 1..N contiguously, the fills table N rows with N
  * distinct transaction hashes, meta.journalSeq = N, one transaction per batch at most, and fills read back equal what was written.
@@ -24,6 +25,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { isDeepStrictEqual } from 'node:util';
+import v8 from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import type { FillEvent, OrderRecord } from '../../src/domain/events.ts';
 import { readFill, readFillsFrom, tradeIdOf } from '../../src/journal/fill-codec.ts';
 import type { OrderStateRow } from '../../src/journal/orders.ts';
@@ -54,6 +57,12 @@ async function stopProfile(s: Session, file: string): Promise<void> {
   const { profile } = await s.post('Profiler.stop');
   writeFileSync(file, JSON.stringify(profile));
   s.disconnect();
+}
+
+/** A full collection: what the untimed setup allocated is old before the timed window starts. */
+function fullGc(): void {
+  v8.setFlagsFromString('--expose-gc');
+  (runInNewContext('gc') as () => void)();
 }
 
 function check(cond: boolean, what: string): void {
@@ -99,7 +108,7 @@ function workload() {
         orderId: makerId, wallet: mw, tokenId: m.tokens[0], side: 'SELL', orderType: 'GTC', postOnly: false, makerAmount: 8 * size, takerAmount: 8 * size * p / 10_000,
         expiration: 0, builder: hex(0, 64), owner: '00000000-0000-4000-8000-000000000000', signer: mw, salt: String(i), timestamp: '0', signatureType: 0,
         signature: '0x' + '11'.repeat(65), seq: i, conditionId: m.cid, outcome: 0, pricePips: p, sizeUnits: 8 * size, budgetUnits: 0, makerFeeBps: 0, takerFeeBps: 0,
-        sizeMatched: 0, status: 'LIVE', tradeIds: [], createdAt: 0, updatedAt: 0, response: { status: 'live', makingAmount: 0, takingAmount: 0, tradeIds: [] },
+        sizeMatched: 0, status: 'LIVE', tradeIds: [], fillSeqs: [], createdAt: 0, updatedAt: 0, response: { status: 'live', makingAmount: 0, takingAmount: 0, tradeIds: [] },
       });
     }
     fills.push({
@@ -133,7 +142,8 @@ async function once(w: ReturnType<typeof workload>, profile?: string): Promise<O
     const writer = new JournalWriter(store, 0, Date.now);
     const fills = w.fills.map((f) => ({ ...f }));
     // Each run starts from resting makers with no fills (the records are mutated as fills land).
-    const makers = w.makers.map((m) => ({ ...m, tradeIds: [] as string[] }));
+    const makers = w.makers.map((m) => ({ ...m, tradeIds: [] as string[], fillSeqs: [] as number[] }));
+    fullGc();
     const th0 = threadTimes(process.pid);
     const cpu0 = process.cpuUsage();
     const elu0 = performance.eventLoopUtilization();
@@ -149,6 +159,7 @@ async function once(w: ReturnType<typeof workload>, profile?: string): Promise<O
         const maker = makers[i >> 3];
         maker.sizeMatched += f.size;
         maker.tradeIds.push(f.tradeId);
+        maker.fillSeqs.push(f.seq);
         touched.add(maker);
         for (let k = 4 * i; k < 4 * i + 4; k++) {
           const sl = w.fillSlots[k];
@@ -217,6 +228,7 @@ export default async function run(): Promise<void> {
     for (const m of w.makers) {
       m.sizeMatched = 0;
       m.tradeIds = [];
+      m.fillSeqs = [];
     }
     const res = await once(w, r === RUNS ? process.env.JOURNAL_PROFILE : undefined);
     if (r > 0) results.push(res);

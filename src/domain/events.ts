@@ -198,6 +198,8 @@ export interface OrderRecord extends OrderSubmission {
   sizeMatched: number;
   status: OrderStatusName;
   tradeIds: string[];
+  /** The journal seqs of its fills, oldest first: tradeIds[i] is the trade id of fillSeqs[i] (what the orders table stores). */
+  fillSeqs: number[];
   /** ms since the epoch. */
   createdAt: number;
   updatedAt: number;

@@ -780,6 +780,7 @@ export class Engine {
       sizeMatched: 0,
       status: 'LIVE',
       tradeIds: [],
+      fillSeqs: [],
       createdAt: now,
       updatedAt: now,
       response: { status: 'live', makingAmount: 0, takingAmount: 0, tradeIds: [] },
@@ -1538,6 +1539,7 @@ export class Engine {
       o.remaining -= size;
       o.rec.sizeMatched += size;
       o.rec.tradeIds.push(ev.tradeId);
+      o.rec.fillSeqs.push(ev.seq);
       o.rec.updatedAt = ev.ts;
     }
     this.lastTrades.set(taker.rec.tokenId, { pricePips: f.takerPricePips, side: lastTradeSide(ev) });

@@ -32,15 +32,10 @@ const STATUS_CODE: Readonly<Record<OrderStatusName, number>> = { LIVE: 0, MATCHE
 type Answer = [status: 0 | 1, making: number, taking: number, fills: number];
 export type OrderStateRow = [status: number, sizeMatched: number, updatedAt: number, fills: number[], answer: Answer | 0];
 
-/** The seq inside a trade id (its last 8 bytes). */
-const seqOfTradeId = (tradeId: string): number => Number.parseInt(tradeId.slice(-16), 16);
-
 export function stateRowOf(rec: OrderRecord): OrderStateRow {
-  const fills = new Array<number>(rec.tradeIds.length);
-  for (let i = 0; i < fills.length; i++) fills[i] = seqOfTradeId(rec.tradeIds[i]!);
   const r = rec.response as OrderRecord['response'] | undefined;
   const answer: Answer | 0 = r === undefined ? 0 : [r.status === 'live' ? 0 : 1, r.makingAmount, r.takingAmount, r.tradeIds.length];
-  return [STATUS_CODE[rec.status], rec.sizeMatched, rec.updatedAt, fills, answer];
+  return [STATUS_CODE[rec.status], rec.sizeMatched, rec.updatedAt, rec.fillSeqs, answer];
 }
 
 /** The order as the engine holds it, from its `order` event and its state row. */
@@ -55,6 +50,7 @@ export function orderRecordOf(ev: OrderAcceptedEvent, row: OrderStateRow, tradeI
     sizeMatched,
     updatedAt,
     tradeIds,
+    fillSeqs: fills,
     response:
       answer === 0
         ? (undefined as unknown as OrderRecord['response'])
@@ -117,7 +113,7 @@ export function putOrderId(store: Store, rec: OrderRecord): Promise<boolean> {
  * synthetic stores; the engine's writer appends the event with the rest of its journal).
  */
 export function putOrderRecord(store: Store, rec: OrderRecord): Promise<boolean> {
-  const { createdAt, status: _s, sizeMatched: _m, tradeIds: _t, updatedAt: _u, response: _r, ...accepted } = rec;
+  const { createdAt, status: _s, sizeMatched: _m, tradeIds: _t, fillSeqs: _f, updatedAt: _u, response: _r, ...accepted } = rec;
   void store.journal.put(rec.seq, { type: 'order', ...accepted, ts: createdAt } satisfies OrderAcceptedEvent);
   void putOrderId(store, rec);
   return putOrderState(store, rec);

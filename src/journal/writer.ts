@@ -32,7 +32,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FillEvent, JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { Store } from './env.ts';
-import { BLOCK_FILLS, SLOT_HEADER, fillRecordBound, sealFills, tradeIdOf, writeSlot } from './fill-codec.ts';
+import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, sealFills, writeSlot } from './fill-codec.ts';
 import { balanceKey, engineMetaKeys, metaKeys } from './keys.ts';
 import { putOrderId, putOrderState } from './orders.ts';
 
@@ -84,7 +84,7 @@ export class JournalWriter {
   /** Slabs the current batch filled, and slabs whose batch has committed (reused: no allocation, no GC). */
   private usedSlabs: Buffer[] = [];
   private freeSlabs: Buffer[] = [];
-  private readonly tradeIdPrefix: string;
+  private readonly tradeIds: TradeIds;
   private orders = new Map<string, OrderRecord>();
   private newOrders: OrderRecord[] = [];
   private balances: Array<[string, string, number]> = [];
@@ -107,7 +107,7 @@ export class JournalWriter {
       prefix = randomBytes(24).toString('hex');
       store.meta.putSync(metaKeys.tradeIdPrefix, prefix);
     }
-    this.tradeIdPrefix = prefix;
+    this.tradeIds = new TradeIds(prefix);
   }
 
   /** Last sequence number assigned (committed or not). */
@@ -127,7 +127,7 @@ export class JournalWriter {
     e.seq = ++this.seq;
     e.ts = this.now();
     if (e.type === 'fill') {
-      e.tradeId = tradeIdOf(this.tradeIdPrefix, e.seq);
+      e.tradeId = this.tradeIds.text(e.seq);
       const bound = SLOT_HEADER + fillRecordBound(e) + 8;
       if (this.slabAt + bound > this.slab.length) this.nextSlab(bound);
       if (this.blockKey === 0) {
@@ -136,7 +136,7 @@ export class JournalWriter {
         this.blockFills = 0;
       }
       const at = this.slabAt;
-      this.slabAt = writeSlot(e, this.slab, at);
+      this.slabAt = writeSlot(e, this.slab, at, this.tradeIds);
       this.fills.push(e);
       this.fillSlabs.push(this.slab);
       this.fillOffsets.push(at + SLOT_HEADER);

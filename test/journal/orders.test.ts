@@ -27,7 +27,7 @@ function record(n: number): OrderRecord {
     orderId: id(n), wallet: WALLET, tokenId: '123456789', side: 'BUY', orderType: 'GTC', postOnly: false, makerAmount: 5_000_000, takerAmount: 10_000_000,
     expiration: 0, builder: '0x' + '0'.repeat(64), owner: '00000000-0000-4000-8000-00000000000a', signer: WALLET, salt: String(1000 + n), timestamp: '1700000000000',
     signatureType: 0, signature: '0x' + '5'.repeat(130), seq: 0, conditionId: CID, outcome: 0, pricePips: 5000, sizeUnits: 10_000_000, budgetUnits: 0,
-    makerFeeBps: 0, takerFeeBps: 25, sizeMatched: 0, status: 'LIVE', tradeIds: [], createdAt: 0, updatedAt: 0,
+    makerFeeBps: 0, takerFeeBps: 25, sizeMatched: 0, status: 'LIVE', tradeIds: [], fillSeqs: [], createdAt: 0, updatedAt: 0,
     response: undefined as unknown as OrderRecord['response'],
   };
 }
@@ -71,6 +71,7 @@ test('an order reads back as the engine held it: submission from its event, stat
     for (const o of [d, b]) {
       o.sizeMatched += f.size;
       o.tradeIds.push(f.tradeId);
+      o.fillSeqs.push(f.seq);
       o.updatedAt = f.ts;
     }
   }

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { depositEvent, type FillEvent, type JournalEvent } from '../../src/domain/events.ts';
-import { BLOCK_FILLS, decodeFill, encodeFillRecord, readFill, recordIn } from '../../src/journal/fill-codec.ts';
+import { BLOCK_FILLS, TradeIds, decodeFill, encodeFillRecord, readFill, recordIn, tradeIdOf } from '../../src/journal/fill-codec.ts';
 import { readJournal } from '../../src/journal/recovery.ts';
 import { balanceKey, metaKeys } from '../../src/journal/keys.ts';
 import { JournalWriter } from '../../src/journal/writer.ts';
@@ -102,6 +102,22 @@ test('a fill record round-trips every field, hex or not, and its hash covers its
   const a2 = { ...a };
   encodeFillRecord(a2);
   assert.equal(a2.txHash, a.txHash, 'the same record has the same transaction hash');
+});
+
+test('the writer\'s trade ids are tradeIdOf\'s texts and the bytes they spell, across every boundary of the cached head', () => {
+  const prefix = '0123456789abcdef'.repeat(3);
+  const ids = new TradeIds(prefix);
+  const seqs = [1, 2, 4095, 4096, 4097, 8191, 8192, 65_535, 65_536, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 4096, 2 ** 53 - 1, 7, 4096];
+  const b = Buffer.alloc(40, 0xee);
+  for (const seq of seqs) {
+    const text = tradeIdOf(prefix, seq);
+    assert.equal(ids.text(seq), text, `text of seq ${seq}`);
+    ids.write(b, 4, seq);
+    assert.equal('0x' + b.toString('hex', 4, 36), text, `bytes of seq ${seq}`);
+    assert.equal(b[3], 0xee, 'nothing written before');
+    assert.equal(b[36], 0xee, 'nothing written after');
+  }
+  assert.throws(() => new TradeIds('0x' + prefix), /48 lowercase hex/);
 });
 
 test('batches flushed in one event-loop turn share a transaction; later turns get new ones', async () => {

@@ -80,7 +80,7 @@ function fill(over: Partial<FillEvent> = {}): FillEvent {
 
 let nextSeq = 1;
 function putOrder(store: Store, orderId: string, makerFeeBps: number, takerFeeBps: number): void {
-  const rec = { orderId, seq: nextSeq++, makerFeeBps, takerFeeBps, status: 'LIVE', sizeMatched: 0, tradeIds: [], createdAt: 0, updatedAt: 0 } as unknown as OrderRecord;
+  const rec = { orderId, seq: nextSeq++, makerFeeBps, takerFeeBps, status: 'LIVE', sizeMatched: 0, tradeIds: [], fillSeqs: [], createdAt: 0, updatedAt: 0 } as unknown as OrderRecord;
   void putOrderRecord(store, rec);
 }
 
