@@ -34,7 +34,8 @@
  *     unchanged stays the same object, so nothing written from it is written again. The view is never
  *     rebuilt for age: a rebuild of 5,000 rows blocked the event loop for 100-250 ms every 15 s.
  * So a page costs its own rows (a page with no filter is a slice at its offset, however deep); sorting
- * and writing text happen only when something changed.
+ * and writing text happen only when something changed, and a page asked for again while nothing any page
+ * shows has changed is the text written the last time (CachedPage, bounded).
  *
  * Trades. A row is one party's side of a fill. The trade views (per wallet, per market, global) answer
  * seq <= C (C = the trades projection's committed cursor, read in the same snapshot as the views); the
@@ -76,6 +77,8 @@ const WIDE_SPREAD_PIPS = 1_000;
 /** Position rows kept in wallet views, over all cached wallets. */
 const VIEW_ROWS_LIMIT = 500_000;
 const BOOK_CACHE_LIMIT = 200_000;
+/** Characters of rendered /positions and /closed-positions pages kept, over every wallet. */
+const PAGE_CACHE_CHARS = 16_000_000;
 /** Wallet profiles (trade rows) are re-read at least this often. */
 export const PROFILE_TTL_MS = 5_000;
 const PROFILE_CACHE_LIMIT = 100_000;
@@ -287,6 +290,12 @@ function flat(s: string): string {
  * first and last items rather than around the join, which would make a rope that the HTTP layer copies
  * once more to flatten (a 78 KB page: 15-20 us).
  */
+/** Every parameter that shapes a positions page (JSON: a title may hold any separator). */
+function pageKey(kind: 'o' | 'c', p: PositionsParams | ClosedParams): string {
+  const open = kind === 'o' ? (p as PositionsParams) : undefined;
+  return JSON.stringify([kind, p.user, p.sortBy, p.descending, p.offset, p.limit, p.title ?? null, p.markets ?? null, open?.sizeThreshold ?? null, open?.redeemable ?? null, open?.mergeable ?? null]);
+}
+
 function jsonArray(items: string[]): string {
   if (items.length === 0) return '[]';
   items[0] = '[' + items[0];
@@ -416,6 +425,19 @@ interface SortedRows {
   resort: boolean;
 }
 
+/**
+ * A rendered page, valid while its view is the wallet's view and nothing any page shows has changed since
+ * (`rowEpoch`): polling clients ask for the same pages again and again, and a 100-row page is ~80 KB of
+ * text joined and then garbage-collected per request.
+ */
+interface CachedPage {
+  view: WalletView;
+  epoch: number;
+  /** Its rows: a request re-checks their metadata as it would a fresh page's. */
+  rows: LiveRow[];
+  json: string;
+}
+
 interface ProfileEntry {
   /** The profile fields as a JSON fragment (`"name":...,"profileImageOptimized":...`). */
   json: string;
@@ -494,6 +516,14 @@ export class WalletDataReader {
    * `changedBase` is the position of the first one since the reader started (the log is trimmed).
    */
   private readonly changed: string[] = [];
+  private readonly pages = new Map<string, CachedPage>();
+  private pageChars = 0;
+  /**
+   * Bumped whenever a row's text may change (a row recomputed, its metadata replaced), which is also
+   * whenever a sorted order may: every cached page written before is stale. One counter for every
+   * wallet: in a live market it moves on most requests and the cache simply misses.
+   */
+  private rowEpoch = 0;
   private changedBase = 0;
   /** Changes reported without token ids. */
   private unnamedChanges = 0;
@@ -670,6 +700,7 @@ export class WalletDataReader {
   /** Computes a row's numbers from its state and `cur` (mutates). */
   private compute(r: LiveRow): void {
     r.json = undefined;
+    this.rowEpoch++;
     r.iv = mulMicro(r.size, r.avg);
     r.cv = mulMicro(r.size, r.cur);
     r.cash = r.cv - r.iv;
@@ -849,6 +880,7 @@ export class WalletDataReader {
       if (m === r.meta) continue;
       r.meta = m;
       r.json = undefined;
+      this.rowEpoch++;
       changed = true;
       if (r.token !== undefined && this.price(r, r.snap, r.last)) moved.push(r);
     }
@@ -999,9 +1031,15 @@ export class WalletDataReader {
     const priceSort = PRICE_SORTS.has(p.sortBy);
     // With price events the rows of the tokens reported since are re-priced, whatever the order; without,
     // a price sort re-checks every row and any other order its page.
-    if (priceSort || this.priceEvents) this.recheckPrices(view);
+    // Every price a page shows is current once the reported rows (or, for a price sort, all rows) are
+    // re-checked; otherwise the page's rows are re-priced below, and nothing is cached.
+    const cacheable = priceSort || this.priceEvents;
+    if (cacheable) this.recheckPrices(view);
     const now = this.now();
     this.checkMeta(view, now);
+    const key = cacheable ? pageKey('o', p) : undefined;
+    const cached = key === undefined ? undefined : this.cachedPage(key, view, now);
+    if (cached !== undefined) return cached;
     let page = this.openPage(view, p);
     // A title filter or order read the served rows' titles before they were checked: pick again.
     if (this.checkRows(view, page, now) && (p.title !== undefined || META_SORTS.has(p.sortBy))) {
@@ -1015,7 +1053,36 @@ export class WalletDataReader {
     }
     const out = new Array<string>(page.length);
     for (let i = 0; i < page.length; i++) out[i] = this.positionJson(p.user, page[i], true);
-    return jsonArray(out);
+    const json = jsonArray(out);
+    if (key !== undefined) this.cachePage(key, view, page, json);
+    return json;
+  }
+
+  /** The cached text of page `key`, if still what a fresh read would write (its rows' metadata checked first). */
+  private cachedPage(key: string, view: WalletView, now: number): string | undefined {
+    const hit = this.pages.get(key);
+    if (hit === undefined || hit.view !== view || hit.epoch !== this.rowEpoch) return undefined;
+    this.checkRows(view, hit.rows, now);
+    return hit.epoch === this.rowEpoch ? hit.json : undefined;
+  }
+
+  private cachePage(key: string, view: WalletView, rows: LiveRow[], json: string): void {
+    const old = this.pages.get(key);
+    if (old !== undefined) {
+      this.pageChars -= old.json.length;
+      this.pages.delete(key);
+    }
+    if (json.length > PAGE_CACHE_CHARS / 4) return;
+    this.pages.set(key, { view, epoch: this.rowEpoch, rows, json });
+    this.pageChars += json.length;
+    // Oldest first (insertion order); only walked when over the limit (see walletView).
+    if (this.pageChars > PAGE_CACHE_CHARS) {
+      for (const [k, e] of this.pages) {
+        if (this.pageChars <= PAGE_CACHE_CHARS) break;
+        this.pages.delete(k);
+        this.pageChars -= e.json.length;
+      }
+    }
   }
 
   /** The open rows of a /positions page, in order. */
@@ -1056,12 +1123,18 @@ export class WalletDataReader {
     const view = this.walletView(p.user);
     const now = this.now();
     this.checkMeta(view, now);
+    // Closed rows have no live price: their text changes only with their metadata.
+    const key = pageKey('c', p);
+    const cached = this.cachedPage(key, view, now);
+    if (cached !== undefined) return cached;
     let page = this.closedPage(view, p);
     if (this.checkRows(view, page, now) && (p.title !== undefined || META_SORTS.has(p.sortBy))) {
       page = this.closedPage(view, p);
       this.checkRows(view, page, now);
     }
-    return jsonArray(page.map((r) => this.positionJson(p.user, r, false)));
+    const json = jsonArray(page.map((r) => this.positionJson(p.user, r, false)));
+    this.cachePage(key, view, page, json);
+    return json;
   }
 
   /** The closed rows of a /closed-positions page, in order. */

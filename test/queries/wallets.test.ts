@@ -581,6 +581,84 @@ test('a book that moves under an open position never brings it into the closed p
   await s.close();
 });
 
+test('a page served again is what a fresh read writes: after price moves, catalog edits (announced or not), fills and a resolution', async () => {
+  const s = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-wcache-')) });
+  const v = new ViewStore(s.views);
+  const owner = '0x' + '5'.repeat(40);
+  const other = '0x' + '7'.repeat(40);
+  const n = 8;
+  const mk = (i: number) => '0x' + 'd'.repeat(62) + i.toString(16).padStart(2, '0');
+  const titles = Array.from({ length: n }, (_, i) => `market ${i}`);
+  const catalog = new CatalogWriter(s, clock);
+  const importEvent = async () => {
+    const markets = titles.map((question, i) => ({ question, conditionId: mk(i), slug: `cache-${i}`, clobTokenIds: [`7${i}0`, `7${i}1`] }));
+    const out = await catalog.upsertEvents([{ title: 'Cache', slug: 'cache', endDate: '2026-12-31T00:00:00Z', markets }] as never);
+    assert.ok(out.ok, JSON.stringify(out));
+  };
+  await importEvent();
+  const book = new Map<string, { version: number; json: string }>();
+  const publish = (t: string, bid: string, ask: string) =>
+    book.set(t, { version: (book.get(t)?.version ?? 0) + 1, json: JSON.stringify({ bids: [{ price: bid, size: '1' }], asks: [{ price: ask, size: '1' }] }) });
+  const positions = new WalletPositionsProjection(v);
+  let sq = 0;
+  const trade = (i: number, side: 'BUY' | 'SELL', size: number) =>
+    positions.apply({
+      type: 'fill', seq: ++sq, ts: sq * 1000, tradeId: '', txHash: '', conditionId: mk(i), kind: 'TRANSFER', size, takerOrderId: 'a', makerOrderId: 'b',
+      takerWallet: owner, makerWallet: other, takerOwner: 'k', makerOwner: 'k', takerTokenId: `7${i}0`, makerTokenId: `7${i}0`, takerOutcome: 0, makerOutcome: 0,
+      takerSide: side, makerSide: side === 'BUY' ? 'SELL' : 'BUY', takerPricePips: 3000, makerPricePips: 3000, takerUsdc: (size * 3000) / 10_000,
+      makerUsdc: (size * 3000) / 10_000, takerFee: 0, makerFee: 0, makerRemaining: 0, builder: '0x',
+    } as JournalEvent);
+  for (let i = 0; i < n; i++) {
+    positions.apply({ type: 'market', seq: ++sq, ts: 0, conditionId: mk(i), marketId: i + 1, tokenIds: [`7${i}0`, `7${i}1`], tickPips: 100, minSizeUnits: U, makerFeeBps: 0, takerFeeBps: 0, acceptingOrders: true, negRisk: false } as JournalEvent);
+    publish(`7${i}0`, '0.3', '0.32');
+    trade(i, 'BUY', (i + 2) * U);
+    if (i < 3) trade(i, 'SELL', (i + 2) * U); // markets 0-2 closed
+  }
+  await s.views.flushed;
+  let t = 0;
+  const deps = { store: s, views: v, prices: { bookSnapshot: (tk: string) => book.get(tk), lastTradePrice: () => undefined }, priceEvents: true, now: () => t, metaChecks: { rows: 0 } };
+  const kept = new WalletDataReader({ ...deps, catalog: new CatalogReader(s) });
+  const pages: Array<[string, (r: WalletDataReader) => unknown]> = [];
+  for (const sortBy of ['TOKENS', 'CURRENT', 'PRICE', 'TITLE'] as const) {
+    for (const descending of [true, false]) {
+      pages.push([`open ${sortBy} ${descending}`, (r) => r.positions({ user: owner, sizeThreshold: 0, redeemable: false, mergeable: false, limit: 3, offset: 1, sortBy, descending })]);
+    }
+  }
+  pages.push(['open title filter', (r) => r.positions({ user: owner, sizeThreshold: 0, redeemable: false, mergeable: false, limit: 10, offset: 0, sortBy: 'TOKENS', descending: true, title: 'MARKET 6' })]);
+  for (const sortBy of ['REALIZEDPNL', 'TITLE', 'PRICE'] as const) pages.push([`closed ${sortBy}`, (r) => r.closedPositions({ user: owner, limit: 2, offset: 0, sortBy, descending: true })]);
+  // Each page twice from the kept reader (the second answer from its cache), against a reader that has
+  // never served anything.
+  const same = (what: string) => {
+    const fresh = new WalletDataReader({ ...deps, catalog: new CatalogReader(s) });
+    for (const [name, read] of pages) {
+      const want = read(fresh);
+      assert.deepEqual(read(kept), want, `${what}: ${name}`);
+      assert.deepEqual(read(kept), want, `${what}: ${name}, served again`);
+    }
+  };
+  same('first read');
+  publish('750', '0.8', '0.82');
+  kept.pricesChanged(['750']);
+  same('a book moved');
+  titles[4] = 'aaa first';
+  await importEvent();
+  kept.catalogChanged([mk(4)]);
+  same('an announced title edit');
+  titles[1] = 'zzz closed';
+  titles[6] = 'MARKET 6 renamed';
+  await importEvent();
+  t = META_TTL_MS + 1; // unannounced: the served rows' metadata has expired
+  same('unannounced edits, once the metadata expired');
+  trade(5, 'SELL', 7 * U);
+  trade(0, 'BUY', U);
+  await s.views.flushed;
+  same('the wallet traded (one position closed, one reopened)');
+  positions.apply({ type: 'resolve', seq: ++sq, ts: sq * 1000, conditionId: mk(7), winningOutcome: 0, tokenIds: ['770', '771'] } as JournalEvent);
+  await s.views.flushed;
+  same('a market resolved');
+  await s.close();
+});
+
 // ---- trades across the committed / not yet committed boundary ----------------------------------------
 
 /**
