@@ -67,6 +67,8 @@ const table: Record<string, readonly string[]> = {
   'GET /tick-size': CLOB,
   'GET /neg-risk': CLOB,
   'GET /fee-rate': CLOB,
+  'GET /markets-by-token/:token_id': CLOB,
+  'GET /clob-markets/:condition_id': CLOB,
   'GET /version': CLOB,
   'GET /time': CLOB,
   'GET /exchange-info': CLOB,

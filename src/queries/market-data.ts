@@ -1,5 +1,6 @@
 /**
- * Market-data reads: books, quotes, last trades, price history and builder trades.
+ * Market-data reads: books, quotes, last trades, price history, builder trades, and the market look-ups
+ * the platform's client makes before it builds a market order (by token, by condition id).
  *
  * Books come from the shards' published snapshots (engine.bookSnapshot): the /book body is already
  * serialized, hashed and consistent (never half a match), so GET /book and POST /books pass it on as
@@ -21,7 +22,7 @@ import { apiError } from '../domain/errors.ts';
 import { END_CURSOR, encodeCursor } from '../domain/cursor.ts';
 import type { FillEvent } from '../domain/events.ts';
 import { readFill } from '../journal/fill-codec.ts';
-import { PIPS, formatPips, formatScaled, formatUnits, parsePips } from '../domain/units.ts';
+import { PIPS, formatPips, formatScaled, formatUnits, parsePips, pipsToNumber, unitsToNumber } from '../domain/units.ts';
 import { builderTradeKeys, priceKey, type BuilderTradeDim } from '../journal/keys.ts';
 import type { BuilderTradeFields, BuilderTradeIdEntry, MarketDataStore } from '../projections/market-data.ts';
 
@@ -33,11 +34,16 @@ export interface TokenOutcome {
 }
 
 export interface BookMarket {
+  /** Outcome 0's token, then outcome 1's. */
+  tokenIds: readonly [string, string];
   tickPips: number;
   minSizeUnits: number;
   makerFeeBps: number;
   takerFeeBps: number;
   negRisk: boolean;
+  acceptingOrders: boolean;
+  /** -1 while trading, else the winning outcome. */
+  resolved: number;
 }
 
 export interface BookSource {
@@ -73,6 +79,43 @@ export interface Quote {
 export interface LastTrade {
   price: string;
   side: string;
+}
+
+/** GET /markets-by-token/{token_id}: the token's market and both of its tokens (outcome 0 is primary). */
+export interface MarketByTokenOut {
+  condition_id: string;
+  primary_token_id: string;
+  secondary_token_id: string;
+}
+
+/**
+ * The platform's fee curve, `fee = r * (p * (1 - p))^e` USDC per token at price p; `to` = only takers pay.
+ * The platform client reads it only to hold back a BUY's fee when it sizes an order to a balance.
+ */
+export interface FeeCurve {
+  r: number;
+  e: number;
+  to: boolean;
+}
+
+/** GET /clob-markets/{condition_id}, in the platform's abbreviated keys (the client's MarketDetails type). */
+export interface ClobMarketOut {
+  /** condition id */
+  c: string;
+  /** tokens in outcome order: token id and outcome label */
+  t: { t: string; o: string }[];
+  /** minimum tick size */
+  mts: number;
+  /** neg risk */
+  nr: boolean;
+  /** minimum order size in tokens */
+  mos: number;
+  /** maker and taker base fee in basis points, exactly as the engine charges them */
+  mbf: number;
+  tbf: number;
+  fd: FeeCurve;
+  /** accepting orders */
+  ao: boolean;
 }
 
 export interface HistoryPoint {
@@ -155,6 +198,23 @@ export interface HistoryWindow {
 
 const bad = (detail: string) => apiError('PM_ERR_BAD_REQUEST', { detail });
 
+// ---- the platform's fee curve ---------------------------------------------------------------------------
+
+/**
+ * Our taker fee, `bps / 10^4 * min(p, 1 - p)` USDC per token, as the platform's curve `r * (p(1-p))^e`.
+ * No (r, e) gives min(p, 1 - p) exactly, so this is the flat bound e = 0, r = bps / 2 / 10^4: the fee at
+ * p = 0.5, the most a token can cost at any price. The client evaluates the curve at the order's worst
+ * price p and holds back `amount / p * r`; the engine reserves a FOK/FAK BUY's fee as
+ * `bps / 10^4 * min(amount, min(p, 0.5) * amount / p)` (engine/ledger.ts, buyNeed), which this equals for
+ * p >= 0.5 and stays below for p < 0.5. So an order the client sized to a balance is never refused for
+ * its fee. The closer-looking e = 1, r = 2 * bps / 10^4 (exact at 0.5, within 2x of the fee at any one
+ * price) holds back `2 * bps / 10^4 * (1 - p)` per USDC, less than the reservation's `bps / 10^4 * 0.5 / p`
+ * at every p > 0.5: a favourite bought with a whole balance would be refused for balance.
+ */
+export function feeCurveOf(takerFeeBps: number, makerFeeBps: number): FeeCurve {
+  return { r: takerFeeBps / 20_000, e: 0, to: makerFeeBps === 0 };
+}
+
 // ---- builder trades -------------------------------------------------------------------------------------
 
 export const BUILDER_TRADES_PAGE_SIZE = 100;
@@ -202,6 +262,37 @@ export class MarketDataReader {
   marketOf(tokenId: string): BookMarket | undefined {
     const t = this.books.tokenOutcome(tokenId);
     return t === undefined ? undefined : this.books.market(t.conditionId);
+  }
+
+  /** The token's market and both its tokens, undefined for a token no market has. */
+  marketByToken(tokenId: string): MarketByTokenOut | undefined {
+    const t = this.books.tokenOutcome(tokenId);
+    const m = t === undefined ? undefined : this.books.market(t.conditionId);
+    if (t === undefined || m === undefined) return undefined;
+    return { condition_id: t.conditionId, primary_token_id: m.tokenIds[0], secondary_token_id: m.tokenIds[1] };
+  }
+
+  /**
+   * The engine's trading parameters of a market in the platform's compact form, undefined for a condition
+   * id the engine does not trade. Outcome labels come from the catalog (Yes/No when it has none).
+   */
+  clobMarket(conditionId: string): ClobMarketOut | undefined {
+    const m = this.books.market(conditionId);
+    if (m === undefined) return undefined;
+    return {
+      c: conditionId,
+      t: [
+        { t: m.tokenIds[0], o: this.outcome(conditionId, 0) },
+        { t: m.tokenIds[1], o: this.outcome(conditionId, 1) },
+      ],
+      mts: pipsToNumber(m.tickPips),
+      nr: m.negRisk,
+      mos: unitsToNumber(m.minSizeUnits),
+      mbf: m.makerFeeBps,
+      tbf: m.takerFeeBps,
+      fd: feeCurveOf(m.takerFeeBps, m.makerFeeBps),
+      ao: m.acceptingOrders && m.resolved < 0,
+    };
   }
 
   /**

@@ -2,9 +2,12 @@
  * The platform's official V2 client (@polymarket/clob-client-v2, pinned in package.json), unchanged,
  * against the service in the compatibility profile (config/clob-v2-compat.json: the client's V2 order
  * domain and exchange contracts on chain 80002): create or derive an API key, read a book, post a signed
- * GTC order, read it, cancel it. Every look-up the client makes before it signs (/version, /tick-size,
- * /neg-risk) goes to the real service; nothing is primed or stubbed, and the test asserts that those
- * look-ups were made and answered 200.
+ * GTC order, read it, cancel it; then market orders: a second wallet rests liquidity through the client,
+ * and the client builds and posts FOK market BUYs against it, one for a USDC amount and one sized to the
+ * whole balance (the client holds back the fee from /clob-markets' fee curve). Every look-up the client
+ * makes before it signs (/version, /tick-size, /neg-risk, /markets-by-token, /clob-markets, /book) goes to
+ * the real service; nothing is primed or stubbed, and the test asserts that those look-ups were made and
+ * answered 200.
  *
  * Header names: the client sends `POLY_ADDRESS`, `POLY_API_KEY`, ...; the uWS build under the edge drops
  * any request whose header names contain `_` (docs/decisions.md, "Header names with underscores"). The
@@ -13,8 +16,8 @@
  * the same module instance). The client's code, signing and bodies are untouched; the interceptor only
  * changes header names, and the test checks that it did.
  *
- * Signer: a viem WalletClient over the public Hardhat/Anvil test key #0, with a transport that throws:
- * the client must never need an RPC.
+ * Signers: viem WalletClients over the public Hardhat/Anvil test keys #0 (limit orders), #1 (maker) and #2
+ * (market-order taker), with a transport that throws: the client must never need an RPC.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -29,20 +32,34 @@ import { startApp, type App } from '../../src/app.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 
-/** Hardhat/Anvil account #0: a published test key (shared/reference/official-client.md, Appendix A). */
+/** Hardhat/Anvil accounts #0..#2: published test keys (shared/reference/official-client.md, Appendix A). */
 const HARDHAT_0 = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+const HARDHAT_1 = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
+const HARDHAT_2 = '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a';
 const ADMIN_TOKEN = 'official-client-admin';
 const CONDITION_ID = keccak256(toHex('official client e2e market'));
+/** The market-order market: a 2% taker fee, so the fee curve the client reads matters. */
+const FEE_CONDITION_ID = keccak256(toHex('official client e2e market orders'));
+const TAKER_FEE_BPS = 200;
 
-const account = privateKeyToAccount(HARDHAT_0);
-const wallet = createWalletClient({
-  account,
-  transport: custom({
-    request: async ({ method }: { method: string }) => {
-      throw new Error(`the client asked for an RPC (${method}); it must sign locally`);
-    },
-  }),
-});
+type Signer = ConstructorParameters<typeof ClobClient>[0]['signer'];
+
+function signer(key: `0x${string}`) {
+  const account = privateKeyToAccount(key);
+  const wallet = createWalletClient({
+    account,
+    transport: custom({
+      request: async ({ method }: { method: string }) => {
+        throw new Error(`the client asked for an RPC (${method}); it must sign locally`);
+      },
+    }),
+  });
+  return { account, wallet: wallet as unknown as Signer };
+}
+
+const { account, wallet } = signer(HARDHAT_0);
+const maker = signer(HARDHAT_1);
+const taker = signer(HARDHAT_2);
 
 interface Seen {
   method: string;
@@ -58,6 +75,8 @@ const seen: Seen[] = [];
 let renamedHeaders = 0;
 /** Outcome 0's token, as the catalog import answered it. */
 let tokenID: string;
+/** Both tokens of the market-order market. */
+let feeTokens: [string, string];
 
 const pathOf = (url: string | undefined) => new URL(url ?? '', 'http://x').pathname;
 
@@ -103,11 +122,17 @@ before(async () => {
       title: 'Official client e2e',
       slug: 'official-client-e2e',
       endDate: '2030-01-01T00:00:00Z',
-      markets: [{ question: 'Does the official client trade here?', conditionId: CONDITION_ID, orderPriceMinTickSize: '0.01', orderMinSize: 5 }],
+      markets: [
+        { question: 'Does the official client trade here?', conditionId: CONDITION_ID, orderPriceMinTickSize: '0.01', orderMinSize: 5 },
+        { question: 'Does it take liquidity too?', conditionId: FEE_CONDITION_ID, orderPriceMinTickSize: '0.01', orderMinSize: 5, takerBaseFee: TAKER_FEE_BPS },
+      ],
     },
   ])) as Array<{ markets: Array<{ clobTokenIds: string }> }>;
   tokenID = (JSON.parse(events[0]!.markets[0]!.clobTokenIds) as string[])[0]!;
+  feeTokens = JSON.parse(events[0]!.markets[1]!.clobTokenIds) as [string, string];
   await admin(`/admin/wallets/${account.address}/deposit`, { amount: '100' });
+  await admin(`/admin/wallets/${maker.account.address}/deposit`, { amount: '200' });
+  await admin(`/admin/wallets/${taker.account.address}/deposit`, { amount: '100' });
 });
 
 after(async () => {
@@ -178,6 +203,69 @@ test('the unchanged V2 client creates a key, reads a book, posts, reads and canc
   assert.deepEqual((await client.getOrderBook(tokenID)).bids, []);
   assert.equal((await client.getBalanceAllowance({ asset_type: AssetType.COLLATERAL })).balance, String(100_000_000), 'the cancel released the reservation');
   assert.deepEqual(await client.cancelOrder({ orderID: posted.orderID }), { canceled: [], not_canceled: { [posted.orderID]: 'order already canceled' } });
+});
+
+test('the unchanged V2 client builds FOK market BUYs from the market look-ups and fills them against resting liquidity', { timeout: 60_000 }, async () => {
+  const [YES, NO] = feeTokens;
+  const clientOf = async (s: { wallet: Signer }) => {
+    const creds = await new ClobClient({ host, chain: 80002, signer: s.wallet }).createOrDeriveApiKey();
+    return new ClobClient({ host, chain: 80002, signer: s.wallet, creds, throwOnError: true });
+  };
+  const makerClient = await clientOf(maker);
+  const takerClient = await clientOf(taker);
+
+  // Liquidity through the client's limit-order path: BUY NO at 0.40 shows in YES's book as an ask at 0.60.
+  const rest = await makerClient.createAndPostOrder({ tokenID: NO, price: 0.4, size: 200, side: Side.BUY }, undefined, OrderType.GTC);
+  assert.equal(rest.status, 'live', JSON.stringify(rest));
+  assert.deepEqual((await takerClient.getOrderBook(YES)).asks, [{ price: '0.6', size: '200' }]);
+
+  // 6 USDC at the 0.60 ask: 10 tokens, plus the taker fee 2% x min(0.6, 0.4) x 10 = 0.08 USDC.
+  const from = seen.length;
+  const order = await takerClient.createMarketOrder({ tokenID: YES, amount: 6, side: Side.BUY, orderType: OrderType.FOK });
+  assert.deepEqual([order.makerAmount, order.takerAmount, order.tokenId], ['6000000', '10000000', YES]);
+  const lookups = seen.slice(from).map((x) => `${x.method} ${x.path} ${x.status}`);
+  const cid = FEE_CONDITION_ID.toLowerCase();
+  for (const want of [`GET /markets-by-token/${YES} 200`, `GET /clob-markets/${cid} 200`, 'GET /book 200']) {
+    assert.ok(lookups.includes(want), `the client made ${want}; it made ${JSON.stringify(lookups)}`);
+  }
+  assert.ok(!lookups.some((l) => / \/(tick-size|neg-risk) /.test(l)), 'tick size and neg risk came from /clob-markets');
+  const filled = await takerClient.postOrder(order, OrderType.FOK);
+  assert.equal(filled.success, true, JSON.stringify(filled));
+  assert.deepEqual([filled.status, filled.makingAmount, filled.takingAmount], ['matched', '6.08', '10']);
+
+  const read = (await takerClient.getOrder(filled.orderID)) as unknown as { order: Record<string, unknown> };
+  assert.deepEqual(pick(read.order, ['status', 'type', 'side', 'assetId', 'price', 'originalSize', 'sizeMatched']), {
+    status: 'MATCHED',
+    type: 'FOK',
+    side: 'BUY',
+    assetId: YES,
+    price: '0.6',
+    originalSize: '10',
+    sizeMatched: '10',
+  });
+  const usdc = async () => (await takerClient.getBalanceAllowance({ asset_type: AssetType.COLLATERAL })).balance;
+  const yesHeld = async () => (await takerClient.getBalanceAllowance({ asset_type: AssetType.CONDITIONAL, token_id: YES })).balance;
+  assert.equal(await usdc(), String(100_000_000 - 6_000_000 - 80_000));
+  assert.equal(await yesHeld(), '10000000');
+  const trades = await takerClient.getTrades({ market: FEE_CONDITION_ID });
+  assert.deepEqual(
+    trades.map((t) => [t.taker_order_id, t.asset_id, t.side, t.size, t.price, t.status, t.fee_rate_bps]),
+    [[filled.orderID, YES, 'BUY', '10', '0.6', 'CONFIRMED', String(TAKER_FEE_BPS)]],
+  );
+  assert.deepEqual((await takerClient.getOrderBook(YES)).asks, [{ price: '0.6', size: '190' }]);
+
+  // The whole balance (93.92): the client holds back the fee from fd and the engine must accept what is
+  // left. Without fd (or with a curve that holds back less than the engine reserves) this is refused.
+  const balance = Number(await usdc()) / 1_000_000;
+  const all = await takerClient.createMarketOrder({ tokenID: YES, amount: balance, side: Side.BUY, orderType: OrderType.FOK, userUSDCBalance: balance });
+  assert.deepEqual([all.makerAmount, all.takerAmount], ['92350000', '153916600'], 'amount = balance - balance / 0.6 x 1%, rounded by the client');
+  const spent = await takerClient.postOrder(all, OrderType.FOK);
+  assert.equal(spent.success, true, JSON.stringify(spent));
+  assert.equal(spent.status, 'matched');
+  // 153.91 tokens x 0.6 = 92.346 USDC, fee 2% x 0.4 x 153.91 = 1.23128 USDC.
+  assert.equal(await usdc(), String(93_920_000 - 92_346_000 - 1_231_280));
+  assert.equal(await yesHeld(), String(10_000_000 + 153_910_000));
+  assert.equal((await takerClient.getTrades({ market: FEE_CONDITION_ID })).length, 2);
 });
 
 function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknown> {

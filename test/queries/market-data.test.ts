@@ -2,7 +2,9 @@
  * MarketDataReader against a stand-in engine (snapshots as the shards publish them) and a real LMDB
  * store: quotes and midpoints on empty, one-sided and two-sided books, the top-of-book cache per
  * snapshot version, the display price rule, history windows (interval, range, defaults, bad
- * combinations), bucketing by fidelity, and builder-trade filters and paging.
+ * combinations), bucketing by fidelity, builder-trade filters and paging, and the market look-ups of
+ * the platform client (by token, by condition id) with the fee curve checked against the platform
+ * client's own balance sizing and the engine's reservation.
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -17,7 +19,9 @@ import { openStore, type Store } from '../../src/journal/env.ts';
 import { priceKey } from '../../src/journal/keys.ts';
 import { putOrderRecord } from '../../src/journal/orders.ts';
 import { BuilderTradesProjection, MarketDataStore } from '../../src/projections/market-data.ts';
-import { MAX_HISTORY_POINTS, MarketDataReader, type BookSource, type HistoryParams } from '../../src/queries/market-data.ts';
+import { MAX_HISTORY_POINTS, MarketDataReader, feeCurveOf, type BookSource, type HistoryParams } from '../../src/queries/market-data.ts';
+import { buyNeed } from '../../src/engine/ledger.ts';
+import { adjustBuyAmountForFees } from '@polymarket/clob-client-v2';
 
 const CID = '0x' + 'c'.repeat(64);
 const YES = '101';
@@ -34,11 +38,13 @@ class FakeBooks implements BookSource {
   stale = new Set<string>();
   /** What the next refresh publishes per token; by default the current book again (or an empty one). */
   next = new Map<string, [Lv[], Lv[]]>();
+  /** The market's trading parameters as the engine holds them. */
+  params = { tickPips: 100, minSizeUnits: 5 * T, makerFeeBps: 0, takerFeeBps: 25, negRisk: false, acceptingOrders: true, resolved: -1 };
   tokenOutcome(t: string) {
     return t === YES ? { conditionId: CID, outcome: 0 as const } : t === NO ? { conditionId: CID, outcome: 1 as const } : undefined;
   }
   market(cid: string) {
-    return cid === CID ? { tickPips: 100, minSizeUnits: 5 * T, makerFeeBps: 0, takerFeeBps: 25, negRisk: false } : undefined;
+    return cid === CID ? { ...this.params, tokenIds: [YES, NO] as const } : undefined;
   }
   bookSnapshot(t: string) {
     return this.snaps.get(t);
@@ -374,4 +380,74 @@ test('builder trades: every filter, strict before/after in seconds, trade id, ou
   }
   assert.deepEqual(r.builderTrades({}, 11, 4), { rows: [], next: 'LTE=' }, 'past the end');
   await store.close();
+});
+
+test('market look-ups: by token from either outcome, by condition id with catalog labels, fees and trading state', () => {
+  const store = freshStore();
+  const books = new FakeBooks();
+  const labelled = new MarketDataReader(books, new MarketDataStore(store), (cid) => (cid === CID ? ['Up', 'Down'] : undefined));
+  const bare = new MarketDataReader(books, new MarketDataStore(store));
+
+  const byToken = { condition_id: CID, primary_token_id: YES, secondary_token_id: NO };
+  assert.deepEqual(labelled.marketByToken(YES), byToken);
+  assert.deepEqual(labelled.marketByToken(NO), byToken, 'the same answer from the other outcome');
+  assert.equal(labelled.marketByToken('103'), undefined);
+
+  assert.deepEqual(labelled.clobMarket(CID), {
+    c: CID,
+    t: [{ t: YES, o: 'Up' }, { t: NO, o: 'Down' }],
+    mts: 0.01,
+    nr: false,
+    mos: 5,
+    mbf: 0,
+    tbf: 25,
+    fd: { r: 0.00125, e: 0, to: true },
+    ao: true,
+  });
+  assert.deepEqual(bare.clobMarket(CID)?.t, [{ t: YES, o: 'Yes' }, { t: NO, o: 'No' }], 'a market the catalog does not describe: Yes/No');
+  assert.equal(labelled.clobMarket('0x' + 'd'.repeat(64)), undefined);
+
+  const cases: { name: string; params: Partial<FakeBooks['params']>; expect: Record<string, unknown> }[] = [
+    { name: 'tick 0.0001, odd minimum size', params: { tickPips: 1, minSizeUnits: 2_510_000 }, expect: { mts: 0.0001, mos: 2.51 } },
+    { name: 'tick 0.1', params: { tickPips: 1000 }, expect: { mts: 0.1 } },
+    { name: 'neg risk', params: { negRisk: true }, expect: { nr: true } },
+    { name: 'makers pay too', params: { makerFeeBps: 10, takerFeeBps: 30 }, expect: { mbf: 10, tbf: 30, fd: { r: 0.0015, e: 0, to: false } } },
+    { name: 'no fees', params: { takerFeeBps: 0 }, expect: { tbf: 0, fd: { r: 0, e: 0, to: true } } },
+    { name: 'not accepting orders', params: { acceptingOrders: false }, expect: { ao: false } },
+    { name: 'resolved', params: { resolved: 1 }, expect: { ao: false } },
+  ];
+  const base = { ...books.params };
+  for (const c of cases) {
+    books.params = { ...base, ...c.params };
+    const got = labelled.clobMarket(CID) as unknown as Record<string, unknown>;
+    for (const [k, v] of Object.entries(c.expect)) assert.deepEqual(got[k], v, `${c.name}: ${k}`);
+    // The client keys its rounding table by String(mts): it must be the tick size's own decimal form.
+    assert.equal(String(got.mts), ['0.1', '0.01', '0.001', '0.0001'].find((t) => Math.round(Number(t) * 10_000) === books.params.tickPips), c.name);
+  }
+  books.params = base;
+});
+
+test('fee curve: the client sizes a whole-balance market BUY that the engine never refuses for its fee', () => {
+  // The client (adjustBuyAmountForFees, with the curve of /clob-markets) shrinks the amount until amount +
+  // fee fits the balance; the engine reserves buyNeed for a FOK/FAK BUY at the order's worst price.
+  const balances = [1, 7.77, 100, 12_345.67];
+  for (const bps of [1, 25, 150, 999, 10_000]) {
+    const { r, e } = feeCurveOf(bps, 0);
+    for (let pips = 100; pips <= 9900; pips += 100) {
+      const p = pips / 10_000;
+      for (const balance of balances) {
+        const amount = adjustBuyAmountForFees(balance, p, balance, r, e, 0);
+        // The client's own rounding: USDC to 2 decimals; the engine's size: whole lots of 0.01 token.
+        const budget = Math.floor(amount * 100) * 10_000;
+        const size = Math.floor(budget / pips) * 100;
+        const need = buyNeed(false, pips, size, budget, bps);
+        assert.ok(need <= Math.round(balance * 1_000_000), `bps ${bps}, p ${p}, balance ${balance}: needs ${need} units`);
+      }
+    }
+  }
+  // Tight where the reservation is: at p >= 0.5 the client holds back exactly what the engine reserves.
+  const { r, e } = feeCurveOf(200, 0);
+  const heldBack = 100 - adjustBuyAmountForFees(100, 0.8, 100, r, e, 0);
+  const reserved = (buyNeed(false, 8000, 125_000_000, 100_000_000, 200) - 100_000_000) / 1_000_000;
+  assert.ok(Math.abs(heldBack - reserved) < 1e-9, `held back ${heldBack}, reserved ${reserved}`);
 });

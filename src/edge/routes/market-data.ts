@@ -1,15 +1,17 @@
 /**
  * Market-data routes (clob group, `{error}` bodies): books, quotes, last trades, price history, builder
  * trades, and the look-ups the platform's client makes before it posts an order (tick size, neg risk,
- * fee rate, version).
+ * fee rate, version) or builds a market order (market by token, market by condition id).
  *
  * Token ids: malformed -> 400 `Invalid token id`; well-formed but no market has it -> 404 `No orderbook
- * exists for the requested token id` (batch routes add the offending `token_id` to the body). GET /book
- * and POST /books pass the shard's pre-serialized snapshot through untouched: no parse, no re-hash.
+ * exists for the requested token id` (batch routes add the offending `token_id` to the body). Condition
+ * ids likewise: 400 `Invalid condition id`, 404 `No orderbook exists for the requested condition id`.
+ * GET /book and POST /books pass the shard's pre-serialized snapshot through untouched: no parse, no
+ * re-hash.
  */
 import { apiError, type ApiError } from '../../domain/errors.ts';
 import { END_CURSOR, decodeCursor } from '../../domain/cursor.ts';
-import { parseTokenId } from '../../domain/ids.ts';
+import { parseConditionId, parseTokenId } from '../../domain/ids.ts';
 import { pipsToNumber } from '../../domain/units.ts';
 import { BUILDER_TRADES_PAGE_SIZE, type HistoryParams, type MarketDataReader } from '../../queries/market-data.ts';
 import type { AppContext } from '../context.ts';
@@ -19,12 +21,15 @@ import {
   BatchHistoryReply,
   BuilderTrade,
   BuilderTradesQuery,
+  ClobMarketReply,
+  ConditionParams,
   FeeRateReply,
   HistoryBatchBody,
   HistoryQuery,
   HistoryReply,
   LastTradeReply,
   LastTradesReply,
+  MarketByTokenReply,
   MAX_BOOKS_PER_REQUEST,
   MAX_TOKENS_PER_REQUEST,
   MidpointReply,
@@ -35,6 +40,7 @@ import {
   QuoteMap,
   TickSizeReply,
   TokenBatch,
+  TokenParams,
   TokenQuery,
   VersionReply,
 } from '../schemas/market-data.ts';
@@ -44,6 +50,8 @@ const bad = (detail: string): ApiError => apiError('PM_ERR_BAD_REQUEST', { detai
 const noBook = (tokenId?: string): ApiError => apiError('PM_ERR_NOT_FOUND_ENTITY', { detail: NO_BOOK }, tokenId === undefined ? undefined : { token_id: tokenId });
 
 const TOKEN_MESSAGES = { token_id: 'Invalid token id', side: 'Invalid side', body: 'Invalid payload' };
+const NO_MARKET = 'No orderbook exists for the requested condition id';
+const CONDITION_MESSAGES = { condition_id: 'Invalid condition id' };
 const HISTORY_MESSAGES = {
   market: 'Invalid market: expected a token id',
   startTs: 'Invalid startTs: expected unix seconds',
@@ -233,6 +241,41 @@ export function marketDataRoutes(ctx: AppContext): AnyRoute[] {
       response: FeeRateReply,
       fieldMessages: TOKEN_MESSAGES,
       handler: ({ query }) => ({ base_fee: market(query.token_id).takerFeeBps }),
+    }),
+    route({
+      method: 'GET',
+      path: '/markets-by-token/:token_id',
+      group: 'clob',
+      summary: "The token's market: its condition id and both of its tokens (outcome 0 is primary)",
+      description: 'Not in the spec: the platform client asks it before it builds a market order (docs/decisions.md, "Market data").',
+      params: TokenParams,
+      response: MarketByTokenReply,
+      fieldMessages: TOKEN_MESSAGES,
+      handler: ({ params }) => {
+        const m = md().marketByToken(tokenOf(params.token_id));
+        if (m === undefined) throw noBook();
+        return m;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/clob-markets/:condition_id',
+      group: 'clob',
+      summary: "A market's trading parameters in the platform's compact keys: tokens, tick size, neg risk, minimum size, fees",
+      description:
+        'Not in the spec: the platform client reads t, mts, nr and fd before it builds a market order. mbf/tbf are the ' +
+        'fee rates in basis points; fd expresses the taker fee tbf / 10^4 * min(p, 1-p) per token as the flat bound ' +
+        'r = tbf / 2 / 10^4, e = 0 (docs/decisions.md, "Market data").',
+      params: ConditionParams,
+      response: ClobMarketReply,
+      fieldMessages: CONDITION_MESSAGES,
+      handler: ({ params }) => {
+        const cid = parseConditionId(params.condition_id);
+        if (cid === undefined) throw bad('Invalid condition id');
+        const m = md().clobMarket(cid);
+        if (m === undefined) throw apiError('PM_ERR_NOT_FOUND_ENTITY', { detail: NO_MARKET });
+        return m;
+      },
     }),
     route({
       method: 'GET',

@@ -2,7 +2,8 @@
  * Market-data request and response schemas (clob group, `{error}` bodies): GET /book, POST /books,
  * GET /price, POST /prices, GET /midpoint, GET /last-trade-price, POST /last-trades-prices,
  * GET /prices-history, POST /batch-prices-history, GET /builder/trades, and the look-ups the platform's
- * client makes before it posts an order: GET /tick-size, /neg-risk, /fee-rate, /version.
+ * client makes before it posts an order: GET /tick-size, /neg-risk, /fee-rate, /version, and before it
+ * builds a market order: GET /markets-by-token/{token_id}, /clob-markets/{condition_id}.
  *
  * Prices and sizes are minimal decimal strings; "" stands for a price that does not exist (an empty
  * book side, no trade yet). Token ids are uint256 decimal strings. Decisions: docs/decisions.md,
@@ -13,6 +14,7 @@ import { HISTORY_INTERVALS, MAX_FIDELITY, MAX_HISTORY_MARKETS, MIN_FIDELITY } fr
 
 /** Shape only; the value is checked by parseTokenId (uint256 bound) in the handler. */
 const TokenId = Type.String({ pattern: '^(0|[1-9][0-9]{0,77})$', description: 'uint256 as a decimal string without leading zeros' });
+const ConditionId = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$', description: 'condition id: 0x + 64 hex, any case' });
 const Price = Type.String({ description: 'minimal decimal string, "" when there is no such price' });
 const Side = Type.Union([Type.Literal('BUY'), Type.Literal('SELL')]);
 const UnixSeconds = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'unix seconds' });
@@ -30,6 +32,12 @@ export const MAX_TOKENS_PER_REQUEST = 500;
 
 export const TokenQuery = Type.Object({ token_id: TokenId });
 export type TokenQuery = Static<typeof TokenQuery>;
+
+export const TokenParams = Type.Object({ token_id: TokenId });
+export type TokenParams = Static<typeof TokenParams>;
+
+export const ConditionParams = Type.Object({ condition_id: ConditionId });
+export type ConditionParams = Static<typeof ConditionParams>;
 
 export const PriceQuery = Type.Object({ token_id: TokenId, side: Side });
 export type PriceQuery = Static<typeof PriceQuery>;
@@ -107,6 +115,38 @@ export const TickSizeReply = Type.Object({ minimum_tick_size: Type.Number({ desc
 export const NegRiskReply = Type.Object({ neg_risk: Type.Boolean() });
 export const FeeRateReply = Type.Object({ base_fee: Type.Integer({ description: 'taker fee rate of the market in basis points' }) });
 export const VersionReply = Type.Object({ version: Type.Literal(2) });
+
+export const MarketByTokenReply = Type.Object({
+  condition_id: Type.String({ description: "the token's market" }),
+  primary_token_id: Type.String({ description: "outcome 0's token" }),
+  secondary_token_id: Type.String({ description: "outcome 1's token" }),
+});
+export type MarketByTokenReply = Static<typeof MarketByTokenReply>;
+
+/** The platform's abbreviated keys, as its client's MarketDetails type names them. */
+export const ClobMarketReply = Type.Object({
+  c: Type.String({ description: 'condition id' }),
+  t: Type.Array(Type.Object({ t: Type.String({ description: 'token id' }), o: Type.String({ description: 'outcome label' }) }), {
+    minItems: 2,
+    maxItems: 2,
+    description: 'tokens in outcome order',
+  }),
+  mts: Type.Number({ description: 'minimum tick size: 0.1, 0.01, 0.001 or 0.0001' }),
+  nr: Type.Boolean({ description: 'neg risk' }),
+  mos: Type.Number({ description: 'minimum order size in tokens' }),
+  mbf: Type.Integer({ description: 'maker base fee in basis points' }),
+  tbf: Type.Integer({ description: 'taker base fee in basis points' }),
+  fd: Type.Object(
+    {
+      r: Type.Number({ description: 'rate: tbf / 2 / 10^4 USDC per token' }),
+      e: Type.Number({ description: 'exponent: 0' }),
+      to: Type.Boolean({ description: 'only takers pay (mbf is 0)' }),
+    },
+    { description: 'fee curve r * (p(1-p))^e per token: the flat bound of our fee tbf / 10^4 * min(p, 1-p), its value at p = 0.5' },
+  ),
+  ao: Type.Boolean({ description: 'accepting orders (and not resolved)' }),
+});
+export type ClobMarketReply = Static<typeof ClobMarketReply>;
 
 const Str = Type.String();
 export const MakerOrder = Type.Object({
