@@ -29,7 +29,9 @@
  *   - steady, the target's measure: one request due every millisecond for 10 s (bench/lib/open-loop.ts),
  *     latency from each request's due time to its last byte, so a request queued behind a slow one
  *     carries its wait; one sample per response. Meanwhile, what the server process did: CPU per
- *     request, garbage-collection pauses (longest / total), the longest event-loop delay;
+ *     request, garbage-collection pauses (longest / total), the longest event-loop delay. Targets and
+ *     baselines run three such windows; the one with the median p99 is reported and held to the target
+ *     (STEADY_WINDOWS), every window's p99 printed beside it;
  *   - autocannon at its overallRate of 1,000/s for 10 s, for comparison with earlier reports: it sends
  *     each connection's share of a second back to back at the start of the second, so its latencies are
  *     those of 10 concurrent requests at full speed, and its p99 weighs a slow response by its length in
@@ -41,7 +43,7 @@
  *   /trades pages: user=S (taker rows), user=S&takerOnly=false&side=BUY (offsets 0..875), market=<one>,
  *   three markets with filterType=CASH&filterAmount=5, the global feed with side=SELL&filterType=TOKENS&
  *   filterAmount=20, the global feed at offset 1,000, another wallet with takerOnly=false; limit 100.
- *   Pages repeat, as polling clients' do: after the warm-up, position rows and trade rows come from their
+ *   Pages repeat, as polling clients' do: after the warm-up, position pages and trade rows come from their
  *   caches (see queries/wallets.ts). Two variants are reported beside the target, not held to it:
  *   /positions while 50 random books are republished every 10 ms (a live market: the price sorts must
  *   re-check and re-sort), and /trades over 2,000 distinct pages, twice the rendered-row cache, so every
@@ -75,7 +77,7 @@ import { RateLimiter } from '../../src/edge/rate-limit.ts';
 import { walletRoutes } from '../../src/edge/routes/wallets.ts';
 import { reply, route } from '../../src/edge/route.ts';
 import { startServer } from '../../src/edge/server.ts';
-import { runOpenLoopChild } from '../lib/open-loop.ts';
+import { runOpenLoopChild, type OpenLoopResult } from '../lib/open-loop.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
 import { encodeFillRecord, readFill, tradeIdOf } from '../../src/journal/fill-codec.ts';
 import { MAKER_ROLE, TAKER_ROLE, metaKeys, prefixRange, walletViewKeys, type Key } from '../../src/journal/keys.ts';
@@ -112,6 +114,12 @@ const FIXED_SECONDS = 10;
 const MAX_SECONDS = 5;
 const CONNECTIONS = 10;
 const P99_TARGET_MS = 5;
+/**
+ * Steady windows per target and baseline workload; the window with the median p99 is reported and held to
+ * the target, every window's p99 printed beside it. One window is hostage to the VM: a process on it can
+ * lose the CPU for 5-40 ms with the machine otherwise idle (an idle sibling process sees the same gaps).
+ */
+const STEADY_WINDOWS = 3;
 /** The live-market variant: books republished (mid moved one tick) while /positions is timed. */
 const CHURN_BOOKS = 50;
 const CHURN_MS = 10;
@@ -648,32 +656,42 @@ export async function measure(data: Dataset): Promise<void> {
       // Warm-up (not timed): every path once, so each sort order and each page is computed before timing.
       if (variant !== 'cold') for (const path of paths) check((await fetch(base + path)).status === 200, `warm-up ${path}`);
       const timer = churn ? setInterval(() => prices.churn(CHURN_BOOKS), CHURN_MS) : undefined;
-      const side = serverSide();
-      const steady = await runOpenLoopChild({ url: base, paths, rate: RATE, seconds: FIXED_SECONDS, connections: CONNECTIONS });
-      const seen = side.stop(steady.ok);
+      const windows: Array<{ steady: OpenLoopResult; seen: ReturnType<ReturnType<typeof serverSide>['stop']> }> = [];
+      for (let w = 0; w < (variant === 'target' || variant === 'baseline' ? STEADY_WINDOWS : 1); w++) {
+        const side = serverSide();
+        const steady = await runOpenLoopChild({ url: base, paths, rate: RATE, seconds: FIXED_SECONDS, connections: CONNECTIONS });
+        windows.push({ steady, seen: side.stop(steady.ok) });
+        check(steady.ok === steady.sent, `${name}: every steady request answered 200`);
+      }
+      const p99s = windows.map((w) => w.steady.p99);
+      const { steady, seen } = [...windows].sort((a, b) => a.steady.p99 - b.steady.p99)[windows.length >> 1]!;
       const fixed = await load(base, paths, RATE, FIXED_SECONDS);
       const max = await load(base, paths, undefined, MAX_SECONDS);
       if (timer !== undefined) clearInterval(timer);
       check(
-        steady.ok === steady.sent && fixed.non2xx === 0 && max.non2xx === 0 && fixed.errors === 0 && max.errors === 0,
+        fixed.non2xx === 0 && max.non2xx === 0 && fixed.errors === 0 && max.errors === 0,
         `${name}: every request answered 200`,
       );
       rows.push(
-        `| ${name} | ${Math.round(steady.rps)} | ${steady.p50} | ${steady.p99} | ${steady.p999} | ${steady.max} | ${seen.cpuUsPerReq} | ${seen.gcMaxMs} / ${seen.gcTotalMs} | ${seen.loopMaxMs} | ${fixed.p99} / ${fixed.raw.p99} | ${Math.round(max.rps)} | ${max.p50} | ${max.p99} |`,
+        `| ${name} | ${Math.round(steady.rps)} | ${steady.p50} | ${steady.p99} | ${p99s.join(', ')} | ${steady.p999} | ${steady.max} | ${seen.cpuUsPerReq} | ${seen.gcMaxMs} / ${seen.gcTotalMs} | ${seen.loopMaxMs} | ${fixed.p99} / ${fixed.raw.p99} | ${Math.round(max.rps)} | ${max.p50} | ${max.p99} |`,
       );
       if (variant === 'target') {
         const met = steady.p99 < P99_TARGET_MS && steady.rps >= RATE * 0.98;
-        verdicts.push(`${met ? 'TARGET MET' : 'TARGET MISSED'}: ${name}: p99 ${steady.p99} ms at ${Math.round(steady.rps)} of ${RATE} req/s (target p99 < ${P99_TARGET_MS} ms)`);
+        verdicts.push(
+          `${met ? 'TARGET MET' : 'TARGET MISSED'}: ${name}: p99 ${steady.p99} ms (median of ${windows.length} windows: ${p99s.join(', ')} ms) at ` +
+            `${Math.round(steady.rps)} of ${RATE} req/s (target p99 < ${P99_TARGET_MS} ms)`,
+        );
       }
     }
     console.log(
-      `\n| workload | req/s, steady ${RATE}/s | p50 ms | p99 ms | p99.9 ms | max ms | server CPU us/req | GC max / total ms | loop delay max ms | autocannon at ${RATE}/s: p99 / raw p99 ms | max req/s (unthrottled) | p50 ms | p99 ms |`,
+      `\n| workload | req/s, steady ${RATE}/s | p50 ms | p99 ms | p99 of each window, ms | p99.9 ms | max ms | server CPU us/req | GC max / total ms | loop delay max ms | autocannon at ${RATE}/s: p99 / raw p99 ms | max req/s (unthrottled) | p50 ms | p99 ms |`,
     );
-    console.log(`|---|---|---|---|---|---|---|---|---|---|---|---|---|`);
+    console.log(`|---|---|---|---|---|---|---|---|---|---|---|---|---|---|`);
     for (const r of rows) console.log(r);
     console.log(
       `(${CONNECTIONS} connections. Steady: one request due every ${1000 / RATE} ms for ${FIXED_SECONDS} s (bench/lib/open-loop.ts, a child process), ` +
-        `latency from each request's due time, one sample per response; this is what the target is held to. autocannon: the same paths at its overallRate ` +
+        `latency from each request's due time, one sample per response; targets and baselines run ${STEADY_WINDOWS} such windows and the columns show ` +
+        `the window with the median p99, which is what the target is held to. autocannon: the same paths at its overallRate ` +
         `for ${FIXED_SECONDS} s (bursts at the start of each second; its p99 weighs a slow response by its length in ms) and unthrottled for ${MAX_SECONDS} s. ` +
         `Rate limits off. Server columns: this process during the steady run)`);
     for (const v of verdicts) console.log(v);

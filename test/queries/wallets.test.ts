@@ -426,6 +426,48 @@ test('catalog edits reach a view without rebuilding it: announced at once, unann
   await s.close();
 });
 
+test('expired metadata is not read again while the catalog has not been written since; it is once it has', async () => {
+  const s = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-wgen-')) });
+  const v = new ViewStore(s.views);
+  const owner = '0x' + '4'.repeat(40);
+  const n = 6;
+  const mk = (i: number) => '0x' + 'f'.repeat(62) + i.toString(16).padStart(2, '0');
+  const titles = Array.from({ length: n }, (_, i) => `gen ${i}`);
+  const catalog = new CatalogWriter(s, clock);
+  const importEvent = async () => {
+    const markets = titles.map((question, i) => ({ question, conditionId: mk(i), slug: `gen-${i}`, clobTokenIds: [`6${i}0`, `6${i}1`] }));
+    assert.ok((await catalog.upsertEvents([{ title: 'Gen', slug: 'gen', endDate: '2026-12-31T00:00:00Z', markets }] as never)).ok);
+  };
+  await importEvent();
+  const positions = new WalletPositionsProjection(v);
+  for (let i = 0; i < n; i++) positions.apply({ type: 'split', seq: i + 1, ts: (i + 1) * 1000, wallet: owner, conditionId: mk(i), tokenIds: [`6${i}0`, `6${i}1`], amount: U } as JournalEvent);
+  await s.views.flushed;
+  const reads = { n: 0 };
+  const counting = new CatalogReader(s);
+  const byCondition = counting.marketByCondition.bind(counting);
+  counting.marketByCondition = (c: string) => {
+    reads.n++;
+    return byCondition(c);
+  };
+  let t = 0;
+  const reader = new WalletDataReader({ store: s, views: v, catalog: counting, now: () => t });
+  const titlesServed = () =>
+    reader.positions({ user: owner, sizeThreshold: 0, redeemable: false, mergeable: false, limit: 20, offset: 0, sortBy: 'TITLE', descending: false }).map((r) => r.title);
+  assert.deepEqual(titlesServed(), titles.flatMap((x) => [x, x]));
+  assert.equal(reads.n, n, 'each market read once for the view');
+  for (const k of [1, 2, 3]) {
+    t = k * META_TTL_MS + 1; // every entry has expired
+    assert.deepEqual(titlesServed(), titles.flatMap((x) => [x, x]));
+  }
+  assert.equal(reads.n, n, 'expired entries under an unchanged catalog were not read again');
+  titles[3] = 'a renamed';
+  await importEvent(); // a write that announces nothing to this reader
+  t = 5 * META_TTL_MS;
+  assert.deepEqual(titlesServed().slice(0, 2), ['a renamed', 'a renamed']);
+  assert.ok(reads.n > n, 'after a catalog write, expired entries are read again');
+  await s.close();
+});
+
 // ---- price sorts while books move --------------------------------------------------------------------
 
 test('price sorts stay exact while books move: moved rows merged back, or a new sort past many', async () => {
