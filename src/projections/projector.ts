@@ -84,6 +84,7 @@ export class ViewStore {
   private readonly root: Node = newNode(undefined, '');
   private size = 0;
   private batch: Batch | undefined;
+  private writes = 0;
 
   constructor(readonly db: Database<unknown, Key>) {}
 
@@ -152,6 +153,11 @@ export class ViewStore {
     return this.size;
   }
 
+  /** Writes issued so far: while it stands, every read answers as it did (a commit moves entries, not answers). */
+  get version(): number {
+    return this.writes;
+  }
+
   private find(key: Key): Node | undefined {
     let n: Node | undefined = this.root;
     for (let i = 0; i < key.length && n !== undefined; i++) n = n.kids?.get(key[i]);
@@ -159,6 +165,7 @@ export class ViewStore {
   }
 
   private track(key: Key, value: unknown, committed: Promise<boolean>): void {
+    this.writes++;
     let n = this.root;
     for (let i = 0; i < key.length; i++) {
       const part = key[i];

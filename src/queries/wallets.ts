@@ -78,7 +78,7 @@ const WIDE_SPREAD_PIPS = 1_000;
 /** Position rows kept in wallet views, over all cached wallets. */
 const VIEW_ROWS_LIMIT = 500_000;
 const BOOK_CACHE_LIMIT = 200_000;
-/** Characters of rendered /positions and /closed-positions pages kept, over every wallet. */
+/** Characters of rendered pages kept, over every wallet: /positions and /closed-positions, and /trades apart. */
 const PAGE_CACHE_CHARS = 16_000_000;
 /** Wallet profiles (trade rows) are re-read at least this often. */
 export const PROFILE_TTL_MS = 5_000;
@@ -441,6 +441,47 @@ interface CachedPage {
   json: string;
 }
 
+/**
+ * A rendered /trades page: which rows it lists is valid while no view was written since (`version`, the
+ * ViewStore's write count); each row's text is still re-checked as a fresh page's would be (tradeRow).
+ */
+interface CachedTradePage {
+  version: number;
+  seqs: number[];
+  roles: number[];
+  rows: string[];
+  json: string;
+}
+
+/** Rendered pages by request, bounded by the total length of their texts (oldest dropped first). */
+class PageCache<E extends { json: string }> {
+  private readonly entries = new Map<string, E>();
+  private chars = 0;
+
+  get(key: string): E | undefined {
+    return this.entries.get(key);
+  }
+
+  set(key: string, e: E): void {
+    const old = this.entries.get(key);
+    if (old !== undefined) {
+      this.chars -= old.json.length;
+      this.entries.delete(key);
+    }
+    if (e.json.length > PAGE_CACHE_CHARS / 4) return;
+    this.entries.set(key, e);
+    this.chars += e.json.length;
+    // Insertion order is age; only walked when over the limit (see walletView).
+    if (this.chars > PAGE_CACHE_CHARS) {
+      for (const [k, x] of this.entries) {
+        if (this.chars <= PAGE_CACHE_CHARS) break;
+        this.entries.delete(k);
+        this.chars -= x.json.length;
+      }
+    }
+  }
+}
+
 interface ProfileEntry {
   /** The profile fields as a JSON fragment (`"name":...,"profileImageOptimized":...`). */
   json: string;
@@ -519,8 +560,8 @@ export class WalletDataReader {
    * `changedBase` is the position of the first one since the reader started (the log is trimmed).
    */
   private readonly changed: string[] = [];
-  private readonly pages = new Map<string, CachedPage>();
-  private pageChars = 0;
+  private readonly pages = new PageCache<CachedPage>();
+  private readonly tradePages = new PageCache<CachedTradePage>();
   /**
    * Bumped whenever a row's text may change (a row recomputed, its metadata replaced), which is also
    * whenever a sorted order may: every cached page written before is stale. One counter for every
@@ -1067,7 +1108,7 @@ export class WalletDataReader {
     const out = new Array<string>(page.length);
     for (let i = 0; i < page.length; i++) out[i] = this.positionJson(p.user, page[i], true);
     const json = jsonArray(out);
-    if (key !== undefined) this.cachePage(key, view, page, json);
+    if (key !== undefined) this.pages.set(key, { view, epoch: this.rowEpoch, rows: page, json });
     return json;
   }
 
@@ -1079,24 +1120,7 @@ export class WalletDataReader {
     return hit.epoch === this.rowEpoch ? hit.json : undefined;
   }
 
-  private cachePage(key: string, view: WalletView, rows: LiveRow[], json: string): void {
-    const old = this.pages.get(key);
-    if (old !== undefined) {
-      this.pageChars -= old.json.length;
-      this.pages.delete(key);
-    }
-    if (json.length > PAGE_CACHE_CHARS / 4) return;
-    this.pages.set(key, { view, epoch: this.rowEpoch, rows, json });
-    this.pageChars += json.length;
-    // Oldest first (insertion order); only walked when over the limit (see walletView).
-    if (this.pageChars > PAGE_CACHE_CHARS) {
-      for (const [k, e] of this.pages) {
-        if (this.pageChars <= PAGE_CACHE_CHARS) break;
-        this.pages.delete(k);
-        this.pageChars -= e.json.length;
-      }
-    }
-  }
+
 
   /** The open rows of a /positions page, in order. */
   private openPage(view: WalletView, p: PositionsParams): LiveRow[] {
@@ -1146,7 +1170,7 @@ export class WalletDataReader {
       this.checkRows(view, page, now);
     }
     const json = jsonArray(page.map((r) => this.positionJson(p.user, r, false)));
-    this.cachePage(key, view, page, json);
+    this.pages.set(key, { view, epoch: this.rowEpoch, rows: page, json });
     return json;
   }
 
@@ -1315,6 +1339,15 @@ export class WalletDataReader {
     if (p.limit === 0) return '[]';
     // Each listed market is a range walked on its own: one listed twice would list its rows twice.
     if (p.markets !== undefined && new Set(p.markets).size < p.markets.length) p = { ...p, markets: [...new Set(p.markets)] };
+    const key = JSON.stringify(p);
+    const cached = this.tradePages.get(key);
+    if (cached !== undefined && cached.version === this.views.version) {
+      const now = this.now();
+      let same = true;
+      for (let i = 0; i < cached.seqs.length && same; i++) same = this.tradeRow(cached.seqs[i], cached.roles[i], now) === cached.rows[i];
+      if (same) return cached.json;
+    }
+    const version = this.views.version;
     const cursor = this.committedTradeCursor();
     this.trimRuns();
     const side = p.side === undefined ? -1 : sideCode(p.side);
@@ -1370,11 +1403,19 @@ export class WalletDataReader {
     }
     const now = this.now();
     const out: string[] = [];
+    const seqs: number[] = [];
+    const roles: number[] = [];
     for (let i = 0; i < pickedSeq.length; i++) {
       const json = this.tradeRow(pickedSeq[i], pickedRole[i], now);
-      if (json !== undefined) out.push(json);
+      if (json === undefined) continue;
+      out.push(json);
+      seqs.push(pickedSeq[i]);
+      roles.push(pickedRole[i]);
     }
-    return jsonArray(out);
+    const rows = out.slice();
+    const json = jsonArray(out);
+    this.tradePages.set(key, { version, seqs, roles, rows, json });
+    return json;
   }
 
   /**
