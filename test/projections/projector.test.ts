@@ -95,6 +95,14 @@ test('view store: queued writes are visible to point reads and prefix ranges unt
   await new Promise((r) => setImmediate(r));
   assert.equal(v.queued, 0, 'committed writes leave the overlay');
   assert.deepEqual(v.range(['pos', 'w1']).map((e) => e.value), ['queued-a', 'committed-b', 'queued-c']);
+  // The version counts writes (puts and removals), not commits: readers key cached answers on it.
+  const version = v.version;
+  assert.equal(version, 4);
+  v.put(['pos', 'w1', 'e'], 'e');
+  v.remove(['pos', 'w1', 'e']);
+  assert.equal(v.version, version + 2);
+  await store.views.flushed;
+  assert.equal(v.version, version + 2, 'a commit changes no answer, so not the version');
   await store.close();
 });
 
