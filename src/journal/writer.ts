@@ -203,10 +203,11 @@ export class JournalWriter {
     if (this.netDeposits !== undefined) p = s.meta.put(engineMetaKeys.netDeposits, this.netDeposits);
     p = s.meta.put(metaKeys.journalSeq, this.seq);
     this.events = [];
-    this.fills = [];
-    this.fillSlabs = [];
-    this.fillOffsets = [];
-    this.blocks = [];
+    // Kept and emptied, not replaced: regrowing them from empty every batch was a copy per doubling.
+    this.fills.length = 0;
+    this.fillSlabs.length = 0;
+    this.fillOffsets.length = 0;
+    this.blocks.length = 0;
     this.orders = new Map();
     this.newOrders = [];
     this.balances = [];
