@@ -304,7 +304,8 @@ export function sealFills(regions: readonly Buffer[], slabs: readonly Buffer[], 
   for (const r of regions) d.update(r);
   const out = createHash('shake128', { outputLength: 32 * fills.length }).update(d.digest()).digest();
   // One text for the batch, "0x" + 64 hex digits per fill, each fill's txHash a slice of it (V8 shares the
-  // characters: one small object per fill, no concatenation).
+  // characters: one small object per fill). Buffer's own hex text has no "0x" to slice with it, which left a
+  // concatenation, and a second object, per fill.
   const text = Buffer.allocUnsafe(66 * fills.length);
   for (let i = 0; i < fills.length; i++) {
     const slab = slabs[i];

@@ -286,17 +286,17 @@ function flat(s: string): string {
   return Buffer.from(s, 'utf8').toString('utf8');
 }
 
-/**
- * `[items joined by commas]` as one flat string (the items are consumed). The brackets go inside the
- * first and last items rather than around the join, which would make a rope that the HTTP layer copies
- * once more to flatten (a 78 KB page: 15-20 us).
- */
 /** Every parameter that shapes a positions page (JSON: a title may hold any separator). */
 function pageKey(kind: 'o' | 'c', p: PositionsParams | ClosedParams): string {
   const open = kind === 'o' ? (p as PositionsParams) : undefined;
   return JSON.stringify([kind, p.user, p.sortBy, p.descending, p.offset, p.limit, p.title ?? null, p.markets ?? null, open?.sizeThreshold ?? null, open?.redeemable ?? null, open?.mergeable ?? null]);
 }
 
+/**
+ * `[items joined by commas]` as one flat string (the items are consumed). The brackets go inside the
+ * first and last items rather than around the join, which would make a rope that the HTTP layer copies
+ * once more to flatten (a 78 KB page: 15-20 us).
+ */
 function jsonArray(items: string[]): string {
   if (items.length === 0) return '[]';
   items[0] = '[' + items[0];
@@ -1119,8 +1119,6 @@ export class WalletDataReader {
     this.checkRows(view, hit.rows, now);
     return hit.epoch === this.rowEpoch ? hit.json : undefined;
   }
-
-
 
   /** The open rows of a /positions page, in order. */
   private openPage(view: WalletView, p: PositionsParams): LiveRow[] {

@@ -365,6 +365,19 @@ test('resolution: curPrice 1 / 0, redeemable, and no longer mergeable', () => {
 
 // ---- catalog metadata, kept current row by row --------------------------------------------------------
 
+/**
+ * One catalog event whose markets carry `titles` (read at each call: edit it, then call again to write the
+ * edit): market i has condition id mk(i), slug `<slug>-i` and tokens `<digit>i0` / `<digit>i1`.
+ */
+function catalogEvent(s: Store, slug: string, digit: string, titles: string[], mk: (i: number) => string): () => Promise<void> {
+  const catalog = new CatalogWriter(s, clock);
+  return async () => {
+    const markets = titles.map((question, i) => ({ question, conditionId: mk(i), slug: `${slug}-${i}`, clobTokenIds: [`${digit}${i}0`, `${digit}${i}1`] }));
+    const out = await catalog.upsertEvents([{ title: slug, slug, endDate: '2026-12-31T00:00:00Z', markets }] as never);
+    assert.ok(out.ok, JSON.stringify(out));
+  };
+}
+
 test('catalog edits reach a view without rebuilding it: announced at once, unannounced once the metadata expires', async () => {
   const s = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-wm-')) });
   const v = new ViewStore(s.views);
@@ -372,12 +385,7 @@ test('catalog edits reach a view without rebuilding it: announced at once, unann
   const n = 20;
   const mk = (i: number) => '0x' + 'e'.repeat(62) + i.toString(16).padStart(2, '0');
   const titles = ['alpha', 'beta', 'gamma', ...Array.from({ length: n - 3 }, (_, i) => `m${i + 3}`)];
-  const catalog = new CatalogWriter(s, clock);
-  const importEvent = async () => {
-    const markets = titles.map((question, i) => ({ question, conditionId: mk(i), slug: `meta-${i}`, clobTokenIds: [`9${i}0`, `9${i}1`] }));
-    const out = await catalog.upsertEvents([{ title: 'Meta', slug: 'meta', endDate: '2026-12-31T00:00:00Z', markets }] as never);
-    assert.ok(out.ok, JSON.stringify(out));
-  };
+  const importEvent = catalogEvent(s, 'meta', '9', titles, mk);
   await importEvent();
   const positions = new WalletPositionsProjection(v);
   for (let i = 0; i < n; i++) positions.apply({ type: 'split', seq: i + 1, ts: (i + 1) * 1000, wallet: owner, conditionId: mk(i), tokenIds: [`9${i}0`, `9${i}1`], amount: U } as JournalEvent);
@@ -433,11 +441,7 @@ test('expired metadata is not read again while the catalog has not been written 
   const n = 6;
   const mk = (i: number) => '0x' + 'f'.repeat(62) + i.toString(16).padStart(2, '0');
   const titles = Array.from({ length: n }, (_, i) => `gen ${i}`);
-  const catalog = new CatalogWriter(s, clock);
-  const importEvent = async () => {
-    const markets = titles.map((question, i) => ({ question, conditionId: mk(i), slug: `gen-${i}`, clobTokenIds: [`6${i}0`, `6${i}1`] }));
-    assert.ok((await catalog.upsertEvents([{ title: 'Gen', slug: 'gen', endDate: '2026-12-31T00:00:00Z', markets }] as never)).ok);
-  };
+  const importEvent = catalogEvent(s, 'gen', '6', titles, mk);
   await importEvent();
   const positions = new WalletPositionsProjection(v);
   for (let i = 0; i < n; i++) positions.apply({ type: 'split', seq: i + 1, ts: (i + 1) * 1000, wallet: owner, conditionId: mk(i), tokenIds: [`6${i}0`, `6${i}1`], amount: U } as JournalEvent);
@@ -631,12 +635,7 @@ test('a page served again is what a fresh read writes: after price moves, catalo
   const n = 8;
   const mk = (i: number) => '0x' + 'd'.repeat(62) + i.toString(16).padStart(2, '0');
   const titles = Array.from({ length: n }, (_, i) => `market ${i}`);
-  const catalog = new CatalogWriter(s, clock);
-  const importEvent = async () => {
-    const markets = titles.map((question, i) => ({ question, conditionId: mk(i), slug: `cache-${i}`, clobTokenIds: [`7${i}0`, `7${i}1`] }));
-    const out = await catalog.upsertEvents([{ title: 'Cache', slug: 'cache', endDate: '2026-12-31T00:00:00Z', markets }] as never);
-    assert.ok(out.ok, JSON.stringify(out));
-  };
+  const importEvent = catalogEvent(s, 'cache', '7', titles, mk);
   await importEvent();
   const book = new Map<string, { version: number; json: string }>();
   const publish = (t: string, bid: string, ask: string) =>
