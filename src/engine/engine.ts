@@ -48,7 +48,7 @@ import {
 import { formatPips, formatUnits } from '../domain/units.ts';
 import type { Store } from '../journal/env.ts';
 import { USDC_ASSET, metaKeys } from '../journal/keys.ts';
-import { orderIdsOf, readOrder } from '../journal/orders.ts';
+import { readOrder } from '../journal/orders.ts';
 import { balanceMapKey, hashState, lastTradeSide, verifyStore, type CanonicalState } from '../journal/recovery.ts';
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -292,44 +292,6 @@ const REASON_NAMES: Record<number, StatusReason> = {
 
 class EngineHalt extends Error {}
 
-/**
- * Bloom filter over every order id the orders table holds, so a new order id (the common case) is known
- * new without an LMDB lookup; a hit falls through to the table. 2^23 bits, 4 probes: about 2% false
- * positives at a million orders, each costing one lookup.
- */
-class OrderIdFilter {
-  private readonly bits = new Int32Array(1 << 18);
-  private static readonly MASK = (1 << 23) - 1;
-
-  private static hashes(id: string): [number, number] {
-    let h1 = 0x811c9dc5;
-    let h2 = 0x9747b28c;
-    for (let i = 0; i < id.length; i++) {
-      const c = id.charCodeAt(i);
-      h1 = Math.imul(h1 ^ c, 0x01000193);
-      h2 = Math.imul(h2 ^ c, 0x5bd1e995);
-    }
-    return [h1 >>> 0, (h2 >>> 0) | 1];
-  }
-
-  add(id: string): void {
-    const [a, b] = OrderIdFilter.hashes(id);
-    for (let k = 0; k < 4; k++) {
-      const bit = (a + k * b) & OrderIdFilter.MASK;
-      this.bits[bit >>> 5] |= 1 << (bit & 31);
-    }
-  }
-
-  mightContain(id: string): boolean {
-    const [a, b] = OrderIdFilter.hashes(id);
-    for (let k = 0; k < 4; k++) {
-      const bit = (a + k * b) & OrderIdFilter.MASK;
-      if ((this.bits[bit >>> 5] & (1 << (bit & 31))) === 0) return false;
-    }
-    return true;
-  }
-}
-
 export class Engine {
   private readonly store: Store;
   private readonly log: Logger;
@@ -349,7 +311,6 @@ export class Engine {
   private readonly recent = new Map<string, OrderRecord>();
   private recentBatch: OrderRecord[] = [];
   private readonly walletIdx = new Map<string, number>();
-  private readonly knownIds = new OrderIdFilter();
   private readonly snapshots = new Map<string, { version: number; json: string }>();
   private readonly lastTrades = new Map<string, { pricePips: number; side: 'BUY' | 'SELL' }>();
   private readonly listeners: Array<(events: JournalEvent[]) => void> = [];
@@ -418,7 +379,6 @@ export class Engine {
     this.writer = new JournalWriter(this.store, m.lastSeq, this.now);
     this.committedSeq = m.lastSeq;
 
-    for (const id of orderIdsOf(this.store)) this.knownIds.add(id);
     for (const row of m.markets) this.addMarketState(row);
     for (const b of m.balances) this.ledger.setHeld(b.wallet, b.asset, b.held, USDC_ASSET);
     this.ledger.netDeposits = m.netDeposits;
@@ -863,7 +823,6 @@ export class Engine {
     }
     const recent = this.recent.get(orderId);
     if (recent !== undefined) return new Promise((resolve) => this.ack(resolve, this.responseOf(recent)));
-    if (!this.knownIds.mightContain(orderId)) return undefined;
     const rec = readOrder(this.store, orderId);
     if (rec !== undefined) return Promise.resolve(this.responseOf(rec));
     return undefined;
@@ -1474,7 +1433,6 @@ export class Engine {
     o.rec.createdAt = ev.ts;
     o.rec.updatedAt = ev.ts;
     o.accepted = true;
-    this.knownIds.add(o.rec.orderId);
     this.counters.ordersAccepted++;
     this.writer.putOrder(o.rec, true);
   }

@@ -16,7 +16,13 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { mkdirSync } from 'node:fs';
 
 /** Bump when a stored shape changes incompatibly; start-up refuses a store written by another version. */
-export const STORE_VERSION = 4;
+export const STORE_VERSION = 5;
+/**
+ * Version 4 also kept an `order-ids` table (order id -> seq), now an in-memory index rebuilt from the
+ * journal (orders.ts). Such a store is upgraded in place: the table is dropped and the version raised, so
+ * a version-4 build can no longer open it and miss the ids it did not write.
+ */
+const UPGRADABLE_FROM = 4;
 
 export interface Store {
   readonly root: RootDatabase;
@@ -26,8 +32,6 @@ export interface Store {
   readonly journal: Database<unknown, number>;
   /** Orders by the journal seq of their acceptance: current state of each order ever accepted (orders.ts). */
   readonly orders: Database<unknown, number>;
-  /** Public order id (0x + 64 hex) -> the seq its record is stored under. */
-  readonly orderIds: Database<number, string>;
   /** Balances: key [wallet, asset] where asset is 'USDC' or a token id; value integer units held. */
   readonly balances: Database<unknown, (string | number)[]>;
   /** Fills by journal seq; value: the binary record of fill-codec.ts (decode with decodeFill). */
@@ -83,7 +87,6 @@ export function openStore(opts: StoreOptions): Store {
     meta: db<string>('meta'),
     journal: root.openDB<unknown, number>({ name: 'journal', encoding: 'msgpack', keyEncoding: 'uint32' }),
     orders: root.openDB<unknown, number>({ name: 'orders', encoding: 'msgpack', keyEncoding: 'uint32' }),
-    orderIds: db<string>('order-ids') as unknown as Database<number, string>,
     balances: db<(string | number)[]>('balances'),
     fills: root.openDB<Buffer, number>({ name: 'fills', encoding: 'binary', keyEncoding: 'uint32' }),
     indexes: root.openDB<unknown, (string | number)[]>({ name: 'indexes', encoding: 'binary', keyEncoding: 'ordered-binary' }),
@@ -103,6 +106,11 @@ function checkVersion(store: Store): void {
   const found = store.meta.get('storeVersion');
   if (found === undefined) {
     store.meta.putSync('storeVersion', STORE_VERSION);
+  } else if (found === UPGRADABLE_FROM) {
+    store.root.transactionSync(() => {
+      store.root.openDB({ name: 'order-ids' }).dropSync();
+      store.meta.putSync('storeVersion', STORE_VERSION);
+    });
   } else if (found !== STORE_VERSION) {
     throw new Error(`DATA_DIR holds a store of version ${String(found)}; this build reads version ${STORE_VERSION}`);
   }

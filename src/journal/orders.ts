@@ -5,13 +5,14 @@
  *   - its state: status, size matched, trade ids, last update, and the answer it was given when placed.
  *
  * So the `orders` table keeps only the state, keyed by the order's seq (the seq of its `order` event), and
- * `orderIds` maps the public order id to that seq. A read by id joins the two by seq (readOrder).
+ * an in-memory index (order-index.ts) maps the public order id to that seq. A read by id joins the event
+ * and the state by seq (readOrder).
  *
  * Why: every fill rewrites its maker order's row and every placement writes its taker's; with the
  * submission copied into the row that was ~1.2 KB of msgpack per write (the journal bench's main thread
  * spent ~1 µs per fill on it), against ~30 bytes for the state alone, and the copy duplicated the
  * journal's event byte for byte. Keyed by seq, a new order is appended and an update lands where orders of
- * the same moment live; only the small id index takes random inserts, once per order.
+ * the same moment live; nothing stored takes a random insert per order.
  *
  * State row (msgpack array):
  *   [status, sizeMatched, updatedAt, fills, answer]
@@ -25,6 +26,7 @@ import type { OrderAcceptedEvent, OrderRecord, OrderStatusName } from '../domain
 import type { Store } from './env.ts';
 import { tradeIdOf } from './fill-codec.ts';
 import { metaKeys } from './keys.ts';
+import { OrderIndex } from './order-index.ts';
 
 const STATUS: readonly OrderStatusName[] = ['LIVE', 'MATCHED', 'CANCELED', 'CANCELED_MARKET_RESOLVED'];
 const STATUS_CODE: Readonly<Record<OrderStatusName, number>> = { LIVE: 0, MATCHED: 1, CANCELED: 2, CANCELED_MARKET_RESOLVED: 3 };
@@ -77,10 +79,41 @@ export function readOrderAt(store: Store, seq: number): OrderRecord | undefined 
   return orderRecordOf(ev, row, tradeIdPrefixOf(store));
 }
 
-/** The order's latest state, or undefined for an id never accepted. */
+const indexes = new WeakMap<Store, OrderIndex>();
+
+/**
+ * The store's id index. Start-up's replay (recovery.ts) builds it from the events it reads anyway and
+ * installs it; a store opened without one (tests, tools reading a store after a crash) gets it from a scan
+ * of the journal's order events here. From then on the journal writer adds each new order.
+ */
+export function orderIndexOf(store: Store): OrderIndex {
+  let ix = indexes.get(store);
+  if (ix === undefined) {
+    ix = new OrderIndex();
+    for (const { key, value } of store.journal.getRange({})) {
+      const e = value as { type: string; orderId?: string };
+      if (e.type === 'order') ix.add(e.orderId!, key as number);
+    }
+    indexes.set(store, ix);
+  }
+  return ix;
+}
+
+/** Installs the index a replay built, unless the store has one already (it may hold uncommitted orders). */
+export function installOrderIndex(store: Store, ix: OrderIndex): void {
+  if (!indexes.has(store)) indexes.set(store, ix);
+}
+
+/** The order's latest committed state, or undefined for an id never accepted (or not yet committed). */
 export function readOrder(store: Store, orderId: string): OrderRecord | undefined {
-  const seq = store.orderIds.get(orderId);
-  return seq === undefined ? undefined : readOrderAt(store, seq);
+  let found: OrderRecord | undefined;
+  orderIndexOf(store).find(orderId, (seq) => {
+    const rec = readOrderAt(store, seq);
+    if (rec?.orderId !== orderId) return false;
+    found = rec;
+    return true;
+  });
+  return found;
 }
 
 /** Every order still LIVE in the committed tables, in seq (time priority) order (start-up). */
@@ -93,28 +126,23 @@ export function openOrdersOf(store: Store): OrderRecord[] {
   return out;
 }
 
-/** Every accepted order's id (start-up: the engine's duplicate filter). */
-export function orderIdsOf(store: Store): Iterable<string> {
-  return store.orderIds.getKeys({}) as Iterable<string>;
-}
-
 /** Issues the put of an order's latest state (same event-loop turn = same transaction). `rec.seq` must be set. */
 export function putOrderState(store: Store, rec: OrderRecord): Promise<boolean> {
   return store.orders.put(rec.seq, stateRowOf(rec));
 }
 
-/** Issues the put that maps a newly accepted order's id to its seq. */
-export function putOrderId(store: Store, rec: OrderRecord): Promise<boolean> {
-  return store.orderIds.put(rec.orderId, rec.seq);
+/** Indexes a newly accepted order's id at its seq (the writer, when it issues the order's event). */
+export function indexOrderId(store: Store, rec: OrderRecord): void {
+  orderIndexOf(store).add(rec.orderId, rec.seq);
 }
 
 /**
- * Issues the puts of a whole order at once: its `order` event at its seq, its id and its state (tests and
- * synthetic stores; the engine's writer appends the event with the rest of its journal).
+ * Issues the puts of a whole order at once, its `order` event at its seq and its state, and indexes its id
+ * (tests and synthetic stores; the engine's writer appends the event with the rest of its journal).
  */
 export function putOrderRecord(store: Store, rec: OrderRecord): Promise<boolean> {
   const { createdAt, status: _s, sizeMatched: _m, tradeIds: _t, fillSeqs: _f, updatedAt: _u, response: _r, ...accepted } = rec;
   void store.journal.put(rec.seq, { type: 'order', ...accepted, ts: createdAt } satisfies OrderAcceptedEvent);
-  void putOrderId(store, rec);
+  indexOrderId(store, rec);
   return putOrderState(store, rec);
 }

@@ -25,7 +25,8 @@ import { FEE_WALLET, type FillEvent, type JournalEvent, type OrderRecord } from 
 import type { Store } from './env.ts';
 import { readFillsFrom } from './fill-codec.ts';
 import { USDC_ASSET, engineMetaKeys, metaKeys } from './keys.ts';
-import { openOrdersOf } from './orders.ts';
+import { OrderIndex } from './order-index.ts';
+import { installOrderIndex, openOrdersOf } from './orders.ts';
 import type { MarketRow } from './writer.ts';
 
 export class RecoveryError extends Error {}
@@ -161,7 +162,8 @@ interface ReplayOrder extends OpenOrderView {
 }
 
 /**
- * Recomputes balances, open orders, market resolutions and net deposits from the journal alone.
+ * Recomputes balances, open orders, market resolutions and net deposits from the journal alone, and installs
+ * the store's order-id index (orders.ts) from the order events it reads, unless the store has one.
  * Throws RecoveryError on a gap in the sequence, a negative balance, or an event about an unknown order or
  * market: each means the journal itself is damaged.
  */
@@ -171,6 +173,8 @@ export function replayJournal(store: Store): ReplayResult {
   const markets = new Map<string, number>();
   const tokensOf = new Map<string, [string, string]>();
   const lastTrades = new Map<string, LastTrade>();
+  // Every order id at its seq: the store's id index (orders.ts), built here because this loop reads every event.
+  const ids = new OrderIndex();
   let netDeposits = 0;
   let seq = 0;
   let events = 0;
@@ -209,6 +213,7 @@ export function replayJournal(store: Store): ReplayResult {
       case 'order':
         if (open.has(e.orderId)) throw new RecoveryError(`journal seq ${e.seq}: order ${e.orderId} accepted twice`);
         open.set(e.orderId, { conditionId: e.conditionId, seq: e.seq, orderId: e.orderId, remaining: e.sizeUnits, wallet: e.wallet });
+        ids.add(e.orderId, e.seq);
         break;
       case 'fill': {
         fillParty(e, e.takerSide, e.takerWallet, e.takerTokenId, e.takerUsdc, e.takerFee);
@@ -257,6 +262,7 @@ export function replayJournal(store: Store): ReplayResult {
         throw new RecoveryError(`journal seq ${(e as JournalEvent).seq}: unknown event type ${(e as { type: string }).type}`);
     }
   }
+  installOrderIndex(store, ids);
   const openOrders = [...open.values()].map(({ conditionId, seq: s, orderId, remaining }) => ({ conditionId, seq: s, orderId, remaining }));
   return { lastSeq: seq, events, state: { balances, openOrders, markets, netDeposits }, lastTrades };
 }

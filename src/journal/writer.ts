@@ -22,9 +22,9 @@
  *   fills[seq]             every fill, as a binary record of fill-codec.ts, in blocks of up to 16 fills keyed
  *                          by their first seq, appended; the journal is the union of the two tables by seq
  *                          (readJournal in recovery.ts merges them)
- *   orders[seq], orderIds  the latest state (status, size matched, fills, answer) of each order touched in
+ *   orders[seq]            the latest state (status, size matched, fills, answer) of each order touched in
  *                          the batch, under the seq of its acceptance, whose `order` event holds the rest;
- *                          a new order's id -> seq (orders.ts)
+ *                          a new order's id -> seq goes to the in-memory index (orders.ts, order-index.ts)
  *   balances[wallet,asset] integer units held (available + reserved) of each balance touched
  *   engineMarkets[cid]     MarketRow of each market touched
  *   meta                   journalSeq (last seq of the batch), engine:netDeposits
@@ -34,7 +34,7 @@ import type { FillEvent, JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { Store } from './env.ts';
 import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, sealFills, writeSlot } from './fill-codec.ts';
 import { balanceKey, engineMetaKeys, metaKeys } from './keys.ts';
-import { putOrderId, putOrderState } from './orders.ts';
+import { indexOrderId, putOrderState } from './orders.ts';
 
 /** What the engine-markets table stores per market. */
 export interface MarketRow {
@@ -162,7 +162,7 @@ export class JournalWriter {
     this.slabAt = 0;
   }
 
-  /** Buffers the order's current state; `isNew` adds its id -> seq entry. */
+  /** Buffers the order's current state; `isNew` indexes its id at its seq when the batch is flushed. */
   putOrder(rec: OrderRecord, isNew: boolean): void {
     this.orders.set(rec.orderId, rec);
     if (isNew) this.newOrders.push(rec);
@@ -196,7 +196,7 @@ export class JournalWriter {
       const e = events[i];
       if (e.type !== 'fill') p = s.journal.put(e.seq, e, APPEND);
     }
-    for (const rec of this.newOrders) putOrderId(s, rec);
+    for (const rec of this.newOrders) indexOrderId(s, rec);
     for (const rec of this.orders.values()) p = putOrderState(s, rec);
     for (const [w, a, held] of this.balances) p = s.balances.put(balanceKey(w, a), held);
     for (const row of this.markets.values()) p = s.engineMarkets.put(row.conditionId, row);

@@ -1,12 +1,17 @@
 /**
  * Orders in storage (journal/orders.ts): the `order` event holds what was submitted, the orders table only
- * the state under the same seq, an id -> seq index written once per order, and reads by id that join the
- * two into the record the engine held.
+ * the state under the same seq, an in-memory id -> seq index kept by the writer and rebuilt from the journal,
+ * and reads by id that join the two into the record the engine held.
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { orderAcceptedEvent, type FillEvent, type OrderRecord } from '../../src/domain/events.ts';
-import { openOrdersOf, orderIdsOf, readOrder } from '../../src/journal/orders.ts';
+import { openOrdersOf, orderIndexOf, readOrder } from '../../src/journal/orders.ts';
+import { openStore } from '../../src/journal/env.ts';
+import { replayJournal } from '../../src/journal/recovery.ts';
 import { JournalWriter } from '../../src/journal/writer.ts';
 import { tempStore } from '../fixtures/engine-harness.ts';
 
@@ -59,7 +64,6 @@ test('an order reads back as the engine held it: submission from its event, stat
   for (const r of [a, b, c]) r.response = { status: 'live', makingAmount: 0, takingAmount: 0, tradeIds: [] };
   await w.flush()!.committed;
   assert.deepEqual([...env.store.orders.getKeys({})], [a.seq, b.seq, c.seq]);
-  assert.deepEqual([...orderIdsOf(env.store)].sort(), [id(1), id(2), id(3)]);
   assert.deepEqual(readOrder(env.store, id(2)), b);
   assert.equal(readOrder(env.store, id(9)), undefined);
 
@@ -89,10 +93,41 @@ test('an order reads back as the engine held it: submission from its event, stat
   assert.deepEqual(readOrder(env.store, b.orderId), b);
   assert.deepEqual(readOrder(env.store, b.orderId)!.tradeIds, fills.map((f) => f.tradeId), 'trade ids are the fills\' ids');
   assert.equal(readOrder(env.store, c.orderId)!.status, 'CANCELED');
-  assert.equal(env.store.orderIds.getCount(), 4);
+  assert.equal(orderIndexOf(env.store).size, 4, 'one id entry per order, however often its state is rewritten');
   assert.equal(env.store.orders.getCount(), 4);
   // The row is the state alone: the signature and the rest of the submission live in the journal only.
   const row = env.store.orders.getBinary(b.seq)!;
   assert.ok(row.length < 64, `state row of ${row.length} bytes`);
   assert.deepEqual(openOrdersOf(env.store).map((o) => o.orderId), [a.orderId, b.orderId], 'open orders, in seq order');
+});
+
+test('ids are found after a restart, from the replay or from a scan of the journal, and not before their commit', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'pm-orders-ix-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  let store = openStore({ dataDir: dir, mapSize: 2 ** 28 });
+  const w = new JournalWriter(store, 0, () => 1_700_000_000_000);
+  const recs = [11, 12, 13].map((n) => accept(w, record(n)));
+  for (const r of recs) r.response = { status: 'live', makingAmount: 0, takingAmount: 0, tradeIds: [] };
+  const { committed } = w.flush()!;
+  assert.equal(readOrder(store, recs[0]!.orderId), undefined, 'issued but not committed: not readable yet');
+  await committed;
+  assert.deepEqual(readOrder(store, recs[0]!.orderId), recs[0]);
+  await store.close();
+
+  // A reader of the closed store (no engine, no replay): the index comes from the journal's order events.
+  store = openStore({ dataDir: dir, mapSize: 2 ** 28 });
+  for (const r of recs) assert.deepEqual(readOrder(store, r.orderId), r);
+  await store.close();
+
+  // Start-up's replay builds the index as it reads the events and installs it: no second scan.
+  store = openStore({ dataDir: dir, mapSize: 2 ** 28 });
+  const replay = replayJournal(store);
+  assert.equal(replay.state.openOrders.length, 3);
+  const scans: unknown[] = [];
+  const getRange = store.journal.getRange.bind(store.journal);
+  store.journal.getRange = ((o: unknown) => (scans.push(o), getRange(o as never))) as typeof getRange;
+  for (const r of recs) assert.deepEqual(readOrder(store, r.orderId), r);
+  assert.equal(orderIndexOf(store).size, 3);
+  assert.deepEqual(scans, [], 'the replay installed the index');
+  await store.close();
 });

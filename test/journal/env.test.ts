@@ -1,0 +1,51 @@
+/**
+ * The store's version check (journal/env.ts): a new store is stamped with the current version, a
+ * version-4 store is upgraded in place (its order-id table dropped: the index is rebuilt from the
+ * journal), and any other version is refused with both versions named.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { open } from 'lmdb';
+import { STORE_VERSION, openStore } from '../../src/journal/env.ts';
+
+/** Writes a bare environment as an older build left it. */
+async function legacyStore(version: number): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'pm-env-'));
+  const root = open({ path: dir, maxDbs: 16 });
+  const meta = root.openDB({ name: 'meta', encoding: 'msgpack', keyEncoding: 'ordered-binary' });
+  const ids = root.openDB({ name: 'order-ids', encoding: 'msgpack', keyEncoding: 'ordered-binary' });
+  await meta.put('storeVersion', version);
+  await ids.put('0x' + '1'.repeat(64), 3);
+  await root.close();
+  return dir;
+}
+
+test('a new store carries the current version; a version-4 store is upgraded and loses its order-id table', async (t) => {
+  const fresh = mkdtempSync(join(tmpdir(), 'pm-env-'));
+  const old = await legacyStore(4);
+  t.after(() => {
+    rmSync(fresh, { recursive: true, force: true });
+    rmSync(old, { recursive: true, force: true });
+  });
+  const a = openStore({ dataDir: fresh, mapSize: 2 ** 26 });
+  assert.equal(a.meta.get('storeVersion'), STORE_VERSION);
+  await a.close();
+
+  const b = openStore({ dataDir: old, mapSize: 2 ** 26 });
+  assert.equal(b.meta.get('storeVersion'), STORE_VERSION);
+  assert.equal([...b.root.getKeys({})].includes('order-ids'), false, 'the order-ids table is gone');
+  await b.close();
+  // Upgraded once: the next open finds the current version.
+  const c = openStore({ dataDir: old, mapSize: 2 ** 26 });
+  assert.equal(c.meta.get('storeVersion'), STORE_VERSION);
+  await c.close();
+});
+
+test('a store of any other version is refused, naming both versions', async (t) => {
+  const dir = await legacyStore(3);
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  assert.throws(() => openStore({ dataDir: dir, mapSize: 2 ** 26 }), new RegExp(`version 3; this build reads version ${STORE_VERSION}`));
+});
