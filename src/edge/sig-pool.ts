@@ -19,6 +19,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { Piscina } from 'piscina';
+import { withWorkerArgv } from '../runtime/worker-argv.ts';
 import type { AuthDomain, ClobAuthFields, OrderDomains } from './eip712.ts';
 import type { OrderToVerify, OrderVerification, RecoverClobAuthTask, SecpBackend, VerifyOrdersTask } from './sig-worker.ts';
 
@@ -49,31 +50,6 @@ interface Queued {
   index: number;
 }
 
-const LOADER_FLAGS = new Set(['--import', '--require', '-r', '--loader', '--experimental-loader']);
-
-/**
- * The parent's execArgv without the tsx preload flags. Under Node 20 tsx's preload does not register
- * its loader in worker threads anyway (sig-worker-entry.mjs registers it itself), and loading it there
- * for nothing doubled each worker's start-up time.
- */
-export function workerExecArgv(argv: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i]!;
-    const eq = a.indexOf('=');
-    const flag = eq > 0 ? a.slice(0, eq) : a;
-    if (LOADER_FLAGS.has(flag)) {
-      const value = eq > 0 ? a.slice(eq + 1) : argv[i + 1] ?? '';
-      if (/(^|[/\\])tsx([/\\]|$)/.test(value)) {
-        if (eq < 0) i++;
-        continue;
-      }
-    }
-    out.push(a);
-  }
-  return out;
-}
-
 export class SigPool {
   readonly threads: number;
   readonly maxBatch: number;
@@ -93,14 +69,17 @@ export class SigPool {
     this.threads = opts.threads && opts.threads > 0 ? opts.threads : availableParallelism();
     this.maxBatch = Math.max(1, opts.maxBatch ?? 64);
     this.maxInflight = this.threads * Math.max(1, opts.tasksPerThread ?? 1);
-    this.piscina = new Piscina({
-      filename: new URL('./sig-worker-entry.mjs', import.meta.url).href,
-      execArgv: workerExecArgv(process.execArgv),
-      minThreads: this.threads,
-      maxThreads: this.threads,
-      // Keep the threads: starting one under the TypeScript loader takes hundreds of milliseconds.
-      idleTimeout: 2 ** 31 - 1,
-    });
+    this.piscina = withWorkerArgv(
+      (execArgv) =>
+        new Piscina({
+          filename: new URL('./sig-worker-entry.mjs', import.meta.url).href,
+          execArgv,
+          minThreads: this.threads,
+          maxThreads: this.threads,
+          // Keep the threads: starting one under the TypeScript loader takes hundreds of milliseconds.
+          idleTimeout: 2 ** 31 - 1,
+        }),
+    );
     // Piscina re-emits worker failures as 'error' events; an EventEmitter without a listener would throw
     // them at the process.
     const onError = opts.onError ?? (() => undefined);

@@ -8,24 +8,11 @@
  * tsx's API is resolved here, to an absolute URL, because a data: module has no base to resolve from.
  */
 import { Worker, type WorkerOptions } from 'node:worker_threads';
+import { withWorkerArgv } from '../runtime/worker-argv.ts';
 
 export function startTsWorker(entry: URL, options: WorkerOptions): Worker {
   const api = import.meta.resolve('tsx/esm/api');
   const code = `import { register } from ${JSON.stringify(api)}; register(); await import(${JSON.stringify(entry.href)});`;
-  return new Worker(new URL('data:text/javascript,' + encodeURIComponent(code)), { execArgv: withoutTsxPreload(process.execArgv), ...options });
-}
-
-/** The inherited tsx preload flags only slow a worker's start (they cannot install the loader there). */
-function withoutTsxPreload(args: string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if ((a === '--require' || a === '--import' || a === '-r') && /tsx/.test(args[i + 1] ?? '')) {
-      i++;
-      continue;
-    }
-    if (/^--(require|import)=.*tsx/.test(a)) continue;
-    out.push(a);
-  }
-  return out;
+  const url = new URL('data:text/javascript,' + encodeURIComponent(code));
+  return withWorkerArgv((execArgv) => new Worker(url, { ...(execArgv === undefined ? {} : { execArgv }), ...options }));
 }

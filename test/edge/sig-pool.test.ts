@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { hashTypedData } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { authDomainSeparator, clobAuthDigest, ORDER_TYPES, type OrderDomains, type OrderStruct } from '../../src/edge/eip712.ts';
-import { SigPool, workerExecArgv, type OrderToVerify } from '../../src/edge/sig-pool.ts';
+import { SigPool, type OrderToVerify } from '../../src/edge/sig-pool.ts';
 
 const HARDHAT0 = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 const ZERO32 = ('0x' + '0'.repeat(64)) as `0x${string}`;
@@ -187,11 +187,6 @@ test('L1 ClobAuth: the platform client vectors recover to Hardhat #0 (digest che
   }
   assert.equal(await pool.recoverClobAuth({ address: 'nope', timestamp: '1', nonce: '0', signature: vectors[0]!.signature }, { name: 'ClobAuthDomain', version: '1', chainId: 137 }), undefined);
   assert.equal(await pool.recoverClobAuth({ address: acct.address, timestamp: '1', nonce: '0', signature: '0x00' }, { name: 'ClobAuthDomain', version: '1', chainId: 137 }), undefined);
-});
-
-test('workers start without the tsx preload flags (their entry registers the loader itself)', () => {
-  assert.deepEqual(workerExecArgv(['--require', '/x/node_modules/tsx/dist/preflight.cjs', '--import', 'file:///x/node_modules/tsx/dist/loader.mjs', '--max-old-space-size=512']), ['--max-old-space-size=512']);
-  assert.deepEqual(workerExecArgv(['--import', 'tsx', '--import=tsx', '--enable-source-maps', '--import', './other.mjs']), ['--enable-source-maps', '--import', './other.mjs']);
 });
 
 test('a closed pool rejects new work instead of hanging', async () => {
