@@ -44,8 +44,13 @@ export type OrderCheckResult = { ok: true; order: NormalizedOrder } | { ok: fals
 
 /** The market a token belongs to, as order checks need it. */
 export interface TokenMarket {
-  conditionId: string;
-  negRisk: boolean;
+  readonly conditionId: string;
+  readonly negRisk: boolean;
+  /**
+   * The market's token ids as the engine holds them: an accepted order keeps the engine's copy of its
+   * token id instead of the request's (one string per market, not one per resting order).
+   */
+  readonly tokenIds?: readonly string[];
 }
 
 export interface OrderCheckDeps {
@@ -73,14 +78,24 @@ export function orderDomainsOf(auth: Config['auth']): OrderDomains {
 // The edge's own body validator, so per-element errors read exactly like a POST /order 400.
 const submissionCheck = compileRoute({ method: 'POST', path: '/orders', group: 'trading', summary: '', body: SubmissionSchema, handler: () => undefined });
 
-const UINT256_MAX = (1n << 256n) - 1n;
+/** 2^256 - 1 in decimal: 78 digits, so a 78-digit text is in range iff it sorts at or below it. */
+const UINT256_MAX_TEXT = ((1n << 256n) - 1n).toString();
 
-function canonicalUint(v: string | number): string | undefined {
+/** A uint256 as canonical decimal text (no leading zeros), or undefined. No BigInt: text is compared as text. */
+export function canonicalUint(v: string | number): string | undefined {
   if (typeof v === 'number') return Number.isSafeInteger(v) && v >= 0 ? String(v) : undefined;
   if (!/^\d{1,78}$/.test(v)) return undefined;
-  if (v.length < 16) return String(Number(v));
-  const b = BigInt(v);
-  return b <= UINT256_MAX ? b.toString() : undefined;
+  let i = 0;
+  while (i < v.length - 1 && v.charCodeAt(i) === 48) i++;
+  const t = i === 0 ? v : v.slice(i);
+  return t.length < 78 || t <= UINT256_MAX_TEXT ? t : undefined;
+}
+
+/** `hex` lowercased, and the shared constant when it is zero bytes32 (most orders carry no metadata or builder). */
+function bytes32Of(hex: string | undefined): string {
+  if (hex === undefined || hex === ZERO_BYTES32) return ZERO_BYTES32;
+  const lower = hex.toLowerCase();
+  return lower === ZERO_BYTES32 ? ZERO_BYTES32 : lower;
 }
 
 function amount(v: string | number): number | undefined {
@@ -145,81 +160,97 @@ export async function checkOrders(submissions: readonly unknown[], caller: Order
   return results;
 }
 
-function normalize(
-  s: SubmissionSchema,
-  caller: OrderCaller,
-  deps: OrderCheckDeps,
-  now: number,
-): { order: NormalizedOrder; verify: OrderToVerify } | { error: ApiError; orderId: string } {
-  const o = s.order;
-  const fail = (error: ApiError, orderId = '') => ({ error, orderId });
+type Normalized = { order: NormalizedOrder; verify: OrderToVerify } | { error: ApiError; orderId: string };
 
-  if (s.owner !== caller.apiKey) return fail(apiError('PM_ERR_OWNER_MISMATCH'));
-  if (o.signatureType !== 0) return fail(apiError('PM_ERR_SIGNATURE_TYPE', { type: o.signatureType }));
-  const signer = o.signer.toLowerCase();
-  if (signer !== caller.address) return fail(apiError('PM_ERR_SIGNER_MISMATCH'));
-  const maker = o.maker.toLowerCase();
-  if (maker !== signer) return fail(apiError('PM_ERR_MAKER_SIGNER'));
+// Module-level helpers, not closures in normalize: the TypeScript loader keeps function names, which
+// costs a defineProperty per closure created, three per order.
+const failed = (error: ApiError, orderId = ''): Normalized => ({ error, orderId });
 
-  const tokenId = parseTokenId(o.tokenId);
-  if (!tokenId) return fail(bad('invalid order.tokenId'));
-  const salt = canonicalUint(o.salt);
-  if (salt === undefined) return fail(bad('invalid order.salt'));
-  const timestamp = canonicalUint(o.timestamp);
-  if (timestamp === undefined) return fail(bad('invalid order.timestamp'));
-
-  const market = deps.market(tokenId);
-  if (!market) return fail(apiError('PM_ERR_MARKET_UNKNOWN', { tokenId }));
-
-  const struct: OrderStruct = {
+/** The signed struct as submitted (amounts as sent): what an error message that names the order digests. */
+function submittedStruct(o: SubmissionSchema['order'], salt: string, timestamp: string, tokenId: string, address: string): OrderStruct {
+  return {
     salt,
-    maker,
-    signer,
+    maker: address,
+    signer: address,
     tokenId,
     makerAmount: typeof o.makerAmount === 'number' ? String(o.makerAmount) : o.makerAmount,
     takerAmount: typeof o.takerAmount === 'number' ? String(o.takerAmount) : o.takerAmount,
     side: o.side === 'BUY' ? 0 : 1,
     signatureType: o.signatureType,
     timestamp,
-    metadata: (o.metadata ?? ZERO_BYTES32).toLowerCase(),
-    builder: (o.builder ?? ZERO_BYTES32).toLowerCase(),
+    metadata: bytes32Of(o.metadata),
+    builder: bytes32Of(o.builder),
   };
-  // Only error messages that name the order need its id before the pool computes it; an order whose
-  // amounts are not even integers has no digest, so its message names the salt instead.
-  const digestOrEmpty = () => {
-    try {
-      return orderDigest(struct, separatorOf(market.negRisk ? deps.domains.negRisk : deps.domains.normal));
-    } catch {
-      return '';
-    }
-  };
-  const named = (code: 'PM_ERR_CONDITION_MISMATCH' | 'PM_ERR_ORDER_AMOUNTS', detail?: string) => {
-    const id = digestOrEmpty();
-    return fail(apiError(code, { id: id || `with salt ${salt}`, ...(detail === undefined ? {} : { detail }) }), id);
-  };
+}
 
-  if (o.conditionId !== undefined && o.conditionId.toLowerCase() !== market.conditionId.toLowerCase()) return named('PM_ERR_CONDITION_MISMATCH');
+/**
+ * A refusal whose message names the order. Only these need the id before the pool computes it; an order
+ * whose amounts are not even integers has no digest, so its message names the salt instead.
+ */
+function namedFailure(
+  code: 'PM_ERR_CONDITION_MISMATCH' | 'PM_ERR_ORDER_AMOUNTS',
+  struct: OrderStruct,
+  domain: OrderDomain,
+  detail?: string,
+): Normalized {
+  let id = '';
+  try {
+    id = orderDigest(struct, separatorOf(domain));
+  } catch {
+    /* amounts that are not integers: no digest */
+  }
+  return failed(apiError(code, { id: id || `with salt ${struct.salt}`, ...(detail === undefined ? {} : { detail }) }), id);
+}
+
+function normalize(s: SubmissionSchema, caller: OrderCaller, deps: OrderCheckDeps, now: number): Normalized {
+  const o = s.order;
+  if (s.owner !== caller.apiKey) return failed(apiError('PM_ERR_OWNER_MISMATCH'));
+  if (o.signatureType !== 0) return failed(apiError('PM_ERR_SIGNATURE_TYPE', { type: o.signatureType }));
+  // The caller's lowercase address is the one shared string every accepted order keeps as wallet and signer.
+  const address = caller.address;
+  if (o.signer !== address && o.signer.toLowerCase() !== address) return failed(apiError('PM_ERR_SIGNER_MISMATCH'));
+  if (o.maker !== address && o.maker.toLowerCase() !== address) return failed(apiError('PM_ERR_MAKER_SIGNER'));
+
+  const tokenText = parseTokenId(o.tokenId);
+  if (!tokenText) return failed(bad('invalid order.tokenId'));
+  const salt = canonicalUint(o.salt);
+  if (salt === undefined) return failed(bad('invalid order.salt'));
+  const timestamp = canonicalUint(o.timestamp);
+  if (timestamp === undefined) return failed(bad('invalid order.timestamp'));
+
+  const market = deps.market(tokenText);
+  if (!market) return failed(apiError('PM_ERR_MARKET_UNKNOWN', { tokenId: tokenText }));
+  const tokenId = market.tokenIds?.[0] === tokenText ? market.tokenIds[0] : market.tokenIds?.[1] === tokenText ? market.tokenIds[1] : tokenText;
+  const domain = market.negRisk ? deps.domains.negRisk : deps.domains.normal;
+
+  if (o.conditionId !== undefined && o.conditionId.toLowerCase() !== market.conditionId.toLowerCase()) {
+    return namedFailure('PM_ERR_CONDITION_MISMATCH', submittedStruct(o, salt, timestamp, tokenId, address), domain);
+  }
 
   const postOnly = s.postOnly === true;
-  if (postOnly && (s.orderType === 'FOK' || s.orderType === 'FAK')) return fail(apiError('PM_ERR_POST_ONLY_TYPE'));
+  if (postOnly && (s.orderType === 'FOK' || s.orderType === 'FAK')) return failed(apiError('PM_ERR_POST_ONLY_TYPE'));
 
   const expText = s.expiration ?? o.expiration ?? 0;
   const exp = canonicalUint(expText);
   const expiration = exp === undefined ? NaN : Number(exp);
-  if (!Number.isSafeInteger(expiration)) return fail(apiError('PM_ERR_ORDER_EXPIRATION'));
-  if (s.orderType === 'GTD' ? expiration < now + GTD_MIN_LEAD_SECONDS : expiration !== 0) return fail(apiError('PM_ERR_ORDER_EXPIRATION'));
+  if (!Number.isSafeInteger(expiration)) return failed(apiError('PM_ERR_ORDER_EXPIRATION'));
+  if (s.orderType === 'GTD' ? expiration < now + GTD_MIN_LEAD_SECONDS : expiration !== 0) return failed(apiError('PM_ERR_ORDER_EXPIRATION'));
 
   const makerAmount = amount(o.makerAmount);
   const takerAmount = amount(o.takerAmount);
   if (makerAmount === undefined || takerAmount === undefined) {
-    return named('PM_ERR_ORDER_AMOUNTS', `${makerAmount === undefined ? 'makerAmount' : 'takerAmount'} must be a whole number of units (10^-6) below 2^53`);
+    const field = makerAmount === undefined ? 'makerAmount' : 'takerAmount';
+    return namedFailure('PM_ERR_ORDER_AMOUNTS', submittedStruct(o, salt, timestamp, tokenId, address), domain, `${field} must be a whole number of units (10^-6) below 2^53`);
   }
-  if (makerAmount === 0 || takerAmount === 0) return named('PM_ERR_ORDER_AMOUNTS', `${makerAmount === 0 ? 'makerAmount' : 'takerAmount'} must be positive`);
+  if (makerAmount === 0 || takerAmount === 0) {
+    return namedFailure('PM_ERR_ORDER_AMOUNTS', submittedStruct(o, salt, timestamp, tokenId, address), domain, `${makerAmount === 0 ? 'makerAmount' : 'takerAmount'} must be positive`);
+  }
 
   const signature = o.signature.toLowerCase();
+  const builder = bytes32Of(o.builder);
   const order: NormalizedOrder = {
     orderId: '',
-    wallet: maker,
+    wallet: address,
     tokenId,
     side: o.side,
     orderType: s.orderType,
@@ -227,14 +258,29 @@ function normalize(
     makerAmount,
     takerAmount,
     expiration,
-    builder: struct.builder,
-    owner: s.owner,
-    signer,
+    builder,
+    owner: caller.apiKey,
+    signer: address,
     salt,
     timestamp,
     signatureType: o.signatureType,
     signature,
-    conditionId: market.conditionId.toLowerCase(),
+    conditionId: market.conditionId,
   };
-  return { order, verify: { ...struct, makerAmount: String(makerAmount), takerAmount: String(takerAmount), signature, negRisk: market.negRisk } };
+  const verify: OrderToVerify = {
+    salt,
+    maker: address,
+    signer: address,
+    tokenId,
+    makerAmount: String(makerAmount),
+    takerAmount: String(takerAmount),
+    side: o.side === 'BUY' ? 0 : 1,
+    signatureType: o.signatureType,
+    timestamp,
+    metadata: bytes32Of(o.metadata),
+    builder,
+    signature,
+    negRisk: market.negRisk,
+  };
+  return { order, verify };
 }

@@ -1137,6 +1137,14 @@ export class Engine {
     return tm === undefined ? undefined : { conditionId: tm.market.conditionId, outcome: tm.outcome };
   }
 
+  /**
+   * A token's market and outcome as the engine holds them, not a copy (order checks ask once per order):
+   * read them at once, keep nothing.
+   */
+  tokenMarketOf(tokenId: string): { readonly market: Readonly<MarketRow>; readonly outcome: 0 | 1 } | undefined {
+    return this.tokenMarket.get(tokenId);
+  }
+
   /** Market parameters and state as the engine holds them. */
   market(conditionId: string): (MarketRow & { shard: number }) | undefined {
     const m = this.markets.get(conditionId);

@@ -11,7 +11,7 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { ManualClock, nowSeconds } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { ORDER_TYPES, orderDigest, orderDomainSeparator, type OrderDomain, type OrderStruct } from '../../src/edge/eip712.ts';
-import { checkOrders, orderDomainsOf, type OrderCheckDeps, type OrderCheckResult, type TokenMarket } from '../../src/edge/order-check.ts';
+import { canonicalUint, checkOrders, orderDomainsOf, type OrderCheckDeps, type OrderCheckResult, type TokenMarket } from '../../src/edge/order-check.ts';
 import { SigPool } from '../../src/edge/sig-pool.ts';
 import { readFileSync } from 'node:fs';
 
@@ -288,5 +288,24 @@ test('orders built and signed by the official V2 client (@polymarket/clob-client
     assert.equal(r.order.takerAmount, 10_000_000);
     // Under this service's own domain the same order is not valid (DESIGN section 5: no cross-use).
     rejected(await one(body, { apiKey: API_KEY, address: acct.address.toLowerCase() }, deps), 'PM_ERR_ORDER_SIGNATURE');
+  }
+});
+
+test('uint256 text is made canonical without BigInt: leading zeros dropped, 2^256 - 1 the largest, anything else refused', () => {
+  const max = ((1n << 256n) - 1n).toString();
+  for (const [input, out] of [
+    ['0', '0'], ['000', '0'], ['007', '7'], ['1767225600000', '1767225600000'], ['0001767225600000', '1767225600000'],
+    [max, max], ['0' + max.slice(1), max.slice(1)], [(BigInt(max) - 1n).toString(), (BigInt(max) - 1n).toString()],
+    [(1n << 255n).toString(), (1n << 255n).toString()],
+  ] as const) assert.equal(canonicalUint(input), out, input);
+  for (const input of [(BigInt(max) + 1n).toString(), '9'.repeat(78), '1'.repeat(79), '0' + max, '', '12a', '-1', ' 1', '1.0']) assert.equal(canonicalUint(input), undefined, input);
+  assert.equal(canonicalUint(42), '42');
+  assert.equal(canonicalUint(Number.MAX_SAFE_INTEGER + 1), undefined);
+  assert.equal(canonicalUint(-1), undefined);
+  // Against BigInt over random texts of every length.
+  for (let n = 1; n <= 78; n++) {
+    const text = Array.from({ length: n }, () => String(Math.floor(Math.random() * 10))).join('');
+    const b = BigInt(text);
+    assert.equal(canonicalUint(text), b <= BigInt(max) ? b.toString() : undefined, text);
   }
 });

@@ -78,12 +78,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
     pool: ctx.auth.pool,
     domains: ctx.auth.orderDomains,
     clock: ctx.clock,
-    market: (tokenId) => {
-      const t = engine.tokenOutcome(tokenId);
-      if (!t) return undefined;
-      const m = engine.market(t.conditionId);
-      return m ? { conditionId: m.conditionId, negRisk: m.negRisk } : undefined;
-    },
+    market: (tokenId) => engine.tokenMarketOf(tokenId)?.market,
   };
 
   const place = (o: NormalizedOrder) => engine.placeOrder(o);
