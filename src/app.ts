@@ -9,7 +9,7 @@ import { CatalogReader } from './queries/catalog.ts';
 import { loadDemo } from '../tools/demo-catalog.ts';
 import { createAuthServices } from './edge/auth.ts';
 import { Engine } from './engine/engine.ts';
-import { Projector, ViewStore } from './projections/projector.ts';
+import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './projections/projector.ts';
 import { buildProjections } from './projections/registry.ts';
 import { MarketDataStore, MidpointSampler } from './projections/market-data.ts';
 import { MarketDataReader } from './queries/market-data.ts';
@@ -38,6 +38,8 @@ export interface AppOptions {
   log?: Logger;
   /** Use this store instead of opening config.dataDir (tests that inject faults). */
   store?: Store;
+  /** Delay and bound of the deferred view writes (tests); defaults in projections/projector.ts. */
+  viewWrites?: ViewWritesOptions;
 }
 
 export async function startApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
@@ -64,10 +66,13 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
     if (!opts.store) await store.close();
     throw e;
   }
-  const views = new ViewStore(store.views);
-  const prices = new ViewStore(store.prices);
-  const marketDataStore = new MarketDataStore(store);
-  const projector = new Projector(store, buildProjections({ store, views, prices, marketData: marketDataStore }), log);
+  // Every view write (projections, midpoint samples) and the projection cursors go out together, coalesced
+  // (projections/projector.ts); `viewWrites.close()` issues what is held before the store closes.
+  const viewWrites = new ViewWrites(log, opts.viewWrites);
+  const views = new ViewStore(store.views, viewWrites);
+  const prices = new ViewStore(store.prices, viewWrites);
+  const marketDataStore = new MarketDataStore(store, viewWrites);
+  const projector = new Projector(store, buildProjections({ store, views, prices, marketData: marketDataStore }), log, viewWrites);
   projector.catchUp();
   engine.onCommitted(projector.onCommitted);
   metrics.watchEngine(() => engine.stats());
@@ -101,6 +106,7 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
     // A demo catalog or funding the engine refused: stop the workers so the process can exit with the error.
     sampler.stop();
     await engine.close();
+    viewWrites.close();
     await auth.close();
     if (!opts.store) await store.close();
     throw e;
@@ -123,6 +129,7 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
     // Worker threads would keep a process alive that failed to listen.
     sampler.stop();
     await engine.close();
+    viewWrites.close();
     await auth.close();
     throw e;
   });
@@ -139,7 +146,9 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
         const drained = await server.close(graceMs);
         if (!drained) log.warn({ inFlight: server.inFlight.size }, 'shutdown grace period ended with requests in flight');
         sampler.stop();
+        // The engine's last commits reach the projector while it closes; their view writes go out after.
         await engine.close();
+        viewWrites.close();
         await auth.close();
         await store.close();
       })();

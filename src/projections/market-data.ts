@@ -18,18 +18,20 @@
  * `bucket_index` is the fill's position among its taker order's fills, counted from the store so a
  * restart in the middle of an order's fills cannot restart it at 0.
  *
- * Read-your-writes with ranges: a projection's writes commit in the transaction after the engine's, so
- * a client acknowledged by the engine could ask before they land. ViewStore (projector.ts) covers point
- * reads and whole-prefix ranges; the history and the builder-trade listings need bounded ranges read
- * lazily (30 days of minute samples, or a listing that stops after one page), so RangeOverlay merges
- * the writes still queued into a bounded LMDB range without materializing it.
+ * Read-your-writes with ranges: a projection's writes commit after the engine's transaction (held up to
+ * a flush of ViewWrites, projector.ts, then issued), so a client acknowledged by the engine could ask
+ * before they land. ViewStore (projector.ts) covers point reads and whole-prefix ranges; the history and
+ * the builder-trade listings need bounded ranges read lazily (30 days of minute samples, or a listing
+ * that stops after one page), so RangeOverlay merges the writes not yet committed into a bounded LMDB
+ * range without materializing it. The midpoint samples are held and issued with the projections' writes
+ * (same ViewWrites); they have no cursor.
  */
 import type { JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
 import { builderTradeKeys, priceKey, type Key } from '../journal/keys.ts';
 import { readOrder } from '../journal/orders.ts';
 import type { Logger } from '../runtime/log.ts';
-import { compareKeys, type Projection } from './projector.ts';
+import { compareKeys, type Projection, type ViewSink, type ViewWrites } from './projector.ts';
 
 // ---- ranged read-your-writes overlay ------------------------------------------------------------------
 
@@ -37,31 +39,80 @@ import { compareKeys, type Projection } from './projector.ts';
 type KeyedDb = Store['prices'];
 
 interface Queued {
+  /** The key's JSON text: its entry in `queued`. */
+  id: string;
   key: Key;
   value: unknown;
-  gen: number;
+  /** False while held for the next flush: a later put to the key then replaces its value in place. */
+  issued: boolean;
 }
 
 /**
- * Writes to one array-keyed database, keeping each queued write readable until its transaction
- * commits. Reads: point `get`, and `range(start, end)`, a lazy merge of the committed range with the
- * queued writes inside it (a queued write replaces a committed value under the same key).
+ * Writes to one array-keyed database, keeping each write readable until its transaction commits.
+ * Without a `ViewWrites` a put is issued at once; with one it is held until the next flush, and only a
+ * key's last value is issued. Reads: point `get`, and `range(start, end)`, a lazy merge of the committed
+ * range with the queued writes inside it (a queued write replaces a committed value under the same key).
  */
-export class RangeOverlay {
+export class RangeOverlay implements ViewSink {
+  /** Writes not yet committed, held or issued; an entry leaves when its commit settles unless replaced. */
   private readonly queued = new Map<string, Queued>();
-  private gen = 0;
+  private held: Queued[] = [];
 
-  constructor(readonly db: KeyedDb) {}
+  constructor(
+    readonly db: KeyedDb,
+    private readonly deferral?: ViewWrites,
+  ) {
+    deferral?.register(this);
+  }
 
   put(key: Key, value: unknown): void {
     const id = JSON.stringify(key);
-    const gen = ++this.gen;
-    this.queued.set(id, { key, value, gen });
-    const settle = () => {
-      if (this.queued.get(id)?.gen === gen) this.queued.delete(id);
-    };
-    // A failed commit is the engine's to report (the journal is the truth); the overlay just forgets it.
-    this.db.put(key, value).then(settle, settle);
+    const old = this.queued.get(id);
+    if (old !== undefined && !old.issued) {
+      old.value = value;
+      return;
+    }
+    const q: Queued = { id, key, value, issued: false };
+    this.queued.set(id, q);
+    this.held.push(q);
+    if (this.deferral === undefined) this.issue();
+    else this.deferral.add();
+  }
+
+  /** Issues the held writes (ViewWrites.flush calls it; without one, every put does). */
+  issue(): void {
+    const list = this.held;
+    if (list.length === 0) return;
+    this.held = [];
+    let i = 0;
+    let from = 0;
+    let committed: Promise<boolean> | undefined;
+    try {
+      for (; i < list.length; i++) {
+        const c = this.db.put(list[i].key, list[i].value);
+        list[i].issued = true;
+        // One reaction per commit promise (lmdb-js hands out one per transaction).
+        if (committed !== undefined && c !== committed) {
+          this.forgetWhen(committed, list.slice(from, i));
+          from = i;
+        }
+        committed = c;
+      }
+    } finally {
+      if (committed !== undefined) this.forgetWhen(committed, from === 0 && i === list.length ? list : list.slice(from, i));
+      // A put that threw, and those after it, will never commit: they leave the overlay.
+      if (i < list.length) this.forget(list.slice(i));
+    }
+  }
+
+  /** A failed commit is the engine's to report (the journal is the truth); the overlay just forgets it. */
+  private forgetWhen(committed: Promise<boolean>, qs: readonly Queued[]): void {
+    const settle = () => this.forget(qs);
+    committed.then(settle, settle);
+  }
+
+  private forget(qs: readonly Queued[]): void {
+    for (const q of qs) if (this.queued.get(q.id) === q) this.queued.delete(q.id);
   }
 
   get<T>(key: Key): T | undefined {
@@ -102,19 +153,25 @@ export class RangeOverlay {
     while (i < mine.length) yield { key: mine[i].key, value: mine[i++].value as T };
   }
 
-  /** Writes not yet committed (tests). */
+  /** Keys with a write not yet committed, held or issued (tests). */
   get pending(): number {
     return this.queued.size;
   }
 }
 
-/** The overlays of the market-data views, shared by the projections, the sampler and the queries. */
+/**
+ * The overlays of the market-data views, shared by the projections, the sampler and the queries.
+ * `deferral`: the projector's, so these writes go out with the cursors that cover them.
+ */
 export class MarketDataStore {
   readonly prices: RangeOverlay;
   readonly views: RangeOverlay;
-  constructor(readonly store: Store) {
-    this.prices = new RangeOverlay(store.prices);
-    this.views = new RangeOverlay(store.views);
+  constructor(
+    readonly store: Store,
+    deferral?: ViewWrites,
+  ) {
+    this.prices = new RangeOverlay(store.prices, deferral);
+    this.views = new RangeOverlay(store.views, deferral);
   }
 }
 

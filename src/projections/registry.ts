@@ -13,11 +13,14 @@ export interface ProjectionDeps {
   views: ViewStore;
   /** Overlay over `store.prices`. */
   prices: ViewStore;
-  /** Ranged overlays of the market-data views, shared with queries/market-data.ts; one is made if absent. */
+  /**
+   * Ranged overlays of the market-data views, shared with queries/market-data.ts; one is made if absent,
+   * deferring as `views` does (all of a projector's overlays must share its ViewWrites).
+   */
   marketData?: MarketDataStore;
 }
 
 export function buildProjections(deps: ProjectionDeps): Projection[] {
-  const md = deps.marketData ?? new MarketDataStore(deps.store);
+  const md = deps.marketData ?? new MarketDataStore(deps.store, deps.views.deferral);
   return [...walletProjections(deps.views), new TradePriceProjection(md), new BuilderTradesProjection(md)];
 }
