@@ -123,9 +123,10 @@ interface Pending {
 /**
  * Checks a batch of submissions (POST /order passes one). Answers one result per submission, in order;
  * throws PM_ERR_TOO_MANY_ORDERS for more than MAX_ORDERS_PER_REQUEST. Rejects only on a server fault
- * (the signature pool failed).
+ * (the signature pool failed). `shaped`: every submission already passed the OrderSubmission schema
+ * (POST /order's route checks its body with it), so rule 1 is not run twice.
  */
-export async function checkOrders(submissions: readonly unknown[], caller: OrderCaller, deps: OrderCheckDeps): Promise<OrderCheckResult[]> {
+export async function checkOrders(submissions: readonly unknown[], caller: OrderCaller, deps: OrderCheckDeps, shaped = false): Promise<OrderCheckResult[]> {
   if (submissions.length > MAX_ORDERS_PER_REQUEST) {
     throw apiError('PM_ERR_TOO_MANY_ORDERS', { count: submissions.length, max: MAX_ORDERS_PER_REQUEST });
   }
@@ -134,12 +135,16 @@ export async function checkOrders(submissions: readonly unknown[], caller: Order
   const now = nowSeconds(deps.clock);
 
   for (let i = 0; i < submissions.length; i++) {
-    const checked = submissionCheck.checkBody(submissions[i]);
-    if (!checked.ok) {
-      results[i] = { ok: false, error: problemError('trading', checked.problem), orderId: '' };
-      continue;
+    let submission = submissions[i] as SubmissionSchema;
+    if (!shaped) {
+      const checked = submissionCheck.checkBody(submission);
+      if (!checked.ok) {
+        results[i] = { ok: false, error: problemError('trading', checked.problem), orderId: '' };
+        continue;
+      }
+      submission = checked.value as SubmissionSchema;
     }
-    const r = normalize(checked.value as SubmissionSchema, caller, deps, now);
+    const r = normalize(submission, caller, deps, now);
     if ('error' in r) results[i] = { ok: false, error: r.error, orderId: r.orderId };
     else pending.push({ index: i, order: r.order, verify: r.verify });
   }

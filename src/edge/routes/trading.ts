@@ -136,7 +136,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
       body: PostOrderBody,
       response: OrderResult,
       handler: async (req) => {
-        const [checked] = await checkOrders([req.body], signer(req.caller), deps);
+        const [checked] = await checkOrders([req.body], signer(req.caller), deps, true);
         if (!checked.ok) throw checked.error;
         const r = await place(checked.order);
         if (!r.ok) throw engineError(r.code, r.vars);
