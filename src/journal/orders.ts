@@ -1,7 +1,8 @@
 /**
  * Orders in storage. An order is two things that change at different rates:
  *   - what was submitted and derived at acceptance (wallet, token, side, amounts, signature, price, size,
- *     fee rates, ...): immutable, and already in the journal as the order's `order` event at its seq;
+ *     fee rates, ...): immutable, and already in the journal as the order's `order` event at its seq (a
+ *     binary record of order-codec.ts, or a msgpack object: read through journalEventOf);
  *   - its state: status, size matched, trade ids, last update, and the answer it was given when placed.
  *
  * So the `orders` table keeps only the state, keyed by the order's seq (the seq of its `order` event), and
@@ -26,6 +27,7 @@ import type { OrderAcceptedEvent, OrderRecord, OrderStatusName } from '../domain
 import type { Store } from './env.ts';
 import { tradeIdOf } from './fill-codec.ts';
 import { metaKeys } from './keys.ts';
+import { encodeOrderEvent, journalEventOf } from './order-codec.ts';
 import { OrderIndex } from './order-index.ts';
 
 const STATUS: readonly OrderStatusName[] = ['LIVE', 'MATCHED', 'CANCELED', 'CANCELED_MARKET_RESOLVED'];
@@ -74,7 +76,8 @@ function tradeIdPrefixOf(store: Store): string {
 export function readOrderAt(store: Store, seq: number): OrderRecord | undefined {
   const row = store.orders.get(seq) as OrderStateRow | undefined;
   if (row === undefined) return undefined;
-  const ev = store.journal.get(seq) as OrderAcceptedEvent | undefined;
+  const value = store.journal.get(seq);
+  const ev = value === undefined ? undefined : journalEventOf(value, seq);
   if (ev === undefined || ev.type !== 'order') throw new Error(`orders[${seq}] has no order event at its seq`);
   return orderRecordOf(ev, row, tradeIdPrefixOf(store));
 }
@@ -91,8 +94,8 @@ export function orderIndexOf(store: Store): OrderIndex {
   if (ix === undefined) {
     ix = new OrderIndex();
     for (const { key, value } of store.journal.getRange({})) {
-      const e = value as { type: string; orderId?: string };
-      if (e.type === 'order') ix.add(e.orderId!, key as number);
+      const e = journalEventOf(value, key);
+      if (e.type === 'order') ix.add(e.orderId, key);
     }
     indexes.set(store, ix);
   }
@@ -138,11 +141,14 @@ export function indexOrderId(store: Store, rec: OrderRecord): void {
 
 /**
  * Issues the puts of a whole order at once, its `order` event at its seq and its state, and indexes its id
- * (tests and synthetic stores; the engine's writer appends the event with the rest of its journal).
+ * (tests and synthetic stores; the engine's writer appends the event with the rest of its journal). The
+ * event is stored as the writer stores it: the binary record, or the object when the record cannot hold it
+ * (a partial record, say).
  */
 export function putOrderRecord(store: Store, rec: OrderRecord): Promise<boolean> {
   const { createdAt, status: _s, sizeMatched: _m, tradeIds: _t, fillSeqs: _f, updatedAt: _u, response: _r, ...accepted } = rec;
-  void store.journal.put(rec.seq, { type: 'order', ...accepted, ts: createdAt } satisfies OrderAcceptedEvent);
+  const ev = { type: 'order', ...accepted, ts: createdAt } satisfies OrderAcceptedEvent;
+  void store.journal.put(rec.seq, encodeOrderEvent(ev) ?? ev);
   indexOrderId(store, rec);
   return putOrderState(store, rec);
 }

@@ -26,6 +26,7 @@ import type { Store } from './env.ts';
 import { readFillsFrom } from './fill-codec.ts';
 import { USDC_ASSET, engineMetaKeys, metaKeys } from './keys.ts';
 import { OrderIndex } from './order-index.ts';
+import { journalEventOf } from './order-codec.ts';
 import { installOrderIndex, openOrdersOf } from './orders.ts';
 import type { MarketRow } from './writer.ts';
 
@@ -119,7 +120,9 @@ export function canonicalOfTables(m: MaterializedState): CanonicalState {
 
 /**
  * Events of the journal from `fromSeq` on, in order, complete: the `journal` table (every event but
- * fills) and the `fills` table merged by seq. Start-up replay, projections catching up, tests.
+ * fills; order events as order-codec.ts records or, from older stores and for events the record cannot
+ * hold, objects: journalEventOf) and the `fills` table merged by seq. Start-up replay, projections
+ * catching up, tests.
  */
 export function* readJournal(store: Store, fromSeq = 1): Generator<JournalEvent> {
   const events = store.journal.getRange({ start: fromSeq })[Symbol.iterator]();
@@ -128,7 +131,7 @@ export function* readJournal(store: Store, fromSeq = 1): Generator<JournalEvent>
   let f = fills.next();
   while (!e.done || !f.done) {
     if (f.done || (!e.done && e.value.key < f.value.seq)) {
-      yield e.value.value as JournalEvent;
+      yield journalEventOf(e.value.value, e.value.key);
       e = events.next();
     } else {
       yield f.value;

@@ -18,7 +18,10 @@
  * appended record and nothing else, which is what lets it commit ~200k fills/s (bench/journal).
  *
  * Tables written (see env.ts and keys.ts for the shapes):
- *   journal[seq]           every event except fills (JournalEvent, msgpack), appended
+ *   journal[seq]           every event except fills, appended: `order` events as the binary record of
+ *                          order-codec.ts (msgpack bin; the plain object when the record cannot hold the
+ *                          event exactly), every other event as its msgpack object; read through
+ *                          journalEventOf (order-codec.ts)
  *   fills[seq]             every fill, as a binary record of fill-codec.ts, in blocks of up to 16 fills keyed
  *                          by their first seq, appended; the journal is the union of the two tables by seq
  *                          (readJournal in recovery.ts merges them)
@@ -34,6 +37,7 @@ import type { FillEvent, JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { Store } from './env.ts';
 import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, sealFills, writeSlot } from './fill-codec.ts';
 import { balanceKey, engineMetaKeys, metaKeys } from './keys.ts';
+import { encodeOrderEvent } from './order-codec.ts';
 import { indexOrderId, putOrderState } from './orders.ts';
 
 /** What the engine-markets table stores per market. */
@@ -194,7 +198,9 @@ export class JournalWriter {
     for (const b of this.blocks) p = s.fills.put(b.key, b.value, APPEND);
     for (let i = 0; i < events.length; i++) {
       const e = events[i];
-      if (e.type !== 'fill') p = s.journal.put(e.seq, e, APPEND);
+      // An order record is carved from order-codec's slab, never rewritten: nothing to release at commit.
+      if (e.type === 'order') p = s.journal.put(e.seq, encodeOrderEvent(e) ?? e, APPEND);
+      else if (e.type !== 'fill') p = s.journal.put(e.seq, e, APPEND);
     }
     for (const rec of this.newOrders) indexOrderId(s, rec);
     for (const rec of this.orders.values()) p = putOrderState(s, rec);

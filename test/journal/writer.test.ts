@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { depositEvent, type FillEvent, type JournalEvent } from '../../src/domain/events.ts';
 import { BLOCK_FILLS, TradeIds, decodeFill, encodeFillRecord, readFill, recordIn, tradeIdOf } from '../../src/journal/fill-codec.ts';
+import { journalEventOf } from '../../src/journal/order-codec.ts';
 import { readJournal } from '../../src/journal/recovery.ts';
 import { balanceKey, metaKeys } from '../../src/journal/keys.ts';
 import { JournalWriter } from '../../src/journal/writer.ts';
@@ -41,7 +42,7 @@ test('one batch: consecutive seqs, one transaction, every table written together
   await r.committed;
   assert.equal(env.store.meta.get(metaKeys.journalSeq), 51);
   assert.equal(env.store.balances.get(balanceKey('0xa', 'USDC')), 42);
-  assert.equal((env.store.journal.get(1) as JournalEvent).type, 'deposit');
+  assert.equal(journalEventOf(env.store.journal.get(1), 1).type, 'deposit');
   const f = readFill(env.store.fills, 10)!;
   const journal = [...readJournal(env.store)];
   assert.deepEqual(journal.map((e) => e.seq), evs.map((e) => e.seq), 'the journal is the two tables merged by seq');
