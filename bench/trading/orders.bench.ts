@@ -42,7 +42,7 @@
  * balances equal what the acknowledgements imply, with USDC conserved (tools/load.ts verifyLoad). Targets
  * (>= 10,000 orders/s flat out, p99 < 10 ms at 5,000/s, end-to-end >= 35% of the recovery ceiling) are
  * reported for both request shapes, not enforced: they depend on the machine and on what else it runs.
- * The per-thread and per-stage views below are of single-order requests.
+ * The per-thread view covers both flat-out windows; the per-stage view is of single-order requests.
  */
 import { createRequire } from 'node:module';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -376,26 +376,28 @@ export default async function run(): Promise<void> {
     ...clients.map((c) => ({ measure: `client CPU per order, transport ${c.transport}`, value: `${c.cpu.toFixed(1)} µs`, note: `open loop at ${fmt(c.rate)}/s`, target: '' })),
   ]);
 
-  // Exact CPU per OS thread over the flat-out window (/proc). Node names no thread; the main thread is the
+  // Exact CPU per OS thread over each flat-out window (/proc). Node names no thread; the main thread is the
   // process id, LMDB's commits run on libuv pool threads (the only ones that write to storage), and the V8
   // profiles below say what the JS threads (signature workers, shard) do.
-  const big = flat.threads.filter((t) => t.cpuMs >= 0.02 * flat.serviceCpuS * 1000).sort((a, b) => b.cpuMs - a.cpuMs);
-  const rest = flat.threads.filter((t) => !big.includes(t));
   const label = (t: ThreadUse) =>
     t.tid === servicePid ? 'main: edge, HMAC, order checks, sequencer, journal encoding' : t.writeBytes > 0 ? `tid ${t.tid}: LMDB commit (libuv pool)` : `tid ${t.tid}`;
-  console.log(
-    `service threads over the flat-out window (${fmt(flat.run.elapsedS, 2)} s, ${fmt(flat.run.acked)} orders; /proc schedstat and io); ` +
-      `disks written over the window: ${fmt(flat.deviceBytes / 2 ** 20, 1)} MiB, ${fmt(flat.deviceBytes / flat.run.acked / 1024, 1)} KB per order (/proc/diskstats, whole machine)`,
-  );
-  console.table([
-    ...big.map((t) => ({ thread: label(t), 'CPU ms': fmt(t.cpuMs), 'µs per order': ((t.cpuMs * 1000) / flat.run.acked).toFixed(1), 'waited for a CPU, ms': fmt(t.waitMs) })),
-    {
-      thread: `${rest.length} other threads`,
-      'CPU ms': fmt(rest.reduce((a, t) => a + t.cpuMs, 0)),
-      'µs per order': ((rest.reduce((a, t) => a + t.cpuMs, 0) * 1000) / flat.run.acked).toFixed(1),
-      'waited for a CPU, ms': fmt(rest.reduce((a, t) => a + t.waitMs, 0)),
-    },
-  ]);
+  for (const [name, w] of [['single orders', flat], [`batches of ${BATCH}`, flatBatch]] as const) {
+    const big = w.threads.filter((t) => t.cpuMs >= 0.02 * w.serviceCpuS * 1000).sort((a, b) => b.cpuMs - a.cpuMs);
+    const rest = w.threads.filter((t) => !big.includes(t));
+    console.log(
+      `service threads over the flat-out window, ${name} (${fmt(w.run.elapsedS, 2)} s, ${fmt(w.run.acked)} orders; /proc schedstat and io); ` +
+        `disks written over the window: ${fmt(w.deviceBytes / 2 ** 20, 1)} MiB, ${fmt(w.deviceBytes / w.run.acked / 1024, 1)} KB per order (/proc/diskstats, whole machine)`,
+    );
+    console.table([
+      ...big.map((t) => ({ thread: label(t), 'CPU ms': fmt(t.cpuMs), 'µs per order': ((t.cpuMs * 1000) / w.run.acked).toFixed(1), 'waited for a CPU, ms': fmt(t.waitMs) })),
+      {
+        thread: `${rest.length} other threads`,
+        'CPU ms': fmt(rest.reduce((a, t) => a + t.cpuMs, 0)),
+        'µs per order': ((rest.reduce((a, t) => a + t.cpuMs, 0) * 1000) / w.run.acked).toFixed(1),
+        'waited for a CPU, ms': fmt(rest.reduce((a, t) => a + t.waitMs, 0)),
+      },
+    ]);
+  }
 
   // V8 sampling profiles of every JS thread of the profiled service, start-up and idle excluded. Sampled time
   // is time running or runnable in that code (on a crowded machine, waiting for a CPU counts where it
