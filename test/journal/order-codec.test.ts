@@ -14,18 +14,7 @@ import { ORDER_RECORD_KIND, decodeOrderEvent, encodeOrderEvent, journalEventOf }
 import { openOrdersOf, readOrder } from '../../src/journal/orders.ts';
 import { hashState, readJournal, replayJournal } from '../../src/journal/recovery.ts';
 import { JournalWriter } from '../../src/journal/writer.ts';
-
-/** Seeded PRNG (mulberry32): the same events on every run. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { rng } from '../../tools/demo-catalog.ts';
 
 const ZERO32 = '0x' + '0'.repeat(64);
 const hexOf = (r: () => number, bytes: number) => '0x' + Array.from({ length: bytes }, () => Math.floor(r() * 256).toString(16).padStart(2, '0')).join('');

@@ -3,29 +3,10 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { openStore, type Store } from '../../src/journal/env.ts';
+import { openStore } from '../../src/journal/env.ts';
 import { Projector, ViewStore, compareKeys, type Projection } from '../../src/projections/projector.ts';
-import type { JournalEvent } from '../../src/domain/events.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
-
-const deposit = (seq: number, wallet: string, amount: number): JournalEvent => ({ type: 'deposit', seq, ts: seq * 1000, wallet, amount });
-
-/** Sums deposits per wallet in the views db: read-modify-write, so double application would show. */
-function totals(views: ViewStore, name = 'totals'): Projection {
-  return {
-    name,
-    apply(e) {
-      if (e.type !== 'deposit') return;
-      const key = [name, e.wallet];
-      views.put(key, (views.get<number>(key) ?? 0) + e.amount);
-    },
-  };
-}
-
-async function journal(store: Store, events: JournalEvent[]) {
-  for (const e of events) void store.journal.put(e.seq, e);
-  await store.journal.put(events[events.length - 1].seq, events[events.length - 1]);
-}
+import { deposit, journal, totals } from '../fixtures/projections.ts';
 
 test('applies committed events in order, skips what it already applied, and reads its own queued writes', async () => {
   const store = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-proj-')) });

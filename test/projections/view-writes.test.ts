@@ -20,6 +20,7 @@ import { startApp } from '../../src/app.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger, type Logger } from '../../src/runtime/log.ts';
 import { wallet } from '../fixtures/engine-harness.ts';
+import { deposit, journal, totals } from '../fixtures/projections.ts';
 
 const LONG = { delayMs: 3_600_000 };
 const freshDir = () => mkdtempSync(join(tmpdir(), 'pm-vw-'));
@@ -54,25 +55,6 @@ function watch(db: Db, log: string[] = [], tag = ''): Issued & { fail?: 'throw' 
     return remove(k);
   };
   return seen;
-}
-
-const deposit = (seq: number, w: string, amount: number): JournalEvent => ({ type: 'deposit', seq, ts: seq * 1000, wallet: w, amount });
-
-/** Sums deposits per wallet: read-modify-write, so an event applied twice would show. */
-function totals(views: ViewStore, name = 'totals'): Projection {
-  return {
-    name,
-    apply(e) {
-      if (e.type !== 'deposit') return;
-      const key = [name, e.wallet];
-      views.put(key, (views.get<number>(key) ?? 0) + e.amount);
-    },
-  };
-}
-
-async function journal(store: Store, events: JournalEvent[]): Promise<void> {
-  for (const e of events) void store.journal.put(e.seq, e);
-  await store.journal.flushed;
 }
 
 test('ViewStore: 100 writes to 10 keys are read at once and issue 10 puts, the last values, only at the flush', async () => {
