@@ -102,6 +102,8 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
   sampler.start();
   try {
     await startCatalog(ctx);
+    // Listen only once the signature threads have loaded: the first orders would otherwise wait for them.
+    await auth.pool.ready;
   } catch (e) {
     // A demo catalog or funding the engine refused: stop the workers so the process can exit with the error.
     sampler.stop();

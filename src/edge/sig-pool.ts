@@ -54,6 +54,13 @@ export class SigPool {
   readonly threads: number;
   readonly maxBatch: number;
   private readonly piscina: Piscina;
+  /**
+   * Resolves once every thread has loaded its modules and native addons (one warm-up task each); rejects
+   * if the pool closed first. The app waits for it before it listens, so the first orders do not wait
+   * for a thread to load, and close() waits for it before it terminates any thread.
+   */
+  readonly ready: Promise<void>;
+  private readonly started: Promise<unknown>;
   /** Pending orders per domains object (in practice one: the configured domains). */
   private queued = new Map<OrderDomains, Queued[]>();
   private queuedCount = 0;
@@ -80,6 +87,11 @@ export class SigPool {
           idleTimeout: 2 ** 31 - 1,
         }),
     );
+    // Terminating a thread while it loads its native addons (keccak, secp256k1) aborts the whole process:
+    // node-addon-api's init fails fatally in a dying environment (seen when a service stopped right after
+    // it started). One task per thread, sent while all are idle, lands one on each; close() waits for them.
+    this.ready = Promise.all(Array.from({ length: this.threads }, () => this.piscina.run(undefined, { name: 'backend' }))).then(() => undefined);
+    this.started = this.ready.catch(() => undefined);
     // Piscina re-emits worker failures as 'error' events; an EventEmitter without a listener would throw
     // them at the process.
     const onError = opts.onError ?? (() => undefined);
@@ -123,6 +135,7 @@ export class SigPool {
     if (this.closed) return;
     this.closed = true;
     this.flush();
+    await this.started;
     await this.piscina.destroy();
   }
 

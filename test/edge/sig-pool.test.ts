@@ -189,6 +189,17 @@ test('L1 ClobAuth: the platform client vectors recover to Hardhat #0 (digest che
   assert.equal(await pool.recoverClobAuth({ address: acct.address, timestamp: '1', nonce: '0', signature: '0x00' }, { name: 'ClobAuthDomain', version: '1', chainId: 137 }), undefined);
 });
 
+test('a pool closed right after it was made lets its threads finish loading first (terminating one mid-load can abort the process)', async () => {
+  const p = new SigPool({ threads: 2 });
+  let loaded = false;
+  void p.ready.then(() => (loaded = true), () => undefined);
+  await p.close();
+  assert.equal(loaded, true, 'ready resolved before close terminated the threads');
+  // A pool that is ready stays ready; closing it again is a no-op.
+  await p.ready;
+  await p.close();
+});
+
 test('a closed pool rejects new work instead of hanging', async () => {
   const p = new SigPool({ threads: 1 });
   const inFlight = assert.rejects(p.verifyOrders(orders.slice(0, 2), domains), /closed/);
