@@ -4,10 +4,11 @@
  * domain and exchange contracts on chain 80002): create or derive an API key, read a book, post a signed
  * GTC order, read it, cancel it; then market orders: a second wallet rests liquidity through the client,
  * and the client builds and posts FOK market BUYs against it, one for a USDC amount and one sized to the
- * whole balance (the client holds back the fee from /clob-markets' fee curve). Every look-up the client
- * makes before it signs (/version, /tick-size, /neg-risk, /markets-by-token, /clob-markets, /book) goes to
- * the real service; nothing is primed or stubbed, and the test asserts that those look-ups were made and
- * answered 200.
+ * whole balance (the client holds back the fee from /clob-markets' fee curve); and a neg-risk market, where
+ * both sides sign for the neg-risk exchange and a FAK market BUY larger than the book fills what rests and
+ * kills the rest. Every look-up the client makes before it signs (/version, /tick-size, /neg-risk,
+ * /markets-by-token, /clob-markets, /book) goes to the real service; nothing is primed or stubbed, and the
+ * test asserts that those look-ups were made and answered 200.
  *
  * Header names: the client sends `POLY_ADDRESS`, `POLY_API_KEY`, ...; the uWS build under the edge drops
  * any request whose header names contain `_` (docs/decisions.md, "Header names with underscores"). The
@@ -16,8 +17,9 @@
  * the same module instance). The client's code, signing and bodies are untouched; the interceptor only
  * changes header names, and the test checks that it did.
  *
- * Signers: viem WalletClients over the public Hardhat/Anvil test keys #0 (limit orders), #1 (maker) and #2
- * (market-order taker), with a transport that throws: the client must never need an RPC.
+ * Signers: viem WalletClients over the public Hardhat/Anvil test keys #0 (limit orders), #1 (maker), #2
+ * (market-order taker), #4 and #3 (neg-risk maker and taker), with a transport that throws: the client must
+ * never need an RPC.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -32,10 +34,12 @@ import { startApp, type App } from '../../src/app.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 
-/** Hardhat/Anvil accounts #0..#2: published test keys (shared/reference/official-client.md, Appendix A). */
+/** Hardhat/Anvil accounts #0..#4: published test keys (shared/reference/official-client.md, Appendix A). */
 const HARDHAT_0 = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 const HARDHAT_1 = '0x59c6995e998f97a5a0044966f0945389dc9e86dae88c7a8412f4603b6b78690d';
 const HARDHAT_2 = '0x5de4111afa1a4b94908f83103eb1f1706367c2e68ca870fc3fb9a804cdab365a';
+const HARDHAT_3 = '0x7c852118294e51e653712a81e05800f419141751be58f605c371e15141b007a6';
+const HARDHAT_4 = '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a';
 const ADMIN_TOKEN = 'official-client-admin';
 const CONDITION_ID = keccak256(toHex('official client e2e market'));
 /** The market-order market: a 2% taker fee, so the fee curve the client reads matters. */
@@ -60,6 +64,8 @@ function signer(key: `0x${string}`) {
 const { account, wallet } = signer(HARDHAT_0);
 const maker = signer(HARDHAT_1);
 const taker = signer(HARDHAT_2);
+const negRiskMaker = signer(HARDHAT_4);
+const negRiskTaker = signer(HARDHAT_3);
 
 interface Seen {
   method: string;
@@ -79,6 +85,18 @@ let tokenID: string;
 let feeTokens: [string, string];
 
 const pathOf = (url: string | undefined) => new URL(url ?? '', 'http://x').pathname;
+
+async function admin(path: string, body: unknown): Promise<unknown> {
+  const r = await fetch(`${host}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const text = await r.text();
+  assert.equal(r.status, 200, `${path}: ${text}`);
+  return JSON.parse(text) as unknown;
+}
+
+async function clientOf(s: { wallet: Signer }): Promise<ClobClient> {
+  const creds = await new ClobClient({ host, chain: 80002, signer: s.wallet }).createOrDeriveApiKey();
+  return new ClobClient({ host, chain: 80002, signer: s.wallet, creds, throwOnError: true });
+}
 
 before(async () => {
   const compat = JSON.parse(readFileSync(new URL('../../config/clob-v2-compat.json', import.meta.url), 'utf8')) as Record<string, unknown>;
@@ -111,12 +129,6 @@ before(async () => {
   );
   interceptors = { request, response };
 
-  const admin = async (path: string, body: unknown) => {
-    const r = await fetch(`${host}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const text = await r.text();
-    assert.equal(r.status, 200, `${path}: ${text}`);
-    return JSON.parse(text) as unknown;
-  };
   const events = (await admin('/admin/events', [
     {
       title: 'Official client e2e',
@@ -207,10 +219,6 @@ test('the unchanged V2 client creates a key, reads a book, posts, reads and canc
 
 test('the unchanged V2 client builds FOK market BUYs from the market look-ups and fills them against resting liquidity', { timeout: 60_000 }, async () => {
   const [YES, NO] = feeTokens;
-  const clientOf = async (s: { wallet: Signer }) => {
-    const creds = await new ClobClient({ host, chain: 80002, signer: s.wallet }).createOrDeriveApiKey();
-    return new ClobClient({ host, chain: 80002, signer: s.wallet, creds, throwOnError: true });
-  };
   const makerClient = await clientOf(maker);
   const takerClient = await clientOf(taker);
 
@@ -266,6 +274,51 @@ test('the unchanged V2 client builds FOK market BUYs from the market look-ups an
   assert.equal(await usdc(), String(93_920_000 - 92_346_000 - 1_231_280));
   assert.equal(await yesHeld(), String(10_000_000 + 153_910_000));
   assert.equal((await takerClient.getTrades({ market: FEE_CONDITION_ID })).length, 2);
+});
+
+test('the unchanged V2 client trades a neg-risk market: orders signed for its exchange, and a FAK market BUY takes what rests', { timeout: 60_000 }, async () => {
+  const NR_A = keccak256(toHex('official client e2e neg-risk A'));
+  const NR_B = keccak256(toHex('official client e2e neg-risk B'));
+  const events = (await admin('/admin/events', [
+    {
+      title: 'Official client e2e, neg risk',
+      slug: 'official-client-e2e-neg-risk',
+      endDate: '2030-01-01T00:00:00Z',
+      negRisk: true,
+      markets: [
+        { question: 'Candidate A?', conditionId: NR_A, orderPriceMinTickSize: '0.01', orderMinSize: 5 },
+        { question: 'Candidate B?', conditionId: NR_B, orderPriceMinTickSize: '0.01', orderMinSize: 5 },
+      ],
+    },
+  ])) as Array<{ markets: Array<{ clobTokenIds: string; negRisk: boolean }> }>;
+  assert.equal(events[0]!.markets[0]!.negRisk, true);
+  const [YES, NO] = JSON.parse(events[0]!.markets[0]!.clobTokenIds) as [string, string];
+  await admin(`/admin/wallets/${negRiskMaker.account.address}/deposit`, { amount: '100' });
+  await admin(`/admin/wallets/${negRiskTaker.account.address}/deposit`, { amount: '50' });
+  const makerClient = await clientOf(negRiskMaker);
+  const takerClient = await clientOf(negRiskTaker);
+
+  // The client signs for the neg-risk exchange when the market says so; the service verifies under that
+  // domain, so a wrong domain on either side is an invalid signature, not a live order.
+  const from = seen.length;
+  const rest = await makerClient.createAndPostOrder({ tokenID: NO, price: 0.4, size: 20, side: Side.BUY }, undefined, OrderType.GTC);
+  assert.equal(rest.status, 'live', JSON.stringify(rest));
+  const negRiskLookup = seen.slice(from).find((x) => x.path === '/neg-risk' || x.path.startsWith('/clob-markets/'));
+  assert.ok(negRiskLookup && negRiskLookup.status === 200, 'the client asked the service whether the market is neg-risk');
+  assert.deepEqual((await takerClient.getOrderBook(YES)).asks, [{ price: '0.6', size: '20' }]);
+
+  // 30 USDC against 12 USDC of asks: FAK fills the 20 tokens at 0.60 and kills the rest (FOK would refuse).
+  const order = await takerClient.createMarketOrder({ tokenID: YES, amount: 30, side: Side.BUY, orderType: OrderType.FAK });
+  assert.equal(order.makerAmount, '30000000');
+  const filled = await takerClient.postOrder(order, OrderType.FAK);
+  assert.equal(filled.success, true, JSON.stringify(filled));
+  assert.deepEqual([filled.status, filled.makingAmount, filled.takingAmount], ['matched', '12', '20']);
+  const read = (await takerClient.getOrder(filled.orderID)) as unknown as { order: Record<string, unknown> };
+  assert.deepEqual(pick(read.order, ['type', 'side', 'assetId', 'sizeMatched']), { type: 'FAK', side: 'BUY', assetId: YES, sizeMatched: '20' });
+  assert.notEqual(read.order.status, 'LIVE', 'nothing of a FAK rests');
+  assert.equal((await takerClient.getBalanceAllowance({ asset_type: AssetType.COLLATERAL })).balance, String(50_000_000 - 12_000_000), 'only the filled part is paid; the killed rest reserves nothing');
+  assert.equal((await takerClient.getBalanceAllowance({ asset_type: AssetType.CONDITIONAL, token_id: YES })).balance, '20000000');
+  assert.deepEqual((await takerClient.getOrderBook(YES)).asks, []);
 });
 
 function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknown> {
