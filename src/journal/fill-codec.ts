@@ -47,6 +47,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { FillEvent, FillKindName, SideName } from '../domain/events.ts';
+import { RecurringBytes, writeHexBytes } from './hex.ts';
 
 /** Most fills per block. */
 export const BLOCK_FILLS = 16;
@@ -142,7 +143,7 @@ export class TradeIds {
  */
 export function encodeFill(f: FillEvent, slab: Buffer, at: number, ids?: TradeIds): number {
   if (ids !== undefined) ids.write(slab, at, f.seq);
-  else if (f.tradeId.length !== 66 || writeHex(slab, at, f.tradeId) !== 32) throw new Error(`fill ${f.seq}: trade id ${f.tradeId} is not 0x + 64 hex`);
+  else if (f.tradeId.length !== 66 || writeHexBytes(slab, at, f.tradeId) !== 32) throw new Error(`fill ${f.seq}: trade id ${f.tradeId} is not 0x + 64 hex`);
   if (((slab.byteOffset + at) & 7) === 0) {
     if (slab.buffer !== f64Of) {
       f64Of = slab.buffer;
@@ -187,22 +188,12 @@ export function encodeFill(f: FillEvent, slab: Buffer, at: number, ids?: TradeId
   return writeRepeated(slab, p, f.builder);
 }
 
-/**
- * Encoded form (tag, length, bytes) of strings that recur across fills: markets, wallets, API keys, token
- * ids, builder codes. Copying cached bytes costs ~30 ns against ~300 ns to encode a 66-character id.
- * Bounded: cleared when full (a working set larger than this simply encodes).
- */
-const repeated = new Map<string, Uint8Array>();
-const REPEATED_MAX = 16_384;
+/** Encoded form (tag, length, bytes) of strings that recur across fills: markets, wallets, API keys, token ids, builder codes. */
+const repeated = new RecurringBytes();
 const scratch = Buffer.allocUnsafe(3 + 3 * 65_535);
 
 function writeRepeated(b: Buffer, p: number, s: string): number {
-  let enc = repeated.get(s);
-  if (enc === undefined) {
-    if (repeated.size >= REPEATED_MAX) repeated.clear();
-    enc = new Uint8Array(scratch.subarray(0, writeString(scratch, 0, s))); // a copy: scratch is reused
-    repeated.set(s, enc);
-  }
+  const enc = repeated.get(s) ?? repeated.remember(s, scratch.subarray(0, writeString(scratch, 0, s)));
   b.set(enc, p);
   return p + enc.length;
 }
@@ -237,10 +228,6 @@ function writeOrderId(b: Buffer, p: number, s: string, role: 0 | 1): number {
 /** Char codes of the lowercase hex digits. */
 const HEX_DIGITS = new Uint8Array([...'0123456789abcdef'].map((c) => c.charCodeAt(0)));
 
-/** Nibble value of a lowercase hex digit's char code, else -1. */
-const NIBBLE = new Int8Array(128).fill(-1);
-for (let c = 0; c < 16; c++) NIBBLE['0123456789abcdef'.charCodeAt(c)] = c;
-
 /**
  * One string field: tag, u16 length, bytes. Written char by char rather than through Buffer.write: the
  * strings are short (ids, wallets, token ids), and Buffer.write's per-call cost (encoding dispatch, a
@@ -248,7 +235,7 @@ for (let c = 0; c < 16; c++) NIBBLE['0123456789abcdef'.charCodeAt(c)] = c;
  */
 function writeString(b: Buffer, p: number, s: string): number {
   const len = s.length;
-  const n = writeHex(b, p + 3, s);
+  const n = writeHexBytes(b, p + 3, s);
   if (n >= 0) {
     b[p] = TAG_HEX;
     b[p + 1] = n & 0xff;
@@ -271,21 +258,6 @@ function writeString(b: Buffer, p: number, s: string): number {
   return p + 3 + m;
 }
 
-/** Writes the bytes "0x" + lowercase hex (even length) spells at `p` and returns their count, else -1. */
-function writeHex(b: Buffer, p: number, s: string): number {
-  const len = s.length;
-  if (len < 2 || (len & 1) !== 0 || s.charCodeAt(0) !== 48 || s.charCodeAt(1) !== 120) return -1;
-  const n = (len - 2) >> 1;
-  for (let i = 0; i < n; i++) {
-    const hi = s.charCodeAt(2 + 2 * i);
-    const lo = s.charCodeAt(3 + 2 * i);
-    const h = hi < 128 ? NIBBLE[hi] : -1;
-    const l = lo < 128 ? NIBBLE[lo] : -1;
-    if ((h | l) < 0) return -1;
-    b[p + i] = (h << 4) | l;
-  }
-  return n;
-}
 
 /**
  * Gives the fills of one journal batch their transaction hash: SHAKE128 of SHA-256 over the batch's

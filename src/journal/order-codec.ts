@@ -61,6 +61,7 @@
  * lmdb-js in fact copies a Buffer's bytes into its own write buffer at put(); this does not rely on it.)
  */
 import type { JournalEvent, OrderAcceptedEvent, OrderTypeName, SideName } from '../domain/events.ts';
+import { RecurringBytes, copyBytes, writeHexBytes } from './hex.ts';
 
 /** Byte 0 of an order event's record. */
 export const ORDER_RECORD_KIND = 1;
@@ -97,10 +98,6 @@ let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
 let f64 = new Float64Array(slab.buffer, 0, SLAB_BYTES >>> 3);
 /** Where the next record starts in the slab (a multiple of 8). */
 let slabAt = 0;
-
-/** Nibble of each lowercase hex digit's byte, -1 for any other byte (ORed into an accumulator, it marks the field bad). */
-const NIBBLE = new Int8Array(256).fill(-1);
-for (let c = 0; c < 16; c++) NIBBLE['0123456789abcdef'.charCodeAt(c)] = c;
 
 /**
  * The event as a record, or undefined when a field is not exactly representable (the caller then stores
@@ -184,66 +181,36 @@ export function encodeOrderEvent(e: OrderAcceptedEvent): Buffer | undefined {
 /** An integer 0..255, and not -0 (which a byte would read back as 0). */
 const isU8 = (v: unknown): v is number => ((v as number) & 255) === v && (v !== 0 || 1 / v > 0);
 
-/** Where a text is written out before it is parsed: 132 characters of UTF-8 at most 3 bytes each. */
-const scratch = Buffer.allocUnsafeSlow(512);
-
-/**
- * Writes the `n` bytes "0x" + 2n lowercase hex digits spell at `p`; false for any other text. The text
- * goes to `scratch` in one native write and is parsed from there: reading its characters one by one
- * (charCodeAt) cost twice as much. A non-ASCII character takes two or more bytes of UTF-8, so a byte count
- * equal to the length means every character is ASCII (a one-byte write could alias U+0130 to "0").
- */
+/** Writes the `n` bytes "0x" + 2n lowercase hex digits spell at `p`; false for any other text. */
 function writeHex(b: Buffer, p: number, s: string, n: number): boolean {
-  const len = 2 + 2 * n;
-  if (typeof s !== 'string' || s.length !== len || scratch.write(s) !== len) return false;
-  const t = scratch;
-  let bad = (t[0] ^ 48) | (t[1] ^ 120) ? -1 : 0;
-  for (let i = 0, c = 2; i < n; i++, c += 2) {
-    const hi = NIBBLE[t[c]];
-    const lo = NIBBLE[t[c + 1]];
-    bad |= hi | lo;
-    b[p + i] = (hi << 4) | lo;
-  }
-  return bad >= 0;
+  return typeof s === 'string' && s.length === 2 + 2 * n && writeHexBytes(b, p, s) === n;
 }
 
-/**
- * Encoded bytes of texts that recur across orders (wallets, signers, builder codes, markets, token ids,
- * owners): a copy from here costs a fraction of parsing the text again. Bounded: cleared when full (a
- * working set larger than this simply encodes). Only representable texts are kept.
- */
-const REPEATED_MAX = 16_384;
-const hexes = new Map<string, Uint8Array>();
-const tokenIds = new Map<string, Uint8Array>();
-const owners = new Map<string, Uint8Array>();
+/** Encoded bytes of the texts that recur across orders (fixed-length hex fields, token ids, owners). */
+const hexes = new RecurringBytes();
+const tokenIds = new RecurringBytes();
+const owners = new RecurringBytes();
 
-/** writeHex through `hexes` (the text's length gives its byte count, so one map serves every length). */
+/** writeHex through `hexes` (the text's length gives its byte count, so one memo serves every length). */
 function writeRepeatedHex(b: Buffer, p: number, s: string, n: number): boolean {
   const enc = hexes.get(s);
   if (enc === undefined) {
     if (!writeHex(b, p, s, n)) return false;
-    if (hexes.size >= REPEATED_MAX) hexes.clear();
-    hexes.set(s, new Uint8Array(b.subarray(p, p + n))); // a copy: the slab's bytes belong to the record
+    hexes.remember(s, b.subarray(p, p + n));
     return true;
   }
   if (enc.length !== n) return false;
-  for (let i = 0; i < n; i++) b[p + i] = enc[i];
+  copyBytes(b, p, enc);
   return true;
 }
 
-/** A variable-length field through its cache: writes s with `write` once, copies its bytes after. */
-function writeRepeated(cache: Map<string, Uint8Array>, b: Buffer, p: number, s: string, write: (b: Buffer, p: number, s: string) => number): number {
+/** A variable-length field through its memo: writes s with `write` once, copies its bytes after. */
+function writeRepeated(cache: RecurringBytes, b: Buffer, p: number, s: string, write: (b: Buffer, p: number, s: string) => number): number {
   const enc = cache.get(s);
-  if (enc === undefined) {
-    const end = write(b, p, s);
-    if (end < 0) return -1;
-    if (cache.size >= REPEATED_MAX) cache.clear();
-    cache.set(s, new Uint8Array(b.subarray(p, end)));
-    return end;
-  }
-  const n = enc.length;
-  for (let i = 0; i < n; i++) b[p + i] = enc[i];
-  return p + n;
+  if (enc !== undefined) return copyBytes(b, p, enc);
+  const end = write(b, p, s);
+  if (end >= 0) cache.remember(s, b.subarray(p, end));
+  return end;
 }
 
 /** Writes a text of 0..255 decimal digits at `p` (count, packed digits) and returns where it ends, else -1. */
