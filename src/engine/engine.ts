@@ -1042,7 +1042,10 @@ export class Engine {
     return { usdc: { available: w.usdcAvailable, reserved: w.usdcReserved }, tokens };
   }
 
-  /** Current state of an order: in memory while open or not yet committed, else from LMDB. */
+  /**
+   * Current state of an order: in memory while open or not yet committed, else from LMDB. The in-memory
+   * state may hold effects not yet durable: a reply built from it waits for afterCommit().
+   */
   getOrder(orderId: string): OrderRecord | undefined {
     const o = this.byId.get(orderId);
     if (o !== undefined) return o.accepted ? o.rec : undefined;
@@ -1579,6 +1582,17 @@ export class Engine {
     this.ackFns.push(resolve as (v: never) => void);
     this.ackVals.push(value);
     this.scheduleFlush();
+  }
+
+  /**
+   * Resolves once everything journaled so far is durable: `{ ok: true }`, else the failure (journal, engine
+   * down) that kept it from becoming durable. Readers of in-memory state (an order, open orders, balances)
+   * take their copy first and answer after this, so no reply shows what a crash could still undo. With
+   * nothing in flight it resolves in a microtask; otherwise within the commit in flight and the next.
+   */
+  afterCommit(): Promise<OpResult> {
+    if (this.halted) return Promise.resolve({ ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
+    return new Promise((resolve) => this.ack(resolve, { ok: true, code: 0 }));
   }
 
   private scheduleFlush(): void {

@@ -576,6 +576,7 @@ describe('shard failure', () => {
       const after = await e.placeOrder(order({ wallet: a, tokenId: m.tokenIds[0], side: 'BUY', price: 4000, size: 10 * T }));
       assert.equal(after.code, Errors.PM_ERR_ENGINE_DOWN.result);
       assert.deepEqual(await e.deposit(a, T), { ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
+      assert.deepEqual(await e.afterCommit(), { ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result }, 'memory a halted engine holds is never vouched for');
     } finally {
       await e.close();
     }

@@ -61,6 +61,34 @@ test('commands of later turns wait for the batch in flight and commit together, 
   }
 });
 
+test('afterCommit answers once everything journaled before it is durable, at once when nothing is in flight', async () => {
+  assert.deepEqual(await engine.afterCommit(), { ok: true, code: 0 }, 'nothing in flight');
+  const meta = env.store.meta;
+  const put = meta.put.bind(meta);
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  meta.put = ((k: string, v: unknown) => {
+    const p = put(k, v);
+    return k === metaKeys.journalSeq ? p.then(async (x) => (await held, x)) : p;
+  }) as typeof meta.put;
+  try {
+    const seq0 = engine.stats().journalSeq;
+    const deposit = engine.deposit(wallet(40), 1_000_000);
+    let done = false;
+    const after = engine.afterCommit().then((r) => ((done = true), r));
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(done, false, 'the deposit journaled before it is not durable yet');
+    assert.ok(engine.stats().journalSeq > seq0 && engine.stats().committedSeq < engine.stats().journalSeq);
+    release();
+    assert.deepEqual(await after, { ok: true, code: 0 });
+    assert.ok((await deposit).ok);
+    assert.equal(engine.stats().committedSeq, engine.stats().journalSeq);
+  } finally {
+    release();
+    meta.put = put;
+  }
+});
+
 test('last trade prices survive a restart: the start-up replay finds each token\'s newest fill', async () => {
   const env2 = tempStore('pm-last-trade-');
   let e: Engine | undefined;

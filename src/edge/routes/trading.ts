@@ -107,6 +107,14 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
     updatedAt: iso(r.updatedAt),
   });
 
+  // Orders and balances are read from the engine's memory, which may be ahead of the journal: a reply is
+  // copied now and sent once what it shows is durable (never state a crash could still undo).
+  const durable = async <T>(reply: T): Promise<T> => {
+    const c = await engine.afterCommit();
+    if (!c.ok) throw engineError(c.code);
+    return reply;
+  };
+
   // The ledger's refusals name the market (`market {conditionId} is not resolved`): fill it in.
   const walletOp = async (conditionId: string, p: Promise<{ ok: boolean; code: number }>) => {
     const r = await p;
@@ -238,10 +246,10 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
       params: Type.Object({ id: Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' }) }),
       fieldMessages: { id: 'Invalid orderID' },
       response: OrderViewResponse,
-      handler: (req) => {
+      handler: async (req) => {
         const rec = engine.getOrder(parseOrderId(req.params.id)!);
         if (!rec) throw apiError('PM_ERR_ORDER_NOT_FOUND');
-        return { order: orderView(rec) };
+        return { order: await durable(orderView(rec)) };
       },
     }),
     route({
@@ -252,7 +260,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
       summary: 'The caller\'s open orders, oldest first (cursor paging)',
       query: OpenOrdersQuery,
       response: OpenOrdersPage,
-      handler: (req) => {
+      handler: async (req) => {
         const offset = decodeCursor(req.query.next_cursor);
         if (offset === undefined) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'invalid next_cursor' });
         const all = engine.openOrders(req.caller.address!, {
@@ -263,7 +271,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
         const limit = 500;
         const from = offset === 'end' ? all.length : offset;
         const page = all.slice(from, from + limit);
-        return { data: page.map(orderView), next_cursor: nextCursor(from, page.length, all.length), limit, count: page.length };
+        return { data: await durable(page.map(orderView)), next_cursor: nextCursor(from, page.length, all.length), limit, count: page.length };
       },
     }),
     route({
@@ -321,15 +329,15 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
       summary: 'The caller\'s available balance of USDC or of one token, in integer units (as the platform client reads it)',
       query: BalanceAllowanceQuery,
       response: BalanceAllowance,
-      handler: (req) => {
+      handler: async (req) => {
         const b = engine.balances(req.caller.address!);
         if (req.query.asset_type === 'CONDITIONAL') {
           if (!req.query.token_id) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'token_id is required for CONDITIONAL' });
           const t = b.tokens.find((x) => x.tokenId === req.query.token_id);
           const available = t?.available ?? 0;
-          return { balance: String(available), allowance: String(available), reserved: String(t?.reserved ?? 0) };
+          return durable({ balance: String(available), allowance: String(available), reserved: String(t?.reserved ?? 0) });
         }
-        return { balance: String(b.usdc.available), allowance: String(b.usdc.available), reserved: String(b.usdc.reserved) };
+        return durable({ balance: String(b.usdc.available), allowance: String(b.usdc.available), reserved: String(b.usdc.reserved) });
       },
     }),
     route({
