@@ -2,7 +2,8 @@
  * Trading end to end: signed, verified, durably committed orders per second through POST /order (one
  * order per request) and POST /orders (BATCH orders per request) over loopback HTTP, measured with the load tool (tools/load.ts) against the service run as `npm start` runs
  * it (child process, RATE_LIMITS=off, one shard, durable LMDB commits), and where the service's time goes.
- * Run alone: `npx tsx bench/trading/orders.bench.ts`; or `npm run bench -- trading`.
+ * Run alone: `npx tsx --expose-gc bench/trading/orders.bench.ts`; or `npm run bench -- trading` (which passes
+ * --expose-gc: the load tool then collects the client's own heap before each window, see settleHeap).
  *
  * Workload (tools/load.ts, seeded): 50 wallets, 8 fresh markets (tick 0.01, no fees), the `mixed` order
  * stream: half GTC BUYs that rest, half complementary GTC BUY pairs that mint (outcome 0 at p, outcome 1
@@ -331,7 +332,8 @@ export default async function run(): Promise<void> {
   const share = (flat.run.ordersPerSec / ceiling) * 100;
   const shareBatch = (flatBatch.run.ordersPerSec / ceiling) * 100;
   const mainWait = flat.threads.find((t) => t.tid === servicePid)?.waitMs ?? NaN;
-  console.log(`trading end to end (${machine})`);
+  const settled = fixedBatch.run.heapSettled ? 'client heap collected before each window' : 'client heap NOT collected before the windows (run with --expose-gc): its GC pauses count as latency';
+  console.log(`trading end to end (${machine}; ${settled})`);
   console.table([
     { measure: `native recovery x ${cores} cores (ceiling)`, value: `${fmt(ceiling)}/s`, note: `${fmt(perCore)}/s on one core`, target: '' },
     {
