@@ -114,3 +114,26 @@ test('last trade prices survive a restart: the start-up replay finds each token\
     await env2.cleanup();
   }
 });
+
+test('an open order restored at start-up has the fields of a placed one, in the same order (one hidden class)', async () => {
+  const env2 = tempStore('pm-restored-shape-');
+  let e: Engine | undefined;
+  try {
+    const m = market(8);
+    e = await Engine.open({ store: env2.store, shards: 1, log: silentLogger });
+    e.registerMarket(m);
+    assert.ok((await e.deposit(wallet(81), 100 * T)).ok);
+    const placed = order({ wallet: wallet(81), tokenId: m.tokenIds[0], side: 'BUY', price: 4000, size: 5 * T });
+    assert.ok((await e.placeOrder(placed)).ok);
+    const before = e.getOrder(placed.orderId)!;
+    const keys = Object.keys(before);
+    await e.close();
+    e = await Engine.open({ store: env2.store, shards: 1, log: silentLogger });
+    const after = e.getOrder(placed.orderId)!;
+    assert.deepEqual(Object.keys(after), keys);
+    assert.deepEqual(after, before);
+  } finally {
+    await e?.close();
+    await env2.cleanup();
+  }
+});
