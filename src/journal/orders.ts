@@ -144,12 +144,19 @@ export function readOrder(store: Store, orderId: string): OrderRecord | undefine
   return found;
 }
 
-/** Every order still LIVE in the committed tables, in seq (time priority) order (start-up). */
-export function openOrdersOf(store: Store): OrderRecord[] {
+/**
+ * Every order still LIVE in the committed tables, in seq (time priority) order (start-up). Each is its state
+ * row joined with its `order` event, taken from `events` (what a replay already decoded) when there.
+ */
+export function openOrdersOf(store: Store, events?: ReadonlyMap<number, OrderAcceptedEvent>): OrderRecord[] {
   const out: OrderRecord[] = [];
+  const prefix = tradeIdPrefixOf(store);
   for (const { key, value } of store.orders.getRange({})) {
-    if ((value as OrderStateRow)[0] !== 0) continue;
-    out.push(readOrderAt(store, key as number)!);
+    const row = value as OrderStateRow;
+    if (row[0] !== 0) continue;
+    // `events`: the order events a journal replay already decoded, by seq (the same bytes, read once).
+    const ev = events?.get(key as number);
+    out.push(ev !== undefined ? orderRecordOf(ev, row, prefix) : readOrderAt(store, key as number)!);
   }
   return out;
 }

@@ -21,7 +21,7 @@
  * and "tables == journal" are both checkable.
  */
 import { createHash } from 'node:crypto';
-import { FEE_WALLET, type FillEvent, type JournalEvent, type OrderRecord } from '../domain/events.ts';
+import { FEE_WALLET, type FillEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord } from '../domain/events.ts';
 import type { Store } from './env.ts';
 import { readFillsFrom } from './fill-codec.ts';
 import { USDC_ASSET, engineMetaKeys, metaKeys } from './keys.ts';
@@ -91,7 +91,7 @@ export interface MaterializedState {
 }
 
 /** Allocates: reads every engine table (start-up only). */
-export function loadMaterialized(store: Store): MaterializedState {
+export function loadMaterialized(store: Store, orderEvents?: ReadonlyMap<number, OrderAcceptedEvent>): MaterializedState {
   const lastSeq = (store.meta.get(metaKeys.journalSeq) as number | undefined) ?? 0;
   const netDeposits = (store.meta.get(engineMetaKeys.netDeposits) as number | undefined) ?? 0;
   const markets: MarketRow[] = [];
@@ -101,7 +101,7 @@ export function loadMaterialized(store: Store): MaterializedState {
   for (const { key, value } of store.balances.getRange({})) {
     balances.push({ wallet: String(key[0]), asset: String(key[1]), held: value as number });
   }
-  const openOrders = openOrdersOf(store);
+  const openOrders = openOrdersOf(store, orderEvents);
   return { lastSeq, netDeposits, markets, balances, openOrders };
 }
 
@@ -151,6 +151,8 @@ export interface ReplayResult {
   state: CanonicalState;
   /** Price and aggressor side of each token's newest fill (GET /last-trade-price after a restart). */
   lastTrades: Map<string, LastTrade>;
+  /** The `order` events of the orders the journal leaves open, by seq (loadMaterialized reuses them). */
+  openEvents: Map<number, OrderAcceptedEvent>;
 }
 
 /** The side a fill's trade is reported with: MINT is a buy of both outcomes, MERGE a sale, else the taker's. */
@@ -162,6 +164,7 @@ export function lastTradeSide(f: { kind: string; takerSide: string }): 'BUY' | '
 
 interface ReplayOrder extends OpenOrderView {
   wallet: string;
+  event: OrderAcceptedEvent;
 }
 
 /**
@@ -215,7 +218,7 @@ export function replayJournal(store: Store): ReplayResult {
         break;
       case 'order':
         if (open.has(e.orderId)) throw new RecoveryError(`journal seq ${e.seq}: order ${e.orderId} accepted twice`);
-        open.set(e.orderId, { conditionId: e.conditionId, seq: e.seq, orderId: e.orderId, remaining: e.sizeUnits, wallet: e.wallet });
+        open.set(e.orderId, { conditionId: e.conditionId, seq: e.seq, orderId: e.orderId, remaining: e.sizeUnits, wallet: e.wallet, event: e });
         ids.add(e.orderId, e.seq);
         break;
       case 'fill': {
@@ -267,7 +270,9 @@ export function replayJournal(store: Store): ReplayResult {
   }
   installOrderIndex(store, ids);
   const openOrders = [...open.values()].map(({ conditionId, seq: s, orderId, remaining }) => ({ conditionId, seq: s, orderId, remaining }));
-  return { lastSeq: seq, events, state: { balances, openOrders, markets, netDeposits }, lastTrades };
+  const openEvents = new Map<number, OrderAcceptedEvent>();
+  for (const o of open.values()) openEvents.set(o.seq, o.event);
+  return { lastSeq: seq, events, state: { balances, openOrders, markets, netDeposits }, lastTrades, openEvents };
 }
 
 export interface VerifiedStore {
@@ -282,8 +287,9 @@ export interface VerifiedStore {
  * they disagree: the engine must not start on such a store.
  */
 export function verifyStore(store: Store): VerifiedStore {
-  const materialized = loadMaterialized(store);
+  // The replay first: the tables' open orders join their state rows with the order events it decoded.
   const replay = replayJournal(store);
+  const materialized = loadMaterialized(store, replay.openEvents);
   if (replay.lastSeq !== materialized.lastSeq) {
     throw new RecoveryError(`refusing to start: the journal ends at seq ${replay.lastSeq} but meta.journalSeq is ${materialized.lastSeq}`);
   }
