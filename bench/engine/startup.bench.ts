@@ -6,7 +6,9 @@
  * Workload (seeded): a store built through Engine.placeOrder (durable commits, one shard): 8 markets, 32
  * wallets funded with USDC and token pairs, then 100_000 orders: 70% GTC resting 1-15 ticks from the
  * market's mid, 30% GTC up to 5 ticks through it (fills, so the journal holds fills, maker updates and
- * finished orders besides open ones), 1-20 tokens.
+ * finished orders besides open ones), 1-20 tokens. Then each wallet cancels nine in ten of its open
+ * orders, as bots do: a long history holds far more finished orders than open ones, and a restart reads
+ * the whole history but restores only the open orders.
  *
  * Timed: Engine.open on that store, which does what a restart does: load the tables, replay the journal
  * from seq 1 and prove the two against each other (verifyStore: the state hash), start the shard, restore
@@ -75,6 +77,14 @@ export default async function run(): Promise<void> {
         while (next < gen.length) await e.placeOrder(gen[next++]!);
       }),
     );
+    for (let w = 1; w <= WALLETS; w++) {
+      const open = e.openOrders(wallet(w));
+      const cancel = open.filter((_, i) => i % 10 !== 0).map((o) => o.orderId);
+      for (let i = 0; i < cancel.length; i += 500) {
+        const r = await e.cancelOrders(wallet(w), cancel.slice(i, i + 500));
+        check(r.canceled.length === Math.min(500, cancel.length - i), `wallet ${w}: every cancel accepted`);
+      }
+    }
     const built = e.stats();
     const hash = e.stateHash();
     await e.close();
