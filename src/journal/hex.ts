@@ -1,5 +1,5 @@
 /**
- * What the journal's binary records (fill-codec.ts, order-codec.ts) share: hex text written as the bytes
+ * What the journal's binary records (fill-codec.ts, order-codec.ts, status-codec.ts) share: hex text written as the bytes
  * it spells, and a bounded memo of the encoded bytes of texts that recur from record to record.
  */
 
@@ -56,4 +56,22 @@ export function copyBytes(b: Uint8Array, p: number, bytes: Uint8Array): number {
   const n = bytes.length;
   for (let i = 0; i < n; i++) b[p + i] = bytes[i]!;
   return p + n;
+}
+
+/** Writes the `n` bytes "0x" + 2n lowercase hex digits spell at `p`; false for any other text. */
+export function writeHexField(b: Uint8Array, p: number, s: string, n: number): boolean {
+  return typeof s === 'string' && s.length === 2 + 2 * n && writeHexBytes(b, p, s) === n;
+}
+
+/** writeHexField through `memo` (the text's length gives its byte count, so one memo serves every length). */
+export function writeRecurringHex(memo: RecurringBytes, b: Uint8Array, p: number, s: string, n: number): boolean {
+  const enc = memo.get(s);
+  if (enc === undefined) {
+    if (!writeHexField(b, p, s, n)) return false;
+    memo.remember(s, b.subarray(p, p + n));
+    return true;
+  }
+  if (enc.length !== n) return false;
+  copyBytes(b, p, enc);
+  return true;
 }

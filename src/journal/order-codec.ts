@@ -1,9 +1,10 @@
 /**
  * The stored form of `order` events (OrderAcceptedEvent): a binary record, put in the `journal` table under
  * the event's seq like any other event (the table's msgpack encoding stores it as msgpack bin and returns
- * it as a Buffer). Every reader of the journal table goes through `journalEventOf`, which takes either form:
- * this record, or the plain msgpack object every other event is, and every order event was before it
- * (store versions 4 and 5, and any order event this record cannot represent exactly: see the fallback).
+ * it as a Buffer). Every reader of the journal table goes through `journalEventOf`, which takes every form:
+ * this record, a status record (status-codec.ts), or the plain msgpack object every other event is, and
+ * every order event was before it (store versions 4 and 5, and any order event this record cannot
+ * represent exactly: see the fallback).
  *
  * Why: msgpack spent ~3-4 µs of the main thread per order event (26 keys, ~860 bytes: hex ids, addresses,
  * a 132-character signature, decimal texts), about 10% of the main thread at 10,000 orders/s. The record is
@@ -61,7 +62,8 @@
  * lmdb-js in fact copies a Buffer's bytes into its own write buffer at put(); this does not rely on it.)
  */
 import type { JournalEvent, OrderAcceptedEvent, OrderTypeName, SideName } from '../domain/events.ts';
-import { RecurringBytes, copyBytes, writeHexBytes } from './hex.ts';
+import { RecurringBytes, copyBytes, writeHexField, writeRecurringHex } from './hex.ts';
+import { STATUS_RECORD_KIND, decodeStatusEvent } from './status-codec.ts';
 
 /** Byte 0 of an order event's record. */
 export const ORDER_RECORD_KIND = 1;
@@ -160,12 +162,12 @@ export function encodeOrderEvent(e: OrderAcceptedEvent): Buffer | undefined {
 
   // Order ids and signatures are unique; addresses, markets and builder codes recur from order to order.
   if (
-    !writeHex(b, at + ORDER_ID_AT, e.orderId, 32) ||
-    !writeRepeatedHex(b, at + WALLET_AT, e.wallet, 20) ||
-    !writeRepeatedHex(b, at + SIGNER_AT, e.signer, 20) ||
-    !writeRepeatedHex(b, at + BUILDER_AT, e.builder, 32) ||
-    !writeRepeatedHex(b, at + CONDITION_ID_AT, e.conditionId, 32) ||
-    !writeHex(b, at + SIGNATURE_AT, e.signature, 65)
+    !writeHexField(b, at + ORDER_ID_AT, e.orderId, 32) ||
+    !writeRecurringHex(hexes, b, at + WALLET_AT, e.wallet, 20) ||
+    !writeRecurringHex(hexes, b, at + SIGNER_AT, e.signer, 20) ||
+    !writeRecurringHex(hexes, b, at + BUILDER_AT, e.builder, 32) ||
+    !writeRecurringHex(hexes, b, at + CONDITION_ID_AT, e.conditionId, 32) ||
+    !writeHexField(b, at + SIGNATURE_AT, e.signature, 65)
   ) {
     return undefined;
   }
@@ -181,28 +183,11 @@ export function encodeOrderEvent(e: OrderAcceptedEvent): Buffer | undefined {
 /** An integer 0..255, and not -0 (which a byte would read back as 0). */
 const isU8 = (v: unknown): v is number => ((v as number) & 255) === v && (v !== 0 || 1 / v > 0);
 
-/** Writes the `n` bytes "0x" + 2n lowercase hex digits spell at `p`; false for any other text. */
-function writeHex(b: Buffer, p: number, s: string, n: number): boolean {
-  return typeof s === 'string' && s.length === 2 + 2 * n && writeHexBytes(b, p, s) === n;
-}
-
 /** Encoded bytes of the texts that recur across orders (fixed-length hex fields, token ids, owners). */
 const hexes = new RecurringBytes();
 const tokenIds = new RecurringBytes();
 const owners = new RecurringBytes();
 
-/** writeHex through `hexes` (the text's length gives its byte count, so one memo serves every length). */
-function writeRepeatedHex(b: Buffer, p: number, s: string, n: number): boolean {
-  const enc = hexes.get(s);
-  if (enc === undefined) {
-    if (!writeHex(b, p, s, n)) return false;
-    hexes.remember(s, b.subarray(p, p + n));
-    return true;
-  }
-  if (enc.length !== n) return false;
-  copyBytes(b, p, enc);
-  return true;
-}
 
 /** A variable-length field through its memo: writes s with `write` once, copies its bytes after. */
 function writeRepeated(cache: RecurringBytes, b: Buffer, p: number, s: string, write: (b: Buffer, p: number, s: string) => number): number {
@@ -299,10 +284,11 @@ function readDigits(b: Buffer, p: number): string {
 }
 
 /**
- * A value of the `journal` table as the event it stores: an order record decoded (`seq` is its key), any
- * other value (every other event, and order events stored as objects) as it is. Every reader of the table
- * goes through this.
+ * A value of the `journal` table as the event it stores: an order record (this module) or a status record
+ * (status-codec.ts) decoded, `seq` being its key; any other value (every other event, and order or status
+ * events stored as objects) as it is. Every reader of the table goes through this.
  */
 export function journalEventOf(value: unknown, seq: number): JournalEvent {
-  return value instanceof Uint8Array ? decodeOrderEvent(value, seq) : (value as JournalEvent);
+  if (!(value instanceof Uint8Array)) return value as JournalEvent;
+  return value[0] === STATUS_RECORD_KIND ? decodeStatusEvent(value, seq) : decodeOrderEvent(value, seq);
 }

@@ -18,10 +18,10 @@
  * appended record and nothing else, which is what lets it commit ~200k fills/s (bench/journal).
  *
  * Tables written (see env.ts and keys.ts for the shapes):
- *   journal[seq]           every event except fills, appended: `order` events as the binary record of
- *                          order-codec.ts (msgpack bin; the plain object when the record cannot hold the
- *                          event exactly), every other event as its msgpack object; read through
- *                          journalEventOf (order-codec.ts)
+ *   journal[seq]           every event except fills, appended: `order` and `status` events as the binary
+ *                          records of order-codec.ts and status-codec.ts (msgpack bin; the plain object
+ *                          when the record cannot hold the event exactly), every other event as its
+ *                          msgpack object; read through journalEventOf (order-codec.ts)
  *   fills[seq]             every fill, as a binary record of fill-codec.ts, in blocks of up to 16 fills keyed
  *                          by their first seq, appended; the journal is the union of the two tables by seq
  *                          (readJournal in recovery.ts merges them)
@@ -38,6 +38,7 @@ import type { Store } from './env.ts';
 import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, sealFills, writeSlot } from './fill-codec.ts';
 import { balanceKey, engineMetaKeys, metaKeys } from './keys.ts';
 import { encodeOrderEvent } from './order-codec.ts';
+import { encodeStatusEvent } from './status-codec.ts';
 import { indexOrderId, putOrderState } from './orders.ts';
 
 /** What the engine-markets table stores per market. */
@@ -200,6 +201,7 @@ export class JournalWriter {
       const e = events[i];
       // An order record is carved from order-codec's slab, never rewritten: nothing to release at commit.
       if (e.type === 'order') p = s.journal.put(e.seq, encodeOrderEvent(e) ?? e, APPEND);
+      else if (e.type === 'status') p = s.journal.put(e.seq, encodeStatusEvent(e) ?? e, APPEND);
       else if (e.type !== 'fill') p = s.journal.put(e.seq, e, APPEND);
     }
     for (const rec of this.newOrders) indexOrderId(s, rec);
