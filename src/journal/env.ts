@@ -16,13 +16,16 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { mkdirSync } from 'node:fs';
 
 /** Bump when a stored shape changes incompatibly; start-up refuses a store written by another version. */
-export const STORE_VERSION = 5;
+export const STORE_VERSION = 6;
 /**
- * Version 4 also kept an `order-ids` table (order id -> seq), now an in-memory index rebuilt from the
- * journal (orders.ts). Such a store is upgraded in place: the table is dropped and the version raised, so
- * a version-4 build can no longer open it and miss the ids it did not write.
+ * Older versions this build upgrades in place, raising the version so the older build refuses the store
+ * from then on (it could not read what this build writes):
+ *   4  also kept an `order-ids` table (order id -> seq), now an in-memory index rebuilt from the journal
+ *      (orders.ts): the table is dropped;
+ *   5  wrote `status` events as msgpack objects only. Version 6 writes them as status-codec.ts records,
+ *      which a version-5 build cannot decode; it reads both, so nothing is converted.
  */
-const UPGRADABLE_FROM = 4;
+const UPGRADABLE_FROM = [4, 5];
 
 export interface Store {
   readonly root: RootDatabase;
@@ -106,9 +109,9 @@ function checkVersion(store: Store): void {
   const found = store.meta.get('storeVersion');
   if (found === undefined) {
     store.meta.putSync('storeVersion', STORE_VERSION);
-  } else if (found === UPGRADABLE_FROM) {
+  } else if (UPGRADABLE_FROM.includes(found as number)) {
     store.root.transactionSync(() => {
-      store.root.openDB({ name: 'order-ids' }).dropSync();
+      if (found === 4) store.root.openDB({ name: 'order-ids' }).dropSync();
       store.meta.putSync('storeVersion', STORE_VERSION);
     });
   } else if (found !== STORE_VERSION) {

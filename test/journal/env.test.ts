@@ -1,7 +1,8 @@
 /**
  * The store's version check (journal/env.ts): a new store is stamped with the current version, a
  * version-4 store is upgraded in place (its order-id table dropped: the index is rebuilt from the
- * journal), and any other version is refused with both versions named.
+ * journal), a version-5 store has its version raised (nothing to convert), and any other version is
+ * refused with both versions named.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,6 +43,15 @@ test('a new store carries the current version; a version-4 store is upgraded and
   const c = openStore({ dataDir: old, mapSize: 2 ** 26 });
   assert.equal(c.meta.get('storeVersion'), STORE_VERSION);
   await c.close();
+});
+
+test('a version-5 store is raised to the current version with its tables untouched', async (t) => {
+  const dir = await legacyStore(5);
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const s = openStore({ dataDir: dir, mapSize: 2 ** 26 });
+  assert.equal(s.meta.get('storeVersion'), STORE_VERSION);
+  assert.equal([...s.root.getKeys({})].includes('order-ids'), true, 'only a version-4 store loses a table');
+  await s.close();
 });
 
 test('a store of any other version is refused, naming both versions', async (t) => {
