@@ -275,6 +275,16 @@ export function decodeOrderEvent(bytes: Uint8Array, seq: number): OrderAcceptedE
   };
 }
 
+/**
+ * What a start-up replay needs of an order record, read without decoding the rest (the signature, salt,
+ * owner, ... of an order that is long finished are never needed).
+ */
+export function orderRecordHead(bytes: Uint8Array, seq: number): { orderId: string; wallet: string; conditionId: string; sizeUnits: number } {
+  const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (b.length < VAR_AT + 4 || b[0] !== ORDER_RECORD_KIND) throw new Error(`journal[${seq}]: not an order record (kind ${b[0]}, ${b.length} bytes)`);
+  return { orderId: hexOf(b, ORDER_ID_AT, 32), wallet: hexOf(b, WALLET_AT, 20), conditionId: hexOf(b, CONDITION_ID_AT, 32), sizeUnits: b.readDoubleLE(NUMS_AT + 40) };
+}
+
 const hexOf = (b: Buffer, at: number, n: number): string => '0x' + b.toString('hex', at, at + n);
 
 function readDigits(b: Buffer, p: number): string {

@@ -26,7 +26,7 @@ import type { Store } from './env.ts';
 import { readFillsFrom } from './fill-codec.ts';
 import { USDC_ASSET, engineMetaKeys, metaKeys } from './keys.ts';
 import { OrderIndex } from './order-index.ts';
-import { journalEventOf } from './order-codec.ts';
+import { ORDER_RECORD_KIND, decodeOrderEvent, journalEventOf, orderRecordHead } from './order-codec.ts';
 import { installOrderIndex, openOrdersOf } from './orders.ts';
 import type { MarketRow } from './writer.ts';
 
@@ -120,18 +120,31 @@ export function canonicalOfTables(m: MaterializedState): CanonicalState {
 
 /**
  * Events of the journal from `fromSeq` on, in order, complete: the `journal` table (every event but
- * fills; order events as order-codec.ts records or, from older stores and for events the record cannot
- * hold, objects: journalEventOf) and the `fills` table merged by seq. Start-up replay, projections
- * catching up, tests.
+ * fills; order and status events as order-codec.ts / status-codec.ts records or, from older stores and
+ * for events a record cannot hold, objects: journalEventOf) and the `fills` table merged by seq.
+ * Start-up replay, projections catching up, tests.
  */
-export function* readJournal(store: Store, fromSeq = 1): Generator<JournalEvent> {
+export function readJournal(store: Store, fromSeq = 1): Generator<JournalEvent> {
+  return journalEntries(store, fromSeq, false) as Generator<JournalEvent>;
+}
+
+/** An order record left undecoded (the replay's reading): its bytes, which lmdb-js copied out for us. */
+interface UndecodedOrder {
+  type: 'order-record';
+  seq: number;
+  bytes: Uint8Array;
+}
+
+/** readJournal, with order records left undecoded when `lazyOrders`. */
+function* journalEntries(store: Store, fromSeq: number, lazyOrders: boolean): Generator<JournalEvent | UndecodedOrder> {
   const events = store.journal.getRange({ start: fromSeq })[Symbol.iterator]();
   const fills = readFillsFrom(store.fills, fromSeq);
   let e = events.next();
   let f = fills.next();
   while (!e.done || !f.done) {
     if (f.done || (!e.done && e.value.key < f.value.seq)) {
-      yield journalEventOf(e.value.value, e.value.key);
+      const v = e.value.value;
+      yield lazyOrders && v instanceof Uint8Array && v[0] === ORDER_RECORD_KIND ? { type: 'order-record', seq: e.value.key, bytes: v } : journalEventOf(v, e.value.key);
       e = events.next();
     } else {
       yield f.value;
@@ -164,7 +177,8 @@ export function lastTradeSide(f: { kind: string; takerSide: string }): 'BUY' | '
 
 interface ReplayOrder extends OpenOrderView {
   wallet: string;
-  event: OrderAcceptedEvent;
+  /** The order's event: decoded (an object-form event), or its record's bytes, decoded if it stays open. */
+  event: OrderAcceptedEvent | Uint8Array;
 }
 
 /**
@@ -207,7 +221,14 @@ export function replayJournal(store: Store): ReplayResult {
     if (o.remaining < 0) throw new RecoveryError(`journal seq ${at}: order ${orderId} overfilled`);
   };
 
-  for (const e of readJournal(store)) {
+  const accept = (o: ReplayOrder) => {
+    if (open.has(o.orderId)) throw new RecoveryError(`journal seq ${o.seq}: order ${o.orderId} accepted twice`);
+    open.set(o.orderId, o);
+    ids.add(o.orderId, o.seq);
+  };
+
+  // Order records are read for the four fields the replay needs; only the orders left open are decoded whole.
+  for (const e of journalEntries(store, 1, true)) {
     if (e.seq !== seq + 1) throw new RecoveryError(`journal gap: seq ${e.seq} follows ${seq}`);
     seq = e.seq;
     events++;
@@ -216,10 +237,13 @@ export function replayJournal(store: Store): ReplayResult {
         if (!markets.has(e.conditionId)) markets.set(e.conditionId, -1);
         tokensOf.set(e.conditionId, e.tokenIds);
         break;
+      case 'order-record': {
+        const h = orderRecordHead(e.bytes, e.seq);
+        accept({ conditionId: h.conditionId, seq: e.seq, orderId: h.orderId, remaining: h.sizeUnits, wallet: h.wallet, event: e.bytes });
+        break;
+      }
       case 'order':
-        if (open.has(e.orderId)) throw new RecoveryError(`journal seq ${e.seq}: order ${e.orderId} accepted twice`);
-        open.set(e.orderId, { conditionId: e.conditionId, seq: e.seq, orderId: e.orderId, remaining: e.sizeUnits, wallet: e.wallet, event: e });
-        ids.add(e.orderId, e.seq);
+        accept({ conditionId: e.conditionId, seq: e.seq, orderId: e.orderId, remaining: e.sizeUnits, wallet: e.wallet, event: e });
         break;
       case 'fill': {
         fillParty(e, e.takerSide, e.takerWallet, e.takerTokenId, e.takerUsdc, e.takerFee);
@@ -271,7 +295,7 @@ export function replayJournal(store: Store): ReplayResult {
   installOrderIndex(store, ids);
   const openOrders = [...open.values()].map(({ conditionId, seq: s, orderId, remaining }) => ({ conditionId, seq: s, orderId, remaining }));
   const openEvents = new Map<number, OrderAcceptedEvent>();
-  for (const o of open.values()) openEvents.set(o.seq, o.event);
+  for (const o of open.values()) openEvents.set(o.seq, o.event instanceof Uint8Array ? decodeOrderEvent(o.event, o.seq) : o.event);
   return { lastSeq: seq, events, state: { balances, openOrders, markets, netDeposits }, lastTrades, openEvents };
 }
 

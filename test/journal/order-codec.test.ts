@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { depositEvent, orderAcceptedEvent, statusEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord } from '../../src/domain/events.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
-import { ORDER_RECORD_KIND, decodeOrderEvent, encodeOrderEvent, journalEventOf } from '../../src/journal/order-codec.ts';
+import { ORDER_RECORD_KIND, decodeOrderEvent, encodeOrderEvent, journalEventOf, orderRecordHead } from '../../src/journal/order-codec.ts';
 import { openOrdersOf, readOrder } from '../../src/journal/orders.ts';
 import { hashState, readJournal, replayJournal } from '../../src/journal/recovery.ts';
 import { JournalWriter } from '../../src/journal/writer.ts';
@@ -91,6 +91,7 @@ test('random canonical events round-trip exactly, with the key order of orderAcc
     const back = decodeOrderEvent(rec, e.seq);
     assert.deepEqual(back, e, `event ${i}`);
     assert.deepEqual(Object.keys(back), Object.keys(e), `event ${i}: key order`);
+    assert.deepEqual(orderRecordHead(new Uint8Array(rec), e.seq), { orderId: e.orderId, wallet: e.wallet, conditionId: e.conditionId, sizeUnits: e.sizeUnits }, `event ${i}: head`);
   }
   const seen = (f: (e: OrderAcceptedEvent) => unknown) => new Set(events.map(f)).size;
   assert.equal(seen((e) => e.signatureType), 256, 'every signatureType');
@@ -128,6 +129,8 @@ test('a damaged record throws rather than decode to something else', () => {
   const other = Buffer.from(rec);
   other[0] = 2;
   assert.throws(() => decodeOrderEvent(other, 1), /not an order record/);
+  assert.throws(() => orderRecordHead(other, 1), /not an order record/, 'the replay\'s partial read checks the kind too');
+  assert.throws(() => orderRecordHead(rec.subarray(0, 200), 1), /not an order record/);
 });
 
 type Edit = (e: Record<string, unknown>) => void;
