@@ -27,7 +27,7 @@ import { Side, Tif, type Cancel, type Depth, type EventSink, type Fill } from '.
 import { createReferenceBook } from '../../src/engine/book/reference-book.ts';
 import { Engine, type PlaceInput, type PlaceResponse } from '../../src/engine/engine.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
-import { T, invariants, market, order, tempStore, wallet } from '../../test/fixtures/engine-harness.ts';
+import { T, fundWallets, invariants, lcg, market, order, tempStore, wallet } from '../../test/fixtures/engine-harness.ts';
 
 const ORDERS = 100_000;
 const MARKETS = 8;
@@ -45,8 +45,7 @@ interface Gen {
 }
 
 function workload(): Gen[] {
-  let s = 20251121;
-  const rnd = (n: number) => ((s = (s * 48271) % 2147483647) % n);
+  const rnd = lcg(20251121);
   const mids = Array.from({ length: MARKETS }, () => 3000 + 100 * rnd(40));
   const out: Gen[] = [];
   for (let i = 0; i < ORDERS; i++) {
@@ -90,12 +89,7 @@ async function once(shards: number, gen: Gen[]): Promise<RunResult> {
   try {
     const ms = Array.from({ length: MARKETS }, (_, i) => market(i + 1, i % 2 === 1 ? { makerFeeBps: 10, takerFeeBps: 20 } : {}));
     for (const m of ms) e.registerMarket(m);
-    const funding: Promise<unknown>[] = [];
-    for (let w = 1; w <= WALLETS; w++) {
-      funding.push(e.deposit(wallet(w), 1_000_000 * T));
-      for (const m of ms) funding.push(e.split(wallet(w), m.conditionId, 10_000 * T));
-    }
-    await Promise.all(funding);
+    await fundWallets(e, ms, WALLETS, 1_000_000 * T, 10_000 * T);
     const before = e.stats();
 
     const answers = new Array<PlaceResponse>(gen.length);

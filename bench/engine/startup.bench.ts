@@ -23,7 +23,7 @@ import { pathToFileURL } from 'node:url';
 import { Engine, type PlaceInput } from '../../src/engine/engine.ts';
 import { verifyStore } from '../../src/journal/recovery.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
-import { T, invariants, market, order, tempStore, wallet } from '../../test/fixtures/engine-harness.ts';
+import { T, fundWallets, invariants, lcg, market, order, tempStore, wallet } from '../../test/fixtures/engine-harness.ts';
 
 const ORDERS = 100_000;
 const MARKETS = 8;
@@ -36,8 +36,7 @@ function check(cond: boolean, what: string): void {
 }
 
 function workload(): PlaceInput[] {
-  let s = 20261121;
-  const rnd = (n: number) => ((s = (s * 48271) % 2147483647) % n);
+  const rnd = lcg(20261121);
   const mids = Array.from({ length: MARKETS }, () => 3000 + 100 * rnd(40));
   const out: PlaceInput[] = [];
   for (let i = 0; i < ORDERS; i++) {
@@ -64,12 +63,7 @@ export default async function run(): Promise<void> {
     let e = await Engine.open({ store: env.store, shards: 1, log: silentLogger });
     const ms = Array.from({ length: MARKETS }, (_, i) => market(i + 1));
     for (const m of ms) e.registerMarket(m);
-    const funding: Promise<unknown>[] = [];
-    for (let w = 1; w <= WALLETS; w++) {
-      funding.push(e.deposit(wallet(w), 1_000_000 * T));
-      for (const m of ms) funding.push(e.split(wallet(w), m.conditionId, 10_000 * T));
-    }
-    await Promise.all(funding);
+    await fundWallets(e, ms, WALLETS, 1_000_000 * T, 10_000 * T);
     const gen = workload();
     let next = 0;
     await Promise.all(

@@ -75,3 +75,39 @@ export function writeRecurringHex(memo: RecurringBytes, b: Uint8Array, p: number
   copyBytes(b, p, enc);
   return true;
 }
+
+// RecordSlab's float64 fast path writes in the host's byte order; the records' layouts are little-endian.
+if (new Uint8Array(new Float64Array([1]).buffer)[7] !== 0x3f) throw new Error('journal records: big-endian hosts are not supported');
+
+/**
+ * Where a binary codec carves its records (order-codec.ts, status-codec.ts): a 64 KB slab written only
+ * forward and replaced, never recycled, once a record might not fit, so a record's bytes stay as written
+ * until the record is garbage (lmdb-js may read a value's bytes up to its transaction's commit). Records
+ * start 8-byte aligned, so their float64 fields can be written through `f64`.
+ */
+export class RecordSlab {
+  buf: Buffer;
+  f64: Float64Array;
+  private at = 0;
+
+  constructor(private readonly bytes = 64 * 1024) {
+    this.buf = Buffer.allocUnsafeSlow(bytes);
+    this.f64 = new Float64Array(this.buf.buffer, 0, bytes >>> 3);
+  }
+
+  /** Where a record of at most `max` bytes starts (in a fresh slab when it might not fit this one). */
+  start(max: number): number {
+    if (this.at + max > this.bytes) {
+      this.buf = Buffer.allocUnsafeSlow(this.bytes);
+      this.f64 = new Float64Array(this.buf.buffer, 0, this.bytes >>> 3);
+      this.at = 0;
+    }
+    return this.at;
+  }
+
+  /** The record written from `at` to `end`; the next one starts 8-byte aligned after it. */
+  finish(at: number, end: number): Buffer {
+    this.at = (end + 7) & ~7;
+    return this.buf.subarray(at, end);
+  }
+}

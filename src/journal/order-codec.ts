@@ -54,7 +54,7 @@
  * stores the plain object instead: correctness for any event, speed for the canonical one.
  *
  * Buffer ownership: lmdb-js may read a value's bytes up to its transaction's commit, so a record must not
- * be rewritten before then. Records are carved from a module-owned slab (64 KB, ~170 records) that is only
+ * be rewritten before then. Records are carved from a module-owned RecordSlab (hex.ts: 64 KB, ~170 records) that is only
  * ever written forward and, once full, replaced by a fresh one, never recycled: a record's bytes stay as
  * written until the record is garbage. This is Buffer.allocUnsafe's pool with a bigger slab, 8-byte aligned
  * records (the float64 fast path) and the size known only after encoding; the writer need not track
@@ -62,7 +62,7 @@
  * lmdb-js in fact copies a Buffer's bytes into its own write buffer at put(); this does not rely on it.)
  */
 import type { JournalEvent, OrderAcceptedEvent, OrderTypeName, SideName } from '../domain/events.ts';
-import { RecurringBytes, copyBytes, writeHexField, writeRecurringHex } from './hex.ts';
+import { RecordSlab, RecurringBytes, copyBytes, writeHexField, writeRecurringHex } from './hex.ts';
 import { STATUS_RECORD_KIND, decodeStatusEvent } from './status-codec.ts';
 
 /** Byte 0 of an order event's record. */
@@ -86,20 +86,13 @@ const VAR_AT = 281;
 const MAX_RECORD = VAR_AT + 3 * (1 + 128) + 1 + 255;
 /** Room to encode into: an owner is checked for 255 UTF-16 units before its UTF-8 (up to 3 bytes each) is written. */
 const MAX_WRITE = MAX_RECORD - 255 + 3 * 255;
-const SLAB_BYTES = 64 * 1024;
 
 const SIDES: readonly SideName[] = ['BUY', 'SELL'];
 const ORDER_TYPES: readonly OrderTypeName[] = ['GTC', 'GTD', 'FOK', 'FAK'];
 /** Own enumerable keys of an order event (orderAcceptedEvent's, plus type, seq, ts). */
 const EVENT_KEYS = 26;
 
-// The float64 fast path writes in the host's byte order; the layout is little-endian.
-if (new Uint8Array(new Float64Array([1]).buffer)[7] !== 0x3f) throw new Error('order-codec: big-endian hosts are not supported');
-
-let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
-let f64 = new Float64Array(slab.buffer, 0, SLAB_BYTES >>> 3);
-/** Where the next record starts in the slab (a multiple of 8). */
-let slabAt = 0;
+const slab = new RecordSlab();
 
 /**
  * The event as a record, or undefined when a field is not exactly representable (the caller then stores
@@ -111,13 +104,9 @@ export function encodeOrderEvent(e: OrderAcceptedEvent): Buffer | undefined {
   let keys = 0;
   for (const _ in e) keys++;
   if (keys !== EVENT_KEYS) return undefined;
-  if (slabAt + MAX_WRITE > SLAB_BYTES) {
-    slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
-    f64 = new Float64Array(slab.buffer, 0, SLAB_BYTES >>> 3);
-    slabAt = 0;
-  }
-  const b = slab;
-  const at = slabAt;
+  const at = slab.start(MAX_WRITE);
+  const b = slab.buf;
+  const f64 = slab.f64;
 
   const side = e.side === 'BUY' ? 0 : e.side === 'SELL' ? 1 : -1;
   const type = e.orderType === 'GTC' ? 0 : e.orderType === 'GTD' ? 1 : e.orderType === 'FOK' ? 2 : e.orderType === 'FAK' ? 3 : -1;
@@ -176,8 +165,7 @@ export function encodeOrderEvent(e: OrderAcceptedEvent): Buffer | undefined {
   if (p >= 0) p = writeDigits(b, p, e.timestamp);
   if (p >= 0) p = writeRepeated(owners, b, p, e.owner, writeOwner);
   if (p < 0) return undefined;
-  slabAt = (p + 7) & ~7;
-  return b.subarray(at, p);
+  return slab.finish(at, p);
 }
 
 /** An integer 0..255, and not -0 (which a byte would read back as 0). */

@@ -28,12 +28,10 @@
  * representable (a hex field that is not "0x" + lowercase hex of its length, an unknown status or reason,
  * a number that is not a number, a key missing or extra), and the writer stores the plain object.
  *
- * Buffer ownership: records are carved forward from a module-owned 64 KB slab that is replaced once full
- * and never rewritten, so a record's bytes stay as written until the record is garbage (order-codec.ts
- * explains why lmdb-js needs that).
+ * Buffer ownership: records are carved from a RecordSlab (hex.ts), as order records are.
  */
 import type { OrderStatusEvent, OrderStatusName, StatusReason } from '../domain/events.ts';
-import { RecurringBytes, writeHexField, writeRecurringHex } from './hex.ts';
+import { RecordSlab, RecurringBytes, writeHexField, writeRecurringHex } from './hex.ts';
 
 /** Byte 0 of a status event's record (order-codec.ts's order records are kind 1). */
 export const STATUS_RECORD_KIND = 2;
@@ -45,20 +43,13 @@ const ORDER_ID_AT = 32;
 const WALLET_AT = 64;
 const CONDITION_ID_AT = 84;
 export const STATUS_RECORD_BYTES = 116;
-const SLAB_BYTES = 64 * 1024;
 
 const STATUSES: readonly OrderStatusName[] = ['LIVE', 'MATCHED', 'CANCELED', 'CANCELED_MARKET_RESOLVED'];
 const REASONS: readonly StatusReason[] = ['USER', 'EXPIRED', 'SELF_TRADE', 'MARKET_RESOLVED', 'UNFILLED', 'FILLED'];
 /** Own enumerable keys of a status event (statusEvent's). */
 const EVENT_KEYS = 10;
 
-// The float64 fast path writes in the host's byte order; the layout is little-endian.
-if (new Uint8Array(new Float64Array([1]).buffer)[7] !== 0x3f) throw new Error('status-codec: big-endian hosts are not supported');
-
-let slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
-let f64 = new Float64Array(slab.buffer, 0, SLAB_BYTES >>> 3);
-/** Where the next record starts in the slab (a multiple of 8). */
-let slabAt = 0;
+const slab = new RecordSlab();
 
 /** Wallets and markets recur from event to event: their encoded bytes are copied, not parsed again. */
 const hexes = new RecurringBytes();
@@ -79,13 +70,9 @@ export function encodeStatusEvent(e: OrderStatusEvent): Buffer | undefined {
   const remaining = e.remaining;
   const matched = e.matched;
   if (status < 0 || reason < 0 || typeof ts !== 'number' || typeof remaining !== 'number' || typeof matched !== 'number') return undefined;
-  if (slabAt + STATUS_RECORD_BYTES > SLAB_BYTES) {
-    slab = Buffer.allocUnsafeSlow(SLAB_BYTES);
-    f64 = new Float64Array(slab.buffer, 0, SLAB_BYTES >>> 3);
-    slabAt = 0;
-  }
-  const b = slab;
-  const at = slabAt;
+  const at = slab.start(STATUS_RECORD_BYTES);
+  const b = slab.buf;
+  const f64 = slab.f64;
   b[at] = STATUS_RECORD_KIND;
   b[at + STATUS_AT] = status;
   b[at + REASON_AT] = reason;
@@ -97,8 +84,7 @@ export function encodeStatusEvent(e: OrderStatusEvent): Buffer | undefined {
   if (!writeHexField(b, at + ORDER_ID_AT, e.orderId, 32) || !writeRecurringHex(hexes, b, at + WALLET_AT, e.wallet, 20) || !writeRecurringHex(hexes, b, at + CONDITION_ID_AT, e.conditionId, 32)) {
     return undefined;
   }
-  slabAt = (at + STATUS_RECORD_BYTES + 7) & ~7;
-  return b.subarray(at, at + STATUS_RECORD_BYTES);
+  return slab.finish(at, at + STATUS_RECORD_BYTES);
 }
 
 /** The event a record holds; `seq` is the record's key. */

@@ -1,10 +1,10 @@
 /**
- * The pieces the journal's binary records share (journal/hex.ts): hex text as the bytes it spells, and the
- * bounded memo of recurring texts' bytes.
+ * The pieces the journal's binary records share (journal/hex.ts): hex text as the bytes it spells, the
+ * bounded memo of recurring texts' bytes, and the slab records are carved from.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RecurringBytes, copyBytes, writeHexBytes } from '../../src/journal/hex.ts';
+import { RecordSlab, RecurringBytes, copyBytes, writeHexBytes } from '../../src/journal/hex.ts';
 
 test('hex text is written as its bytes only when it is "0x" + lowercase hex of even length', () => {
   const b = new Uint8Array(8);
@@ -28,4 +28,22 @@ test('recurring bytes are kept as copies, and the memo empties when it is full',
   const out = new Uint8Array(6);
   assert.equal(copyBytes(out, 2, memo.get('c')!), 3);
   assert.equal(out[2], 5);
+});
+
+test('RecordSlab: records start 8-byte aligned, a record that might not fit starts a fresh slab, and no record is written over', () => {
+  const slab = new RecordSlab(64);
+  const records: Buffer[] = [];
+  for (let i = 0; i < 20; i++) {
+    const at = slab.start(24);
+    assert.equal(at % 8, 0);
+    const len = 9 + (i % 13);
+    slab.buf.fill(i, at, at + len);
+    slab.f64[at >>> 3] = i + 0.5; // the float64 view writes the same bytes
+    records.push(slab.finish(at, at + len));
+  }
+  records.forEach((r, i) => {
+    assert.equal(r.readDoubleLE(0), i + 0.5, `record ${i} keeps its number`);
+    assert.ok(r.subarray(8).every((b) => b === i), `record ${i} keeps its bytes`);
+  });
+  assert.ok(new Set(records.map((r) => r.buffer)).size > 1, 'more than one slab was used');
 });
