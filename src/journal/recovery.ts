@@ -128,7 +128,12 @@ export function readJournal(store: Store, fromSeq = 1): Generator<JournalEvent> 
   return journalEntries(store, fromSeq, false) as Generator<JournalEvent>;
 }
 
-/** An order record left undecoded (the replay's reading): its bytes, which lmdb-js copied out for us. */
+/**
+ * An order record left undecoded (the replay's reading). Its bytes may be kept past the iteration:
+ * lmdb-js decodes values with msgpackr's `copyBuffers`, so a msgpack bin comes out as a fresh copy, not a
+ * view of a read buffer that the next read reuses. (If that changed, the restored open orders would
+ * differ from the tables, and start-up's state hash check would refuse the store.)
+ */
 interface UndecodedOrder {
   type: 'order-record';
   seq: number;
