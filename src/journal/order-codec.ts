@@ -62,7 +62,7 @@
  * lmdb-js in fact copies a Buffer's bytes into its own write buffer at put(); this does not rely on it.)
  */
 import type { JournalEvent, OrderAcceptedEvent, OrderTypeName, SideName } from '../domain/events.ts';
-import { RecordSlab, RecurringBytes, copyBytes, writeHexField, writeRecurringHex } from './hex.ts';
+import { RecordSlab, RecurringBytes, asBuffer, copyBytes, hexOf, keyCount, writeHexField, writeRecurringHex } from './hex.ts';
 import { STATUS_RECORD_KIND, decodeStatusEvent } from './status-codec.ts';
 
 /** Byte 0 of an order event's record. */
@@ -100,10 +100,8 @@ const slab = new RecordSlab();
  */
 export function encodeOrderEvent(e: OrderAcceptedEvent): Buffer | undefined {
   if (e.type !== 'order' || typeof e.seq !== 'number') return undefined;
-  // With every field below checked present and of its type, 26 keys means no other key (~20 ns: enum cache).
-  let keys = 0;
-  for (const _ in e) keys++;
-  if (keys !== EVENT_KEYS) return undefined;
+  // With every field below checked present and of its type, 26 keys means no other key.
+  if (keyCount(e) !== EVENT_KEYS) return undefined;
   const at = slab.start(MAX_WRITE);
   const b = slab.buf;
   const f64 = slab.f64;
@@ -221,7 +219,7 @@ function writeOwner(b: Buffer, p: number, s: string): number {
 
 /** The event a record holds; `seq` is the record's key. Allocates the event and its strings. */
 export function decodeOrderEvent(bytes: Uint8Array, seq: number): OrderAcceptedEvent {
-  const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const b = asBuffer(bytes);
   if (b.length < VAR_AT + 4 || b[0] !== ORDER_RECORD_KIND) throw new Error(`journal[${seq}]: not an order record (kind ${b[0]}, ${b.length} bytes)`);
   let p = VAR_AT;
   const tokenId = readDigits(b, p);
@@ -268,12 +266,11 @@ export function decodeOrderEvent(bytes: Uint8Array, seq: number): OrderAcceptedE
  * owner, ... of an order that is long finished are never needed).
  */
 export function orderRecordHead(bytes: Uint8Array, seq: number): { orderId: string; wallet: string; conditionId: string; sizeUnits: number } {
-  const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const b = asBuffer(bytes);
   if (b.length < VAR_AT + 4 || b[0] !== ORDER_RECORD_KIND) throw new Error(`journal[${seq}]: not an order record (kind ${b[0]}, ${b.length} bytes)`);
   return { orderId: hexOf(b, ORDER_ID_AT, 32), wallet: hexOf(b, WALLET_AT, 20), conditionId: hexOf(b, CONDITION_ID_AT, 32), sizeUnits: b.readDoubleLE(NUMS_AT + 40) };
 }
 
-const hexOf = (b: Buffer, at: number, n: number): string => '0x' + b.toString('hex', at, at + n);
 
 function readDigits(b: Buffer, p: number): string {
   const n = b[p];

@@ -31,7 +31,7 @@
  * Buffer ownership: records are carved from a RecordSlab (hex.ts), as order records are.
  */
 import type { OrderStatusEvent, OrderStatusName, StatusReason } from '../domain/events.ts';
-import { RecordSlab, RecurringBytes, writeHexField, writeRecurringHex } from './hex.ts';
+import { RecordSlab, RecurringBytes, asBuffer, hexOf, keyCount, writeHexField, writeRecurringHex } from './hex.ts';
 
 /** Byte 0 of a status event's record (order-codec.ts's order records are kind 1). */
 export const STATUS_RECORD_KIND = 2;
@@ -61,9 +61,7 @@ const hexes = new RecurringBytes();
 export function encodeStatusEvent(e: OrderStatusEvent): Buffer | undefined {
   if (e.type !== 'status' || typeof e.seq !== 'number') return undefined;
   // With every field below checked present and of its type, 10 keys means no other key.
-  let keys = 0;
-  for (const _ in e) keys++;
-  if (keys !== EVENT_KEYS) return undefined;
+  if (keyCount(e) !== EVENT_KEYS) return undefined;
   const status = STATUSES.indexOf(e.status);
   const reason = REASONS.indexOf(e.reason);
   const ts = e.ts;
@@ -89,7 +87,7 @@ export function encodeStatusEvent(e: OrderStatusEvent): Buffer | undefined {
 
 /** The event a record holds; `seq` is the record's key. */
 export function decodeStatusEvent(bytes: Uint8Array, seq: number): OrderStatusEvent {
-  const b = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const b = asBuffer(bytes);
   const status = STATUSES[b[STATUS_AT]!];
   const reason = REASONS[b[REASON_AT]!];
   if (b.length !== STATUS_RECORD_BYTES || b[0] !== STATUS_RECORD_KIND || status === undefined || reason === undefined) {
@@ -109,4 +107,3 @@ export function decodeStatusEvent(bytes: Uint8Array, seq: number): OrderStatusEv
   };
 }
 
-const hexOf = (b: Buffer, at: number, n: number): string => '0x' + b.toString('hex', at, at + n);

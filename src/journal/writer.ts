@@ -38,8 +38,8 @@ import type { Store } from './env.ts';
 import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, sealFills, writeSlot } from './fill-codec.ts';
 import { balanceKey, engineMetaKeys, metaKeys } from './keys.ts';
 import { encodeOrderEvent } from './order-codec.ts';
-import { encodeStatusEvent } from './status-codec.ts';
 import { indexOrderId, putOrderState } from './orders.ts';
+import { encodeStatusEvent } from './status-codec.ts';
 
 /** What the engine-markets table stores per market. */
 export interface MarketRow {
