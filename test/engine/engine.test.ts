@@ -554,6 +554,70 @@ describe('restart', () => {
   });
 });
 
+describe('resting records', () => {
+  // Unfilled resting orders share one empty trade list and one unfilled answer (engine.ts, NO_TRADES):
+  // a fill must give the order it touches its own list and leave every other record as it was.
+  test('a fill lands on the records it touches only, before and after a restart', async () => {
+    const env2 = tempStore();
+    const m = market(1);
+    const [maker1, maker2, maker3, taker] = [wallet(1), wallet(2), wallet(3), wallet(4)];
+    const ask = (w: string, price: number) => order({ wallet: w, tokenId: m.tokenIds[0], side: 'SELL', price, size: 10 * T });
+    const trades = (e: Engine, id: string) => {
+      const rec = e.getOrder(id)!;
+      return { tradeIds: rec.tradeIds, fills: rec.fillSeqs.length, matched: rec.sizeMatched, answer: rec.response.tradeIds };
+    };
+    const unfilled = { tradeIds: [], fills: 0, matched: 0, answer: [] };
+    let e = await Engine.open({ store: env2.store, shards: 1, log: silentLogger });
+    try {
+      e.registerMarket(m);
+      for (const w of [maker1, maker2, maker3]) {
+        await e.deposit(w, 10 * T);
+        await e.split(w, m.conditionId, 10 * T);
+      }
+      await e.deposit(taker, 100 * T);
+      const [a, b, c] = [await e.placeOrder(ask(maker1, 4000)), await e.placeOrder(ask(maker2, 4100)), await e.placeOrder(ask(maker3, 4200))];
+      for (const r of [a, b, c]) assert.deepEqual([r.status, r.tradeIds], ['live', []]);
+
+      const buy1 = await e.placeOrder(order({ wallet: taker, tokenId: m.tokenIds[0], side: 'BUY', price: 4000, size: 4 * T }));
+      assert.equal(buy1.tradeIds.length, 1);
+      assert.deepEqual(trades(e, a.orderId), { tradeIds: buy1.tradeIds, fills: 1, matched: 4 * T, answer: [] });
+      assert.deepEqual(trades(e, b.orderId), unfilled);
+      assert.deepEqual(trades(e, c.orderId), unfilled);
+      // A retry of a resting order still gets its original answer.
+      assert.deepEqual(await e.placeOrder({ ...ask(maker2, 4100), orderId: b.orderId }), b);
+      // A resting BUY that never filled answers with no trades.
+      const rest = await e.placeOrder(order({ wallet: taker, tokenId: m.tokenIds[0], side: 'BUY', price: 3000, size: 1 * T }));
+      assert.deepEqual([rest.status, rest.tradeIds], ['live', []]);
+      // A taker that fills in part and rests answers with its trades, and so does a retry of it.
+      const part0 = await e.placeOrder(order({ wallet: taker, tokenId: m.tokenIds[0], side: 'BUY', price: 4000, size: 8 * T }));
+      assert.deepEqual([part0.status, part0.tradeIds.length, part0.takingAmount], ['live', 1, 6 * T]);
+      assert.deepEqual(trades(e, part0.orderId), { tradeIds: part0.tradeIds, fills: 1, matched: 6 * T, answer: part0.tradeIds });
+      await e.close();
+
+      e = await Engine.open({ store: env2.store, shards: 1, log: silentLogger });
+      assert.deepEqual(await e.placeOrder({ ...ask(taker, 4000), orderId: part0.orderId }), part0);
+      assert.deepEqual(await e.placeOrder({ ...ask(maker2, 4100), orderId: b.orderId }), b);
+      assert.deepEqual(trades(e, a.orderId), { tradeIds: [...buy1.tradeIds, ...part0.tradeIds], fills: 2, matched: 10 * T, answer: [] });
+      const buy2 = await e.placeOrder(order({ wallet: taker, tokenId: m.tokenIds[0], side: 'BUY', price: 4100, size: 8 * T }));
+      assert.deepEqual([buy2.status, buy2.tradeIds.length], ['matched', 1]);
+      assert.deepEqual(trades(e, b.orderId), { tradeIds: buy2.tradeIds, fills: 1, matched: 8 * T, answer: [] });
+      assert.deepEqual(trades(e, c.orderId), unfilled);
+      assert.deepEqual(trades(e, rest.orderId), unfilled);
+      const part = await e.placeOrder(order({ wallet: taker, tokenId: m.tokenIds[0], side: 'BUY', price: 4100, size: 10 * T }));
+      assert.deepEqual([part.status, part.tradeIds.length, part.takingAmount], ['live', 1, 2 * T]);
+      assert.deepEqual(trades(e, part.orderId), { tradeIds: part.tradeIds, fills: 1, matched: 2 * T, answer: part.tradeIds });
+      assert.deepEqual(await e.placeOrder({ ...ask(taker, 4100), orderId: part.orderId }), part);
+      assert.deepEqual(trades(e, b.orderId), { tradeIds: [...buy2.tradeIds, ...part.tradeIds], fills: 2, matched: 10 * T, answer: [] });
+      assert.deepEqual(trades(e, c.orderId), unfilled);
+      assert.deepEqual(trades(e, part0.orderId), { tradeIds: part0.tradeIds, fills: 1, matched: 6 * T, answer: part0.tradeIds });
+      assert.deepEqual(invariants(e), []);
+    } finally {
+      await e.close();
+      await env2.cleanup();
+    }
+  });
+});
+
 describe('shard failure', () => {
   test('an unexpected throw in a shard stops the engine: no further orders are accepted', async () => {
     const env2 = tempStore();
