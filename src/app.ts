@@ -60,7 +60,7 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
   // catch up with whatever the journal holds beyond their cursors, and follow every later commit.
   let engine: Engine;
   try {
-    engine = await Engine.open({ store, shards: config.engine.shards, log, now: () => clock.now() });
+    engine = await Engine.open({ store, shards: config.engine.shards, log, now: () => clock.now(), onCommit: (s) => metrics.commit(s) });
   } catch (e) {
     await auth.close();
     if (!opts.store) await store.close();

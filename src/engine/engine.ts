@@ -111,6 +111,8 @@ export interface EngineOptions {
   overflowLimit?: number;
   /** Minimum ms between two snapshot publications of a market (readers who need newer ask for them). Default 20. */
   snapshotIntervalMs?: number;
+  /** Told each journal transaction's seconds from its puts to durable (/metrics: journal_commit_duration_seconds). */
+  onCommit?: (seconds: number) => void;
 }
 
 export interface MarketInput {
@@ -1692,8 +1694,10 @@ export class Engine {
       return;
     }
     this.committing = true;
+    const issued = performance.now();
     this.lastCommit = res.committed.then(
       () => {
+        this.opts.onCommit?.((performance.now() - issued) / 1000);
         this.commitDone();
         this.committedSeq = res.lastSeq;
         for (let i = 0; i < fns.length; i++) fns[i](vals[i] as never);

@@ -144,9 +144,13 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
       body: PostOrderBody,
       response: OrderResult,
       handler: async (req) => {
+        const t0 = performance.now();
         const [checked] = await checkOrders([req.body], signer(req.caller), deps, true);
+        const t1 = performance.now();
+        ctx.metrics.orderChecks((t1 - t0) / 1000);
         if (!checked.ok) throw checked.error;
         const r = await place(checked.order);
+        ctx.metrics.orderEngine((performance.now() - t1) / 1000);
         if (!r.ok) throw engineError(r.code, r.vars);
         return orderResult(r);
       },
@@ -161,7 +165,10 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
       response: PostOrdersResult,
       limitCost: (body) => (Array.isArray(body) ? body.length : 1),
       handler: async (req) => {
+        const t0 = performance.now();
         const checked = await checkOrders(req.body, signer(req.caller), deps);
+        const t1 = performance.now();
+        ctx.metrics.orderChecks((t1 - t0) / 1000);
         // Issued in submission order within one turn: the sequencer sees them in that order.
         const placed = checked.map((c) => (c.ok ? place(c.order) : undefined));
         const out: OrderResult[] = [];
@@ -174,6 +181,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
           const r = await placed[i]!;
           out.push(r.ok ? orderResult(r) : rejected(r.orderId, engineError(r.code, r.vars)));
         }
+        if (placed.some((p) => p !== undefined)) ctx.metrics.orderEngine((performance.now() - t1) / 1000);
         return out;
       },
     }),
