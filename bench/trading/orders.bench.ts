@@ -23,7 +23,12 @@
  *   4. client cost: 1,000 orders/s for 3 s with each of the tool's transports (minimal HTTP/1.1 client,
  *      node:http keep-alive Agent, undici fetch): the client's CPU per order, which on a two-core machine
  *      is taken from the service.
- * Where the time goes, two views:
+ * Where a request's time goes at the fixed rate: the service's /metrics scraped before and after each
+ * fixed-rate window (src/edge/metrics.ts): per request its order checks (signature recovery, the pool's
+ * queue included) and its time in the engine (the commit included), each journal transaction's commit,
+ * the service's own arrival-to-answer time per request, and the main thread's GC pauses, which stop every
+ * request in flight. Quantiles are estimated from the histograms' buckets (tools/metrics-text.ts).
+ * Where the CPU time goes, two views:
  *   - per OS thread over the flat-out window, from /proc/<pid>/task/<tid>/schedstat: CPU time and time
  *     spent waiting for a CPU (run queue). Exact, and it shows when the machine, not the service, is the
  *     limit. Threads with write_bytes in /proc/<pid>/task/<tid>/io are LMDB's commits (only they write);
@@ -53,6 +58,7 @@ import { pathToFileURL } from 'node:url';
 import { keccak256 } from 'viem';
 import { orderDigestBytes, orderDomainSeparator, recoverAddress, type OrderStruct, type Secp256k1Recover } from '../../src/edge/eip712.ts';
 import { driveLoad, prepareLoad, verifyLoad, type LoadOptions, type RunStats, type Transport } from '../../tools/load.ts';
+import { countAbove, histogramDelta, histogramOf, quantileOf, type Histogram } from '../../tools/metrics-text.ts';
 import { cpuSeconds, startService, threadTimes, type ServiceProcess } from '../../tools/service-process.ts';
 
 const FLAT_SECONDS = 6;
@@ -251,6 +257,8 @@ interface Window {
   mainCpuS: number;
   /** Per OS thread over the window. */
   threads: ThreadUse[];
+  /** The service's /metrics just before and just after the window. */
+  metrics: { before: string; after: string };
 }
 
 async function measured(svc: ServiceProcess, opts: Omit<LoadOptions, 'url' | 'adminToken'>): Promise<Window> {
@@ -259,7 +267,10 @@ async function measured(svc: ServiceProcess, opts: Omit<LoadOptions, 'url' | 'ad
   const m0 = cpuSeconds(svc.pid, svc.pid) ?? NaN;
   const t0 = threadTimes(svc.pid);
   const d0 = deviceBytes();
+  const scrape = async () => (await fetch(`${svc.url}/metrics`)).text();
+  const before = await scrape();
   const run = await driveLoad(session);
+  const after = await scrape();
   const t1 = threadTimes(svc.pid);
   const written = deviceBytes() - d0;
   const serviceCpuS = (cpuSeconds(svc.pid) ?? NaN) - c0;
@@ -271,7 +282,33 @@ async function measured(svc: ServiceProcess, opts: Omit<LoadOptions, 'url' | 'ad
   if (run.errors > 0) throw new Error(`trading bench self-check: ${run.errors} errors: ${JSON.stringify(run.errorClasses)}`);
   const check = await verifyLoad(session, run);
   if (!check.ok) throw new Error(`trading bench self-check: the service disagrees with its acknowledgements:\n${check.problems.join('\n')}`);
-  return { run, serviceCpuS, mainCpuS, threads, deviceBytes: written };
+  return { run, serviceCpuS, mainCpuS, threads, deviceBytes: written, metrics: { before, after } };
+}
+
+/** Where a fixed-rate window's requests spent their time, from the service's histograms. */
+function stageRows(w: Window, route: string): Array<Record<string, string>> {
+  const over = (name: string, labels: Record<string, string> = {}): Histogram | undefined => {
+    const a = histogramOf(w.metrics.after, name, labels);
+    return a === undefined ? undefined : histogramDelta(a, histogramOf(w.metrics.before, name, labels));
+  };
+  const ms = (s: number) => (Number.isNaN(s) ? 'n/a' : `${(s * 1000).toFixed(2)} ms`);
+  const row = (stage: string, h: Histogram | undefined, what: string) =>
+    h === undefined || h.count === 0
+      ? { stage, count: '0', p50: 'n/a', p99: 'n/a', mean: 'n/a', note: what }
+      : { stage, count: h.count.toLocaleString('en-US'), p50: ms(quantileOf(h, 0.5)), p99: ms(quantileOf(h, 0.99)), mean: ms(h.sum / h.count), note: what };
+  const minor = over('nodejs_gc_duration_seconds', { kind: 'minor' });
+  const major = over('nodejs_gc_duration_seconds', { kind: 'major' });
+  const gcNote = (h: Histogram | undefined) =>
+    h === undefined ? 'none' : `${(h.count / w.run.elapsedS).toFixed(1)}/s, ${countAbove(h, 0.004)} longer than 4 ms, ${(h.sum * 1000).toFixed(0)} ms in all`;
+  return [
+    { stage: 'client: request, from its due time', count: w.run.requests.toLocaleString('en-US'), p50: ms(w.run.latencyMs.p50 / 1000), p99: ms(w.run.latencyMs.p99 / 1000), mean: 'n/a', note: 'what the targets are about (exact, not from buckets)' },
+    row(`service: POST ${route}, arrival to answer`, over('http_request_duration_seconds', { method: 'POST', route }), 'the edge timer; its buckets are coarse (5, 10, 25 ms)'),
+    row('  order checks', over('order_stage_duration_seconds', { stage: 'checks' }), 'HMAC done; schema, EIP-712, secp256k1 in the signature pool, its queue included'),
+    row('  engine', over('order_stage_duration_seconds', { stage: 'engine' }), 'sequencer, shard, journal; waits for the commit'),
+    row('journal commit (per transaction)', over('journal_commit_duration_seconds'), 'group commit: puts to durable on disk'),
+    row('main-thread GC: scavenges', minor, gcNote(minor)),
+    row('main-thread GC: mark-compact', major, gcNote(major)),
+  ];
 }
 
 function pressure(): string {
@@ -377,6 +414,11 @@ export default async function run(): Promise<void> {
     },
     ...clients.map((c) => ({ measure: `client CPU per order, transport ${c.transport}`, value: `${c.cpu.toFixed(1)} µs`, note: `open loop at ${fmt(c.rate)}/s`, target: '' })),
   ]);
+
+  for (const [name, w, route] of [['single orders', fixed, '/order'], [`batches of ${BATCH}`, fixedBatch, '/orders']] as const) {
+    console.log(`where a request's time goes, ${name}, open loop at ${fmt(FIXED_RATE)} orders/s (the service's /metrics over the window; p50/p99 estimated from histogram buckets)`);
+    console.table(stageRows(w, route));
+  }
 
   // Exact CPU per OS thread over each flat-out window (/proc). Node names no thread; the main thread is the
   // process id, LMDB's commits run on libuv pool threads (the only ones that write to storage), and the V8
