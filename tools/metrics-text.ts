@@ -1,8 +1,9 @@
 /**
- * Reading the service's /metrics (Prometheus text format) from the tools and benchmarks: one histogram's
- * cumulative buckets, the difference between two scrapes (what happened over a window), and quantiles
- * estimated from buckets the way Prometheus' histogram_quantile does (linear within the bucket that holds
- * the rank). An estimate is only as fine as the buckets: src/edge/metrics.ts chose them for that.
+ * Reading the service's /metrics (Prometheus text format) from the tools, tests and benchmarks: one sample's
+ * value, one histogram's cumulative buckets, the difference between two scrapes (what happened over a
+ * window), and quantiles estimated from buckets the way Prometheus' histogram_quantile does (linear within
+ * the bucket that holds the rank). An estimate is only as fine as the buckets: src/edge/metrics.ts chose
+ * them for that.
  */
 
 export interface Histogram {
@@ -12,26 +13,44 @@ export interface Histogram {
   sum: number;
 }
 
-const LINE = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/;
+interface Sample {
+  name: string;
+  labels: Map<string, string>;
+  value: number;
+}
 
-function labelsOf(text: string | undefined): Map<string, string> {
-  return new Map([...(text ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1]!, m[2]!]));
+/** Every sample line of a scrape (comments and blank lines skipped). */
+function* samplesOf(text: string): Generator<Sample> {
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (m === null) continue;
+    const labels = new Map([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1]!, x[2]!]));
+    yield { name: m[1]!, labels, value: Number(m[3]) };
+  }
+}
+
+const hasLabels = (have: Map<string, string>, want: Record<string, string>) => Object.entries(want).every(([k, v]) => have.get(k) === v);
+
+/** The value of the first sample `name` whose labels include `labels` (in any order); NaN when absent. */
+export function sampleOf(text: string, name: string, labels: Record<string, string> = {}): number {
+  for (const s of samplesOf(text)) if (s.name === name && hasLabels(s.labels, labels)) return s.value;
+  return NaN;
 }
 
 /** The histogram `name` whose labels include `labels` (the first such series); undefined when absent. */
 export function histogramOf(text: string, name: string, labels: Record<string, string> = {}): Histogram | undefined {
-  const want = Object.entries(labels);
   const buckets: Array<{ le: number; count: number }> = [];
   let count: number | undefined;
   let sum = 0;
-  for (const line of text.split('\n')) {
-    const m = LINE.exec(line);
-    if (m === null || !m[1]!.startsWith(name)) continue;
-    const suffix = m[1]!.slice(name.length);
+  let series: string | undefined;
+  for (const { name: n, labels: have, value } of samplesOf(text)) {
+    if (!n.startsWith(name)) continue;
+    const suffix = n.slice(name.length);
     if (suffix !== '_bucket' && suffix !== '_count' && suffix !== '_sum') continue;
-    const have = labelsOf(m[2]);
-    if (!want.every(([k, v]) => have.get(k) === v)) continue;
-    const value = Number(m[3]);
+    if (!hasLabels(have, labels)) continue;
+    // One series: the label set (but `le`) of the first matching sample.
+    const id = [...have].filter(([k]) => k !== 'le').sort().join(',');
+    if ((series ??= id) !== id) continue;
     if (suffix === '_bucket') {
       const le = have.get('le');
       buckets.push({ le: le === '+Inf' ? Infinity : Number(le), count: value });

@@ -64,7 +64,7 @@ test('stage histograms: checks per placement request, engine per request that re
     const commits = histogramOf(text, 'journal_commit_duration_seconds')!;
     assert.equal(commits.count, app.ctx.engine.stats().batches, 'one observation per journal batch committed');
     assert.ok(commits.count >= 3 && commits.sum > 0);
-    const gc = histogramOf(text, 'nodejs_gc_duration_seconds', { kind: 'minor' }) ?? histogramOf(text, 'nodejs_gc_duration_seconds');
+    const gc = histogramOf(text, 'nodejs_gc_duration_seconds', { kind: 'minor' });
     assert.ok(gc !== undefined && gc.buckets.some((b) => b.le === 0.002), 'GC pauses at millisecond resolution');
   } finally {
     await app.stop();

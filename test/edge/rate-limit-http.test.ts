@@ -9,6 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
 import { startApp } from '../../src/app.ts';
+import { sampleOf as sample } from '../../tools/metrics-text.ts';
 import { route, type AnyRoute } from '../../src/edge/route.ts';
 import { ManualClock } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';
@@ -180,17 +181,6 @@ test('rate limits off (rateLimits.enabled: false): never 429', async () => {
     await srv.close();
   }
 });
-
-/** The value of one Prometheus sample whose labels include `labels` (order-insensitive); NaN when absent. */
-function sample(text: string, name: string, labels: Record<string, string>): number {
-  for (const line of text.split('\n')) {
-    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
-    if (!m || m[1] !== name) continue;
-    const have = new Map([...(m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)].map((x) => [x[1], x[2]]));
-    if (Object.entries(labels).every(([k, v]) => have.get(k) === v)) return Number(m[3]);
-  }
-  return Number.NaN;
-}
 
 test('/metrics (real app) counts 429s by bucket, requests by route and status, and a latency histogram per route', async () => {
   const clock = new ManualClock();

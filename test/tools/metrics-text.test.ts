@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countAbove, histogramDelta, histogramOf, quantileOf } from '../../tools/metrics-text.ts';
+import { countAbove, histogramDelta, histogramOf, quantileOf, sampleOf } from '../../tools/metrics-text.ts';
 
 const scrape = (a: number[], count: number, sum: number, extra = '') =>
   [
@@ -32,6 +32,8 @@ test('a histogram is read by name and labels, buckets in order, +Inf as Infinity
   });
   assert.equal(histogramOf(scrape([10, 60, 90], 100, 0.5), 'x_seconds', { stage: 'engine' })?.count, 7);
   assert.equal(histogramOf(scrape([10, 60, 90], 100, 0.5), 'x_seconds', { stage: 'nope' }), undefined);
+  // Without a label to pick one, the first series is read, never a mix of two.
+  assert.deepEqual(histogramOf(scrape([10, 60, 90], 100, 0.5), 'x_seconds'), histogramOf(scrape([10, 60, 90], 100, 0.5), 'x_seconds', { stage: 'checks' }));
   assert.equal(histogramOf(scrape([10, 60, 90], 100, 0.5), 'y_seconds'), undefined);
 });
 
@@ -60,4 +62,13 @@ test('quantiles interpolate within the bucket holding the rank, as histogram_qua
   assert.equal(countAbove(h, 0.005), 40);
   assert.equal(countAbove(h, 0.01), 10);
   assert.ok(Number.isNaN(countAbove(h, 0.002)));
+});
+
+test('a single sample is read by name and labels in any order; NaN when absent', () => {
+  const text = ['# HELP y help', 'y_total{b="2",a="1"} 5', 'y_total{a="1",b="3"} 6', 'z 7', ''].join('\n');
+  assert.equal(sampleOf(text, 'y_total', { a: '1', b: '3' }), 6);
+  assert.equal(sampleOf(text, 'y_total', { b: '2' }), 5);
+  assert.equal(sampleOf(text, 'z'), 7);
+  assert.ok(Number.isNaN(sampleOf(text, 'y_total', { a: '2' })));
+  assert.ok(Number.isNaN(sampleOf(text, 'nope')));
 });
