@@ -120,6 +120,7 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
     host: config.http.host,
     port: config.http.port,
     maxBodyBytes: config.http.maxBodyBytes,
+    maxHeaderBytes: config.http.maxHeaderBytes,
     trustedProxies: config.http.trustedProxies,
     adminToken: config.adminToken,
     limiter: new RateLimiter(config.rateLimits),
@@ -135,6 +136,7 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
     await auth.close();
     throw e;
   });
+  log.info({ uws: server.build }, 'uWebSockets.js build');
   ctx.state.ready = true;
 
   let stopping: Promise<void> | undefined;

@@ -31,9 +31,8 @@
  *      be fresh; HMAC-SHA256 is microseconds). The default transport is a minimal HTTP/1.1 client over
  *      keep-alive sockets (`raw`): it costs the client several times less CPU per request than
  *      `node:http` with a keep-alive Agent or undici's global fetch (both kept for comparison), and on a
- *      two-core machine every microsecond the client spends is taken from the server. Hyphenated header
- *      names (`SVC-API-KEY`): the uWS build under the edge drops requests whose header names contain `_`
- *      (docs/decisions.md, "Header names with underscores").
+ *      two-core machine every microsecond the client spends is taken from the server. Header names are
+ *      the spec's (`SVC_API_KEY`).
  *      Batches (`--batch N`, 2..15, DESIGN section 7): request q carries orders qN .. qN+N-1, all of one
  *      wallet (POST /orders takes only orders of the API key that signs the request), and answers one
  *      result per order, in order. `--rate` still counts orders: request q is due when its first order is
@@ -527,17 +526,17 @@ export function textUnits(text: unknown): number | undefined {
 
 const nowSec = () => String(Math.floor(Date.now() / 1000));
 
-/** L2 headers (hyphenated names, hex HMAC-SHA256 over timestamp + METHOD + path + body). */
+/** L2 headers (the spec's names, hex HMAC-SHA256 over timestamp + METHOD + path + body). */
 export function l2Headers(w: Pick<Wallet, 'address' | 'apiKey' | 'passphrase' | 'hmacKey'>, method: string, path: string, body?: string): Record<string, string> {
   const ts = nowSec();
   const h = createHmac('sha256', w.hmacKey).update(ts + method + path);
   if (body !== undefined) h.update(body);
   return {
-    'SVC-ADDRESS': w.address,
-    'SVC-API-KEY': w.apiKey,
-    'SVC-PASSPHRASE': w.passphrase,
-    'SVC-TIMESTAMP': ts,
-    'SVC-SIGNATURE': h.digest('hex'),
+    SVC_ADDRESS: w.address,
+    SVC_API_KEY: w.apiKey,
+    SVC_PASSPHRASE: w.passphrase,
+    SVC_TIMESTAMP: ts,
+    SVC_SIGNATURE: h.digest('hex'),
   };
 }
 
@@ -549,7 +548,7 @@ async function l1Headers(account: PrivateKeyAccount, authDomain: { name: string;
     primaryType: 'ClobAuth',
     message: { address: account.address, timestamp: ts, nonce, message: CLOB_AUTH_MESSAGE },
   });
-  return { 'SVC-ADDRESS': account.address, 'SVC-SIGNATURE': signature, 'SVC-TIMESTAMP': ts, 'SVC-NONCE': nonce.toString() };
+  return { SVC_ADDRESS: account.address, SVC_SIGNATURE: signature, SVC_TIMESTAMP: ts, SVC_NONCE: nonce.toString() };
 }
 
 // ---- phase 1 and 2: setup and pre-signing -------------------------------------------------------------------

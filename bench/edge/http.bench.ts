@@ -123,6 +123,7 @@ async function startRouted(): Promise<Target & { metrics: Metrics }> {
     host: '127.0.0.1',
     port: 0,
     maxBodyBytes: 1024 * 1024,
+    maxHeaderBytes: 16384,
     trustedProxies: [],
     adminToken: '',
     limiter,

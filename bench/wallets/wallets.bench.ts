@@ -628,6 +628,7 @@ export async function measure(data: Dataset): Promise<void> {
     host: '127.0.0.1',
     port: 0,
     maxBodyBytes: 1024 * 1024,
+    maxHeaderBytes: 16384,
     trustedProxies: [],
     adminToken: '',
     limiter: new RateLimiter({ enabled: false, maxCallers: 1000, buckets: {} }),

@@ -10,7 +10,7 @@
  * something unexpected answers 500 and is logged; it never takes the process down.
  */
 import { timingSafeEqual } from 'node:crypto';
-import uWS from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, us_listen_socket } from 'uWebSockets.js';
 import { apiError, type ApiError } from '../domain/errors.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { Clock } from '../runtime/clock.ts';
@@ -20,6 +20,7 @@ import type { Metrics, RouteMetrics } from './metrics.ts';
 import { RateLimiter, clientAddress, type Verdict } from './rate-limit.ts';
 import { bucketsFor } from './rate-limit-buckets.ts';
 import { isReply, type AnyRoute, type Caller, type HttpMethod, type Reply, type RouteRequest } from './route.ts';
+import { loadUws, type UwsBuild } from './uws.ts';
 import { compileRoute, paramNamesOf, type CompiledRoute } from './validate.ts';
 
 /** Verifies signed headers. Implemented by the trading/auth module; absent = every signed route answers 401. */
@@ -35,6 +36,8 @@ export interface EdgeOptions {
   host: string;
   port: number;
   maxBodyBytes: number;
+  /** Bound of a request head; uWS answers 431 past it (it reads the bound once per process: uws.ts). */
+  maxHeaderBytes: number;
   trustedProxies: readonly string[];
   adminToken: string;
   limiter: RateLimiter;
@@ -46,6 +49,8 @@ export interface EdgeOptions {
 
 export interface EdgeServer {
   readonly port: number;
+  /** Which uWS build serves, and why (uws.ts). */
+  readonly build: UwsBuild;
   readonly inFlight: InFlight;
   /** Stops accepting connections; in-flight requests still get their answers. */
   stopListening(): void;
@@ -114,6 +119,7 @@ function patternRegex(pattern: string): RegExp {
 export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
   const { limiter, metrics, log, clock } = opts;
   const inFlight = new InFlight();
+  const { uws: uWS, build } = loadUws(opts.maxHeaderBytes);
   const app = uWS.App();
   const mounted: Mounted[] = [];
 
@@ -279,7 +285,7 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
       tracker: inFlight,
     };
     const processor = processorFor(m);
-    const handler = (res: uWS.HttpResponse, req: uWS.HttpRequest) => serve(res, req, serveOpts, processor);
+    const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, serveOpts, processor);
     switch (route.method) {
       case 'GET': app.get(route.path, handler); break;
       case 'POST': app.post(route.path, handler); break;
@@ -315,7 +321,7 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
         reject(new Error(`cannot listen on ${opts.host}:${opts.port}`));
         return;
       }
-      let listening: uWS.us_listen_socket | undefined = socket;
+      let listening: us_listen_socket | undefined = socket;
       const stopListening = () => {
         if (listening) {
           uWS.us_listen_socket_close(listening);
@@ -324,6 +330,7 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
       };
       resolve({
         port: uWS.us_socket_local_port(socket),
+        build,
         inFlight,
         stopListening,
         async close(graceMs: number) {

@@ -4,7 +4,7 @@
  * value stops start-up with a message naming the key (`ConfigError`).
  *
  * Environment variables: HOST, PORT, DATA_DIR, ADMIN_TOKEN, DEMO (0/1/false/true), LOG_LEVEL,
- * SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, CONFIG_FILE.
+ * SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, CONFIG_FILE.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -31,6 +31,11 @@ export const ConfigSchema = Type.Object(
         host: Type.String({ minLength: 1 }),
         port: Type.Integer({ minimum: 0, maximum: 65535 }),
         maxBodyBytes: Type.Integer({ minimum: 1024, maximum: 64 * 1024 * 1024 }),
+        maxHeaderBytes: Type.Integer({
+          minimum: 4096,
+          maximum: 1024 * 1024,
+          description: 'bound of a request head (request line and headers); larger heads get the parser\'s 431',
+        }),
         trustedProxies: Type.Array(Type.String({ minLength: 1 })),
       },
       { additionalProperties: false },
@@ -126,6 +131,7 @@ function envOverlay(env: NodeJS.ProcessEnv): Json {
   if (env.HOST !== undefined) http.host = env.HOST;
   if (env.PORT !== undefined) http.port = envInt('PORT', env.PORT);
   if (env.MAX_BODY_BYTES !== undefined) http.maxBodyBytes = envInt('MAX_BODY_BYTES', env.MAX_BODY_BYTES);
+  if (env.MAX_HEADER_BYTES !== undefined) http.maxHeaderBytes = envInt('MAX_HEADER_BYTES', env.MAX_HEADER_BYTES);
   if (Object.keys(http).length) o.http = http;
   if (env.DATA_DIR !== undefined) o.dataDir = env.DATA_DIR;
   if (env.ADMIN_TOKEN !== undefined) o.adminToken = env.ADMIN_TOKEN;

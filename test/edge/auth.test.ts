@@ -5,17 +5,16 @@
  * the key routes against the compatibility profile. Test clients build their headers with viem and
  * node:crypto, independently of src/edge/auth.ts.
  *
- * Header spellings: the uWS build under the edge never answers a request with a header name containing
- * an underscore (see the `todo` test at the end), so requests over HTTP use the hyphenated aliases
- * (`SVC-API-KEY`), and every case is also run through the edge's Authenticator directly with the
- * underscore names (`svc_api_key`, `poly_api_key`) lowercased as the edge hands them over.
+ * Header spellings: requests over HTTP carry the spec's names as clients send them (`SVC_API_KEY`, the
+ * platform's `POLY_API_KEY`, any case), and the hyphenated aliases (`SVC-API-KEY`) as an extra; every
+ * case is also run through the edge's Authenticator directly with the names lowercased as the edge hands
+ * them over.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { ClobClient } from '@polymarket/clob-client-v2';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
@@ -35,7 +34,7 @@ import { openStore } from '../../src/journal/env.ts';
 import { ManualClock, nowSeconds } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
-import { tempDir } from '../fixtures/edge.ts';
+import { rawHttp, tempDir } from '../fixtures/edge.ts';
 
 const UNAUTHORIZED = '{"error":"Unauthorized/Invalid api key"}';
 const L1_INVALID = '{"error":"Invalid L1 Request headers"}';
@@ -104,8 +103,8 @@ const send = (method: string, path: string, headers: Record<string, string> = {}
 
 // ---- header spellings -------------------------------------------------------------------------------
 
-/** Over HTTP only the hyphenated spellings reach the edge (see the file header). */
-type Prefix = 'SVC-' | 'POLY-' | 'svc-' | 'SVC_' | 'POLY_' | 'svc_';
+/** The spec's names (`SVC_`), the platform's (`POLY_`), other cases, and the hyphenated aliases. */
+type Prefix = 'SVC_' | 'POLY_' | 'svc_' | 'sVc_' | 'Poly_' | 'SVC-' | 'POLY-' | 'svc-';
 
 const name = (p: Prefix, field: string) => p + (p.endsWith('-') ? field.replace(/_/g, '-') : field);
 
@@ -139,7 +138,7 @@ async function l1(acct: PrivateKeyAccount, o: L1Opts = {}): Promise<Record<strin
     primaryType: 'ClobAuth',
     message: { address: (o.signedAddress ?? address) as `0x${string}`, timestamp: ts, nonce: BigInt(nonce), message: 'This message attests that I control the given wallet' },
   });
-  const p = o.prefix ?? 'SVC-';
+  const p = o.prefix ?? 'SVC_';
   const h: Record<string, string> = { [name(p, 'ADDRESS')]: address, [name(p, 'SIGNATURE')]: signature, [name(p, 'TIMESTAMP')]: ts, [name(p, 'NONCE')]: String(nonce) };
   for (const k of o.omit ?? []) delete h[name(p, k)];
   return h;
@@ -184,7 +183,7 @@ function l2(creds: Credentials, address: string, method: string, path: string, b
   const ts = String(o.ts ?? now());
   const signedPath = o.signedPath ?? path.split('?')[0]!;
   const message = ts + (o.signedMethod ?? method) + signedPath + (o.signedBody ?? body ?? '');
-  const p = o.prefix ?? 'SVC-';
+  const p = o.prefix ?? 'SVC_';
   const h: Record<string, string> = {
     [name(p, 'ADDRESS')]: address,
     [name(p, 'API_KEY')]: o.apiKey ?? creds.apiKey,
@@ -278,10 +277,10 @@ test('L1 failures answer 401 "Invalid L1 Request headers" (over HTTP and through
     ['missing address', () => l1(alice, { omit: ['ADDRESS'] })],
     ['missing signature', () => l1(alice, { omit: ['SIGNATURE'] })],
     ['missing timestamp', () => l1(alice, { omit: ['TIMESTAMP'] })],
-    ['nonce header differs from the signed nonce', async () => ({ ...(await l1(alice, { nonce: 1 })), 'SVC-NONCE': '2' })],
-    ['nonce not decimal', async () => ({ ...(await l1(alice)), 'SVC-NONCE': 'abc' })],
-    ['signature not 65 bytes', async () => ({ ...(await l1(alice)), 'SVC-SIGNATURE': '0x1234' })],
-    ['address malformed', async () => ({ ...(await l1(alice)), 'SVC-ADDRESS': 'alice' })],
+    ['nonce header differs from the signed nonce', async () => ({ ...(await l1(alice, { nonce: 1 })), SVC_NONCE: '2' })],
+    ['nonce not decimal', async () => ({ ...(await l1(alice)), SVC_NONCE: 'abc' })],
+    ['signature not 65 bytes', async () => ({ ...(await l1(alice)), SVC_SIGNATURE: '0x1234' })],
+    ['address malformed', async () => ({ ...(await l1(alice)), SVC_ADDRESS: 'alice' })],
     ['no headers at all', async () => ({})],
   ];
   for (const [label, headers] of cases) {
@@ -295,9 +294,14 @@ test('L1 failures answer 401 "Invalid L1 Request headers" (over HTTP and through
   }
   // At the edges of the window, without a nonce header (nonce 0), in every spelling: accepted.
   const accepted: [string, () => Promise<Record<string, string>>][] = [
-    ['oldest timestamp, no nonce header, lowercase names', () => l1(alice, { ts: now() - SKEW, omit: ['NONCE'], prefix: 'svc-' })],
+    ['oldest timestamp, no nonce header, lowercase names', () => l1(alice, { ts: now() - SKEW, omit: ['NONCE'], prefix: 'svc_' })],
     ['newest timestamp, lowercase address', () => l1(alice, { ts: now() + SKEW, address: alice.address.toLowerCase() })],
-    ['POLY- names', () => l1(alice, { prefix: 'POLY-' })],
+    ['SVC_ names', () => l1(alice, { prefix: 'SVC_' })],
+    ['POLY_ names', () => l1(alice, { prefix: 'POLY_' })],
+    ['mixed-case names', () => l1(alice, { prefix: 'sVc_' })],
+    ['mixed-case POLY_ names', () => l1(alice, { prefix: 'Poly_' })],
+    ['hyphenated SVC- names (alias)', () => l1(alice, { prefix: 'SVC-' })],
+    ['hyphenated POLY- names (alias)', () => l1(alice, { prefix: 'POLY-' })],
   ];
   for (const [label, headers] of accepted) {
     const h = await headers();
@@ -345,15 +349,19 @@ test('L2: every failure answers the same 401 body; accepted encodings, aliases a
   const bobs = await createKey(bob, 20);
   const path = '/auth/api-keys';
   const wrongSecret = Buffer.alloc(32, 7).toString('base64url');
-  const sig = (h: Record<string, string>) => h['SVC-SIGNATURE']!;
+  const sig = (h: Record<string, string>) => h.SVC_SIGNATURE!;
   const ok: [string, string, Record<string, string>][] = [
     ['hex', path, l2(creds, alice.address, 'GET', path)],
     ['uppercase hex', path, l2(creds, alice.address, 'GET', path, undefined, { enc: 'HEX' })],
     ['base64url with padding (platform)', path, l2(creds, alice.address, 'GET', path, undefined, { enc: 'base64url' })],
     ['base64url without padding', path, l2(creds, alice.address, 'GET', path, undefined, { enc: 'base64url-unpadded' })],
     ['standard base64', path, l2(creds, alice.address, 'GET', path, undefined, { enc: 'base64' })],
-    ['POLY- names', path, l2(creds, alice.address, 'GET', path, undefined, { prefix: 'POLY-', enc: 'base64url' })],
-    ['lowercase names', path, l2(creds, alice.address, 'GET', path, undefined, { prefix: 'svc-' })],
+    ['POLY_ names', path, l2(creds, alice.address, 'GET', path, undefined, { prefix: 'POLY_', enc: 'base64url' })],
+    ['lowercase names', path, l2(creds, alice.address, 'GET', path, undefined, { prefix: 'svc_' })],
+    ['mixed-case names', path, l2(creds, alice.address, 'GET', path, undefined, { prefix: 'sVc_' })],
+    ['mixed-case POLY_ names', path, l2(creds, alice.address, 'GET', path, undefined, { prefix: 'Poly_', enc: 'base64url' })],
+    ['hyphenated SVC- names (alias)', path, l2(creds, alice.address, 'GET', path, undefined, { prefix: 'SVC-' })],
+    ['hyphenated POLY- names (alias)', path, l2(creds, alice.address, 'GET', path, undefined, { prefix: 'POLY-', enc: 'base64url' })],
     ['lowercase address', path, l2(creds, alice.address.toLowerCase(), 'GET', path)],
     ['query string not signed', `${path}?next_cursor=MA%3D%3D&x=1`, l2(creds, alice.address, 'GET', path)],
     ['timestamp at the window edge (past)', path, l2(creds, alice.address, 'GET', path, undefined, { ts: now() - SKEW })],
@@ -382,8 +390,8 @@ test('L2: every failure answers the same 401 body; accepted encodings, aliases a
     ['signed another path', path, l2(creds, alice.address, 'GET', path, undefined, { signedPath: '/auth/api-key' })],
     ['signed the query string too', `${path}?a=1`, l2(creds, alice.address, 'GET', path, undefined, { signedPath: `${path}?a=1` })],
     ['signed with a body the request does not carry', path, l2(creds, alice.address, 'GET', path, undefined, { signedBody: '{}' })],
-    ['truncated signature', path, { ...l2(creds, alice.address, 'GET', path), 'SVC-SIGNATURE': sig(l2(creds, alice.address, 'GET', path)).slice(0, 60) }],
-    ['signature of another timestamp', path, { ...l2(creds, alice.address, 'GET', path), 'SVC-SIGNATURE': sig(l2(creds, alice.address, 'GET', path, undefined, { ts: now() - 1 })) }],
+    ['truncated signature', path, { ...l2(creds, alice.address, 'GET', path), SVC_SIGNATURE: sig(l2(creds, alice.address, 'GET', path)).slice(0, 60) }],
+    ['signature of another timestamp', path, { ...l2(creds, alice.address, 'GET', path), SVC_SIGNATURE: sig(l2(creds, alice.address, 'GET', path, undefined, { ts: now() - 1 })) }],
     ...(['ADDRESS', 'API_KEY', 'PASSPHRASE', 'TIMESTAMP', 'SIGNATURE'] as const).map(
       (k): [string, string, Record<string, string>] => [`missing ${k}`, path, l2(creds, alice.address, 'GET', path, undefined, { omit: [k] })],
     ),
@@ -407,7 +415,7 @@ test('L2: every failure answers the same 401 body; accepted encodings, aliases a
   }
   assert.equal(app.ctx.auth.keys.record(creds.apiKey)?.revoked, false);
   // ... and the same request with the signed bytes goes through (and revokes the key).
-  const good = await send('DELETE', del, l2(creds, alice.address, 'DELETE', del, signedBody, { prefix: 'POLY-', enc: 'base64url' }), signedBody);
+  const good = await send('DELETE', del, l2(creds, alice.address, 'DELETE', del, signedBody, { prefix: 'POLY_', enc: 'base64url' }), signedBody);
   assert.equal(good.status, 200, good.text);
   assert.equal(app.ctx.auth.keys.record(creds.apiKey)?.revoked, true);
 });
@@ -484,43 +492,13 @@ test('the service stores no secret: only {apiKey, address, nonce, createdAt, rev
   }
 });
 
-/**
- * A loopback proxy that renames header names from `POLY_X` to `POLY-X`: the official client's headers
- * cannot reach this uWS build as they are (see the todo test below), but everything after the parser is
- * exercised unchanged.
- */
-async function underscoreProxy(target: number): Promise<{ port: number; close(): Promise<void> }> {
-  const server = http.createServer((req, res) => {
-    const headers: Record<string, string> = {};
-    for (let i = 0; i < req.rawHeaders.length; i += 2) headers[req.rawHeaders[i]!.replace(/_/g, '-')] = req.rawHeaders[i + 1]!;
-    const up = http.request({ host: '127.0.0.1', port: target, method: req.method, path: req.url, headers, agent: false }, (ur) => {
-      res.writeHead(ur.statusCode ?? 502, ur.headers);
-      ur.pipe(res);
-    });
-    up.on('error', () => {
-      res.writeHead(502);
-      res.end();
-    });
-    req.pipe(up);
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    port: (server.address() as AddressInfo).port,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-      }),
-  };
-}
-
 test('the official V2 client creates/derives, lists and revokes its key against the compat profile', async () => {
   const compat = JSON.parse(readFileSync(new URL('../../config/clob-v2-compat.json', import.meta.url), 'utf8')) as Record<string, unknown>;
   const dir = tempDir();
   const capp = await startApp(config(dir, compat), { log: silentLogger, clock });
-  const proxy = await underscoreProxy(capp.port);
   try {
-    const host = `http://127.0.0.1:${proxy.port}`;
+    // The client sends POLY_ADDRESS, POLY_SIGNATURE, ... exactly as it does against the platform.
+    const host = `http://127.0.0.1:${capp.port}`;
     const acct = privateKeyToAccount('0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80');
     const signer = { account: acct, signTypedData: (args: Parameters<typeof acct.signTypedData>[0]) => acct.signTypedData(args) } as unknown as ConstructorParameters<typeof ClobClient>[0]['signer'];
     // useServerTime: the server runs on a manual clock, so the client takes its timestamps from GET /time.
@@ -536,17 +514,20 @@ test('the official V2 client creates/derives, lists and revokes its key against 
     assert.equal(refused.status, 401);
     assert.equal(refused.error, 'Unauthorized/Invalid api key');
   } finally {
-    await proxy.close();
     await capp.stop(1000);
   }
 });
 
-test(
-  'underscore header names (SVC_*, POLY_*) reach the edge over HTTP',
-  { todo: 'the installed uWS build (npm uwebsockets@3.0.6) never answers a request whose header names contain "_" (uWebSockets.js issue #1018, fixed upstream later)' },
-  async () => {
-    const creds = await createKey(alice, 40);
-    const r = await send('GET', '/auth/api-keys', l2(creds, alice.address, 'GET', '/auth/api-keys', undefined, { prefix: 'POLY_' }), undefined, 1000);
-    assert.equal(r.status, 200);
-  },
-);
+test('underscore header names (SVC_*, POLY_*) reach the edge over HTTP exactly as written', async () => {
+  const creds = await createKey(alice, 40);
+  const path = '/auth/api-keys';
+  for (const prefix of ['SVC_', 'POLY_'] as const) {
+    // Raw bytes on the socket, so no client library can respell the names on the way.
+    const h = l2(creds, alice.address, 'GET', path, undefined, { prefix });
+    const head = `GET ${path} HTTP/1.1\r\nHost: x\r\n${Object.entries(h).map(([k, v]) => `${k}: ${v}\r\n`).join('')}Connection: close\r\n\r\n`;
+    assert.match(head, new RegExp(`\r\n${prefix}API_KEY: `));
+    const r = await rawHttp(app.port, head, { timeoutMs: 2000, untilFinal: true });
+    assert.equal(r.responses[0]?.status, 200, `${prefix}: no answer or refused (closedByServer=${r.closedByServer})`);
+    assert.ok((JSON.parse(r.responses[0]!.body.toString()) as { apiKeys: string[] }).apiKeys.includes(creds.apiKey));
+  }
+});
