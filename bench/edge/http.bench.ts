@@ -1,14 +1,17 @@
 /**
  * HTTP edge throughput: what the full pipeline (copy -> rate limit -> query validation -> handler ->
  * serialization -> metrics -> corked answer) costs against a bare uWS route on the same machine in the
- * same run. Run alone: `npx tsx bench/edge/http.bench.ts`; or with the others: `npm run bench -- edge`.
+ * same run, on two uWS builds: the one the edge runs (`uWebSockets.js`, @btc-vision/uwebsockets.js
+ * 20.56.0, as src/edge/uws.ts loads it) and the one it ran before (`uwebsockets` 3.0.6, a dev dependency
+ * kept for this comparison), so a build change shows as a ratio measured in one run.
+ * Run alone: `npx tsx bench/edge/http.bench.ts`; or with the others: `npm run bench -- edge`.
  *
  * Workload, identical bytes for both targets:
  *   GET /price?token_id=<77-digit uint256>&side=BUY&depth=5 on 127.0.0.1 (loopback only), HTTP/1.1
  *   keep-alive, CONNECTIONS connections x PIPELINING pipelined requests, answer `{"ok":true}` as
  *   application/json. Per target: a WARMUP_S s warm-up run (discarded), then a MEASURE_S s measured run.
  *   bare    a uWS App in this process whose GET /price handler writes the answer and nothing else;
- *   routed  startServer() with one real route: GET /price (group clob), a TypeBox query schema of three
+ *   routed  startServer() (given that build) with one real route: GET /price (group clob), a TypeBox query schema of three
  *           parameters (pattern string, literal union, bounded integer) coerced and checked per request,
  *           rate limits ON (the route's real buckets `clob` + `price`, each 1e9 per 10 s so they never
  *           refuse; DESIGN section 8 asks benchmarks to say which setting they used), Prometheus metrics
@@ -30,11 +33,12 @@
 import { pathToFileURL } from 'node:url';
 import { runAutocannon, runAutocannonChild, type LoadOptions as AutocannonOptions, type LoadResult } from '../lib/autocannon.ts';
 import { Type } from '@sinclair/typebox';
-import uWS from 'uWebSockets.js';
+import { createRequire } from 'node:module';
 import { Metrics } from '../../src/edge/metrics.ts';
 import { RateLimiter } from '../../src/edge/rate-limit.ts';
 import { route } from '../../src/edge/route.ts';
 import { startServer } from '../../src/edge/server.ts';
+import { loadUws, type Uws, type UwsBuild } from '../../src/edge/uws.ts';
 import { systemClock } from '../../src/runtime/clock.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 
@@ -57,13 +61,32 @@ const loadInChild = (o: LoadOptions) => runAutocannonChild(shape(o));
 
 interface Target {
   name: string;
+  /** Which uWS build serves it (Build.name). */
+  build: string;
   url: string;
   /** Requests the server itself counted as answered with 200 on the benchmark route. */
   served(): Promise<number>;
   close(): Promise<void>;
 }
 
-function startBare(): Promise<Target> {
+interface Build {
+  name: string;
+  uws: Uws;
+  build: UwsBuild;
+}
+
+/** The edge's build as the service loads it, and the previous one (dev dependency `uwebsockets` 3.0.6). */
+function builds(): Build[] {
+  const current = loadUws(16384);
+  const previous = createRequire(import.meta.url)('uwebsockets') as Uws;
+  return [
+    { name: '20.56.0', ...current },
+    { name: '3.0.6 (before)', uws: previous, build: { package: 'uwebsockets@3.0.6', binary: '', source: 'given', path: '', glibc: undefined, reason: 'comparison' } },
+  ];
+}
+
+function startBare(b: Build): Promise<Target> {
+  const uWS = b.uws;
   let served = 0;
   const app = uWS.App().get('/price', (res) => {
     served++;
@@ -73,7 +96,8 @@ function startBare(): Promise<Target> {
     app.listen('127.0.0.1', 0, (socket) => {
       if (!socket) return reject(new Error('bare: cannot listen'));
       resolve({
-        name: 'bare uWS route',
+        build: b.name,
+        name: `bare uWS route, ${b.name}`,
         url: `http://127.0.0.1:${uWS.us_socket_local_port(socket)}${PATH}`,
         served: async () => served,
         close: async () => {
@@ -94,7 +118,7 @@ function sample(text: string, name: string, ...fragments: string[]): number {
   return 0;
 }
 
-async function startRouted(): Promise<Target & { metrics: Metrics }> {
+async function startRouted(b: Build): Promise<Target & { metrics: Metrics }> {
   const metrics = new Metrics(false);
   const limiter = new RateLimiter({
     enabled: true,
@@ -130,9 +154,11 @@ async function startRouted(): Promise<Target & { metrics: Metrics }> {
     metrics,
     log: silentLogger,
     clock: systemClock,
+    uws: { uws: b.uws, build: b.build },
   });
   return {
-    name: 'routed + validated + rate-limited',
+    build: b.name,
+    name: `routed + validated + rate-limited, ${b.name}`,
     url: `http://127.0.0.1:${server.port}${PATH}`,
     metrics,
     served: async () => sample(await metrics.text(), 'http_requests_total', 'route="/price"', 'status="200"'),
@@ -144,6 +170,7 @@ async function startRouted(): Promise<Target & { metrics: Metrics }> {
 
 interface Row {
   setup: string;
+  build: string;
   target: string;
   result: LoadResult;
   reqPerSec: number;
@@ -172,7 +199,7 @@ async function measure(setup: string, load: (o: LoadOptions) => Promise<LoadResu
     const result = await load({ url: t.url, duration: MEASURE_S });
     const cpu = process.cpuUsage(cpu0);
     const served = (await t.served()) - before;
-    const row = { setup, target: t.name, result, reqPerSec: result.total2xx / result.duration, cpuUsPerReq: (cpu.user + cpu.system) / served };
+    const row = { setup, build: t.build, target: t.name, result, reqPerSec: result.total2xx / result.duration, cpuUsPerReq: (cpu.user + cpu.system) / served };
     check(row, served);
     rows.push(row);
   }
@@ -184,7 +211,7 @@ const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFracti
 function printTable(rows: Row[]): void {
   const header = ['setup', 'target', 'req/s', 'p50 ms', 'p99 ms', 'requests', 'non-2xx', 'errors', 'routed/bare', 'CPU us/req', 'CPU bare/routed'];
   const lines = rows.map((r) => {
-    const bare = rows.find((x) => x.setup === r.setup && x.target.startsWith('bare'));
+    const bare = rows.find((x) => x.setup === r.setup && x.build === r.build && x.target.startsWith('bare'));
     const isBare = r.target.startsWith('bare') || !bare;
     const ratio = isBare ? '' : `${fmt((100 * r.reqPerSec) / bare.reqPerSec, 1)}%`;
     const cpuRatio = isBare ? '' : `${fmt((100 * bare.cpuUsPerReq) / r.cpuUsPerReq, 1)}%`;
@@ -203,30 +230,45 @@ export default async function run(): Promise<Row[]> {
     `http.bench: GET ${PATH.slice(0, 30)}... x ${CONNECTIONS} connections x ${PIPELINING} pipelined, ${WARMUP_S} s warm-up + ${MEASURE_S} s per target, ` +
       `loopback, rate limits ON (1e9/10 s), autocannon in a child process${inProcess ? ' (and in process)' : ''}; node ${process.version}`,
   );
-  const bare = await startBare();
-  const routed = await startRouted();
+  const [current, previous] = builds() as [Build, Build];
+  console.log(`builds: ${current.name} (${current.build.package}, ${current.build.source}: ${current.build.path}); ${previous.name} (${previous.build.package})`);
+  const bareNew = await startBare(current);
+  const bareOld = await startBare(previous);
+  const routedNew = await startRouted(current);
+  const routedOld = await startRouted(previous);
+  // Interleaved, so drift of the machine during the run falls on both builds alike.
+  const order = [bareNew, bareOld, routedNew, routedOld];
   const rows: Row[] = [];
   try {
-    rows.push(...(await measure('child', loadInChild, [bare, routed])));
-    if (inProcess) rows.push(...(await measure('in-process', loadInProcess, [bare, routed])));
-    const text = await routed.metrics.text();
-    const refused = text.split('\n').filter((l) => l.startsWith('http_rate_limited_total{'));
-    if (refused.length > 0) throw new Error(`routed: the rate limiter refused requests: ${refused.join('; ')}`);
-    const non200 = text.split('\n').filter((l) => l.startsWith('http_requests_total{') && !l.includes('status="200"'));
-    if (non200.length > 0) throw new Error(`routed: answers other than 200: ${non200.join('; ')}`);
+    rows.push(...(await measure('child', loadInChild, order)));
+    if (inProcess) rows.push(...(await measure('in-process', loadInProcess, order)));
+    for (const routed of [routedNew, routedOld]) {
+      const text = await routed.metrics.text();
+      const refused = text.split('\n').filter((l) => l.startsWith('http_rate_limited_total{'));
+      if (refused.length > 0) throw new Error(`${routed.name}: the rate limiter refused requests: ${refused.join('; ')}`);
+      const non200 = text.split('\n').filter((l) => l.startsWith('http_requests_total{') && !l.includes('status="200"'));
+      if (non200.length > 0) throw new Error(`${routed.name}: answers other than 200: ${non200.join('; ')}`);
+    }
   } finally {
-    await bare.close();
-    await routed.close();
+    for (const t of order) await t.close();
   }
   printTable(rows);
   for (const setup of new Set(rows.map((r) => r.setup))) {
-    const b = rows.find((r) => r.setup === setup && r.target.startsWith('bare'))!;
-    const r = rows.find((x) => x.setup === setup && !x.target.startsWith('bare'))!;
-    const ratio = r.reqPerSec / b.reqPerSec;
+    const pick = (build: string, bare: boolean) => rows.find((r) => r.setup === setup && r.build === build && r.target.startsWith('bare') === bare)!;
+    for (const b of [current.name, previous.name]) {
+      const bare = pick(b, true);
+      const routed = pick(b, false);
+      const ratio = routed.reqPerSec / bare.reqPerSec;
+      console.log(
+        `${setup}, ${b}: routed/bare = ${fmt(100 * ratio, 1)}% of req/s (target >= 70%: ${ratio >= 0.7 ? 'met' : 'NOT met'}); ` +
+          `this process's CPU per request: bare ${fmt(bare.cpuUsPerReq, 2)} us, routed ${fmt(routed.cpuUsPerReq, 2)} us ` +
+          `(routed/bare when the server is the bottleneck ~ ${fmt((100 * bare.cpuUsPerReq) / routed.cpuUsPerReq, 1)}%)`,
+      );
+    }
+    const ratio = (x: Row, y: Row) => `${fmt((100 * x.reqPerSec) / y.reqPerSec, 1)}% of req/s, CPU/req ${fmt((100 * x.cpuUsPerReq) / y.cpuUsPerReq, 1)}%`;
     console.log(
-      `${setup}: routed/bare = ${fmt(100 * ratio, 1)}% of req/s (target >= 70%: ${ratio >= 0.7 ? 'met' : 'NOT met'}); ` +
-        `this process's CPU per request: bare ${fmt(b.cpuUsPerReq, 2)} us, routed ${fmt(r.cpuUsPerReq, 2)} us ` +
-        `(routed/bare when the server is the bottleneck ~ ${fmt((100 * b.cpuUsPerReq) / r.cpuUsPerReq, 1)}%); all responses 200 ${BODY}, self-checks passed`,
+      `${setup}: ${current.name} against ${previous.name}: bare ${ratio(pick(current.name, true), pick(previous.name, true))}; ` +
+        `routed ${ratio(pick(current.name, false), pick(previous.name, false))}; all responses 200 ${BODY}, self-checks passed`,
     );
   }
   return rows;

@@ -33,7 +33,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import uWS from 'uWebSockets.js';
+import { loadUws } from '../../src/edge/uws.ts';
 import { startApp, type App } from '../../src/app.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { priceKey } from '../../src/journal/keys.ts';
@@ -98,6 +98,7 @@ async function fetchText(url: string, init?: RequestInit): Promise<string> {
 }
 
 function startBare(body: string): Promise<{ url: string; close: () => void }> {
+  const { uws: uWS } = loadUws(16384);
   const app = uWS.App().get('/book', (res) => {
     // A body this size can meet backpressure: end() then leaves the response pending, and uWS aborts the
     // process when a handler returns with a pending response and no abort handler.

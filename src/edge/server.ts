@@ -20,7 +20,7 @@ import type { Metrics, RouteMetrics } from './metrics.ts';
 import { RateLimiter, clientAddress, type Verdict } from './rate-limit.ts';
 import { bucketsFor } from './rate-limit-buckets.ts';
 import { isReply, type AnyRoute, type Caller, type HttpMethod, type Reply, type RouteRequest } from './route.ts';
-import { loadUws, type UwsBuild } from './uws.ts';
+import { loadUws, type Uws, type UwsBuild } from './uws.ts';
 import { compileRoute, paramNamesOf, type CompiledRoute } from './validate.ts';
 
 /** Verifies signed headers. Implemented by the trading/auth module; absent = every signed route answers 401. */
@@ -45,6 +45,8 @@ export interface EdgeOptions {
   log: Logger;
   clock: Clock;
   auth?: Authenticator;
+  /** Serve on this uWS module instead of the one uws.ts chooses (bench/edge/http.bench.ts compares builds). */
+  uws?: { uws: Uws; build: UwsBuild };
 }
 
 export interface EdgeServer {
@@ -119,7 +121,7 @@ function patternRegex(pattern: string): RegExp {
 export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
   const { limiter, metrics, log, clock } = opts;
   const inFlight = new InFlight();
-  const { uws: uWS, build } = loadUws(opts.maxHeaderBytes);
+  const { uws: uWS, build } = opts.uws ?? loadUws(opts.maxHeaderBytes);
   const app = uWS.App();
   const mounted: Mounted[] = [];
 

@@ -30,7 +30,8 @@ export type Uws = typeof UwsModule;
 export interface UwsBuild {
   readonly package: string;
   readonly binary: string;
-  readonly source: 'published' | 'compatible copy';
+  /** `given`: a module the caller passed in (benches comparing builds). */
+  readonly source: 'published' | 'compatible copy' | 'given';
   readonly path: string;
   readonly glibc: string | undefined;
   readonly reason: string;
@@ -145,7 +146,7 @@ export interface ChooseInput {
 }
 
 /** Published binary or compatible copy, and why: pure, so the rule is tested without loading anything. */
-export function chooseSource(i: ChooseInput): { source: UwsBuild['source']; reason: string } {
+export function chooseSource(i: ChooseInput): { source: 'published' | 'compatible copy'; reason: string } {
   if (i.platform !== 'linux' || i.glibc === undefined) return { source: 'published', reason: 'not Linux with glibc: the published binary has no glibc imports to satisfy' };
   if (glibcAtLeast(i.glibc, GLIBC_WITH_C23)) return { source: 'published', reason: `glibc ${i.glibc} has the C23 entry points the published binary imports` };
   if (!PINNED[i.binary]) {
