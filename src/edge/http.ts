@@ -7,9 +7,13 @@
  *   2. register onAborted before any asynchronous step and keep an `aborted` flag: writing to an
  *      aborted response crashes the process;
  *   3. read the body with a byte cap, copying each chunk (uWS reuses the ArrayBuffer after the
- *      callback); a declared Content-Length over the cap is refused before reading, a received
- *      length over the cap as soon as it passes, and the connection is closed so the rest of the
- *      upload is never read;
+ *      callback). A body over the cap (declared, or received so far) is refused with 413 and a lingering
+ *      close, as nginx does: the rest of the upload is read and discarded (nothing is copied) until it
+ *      ends, LINGER_BYTES more have arrived or LINGER_MS have passed, and only then is the 413 written
+ *      and the connection closed. Closing a socket while the client's bytes are still arriving makes
+ *      the kernel answer with a reset, which discards the 413 before a client that is still writing
+ *      (Node's http, curl) reads it. At most maxBodyBytes + LINGER_BYTES of a request are ever read; a
+ *      declared length beyond that is answered at once;
  *   4. hand a plain `Incoming` to the processor and check the flag after it settles;
  *   5. write the answer inside `cork` (one syscall; required outside the handler's synchronous top).
  *
@@ -85,6 +89,11 @@ export class InFlight {
   }
 }
 
+/** How much of a refused upload is read and discarded before the 413 is written and the socket closed. */
+export const LINGER_BYTES = 16 * 1024 * 1024;
+/** How long a refused upload may take to arrive before the 413 is written anyway. */
+export const LINGER_MS = 3000;
+
 const statusLines = new Map<number, string>();
 export function statusLine(status: number): string {
   let line = statusLines.get(status);
@@ -117,6 +126,10 @@ class Exchange {
   answered = false;
   chunks: Buffer[] | undefined;
   received = 0;
+  /** Set while a refused upload is being drained: the answer to write once it ends (lingering close). */
+  refusal: Outgoing | undefined;
+  lingerTimer: NodeJS.Timeout | undefined;
+  lingerUntil = 0;
 
   constructor(
     readonly res: HttpResponse,
@@ -127,6 +140,7 @@ class Exchange {
 
   abort(): void {
     if (this.answered) return;
+    if (this.lingerTimer !== undefined) clearTimeout(this.lingerTimer);
     this.aborted = true;
     this.answered = true;
     this.opts.tracker.leave();
@@ -162,11 +176,29 @@ class Exchange {
     }
   }
 
+  /** Starts the lingering close of a refused upload (see the header, step 3). */
+  refuse(): void {
+    this.refusal = { ...this.opts.tooLarge(), close: true };
+    this.chunks = undefined;
+    this.lingerUntil = this.opts.maxBodyBytes + LINGER_BYTES;
+    this.lingerTimer = setTimeout(() => this.endLinger(), LINGER_MS);
+  }
+
+  endLinger(): void {
+    if (this.lingerTimer !== undefined) clearTimeout(this.lingerTimer);
+    if (!this.aborted && this.refusal) this.answer(this.refusal);
+  }
+
   data(chunk: ArrayBuffer, isLast: boolean): void {
     if (this.answered) return;
     this.received += chunk.byteLength;
+    if (this.refusal) {
+      if (isLast || this.received >= this.lingerUntil) this.endLinger();
+      return;
+    }
     if (this.received > this.opts.maxBodyBytes) {
-      this.answer({ ...this.opts.tooLarge(), close: true });
+      this.refuse();
+      if (isLast) this.endLinger();
       return;
     }
     // Buffer.from(Uint8Array) copies; the ArrayBuffer is reused by uWS after this callback.
@@ -218,8 +250,12 @@ export function serve(res: HttpResponse, req: HttpRequest, opts: ServeOptions, p
 
   const declared = headers['content-length'];
   if (declared !== undefined && declared !== '' && !(Number(declared) <= opts.maxBodyBytes)) {
-    x.answer({ ...opts.tooLarge(), close: true });
-    return;
+    // Too large to drain within the bound (or not a number): answer now; the client cannot be helped.
+    if (!(Number(declared) <= opts.maxBodyBytes + LINGER_BYTES)) {
+      x.answer({ ...opts.tooLarge(), close: true });
+      return;
+    }
+    x.refuse();
   }
   res.onData((chunk, isLast) => x.data(chunk, isLast));
 }

@@ -7,6 +7,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { pino } from 'pino';
 import { Type } from '@sinclair/typebox';
 import { startApp, type App } from '../../src/app.ts';
@@ -14,6 +15,7 @@ import { apiError } from '../../src/domain/errors.ts';
 import { route } from '../../src/edge/route.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
+import { LINGER_BYTES, LINGER_MS } from '../../src/edge/http.ts';
 import { get, rawHttp, sleep, startTestServer, tempDir, waitFor, type TestServer } from '../fixtures/edge.ts';
 
 const CAP = 1024 * 1024;
@@ -35,7 +37,8 @@ function request(port: number, o: { method?: string; path: string; headers?: Rec
       res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(parts).toString('utf8') }));
       res.on('error', reject);
     });
-    // The server may answer 413 and close while we are still uploading: the answer is what counts.
+    // After the answer the server may close while the request object still has work queued: the answer
+    // is what counts. An error before it (EPIPE, reset) fails the caller.
     req.on('error', (e) => {
       if (!responded) reject(e);
     });
@@ -242,8 +245,9 @@ for (const c of bodyCap) {
 
 test('413 on a keep-alive connection closes it, so the unread upload is never parsed as a request', async () => {
   // Declared 2 MiB, send a little of it; the bytes that follow would otherwise be read as the next request.
+  // The upload never completes, so the 413 comes when the lingering close gives up (LINGER_MS).
   const head = `POST /echo HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${2 * 1024 * 1024}\r\n\r\n`;
-  const r = await rawHttp(srv.port, [head, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n'], { timeoutMs: 2000 });
+  const r = await rawHttp(srv.port, [head, 'GET / HTTP/1.1\r\nHost: x\r\n\r\n'], { timeoutMs: LINGER_MS + 2000 });
   assert.equal(r.responses.length, 1, r.bytes.toString('latin1'));
   assert.equal(r.responses[0].status, 413);
   assert.equal(r.closedByServer, true);
@@ -322,4 +326,58 @@ test('a request head within http.maxHeaderBytes is served; a longer one gets the
   assert.equal(over.responses[0]?.status, 431, 'a head 1 KiB over the bound');
   const next = await request(app.port, { path: '/time' });
   assert.equal(next.status, 200);
+});
+
+test('413 the client can read: Node\'s http client keeps writing a 2 MiB upload and still gets the JSON answer, every time', async () => {
+  const body = Buffer.alloc(2 * 1024 * 1024, 0x61);
+  for (let i = 0; i < 10; i++) {
+    const chunked = i % 2 === 1;
+    const r = chunked
+      ? await request(app.port, { method: 'POST', path: '/prices', headers: { 'content-type': 'application/json' }, chunks: chunksOf(body, 64 * 1024) })
+      : await request(app.port, { method: 'POST', path: '/prices', headers: { 'content-type': 'application/json', 'content-length': String(body.length) }, body });
+    assert.equal(r.status, 413, `attempt ${i} (${chunked ? 'chunked' : 'Content-Length'})`);
+    assert.deepEqual(JSON.parse(r.text), { error: 'request body too large' });
+  }
+  assert.equal((await request(app.port, { path: '/' })).status, 200);
+});
+
+/** A raw client that keeps sending until the server closes; resolves with what it read. */
+function endlessUpload(port: number, head: string, chunk: Buffer): Promise<{ read: string; ms: number; sent: number }> {
+  return new Promise((resolve) => {
+    const t0 = Date.now();
+    let read = '';
+    let sent = 0;
+    const sock = net.connect(port, '127.0.0.1', () => {
+      sock.write(head);
+      const pump = () => {
+        while (!sock.destroyed && sock.write(chunk)) sent += chunk.length;
+      };
+      sock.on('drain', pump);
+      pump();
+    });
+    sock.on('data', (d: Buffer) => (read += d.toString('latin1')));
+    sock.on('error', () => undefined);
+    sock.on('close', () => resolve({ read, ms: Date.now() - t0, sent }));
+  });
+}
+
+test('a raw client that keeps sending gets the 413, is cut off within the linger bound, and others are served meanwhile', async () => {
+  const chunk = Buffer.alloc(64 * 1024, 0x62);
+  const cases = [
+    // Declared far beyond what the lingering close would read: answered at once.
+    { name: 'declared 100 MB', head: 'POST /prices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000000\r\n\r\n', data: chunk },
+    // Chunked without end: read and discarded up to the bound, then answered.
+    { name: 'endless chunked', head: 'POST /prices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n', data: Buffer.concat([Buffer.from(`${chunk.length.toString(16)}\r\n`), chunk, Buffer.from('\r\n')]) },
+  ];
+  for (const c of cases) {
+    const upload = endlessUpload(app.port, c.head, c.data);
+    const other = await request(app.port, { path: '/time' });
+    assert.equal(other.status, 200, `${c.name}: another client is served while the upload runs`);
+    const r = await upload;
+    assert.match(r.read, /^HTTP\/1\.1 413 /, `${c.name}: read ${JSON.stringify(r.read.slice(0, 80))}`);
+    assert.ok(r.read.endsWith('{"error":"request body too large"}'), c.name);
+    assert.ok(r.ms < LINGER_MS + 2000, `${c.name}: cut off after ${r.ms} ms`);
+    assert.ok(r.sent < CAP + LINGER_BYTES + 16 * 1024 * 1024, `${c.name}: ${r.sent} bytes accepted before the close`);
+  }
+  assert.equal((await request(app.port, { path: '/' })).status, 200);
 });
