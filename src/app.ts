@@ -6,7 +6,7 @@ import { openStore, type Store } from './journal/env.ts';
 import { metaKeys } from './journal/keys.ts';
 import { CatalogWriter } from './projections/catalog.ts';
 import { CatalogReader } from './queries/catalog.ts';
-import { loadDemo } from '../tools/demo-catalog.ts';
+import { loadDemo } from './demo/catalog.ts';
 import { createAuthServices } from './edge/auth.ts';
 import { Engine } from './engine/engine.ts';
 import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './projections/projector.ts';
