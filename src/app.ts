@@ -44,6 +44,8 @@ export interface AppOptions {
   store?: Store;
   /** Delay and bound of the deferred view writes (tests); defaults in projections/projector.ts. */
   viewWrites?: ViewWritesOptions;
+  /** Use this rate limiter instead of one built from config.rateLimits (test/edge/routes/ records what each request charges). */
+  limiter?: RateLimiter;
   /**
    * Test seam: awaited after each start-up step, once what the step opened is registered for closing. A
    * throw fails the start at that point, as a real failure of the next step would (test/app.test.ts).
@@ -165,7 +167,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     maxBodyBytes: config.http.maxBodyBytes,
     trustedProxies: config.http.trustedProxies,
     adminToken: config.adminToken,
-    limiter: new RateLimiter(config.rateLimits),
+    limiter: opts.limiter ?? new RateLimiter(config.rateLimits),
     metrics,
     log,
     clock,
