@@ -6,14 +6,14 @@ import { openStore, type Store } from './journal/env.ts';
 import { metaKeys } from './journal/keys.ts';
 import { CatalogWriter } from './projections/catalog.ts';
 import { CatalogReader } from './queries/catalog.ts';
-import { loadDemo } from '../tools/demo-catalog.ts';
+import { loadDemo } from './demo/catalog.ts';
 import { createAuthServices } from './edge/auth.ts';
 import { Engine } from './engine/engine.ts';
 import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './projections/projector.ts';
 import { buildProjections } from './projections/registry.ts';
 import { MarketDataStore, MidpointSampler } from './projections/market-data.ts';
 import { MarketDataReader } from './queries/market-data.ts';
-import type { AppContext } from './edge/context.ts';
+import type { AppContext, CatalogServices, EngineAdmin } from './edge/context.ts';
 import { Metrics } from './edge/metrics.ts';
 import { buildOpenApi } from './edge/openapi.ts';
 import { RateLimiter } from './edge/rate-limit.ts';
@@ -29,55 +29,118 @@ export interface App {
   readonly ctx: AppContext;
   readonly server: EdgeServer;
   readonly port: number;
-  /** Ordered stop: close the listen socket, let in-flight requests finish, flush and close LMDB. */
+  /** Ordered stop: close the listen socket, let in-flight requests finish, then close what start-up opened, newest first (LMDB last). */
   stop(graceMs?: number): Promise<void>;
 }
+
+/** The start-up steps, in order; each has opened (and registered for closing) what it names. */
+export const START_STEPS = ['store', 'auth', 'view-writes', 'engine', 'projections', 'catalog', 'signatures', 'routes', 'listen'] as const;
+export type StartStep = (typeof START_STEPS)[number];
 
 export interface AppOptions {
   clock?: Clock;
   log?: Logger;
-  /** Use this store instead of opening config.dataDir (tests that inject faults). */
+  /** Use this store instead of opening config.dataDir (tests that inject faults). The app closes it like its own. */
   store?: Store;
   /** Delay and bound of the deferred view writes (tests); defaults in projections/projector.ts. */
   viewWrites?: ViewWritesOptions;
+  /** Use this rate limiter instead of one built from config.rateLimits (test/edge/routes/ records what each request charges). */
+  limiter?: RateLimiter;
+  /**
+   * Test seam: awaited after each start-up step, once what the step opened is registered for closing. A
+   * throw fails the start at that point, as a real failure of the next step would (test/app.test.ts).
+   */
+  afterStep?: (step: StartStep) => void | Promise<void>;
+}
+
+/**
+ * What start-up has opened, closed newest first: on a failed start and by stop(), so the two cannot drift.
+ * Each closer runs once; one that throws is logged and the rest still run (the store is always closed),
+ * and closeAll() then rejects with the first failure.
+ */
+class Closers {
+  private readonly stack: { what: string; close: () => unknown }[] = [];
+  constructor(private readonly log: Logger) {}
+
+  add(what: string, close: () => unknown): void {
+    this.stack.push({ what, close });
+  }
+
+  async closeAll(): Promise<void> {
+    const failures: unknown[] = [];
+    for (let c = this.stack.pop(); c !== undefined; c = this.stack.pop()) {
+      try {
+        await c.close();
+      } catch (err) {
+        this.log.error({ err, closing: c.what }, 'close failed');
+        failures.push(err);
+      }
+    }
+    if (failures.length > 0) throw failures[0];
+  }
 }
 
 export async function startApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
   const log = opts.log ?? createLogger(config.log.level);
+  const closers = new Closers(log);
+  try {
+    return await openApp(config, opts, log, closers);
+  } catch (e) {
+    // Worker threads and timers left running would keep a process alive that failed to start, and an open
+    // store would hold its environment. The start's own error is the one to report; closers log theirs.
+    await closers.closeAll().catch(() => undefined);
+    throw e;
+  }
+}
+
+/** The start-up steps in dependency order; every resource registers its closer as soon as it is open. */
+async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, closers: Closers): Promise<App> {
   const clock = opts.clock ?? systemClock;
+  const done = async (step: StartStep) => opts.afterStep?.(step);
+
   const store = opts.store ?? openStore({ dataDir: config.dataDir });
-  const metrics = new Metrics();
-  let openapi: Record<string, unknown> = {};
-  let auth: ReturnType<typeof createAuthServices>;
-  try {
-    auth = createAuthServices({ config, store, clock, log });
-  } catch (e) {
-    // E.g. a master key that did not issue the stored API keys: leave nothing open behind the throw.
-    if (!opts.store) await store.close();
-    throw e;
-  }
-  // The engine recovers books and balances from the store before anything can trade; projections then
-  // catch up with whatever the journal holds beyond their cursors, and follow every later commit.
-  let engine: Engine;
-  try {
-    engine = await Engine.open({ store, shards: config.engine.shards, log, now: () => clock.now(), onCommit: (s) => metrics.commit(s) });
-  } catch (e) {
-    await auth.close();
-    if (!opts.store) await store.close();
-    throw e;
-  }
+  closers.add('store', () => store.close());
+  await done('store');
+  // E.g. a master key that did not issue the stored API keys throws here.
+  const auth = createAuthServices({ config, store, clock, log });
+  closers.add('auth', () => auth.close());
+  await done('auth');
   // Every view write (projections, midpoint samples) and the projection cursors go out together, coalesced
-  // (projections/projector.ts); `viewWrites.close()` issues what is held before the store closes.
+  // (projections/projector.ts). Opened before the engine so that it closes after it: the engine's last
+  // commits reach the projector while it closes, and their view writes go out after.
   const viewWrites = new ViewWrites(log, opts.viewWrites);
-  const views = new ViewStore(store.views, viewWrites);
-  const prices = new ViewStore(store.prices, viewWrites);
-  const marketDataStore = new MarketDataStore(store, viewWrites);
-  const projector = new Projector(store, buildProjections({ store, views, prices, marketData: marketDataStore }), log, viewWrites);
-  projector.catchUp();
-  engine.onCommitted(projector.onCommitted);
+  closers.add('view writes', () => viewWrites.close());
+  await done('view-writes');
+  // The engine recovers books and balances from the store before anything can trade.
+  const metrics = new Metrics();
+  const engine = await Engine.open({ store, shards: config.engine.shards, log, now: () => clock.now(), onCommit: (s) => metrics.commit(s) });
+  closers.add('engine', () => engine.close());
+  await done('engine');
+
+  const { views, prices, marketDataStore } = openProjections({ store, engine, viewWrites, log });
+  const catalog: CatalogServices = Object.freeze({
+    // The catalog's live prices come from market data (the midpoint, or the last trade when the spread is
+    // wider than 0.10), and market data labels outcomes from the catalog: each asks the other only when
+    // serving, so the two consts refer to each other through functions that run once both exist.
+    read: new CatalogReader(store, (tokenId) => marketData.displayPrice(tokenId)),
+    write: new CatalogWriter(store, clock),
+  });
+  const marketData = new MarketDataReader(engine, marketDataStore, (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes);
+  // Records midpoints as books change (projections/market-data.ts); trade prices come from the projector.
+  const sampler = new MidpointSampler({ feed: engine, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), log });
+  sampler.start();
+  closers.add('midpoint sampler', () => sampler.stop());
   metrics.watchEngine(() => engine.stats());
   metrics.watchSignaturePool(() => auth.pool);
-  const ctx: AppContext = {
+  await done('projections');
+
+  await startCatalog({ catalog, engine, store, config, clock, log });
+  await done('catalog');
+  // Listen only once the signature threads have loaded: the first orders would otherwise wait for them.
+  await auth.pool.ready;
+  await done('signatures');
+
+  const ctx: AppContext = Object.freeze({
     config,
     store,
     engine,
@@ -87,34 +150,16 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
     clock,
     metrics,
     state: { ready: false },
+    // The document describes the route table built from this context, so the context reads it lazily.
     openapi: () => openapi,
     auth,
-    catalog: {
-      read: new CatalogReader(store, (tokenId) => ctx.marketPrice?.(tokenId)),
-      write: new CatalogWriter(store, clock),
-    },
-  };
-  const marketData = new MarketDataReader(engine, marketDataStore, (conditionId) => ctx.catalog.read.marketByCondition(conditionId)?.outcomes);
-  ctx.marketData = marketData;
-  ctx.marketPrice = (tokenId) => marketData.displayPrice(tokenId);
-  // Records midpoints as books change (projections/market-data.ts); trade prices come from the projector.
-  const sampler = new MidpointSampler({ feed: engine, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), log });
-  sampler.start();
-  try {
-    await startCatalog(ctx);
-    // Listen only once the signature threads have loaded: the first orders would otherwise wait for them.
-    await auth.pool.ready;
-  } catch (e) {
-    // A demo catalog or funding the engine refused: stop the workers so the process can exit with the error.
-    sampler.stop();
-    await engine.close();
-    viewWrites.close();
-    await auth.close();
-    if (!opts.store) await store.close();
-    throw e;
-  }
+    catalog,
+    marketData,
+  });
   const routes = buildRoutes(ctx);
-  openapi = buildOpenApi(routes, VERSION);
+  const openapi = buildOpenApi(routes, VERSION);
+  await done('routes');
+
   const server = await startServer({
     routes,
     host: config.http.host,
@@ -123,19 +168,20 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
     maxHeaderBytes: config.http.maxHeaderBytes,
     trustedProxies: config.http.trustedProxies,
     adminToken: config.adminToken,
-    limiter: new RateLimiter(config.rateLimits),
+    limiter: opts.limiter ?? new RateLimiter(config.rateLimits),
     metrics,
     log,
     clock,
     auth: auth.authenticator,
-  }).catch(async (e: unknown) => {
-    // Worker threads would keep a process alive that failed to listen.
-    sampler.stop();
-    await engine.close();
-    viewWrites.close();
-    await auth.close();
-    throw e;
   });
+  // stop() drains with its own grace period; a failed start closes with the configured one.
+  let draining: Promise<void> | undefined;
+  const drain = (graceMs: number) =>
+    (draining ??= server.close(graceMs).then((drained) => {
+      if (!drained) log.warn({ inFlight: server.inFlight.size }, 'shutdown grace period ended with requests in flight');
+    }));
+  closers.add('server', () => drain(config.shutdown.graceMs));
+  await done('listen');
   log.info({ uws: server.build }, 'uWebSockets.js build');
   ctx.state.ready = true;
 
@@ -147,14 +193,8 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
     stop(graceMs = config.shutdown.graceMs) {
       stopping ??= (async () => {
         ctx.state.ready = false;
-        const drained = await server.close(graceMs);
-        if (!drained) log.warn({ inFlight: server.inFlight.size }, 'shutdown grace period ended with requests in flight');
-        sampler.stop();
-        // The engine's last commits reach the projector while it closes; their view writes go out after.
-        await engine.close();
-        viewWrites.close();
-        await auth.close();
-        await store.close();
+        await drain(graceMs);
+        await closers.closeAll();
       })();
       return stopping;
     },
@@ -162,15 +202,27 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
 }
 
 /**
- * Connects the catalog to the engine's market registry and loads the demo catalog into an empty store.
- * Runs once the engine (if any) is in the context: every stored market is registered, and every later
- * change is passed on as it commits. Demo wallets are funded only when an engine is present.
+ * The read models: projections catch up with whatever the journal holds beyond their cursors, then follow
+ * every later commit.
  */
-async function startCatalog(ctx: AppContext): Promise<void> {
-  const { catalog, log, store, config, clock } = ctx;
+function openProjections(o: { store: Store; engine: Engine; viewWrites: ViewWrites; log: Logger }) {
+  const { store, engine, viewWrites, log } = o;
+  const views = new ViewStore(store.views, viewWrites);
+  const prices = new ViewStore(store.prices, viewWrites);
+  const marketDataStore = new MarketDataStore(store, viewWrites);
+  const projector = new Projector(store, buildProjections({ store, views, prices, marketData: marketDataStore }), log, viewWrites);
+  projector.catchUp();
+  engine.onCommitted(projector.onCommitted);
+  return { views, prices, marketDataStore };
+}
+
+/**
+ * Connects the catalog to the engine's market registry and loads the demo catalog into an empty store:
+ * every stored market is registered, and every later change is passed on as it commits.
+ */
+async function startCatalog(o: { catalog: CatalogServices; engine: EngineAdmin; store: Store; config: Readonly<Config>; clock: Clock; log: Logger }): Promise<void> {
+  const { catalog, engine, store, config, clock, log } = o;
   const register = (markets: ReturnType<CatalogReader['tradingMarkets']>) => {
-    const engine = ctx.engine;
-    if (!engine) return;
     for (const m of markets) {
       try {
         engine.registerMarket(m);
@@ -182,7 +234,7 @@ async function startCatalog(ctx: AppContext): Promise<void> {
   register(catalog.read.tradingMarkets());
   catalog.write.onMarketsChanged(register);
   if (config.demo && catalog.read.isEmpty() && store.meta.get(metaKeys.demoLoaded) === undefined) {
-    const { summary, funded } = await loadDemo(catalog.write, ctx.engine, clock.now());
+    const { summary, funded } = await loadDemo(catalog.write, engine, clock.now());
     await store.meta.put(metaKeys.demoLoaded, new Date(clock.now()).toISOString());
     log.info({ events: summary.events.created, markets: summary.markets.created, fundedWallets: funded }, 'demo catalog loaded');
   }

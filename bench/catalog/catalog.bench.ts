@@ -3,7 +3,7 @@
  * GET /public-search over loopback HTTP, with 100,000 events and 200,000 markets in the store.
  * Run alone: `npx tsx bench/catalog/catalog.bench.ts`; or with `npm run bench -- catalog`.
  *
- * Workload (seeded, tools/demo-catalog.ts syntheticCatalog): 100,000 events with 1-3 markets each
+ * Workload (seeded, src/demo/catalog.ts syntheticCatalog): 100,000 events with 1-3 markets each
  * (exactly 200,000 markets; groups of two or more are neg-risk), 20 tags (two per event at most), a
  * daily series on ~5% of the events, 20% of the events created by one of three sites, ~30% closed.
  *
@@ -50,7 +50,7 @@ import { systemClock } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import type { EventInput } from '../../src/edge/schemas/admin.ts';
-import { rng, syntheticCatalog } from '../../tools/demo-catalog.ts';
+import { rng, syntheticCatalog } from '../../src/demo/catalog.ts';
 import { importCatalog } from '../../tools/import-catalog.ts';
 
 interface LoadResult {

@@ -100,7 +100,7 @@ import { WalletDataReader, POSITION_SORTS, type LivePrices } from '../../src/que
 import { systemClock } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
-import { rng } from '../../tools/demo-catalog.ts';
+import { rng } from '../../src/demo/catalog.ts';
 
 const MARKETS = 5_000;
 const FILLS = 1_000_000;

@@ -1,6 +1,7 @@
 /**
- * What route handlers may use. main.ts builds one context and passes it to every route module; each
- * capability (catalog, engine, auth, projections) adds its member here when it lands.
+ * What route handlers may use. app.ts builds the parts in dependency order and then one frozen context,
+ * complete when created, which every route module receives; each capability (catalog, engine, auth,
+ * projections) adds its member here when it lands.
  */
 import type { Config } from '../runtime/config.ts';
 import type { Clock } from '../runtime/clock.ts';
@@ -50,23 +51,18 @@ export interface AppContext {
   /** Read-your-writes overlays over the `views` and `prices` databases (projections/projector.ts). */
   readonly views: ViewStore;
   readonly prices: ViewStore;
-  /** Flips to true once the service can trade (engine recovered, catalog loaded). */
+  /** Flips to true once the service can trade (engine recovered, catalog loaded); the one mutable part. */
   readonly state: { ready: boolean };
-  /** The OpenAPI document of the mounted route table. */
+  /**
+   * The OpenAPI document of the mounted route table. A function because the document describes the table
+   * built from this context, /openapi.json included.
+   */
   openapi(): Record<string, unknown>;
   /** API keys, the signature pool and the edge's Authenticator (edge/auth.ts). */
   readonly auth: AuthServices;
   readonly catalog: CatalogServices;
-  /**
-   * The matching engine: sequencer, ledger and journal (engine/engine.ts), recovered before any route is
-   * mounted. Not readonly so behaviour tests can put a recording double behind the admin routes.
-   */
-  engine: Engine;
-  /**
-   * Current price of a token for catalog prices: the midpoint, the last trade when the spread is wider than
-   * 0.10 (DESIGN section 7, curPrice); undefined without a two-sided book or a trade. Absent without an engine.
-   */
-  marketPrice?: (tokenId: string) => number | undefined;
-  /** Books, quotes, price history and builder trades (queries/market-data.ts); set once the engine runs. */
-  marketData?: MarketDataReader;
+  /** The matching engine: sequencer, ledger and journal (engine/engine.ts), recovered before any route is mounted. */
+  readonly engine: Engine;
+  /** Books, quotes, price history and builder trades (queries/market-data.ts). */
+  readonly marketData: MarketDataReader;
 }

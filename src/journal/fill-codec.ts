@@ -296,9 +296,18 @@ export function sealFills(regions: readonly Buffer[], slabs: readonly Buffer[], 
   for (let i = 0; i < fills.length; i++) fills[i].txHash = hashes.slice(66 * i, 66 * i + 66);
 }
 
-/** A fill from its stored record. Allocates the event and its strings. */
+/** Why a record is not laid out as a fill record, for the error. */
+const damaged = (b: Buffer, what: string) => new Error(`fill record of ${b.length} bytes is damaged: ${what}`);
+
+/** A fill from its stored record (a damaged record throws). Allocates the event and its strings. */
 export function decodeFill(r: Uint8Array): FillEvent {
   const b = Buffer.isBuffer(r) ? r : Buffer.from(r.buffer, r.byteOffset, r.byteLength);
+  // Checked as it is read (enum bytes in range, every string inside, nothing after): a damaged record throws
+  // rather than decode to another fill.
+  if (b.length < STRINGS_AT) throw damaged(b, `shorter than its ${STRINGS_AT}-byte head`);
+  if (b[BYTES_AT] >= KINDS.length || (b[BYTES_AT + 1] | b[BYTES_AT + 2] | b[BYTES_AT + 3] | b[BYTES_AT + 4]) > 1) {
+    throw damaged(b, `kind, outcome or side bytes ${b.subarray(BYTES_AT, STRINGS_AT).join(' ')}`);
+  }
   const f = {
     type: 'fill',
     seq: b.readDoubleLE(NUMS_AT),
@@ -332,10 +341,12 @@ export function decodeFill(r: Uint8Array): FillEvent {
   let p = STRINGS_AT;
   for (let i = 0; i < STRING_FIELDS.length; i++) {
     const tag = b[p];
-    const n = b.readUInt16LE(p + 1);
+    const n = b[p + 1] | (b[p + 2] << 8);
+    if (p + 3 + n > b.length || tag > TAG_HEX) throw damaged(b, `${STRING_FIELDS[i]} at ${p}`);
     (f as unknown as Record<string, string>)[STRING_FIELDS[i]] = tag === TAG_HEX ? '0x' + b.toString('hex', p + 3, p + 3 + n) : b.toString('utf8', p + 3, p + 3 + n);
     p += 3 + n;
   }
+  if (p !== b.length) throw damaged(b, `its fields end at ${p}`);
   return f;
 }
 

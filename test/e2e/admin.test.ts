@@ -2,8 +2,8 @@
  * Admin API through real HTTP: bearer-token gate (404 without a configured token, 401 for a wrong
  * one), idempotent catalog upsert, rejected partial imports, schema errors listed, market status and
  * resolution, wallet deposit / withdraw / balances and profiles. The engine side runs first against a
- * recording double of the engine contract (context.ts EngineAdmin) put in place of the app's engine,
- * then against the real engine that startApp runs.
+ * recording double of the engine contract (context.ts EngineAdmin) behind the app's engine's EngineAdmin
+ * methods, then against the real engine that startApp runs.
  */
 import { test, before, after, describe } from 'node:test';
 import assert from 'node:assert/strict';
@@ -115,8 +115,11 @@ describe('with ADMIN_TOKEN', () => {
 
   before(async () => {
     ({ app, call } = await startWith('t'));
-    // The admin routes only see EngineAdmin; the recording double lets the tests check what reached it.
-    app.ctx.engine = engine as unknown as Engine;
+    // The admin routes and the catalog's market registry reach the engine only through EngineAdmin: those
+    // methods of the app's engine go to the recording double, so the tests can check what reached it.
+    for (const k of ['registerMarket', 'deposit', 'withdraw', 'resolveMarket', 'balances'] as const) {
+      Object.defineProperty(app.ctx.engine, k, { value: (engine[k] as (...args: never[]) => unknown).bind(engine) });
+    }
   });
   after(async () => {
     await app.stop();

@@ -15,7 +15,7 @@ import { startApp, type App } from '../../src/app.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { EventListItem, EventSlugForm, MarketWithEvents, MarketsPage, SamplingPage, SearchResult, Tag } from '../../src/edge/schemas/catalog.ts';
-import { demoCatalog, syntheticCatalog, DEMO_BASE_MS } from '../../tools/demo-catalog.ts';
+import { demoCatalog, syntheticCatalog, DEMO_BASE_MS } from '../../src/demo/catalog.ts';
 
 let app: App;
 let base: string;

@@ -14,7 +14,7 @@ import { ORDER_RECORD_KIND, decodeOrderEvent, encodeOrderEvent, journalEventOf, 
 import { openOrdersOf, readOrder } from '../../src/journal/orders.ts';
 import { hashState, readJournal, replayJournal } from '../../src/journal/recovery.ts';
 import { JournalWriter } from '../../src/journal/writer.ts';
-import { rng } from '../../tools/demo-catalog.ts';
+import { rng } from '../../src/demo/catalog.ts';
 
 const ZERO32 = '0x' + '0'.repeat(64);
 const hexOf = (r: () => number, bytes: number) => '0x' + Array.from({ length: bytes }, () => Math.floor(r() * 256).toString(16).padStart(2, '0')).join('');

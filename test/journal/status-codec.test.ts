@@ -14,7 +14,7 @@ import { journalEventOf } from '../../src/journal/order-codec.ts';
 import { hashState, readJournal, replayJournal } from '../../src/journal/recovery.ts';
 import { STATUS_RECORD_BYTES, STATUS_RECORD_KIND, decodeStatusEvent, encodeStatusEvent } from '../../src/journal/status-codec.ts';
 import { JournalWriter } from '../../src/journal/writer.ts';
-import { rng } from '../../tools/demo-catalog.ts';
+import { rng } from '../../src/demo/catalog.ts';
 
 const hexOf = (r: () => number, bytes: number) => '0x' + Array.from({ length: bytes }, () => Math.floor(r() * 256).toString(16).padStart(2, '0')).join('');
 const STATUSES: OrderStatusName[] = ['LIVE', 'MATCHED', 'CANCELED', 'CANCELED_MARKET_RESOLVED'];

@@ -32,7 +32,7 @@ import {
 import { CatalogReader, MARKETS_PAGE_SIZE, type EventListParams } from '../../src/queries/catalog.ts';
 import { ManualClock } from '../../src/runtime/clock.ts';
 import { EventListItem, EventSlugForm, MarketBook, MarketWithEvents, SamplingMarket, SearchResult, Tag } from '../../src/edge/schemas/catalog.ts';
-import { rng, syntheticCatalog } from '../../tools/demo-catalog.ts';
+import { rng, syntheticCatalog } from '../../src/demo/catalog.ts';
 
 const root = mkdtempSync(join(tmpdir(), 'pm-'));
 let store: Store;

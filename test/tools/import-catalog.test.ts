@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import { openStore } from '../../src/journal/env.ts';
 import { CatalogReader } from '../../src/queries/catalog.ts';
 import { importCatalog, parseCatalog } from '../../tools/import-catalog.ts';
-import { demoCatalog, syntheticCatalog } from '../../tools/demo-catalog.ts';
+import { demoCatalog, syntheticCatalog } from '../../src/demo/catalog.ts';
 import type { EventInput } from '../../src/edge/schemas/admin.ts';
 
 const run = promisify(execFile);

@@ -1,0 +1,85 @@
+/**
+ * The catalog module (src/edge/routes/catalog.ts) through the real app over the demo catalog: every
+ * listing and lookup answers in its schema and charges its buckets; bad parameters and unknown slugs answer
+ * `{type, error}` on the catalog routes and `{error}` on the order-book listings (/markets,
+ * /sampling-markets). Catalog semantics: test/e2e/catalog.test.ts, test/queries/catalog.test.ts.
+ * Test harness: test/fixtures/route-contract.ts.
+ */
+import { after, before, test } from 'node:test';
+import type { AnyRoute } from '../../../src/edge/route.ts';
+import { catalogRoutes } from '../../../src/edge/routes/catalog.ts';
+import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
+
+let h: RouteApp;
+let routes: AnyRoute[];
+let eventSlug: string;
+let marketSlug: string;
+before(async () => {
+  h = await startRouteApp();
+  routes = catalogRoutes(h.app.ctx);
+  eventSlug = (await h.send('GET', '/events?limit=1')).body[0].slug;
+  marketSlug = (await h.send('GET', `/events/slug/${eventSlug}`)).body.markets[0].slug;
+});
+after(() => h.close());
+
+const CASES: RouteCase[] = [
+  {
+    route: 'GET /events',
+    group: 'catalog',
+    ok: () => h.send('GET', '/events?limit=5&closed=false&order=endDate&ascending=true'),
+    bad: { send: () => h.send('GET', '/events?limit=-1'), status: 400, error: 'limit is invalid' },
+  },
+  {
+    route: 'GET /events/slug/:slug',
+    group: 'catalog',
+    ok: () => h.send('GET', `/events/slug/${eventSlug}`),
+    bad: { send: () => h.send('GET', '/events/slug/no-such-event'), status: 404, error: 'slug not found' },
+  },
+  {
+    route: 'GET /markets/slug/:slug',
+    group: 'catalog',
+    ok: () => h.send('GET', `/markets/slug/${marketSlug}`),
+    bad: { send: () => h.send('GET', '/markets/slug/no-such-market'), status: 404, error: 'slug not found' },
+  },
+  {
+    route: 'GET /public-search',
+    group: 'catalog',
+    ok: () => h.send('GET', '/public-search?q=bitcoin'),
+    bad: { send: () => h.send('GET', '/public-search'), status: 400, error: 'q is required' },
+  },
+  {
+    route: 'GET /tags',
+    group: 'catalog',
+    ok: () => h.send('GET', '/tags?limit=3'),
+    bad: { send: () => h.send('GET', '/tags?order=nope'), status: 400, error: 'order is invalid' },
+  },
+  {
+    route: 'GET /markets',
+    group: 'clob',
+    ok: () => h.send('GET', '/markets'),
+    bad: { send: () => h.send('GET', '/markets?next_cursor=not-a-cursor'), status: 400, error: 'invalid next_cursor' },
+  },
+  {
+    route: 'GET /sampling-markets',
+    group: 'clob',
+    ok: () => h.send('GET', '/sampling-markets'),
+    bad: { send: () => h.send('GET', '/sampling-markets?next_cursor=not-a-cursor'), status: 400, error: 'invalid next_cursor' },
+  },
+];
+
+test('the module serves exactly its seven routes: five in the catalog group, the order-book listings in clob', () => {
+  assertServes(routes, CASES);
+});
+
+for (const c of CASES) {
+  test(`${c.route} answers in its schema and charges its buckets`, async () => {
+    await assertAnswers(h, routes, c);
+  });
+}
+
+for (const c of CASES.filter((x) => x.bad)) {
+  test(`${c.route}: a bad request answers in the ${c.group} form`, async () => {
+    const bad = c.bad!;
+    assertGroupError(c.group, await bad.send(), bad.status, bad.error);
+  });
+}

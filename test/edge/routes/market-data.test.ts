@@ -1,0 +1,158 @@
+/**
+ * The market data module (src/edge/routes/market-data.ts) through the real app, over a demo market with a
+ * trade and a two-sided book: every book, price, quote, market look-up, history and builder-trade route
+ * answers in its schema and charges its buckets; a bad or unknown token, side, condition id or history
+ * parameter answers `{"error": "<message>"}`. The numbers: test/e2e/market-data.test.ts,
+ * test/edge/market-lookups.test.ts. Test harness: test/fixtures/route-contract.ts.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
+import type { AnyRoute } from '../../../src/edge/route.ts';
+import { marketDataRoutes } from '../../../src/edge/routes/market-data.ts';
+import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
+import { TestClient, units } from '../../fixtures/trading-client.ts';
+
+let h: RouteApp;
+let routes: AnyRoute[];
+let yes: string;
+let conditionId: string;
+/** A token id no market has. */
+const UNKNOWN = '12345678901234567890';
+
+before(async () => {
+  h = await startRouteApp();
+  routes = marketDataRoutes(h.app.ctx);
+  const info = await TestClient.info(h.base);
+  const [a, b] = [new TestClient(h.base, DEMO_WALLETS[0].privateKey, info), new TestClient(h.base, DEMO_WALLETS[1].privateKey, info)];
+  for (const c of [a, b]) await c.createKey();
+  const market = h.app.ctx.catalog.read.tradingMarkets().find((m) => m.acceptingOrders && !m.negRisk)!;
+  conditionId = market.conditionId;
+  const [yesToken, no] = market.tokenIds;
+  yes = yesToken;
+  const placed = async (c: TestClient, args: Parameters<TestClient['place']>[0]) => {
+    const r = await c.place(args);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    return r.body.status as string;
+  };
+  // A trade at 0.50 (a mint), then a book of 0.40 / 0.60 on the Yes token.
+  await placed(a, { tokenId: yes, side: 'BUY', makerAmount: units(5), takerAmount: units(10) });
+  assert.equal(await placed(b, { tokenId: no, side: 'BUY', makerAmount: units(5), takerAmount: units(10) }), 'matched');
+  assert.equal(await placed(a, { tokenId: yes, side: 'SELL', makerAmount: units(5), takerAmount: units(3) }), 'live');
+  assert.equal(await placed(b, { tokenId: yes, side: 'BUY', makerAmount: units(2), takerAmount: units(5) }), 'live');
+});
+after(() => h.close());
+
+const get = (path: string) => h.send('GET', path);
+const post = (path: string, body: unknown) => h.send('POST', path, { body });
+
+const CASES: RouteCase[] = [
+  {
+    route: 'GET /book',
+    group: 'clob',
+    ok: () => get(`/book?token_id=${yes}`),
+    bad: { send: () => get('/book?token_id=abc'), status: 400, error: 'Invalid token id' },
+  },
+  {
+    route: 'POST /books',
+    group: 'clob',
+    ok: () => post('/books', [{ token_id: yes }]),
+    bad: { send: () => post('/books', { token_id: yes }), status: 400, error: 'Invalid payload' },
+  },
+  {
+    route: 'GET /price',
+    group: 'clob',
+    ok: () => get(`/price?token_id=${yes}&side=BUY`),
+    bad: { send: () => get(`/price?token_id=${yes}&side=UP`), status: 400, error: 'Invalid side' },
+  },
+  {
+    route: 'POST /prices',
+    group: 'clob',
+    ok: () => post('/prices', [{ token_id: yes, side: 'BUY' }, { token_id: yes, side: 'SELL' }]),
+    bad: { send: () => post('/prices', [{ token_id: yes, side: 'UP' }]), status: 400, error: 'Invalid side at [0]' },
+  },
+  {
+    route: 'GET /midpoint',
+    group: 'clob',
+    ok: () => get(`/midpoint?token_id=${yes}`),
+    bad: { send: () => get(`/midpoint?token_id=${UNKNOWN}`), status: 404, error: 'No orderbook exists for the requested token id' },
+  },
+  {
+    route: 'GET /last-trade-price',
+    group: 'clob',
+    ok: () => get(`/last-trade-price?token_id=${yes}`),
+    bad: { send: () => get('/last-trade-price'), status: 400, error: 'Invalid token id' },
+  },
+  {
+    route: 'POST /last-trades-prices',
+    group: 'clob',
+    ok: () => post('/last-trades-prices', [{ token_id: yes }]),
+    bad: { send: () => post('/last-trades-prices', [{ token_id: 'x' }]), status: 400, error: 'Invalid token id at [0]' },
+  },
+  {
+    route: 'GET /tick-size',
+    group: 'clob',
+    ok: () => get(`/tick-size?token_id=${yes}`),
+    bad: { send: () => get(`/tick-size?token_id=${UNKNOWN}`), status: 404, error: 'No orderbook exists for the requested token id' },
+  },
+  {
+    route: 'GET /neg-risk',
+    group: 'clob',
+    ok: () => get(`/neg-risk?token_id=${yes}`),
+    bad: { send: () => get('/neg-risk?token_id=-1'), status: 400, error: 'Invalid token id' },
+  },
+  {
+    route: 'GET /fee-rate',
+    group: 'clob',
+    ok: () => get(`/fee-rate?token_id=${yes}`),
+    bad: { send: () => get(`/fee-rate?token_id=${UNKNOWN}`), status: 404 },
+  },
+  {
+    route: 'GET /markets-by-token/:token_id',
+    group: 'clob',
+    ok: () => get(`/markets-by-token/${yes}`),
+    bad: { send: () => get('/markets-by-token/abc'), status: 400, error: 'Invalid token id' },
+  },
+  {
+    route: 'GET /clob-markets/:condition_id',
+    group: 'clob',
+    ok: () => get(`/clob-markets/${conditionId}`),
+    bad: { send: () => get('/clob-markets/0x12'), status: 400, error: 'Invalid condition id' },
+  },
+  { route: 'GET /version', group: 'clob', ok: () => get('/version') },
+  {
+    route: 'GET /prices-history',
+    group: 'clob',
+    ok: () => get(`/prices-history?market=${yes}&interval=1d`),
+    bad: { send: () => get(`/prices-history?market=${yes}&interval=2d`), status: 400, error: 'Invalid interval: expected one of 1m, 1h, 6h, 1d, 1w, max' },
+  },
+  {
+    route: 'POST /batch-prices-history',
+    group: 'clob',
+    ok: () => post('/batch-prices-history', { markets: [yes], interval: 'max' }),
+    bad: { send: () => post('/batch-prices-history', { markets: [] }), status: 400, error: 'Invalid markets: expected 1 to 20 token ids' },
+  },
+  {
+    route: 'GET /builder/trades',
+    group: 'clob',
+    ok: () => get(`/builder/trades?market=${conditionId}`),
+    bad: { send: () => get('/builder/trades?maker_address=0x12'), status: 400 },
+  },
+];
+
+test('the module serves exactly its sixteen routes, in the clob group', () => {
+  assertServes(routes, CASES);
+});
+
+for (const c of CASES) {
+  test(`${c.route} answers in its schema and charges its buckets`, async () => {
+    await assertAnswers(h, routes, c);
+  });
+}
+
+for (const c of CASES.filter((x) => x.bad)) {
+  test(`${c.route}: a bad request answers in the clob form`, async () => {
+    const bad = c.bad!;
+    assertGroupError(c.group, await bad.send(), bad.status, bad.error);
+  });
+}

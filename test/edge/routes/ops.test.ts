@@ -1,0 +1,58 @@
+/**
+ * The ops module (src/edge/routes/ops.ts) through the real app: health, time, the OpenAPI document and
+ * the metrics each answer in their schema and charge their buckets; the one error an ops route gives
+ * (health before the service is ready) is in the ops form. Test harness: test/fixtures/route-contract.ts.
+ */
+import { after, before, test } from 'node:test';
+import type { AnyRoute } from '../../../src/edge/route.ts';
+import { opsRoutes } from '../../../src/edge/routes/ops.ts';
+import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
+
+let h: RouteApp;
+let routes: AnyRoute[];
+before(async () => {
+  h = await startRouteApp({ demo: false });
+  routes = opsRoutes(h.app.ctx);
+});
+after(() => h.close());
+
+const CASES: RouteCase[] = [
+  {
+    route: 'GET /',
+    group: 'ops',
+    ok: () => h.send('GET', '/'),
+    bad: {
+      // The only error health gives: the service is not ready (starting or stopping).
+      send: async () => {
+        h.app.ctx.state.ready = false;
+        try {
+          return await h.send('GET', '/');
+        } finally {
+          h.app.ctx.state.ready = true;
+        }
+      },
+      status: 503,
+      error: 'service unavailable',
+    },
+  },
+  { route: 'GET /time', group: 'ops', ok: () => h.send('GET', '/time') },
+  { route: 'GET /openapi.json', group: 'ops', ok: () => h.send('GET', '/openapi.json') },
+  { route: 'GET /metrics', group: 'ops', ok: () => h.send('GET', '/metrics') },
+];
+
+test('the module serves exactly its four routes, in the ops group', () => {
+  assertServes(routes, CASES);
+});
+
+for (const c of CASES) {
+  test(`${c.route} answers in its schema and charges its buckets`, async () => {
+    await assertAnswers(h, routes, c);
+  });
+}
+
+for (const c of CASES.filter((x) => x.bad)) {
+  test(`${c.route}: its error is in the ops form`, async () => {
+    const bad = c.bad!;
+    assertGroupError(c.group, await bad.send(), bad.status, bad.error);
+  });
+}

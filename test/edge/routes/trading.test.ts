@@ -1,0 +1,156 @@
+/**
+ * The trading module (src/edge/routes/trading.ts) through the real app and engine, signed by a funded demo
+ * wallet: placing one order and a batch, reading orders, trades and balances, split, merge, redeem and
+ * every cancel answer in their schema and charge their buckets (a batch charges one unit per order); a
+ * bad payload, parameter or signature answers `{"error": "<message>"}`. The trading semantics:
+ * test/e2e/trading.test.ts. Test harness: test/fixtures/route-contract.ts.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
+import type { AnyRoute } from '../../../src/edge/route.ts';
+import { tradingRoutes } from '../../../src/edge/routes/trading.ts';
+import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
+import { TestClient, units } from '../../fixtures/trading-client.ts';
+
+let h: RouteApp;
+let routes: AnyRoute[];
+let alice: TestClient;
+let cid: string;
+let yes: string;
+/** A market resolved before the tests, for redeem. */
+let resolvedCid: string;
+const placed: string[] = [];
+
+before(async () => {
+  h = await startRouteApp();
+  routes = tradingRoutes(h.app.ctx);
+  alice = new TestClient(h.base, DEMO_WALLETS[0].privateKey, await TestClient.info(h.base));
+  await alice.createKey();
+  const [market, other] = h.app.ctx.catalog.read.tradingMarkets().filter((m) => m.acceptingOrders && !m.negRisk);
+  cid = market.conditionId;
+  yes = market.tokenIds[0];
+  resolvedCid = other.conditionId;
+  assert.equal((await alice.call('POST', '/split', { conditionId: resolvedCid, amount: '1' })).status, 200);
+  assert.equal((await h.admin('POST', `/admin/markets/${resolvedCid}/resolve`, { winningOutcomeIndex: 0 })).status, 200);
+});
+after(() => h.close());
+
+/** A resting bid of 0.10 for 5 tokens. */
+const bid = () => alice.signOrder({ tokenId: yes, side: 'BUY', makerAmount: units(0.5), takerAmount: units(5) });
+const keep = (ids: string[]) => {
+  placed.push(...ids);
+};
+
+// In this order: orders are placed before they are read and cancelled.
+const CASES: RouteCase[] = [
+  {
+    route: 'POST /order',
+    group: 'trading',
+    ok: async () => {
+      const r = await alice.call('POST', '/order', await bid());
+      keep([r.body.orderID]);
+      return r;
+    },
+    bad: { send: () => alice.call('POST', '/order', { order: 'junk' }), status: 400 },
+  },
+  {
+    route: 'POST /orders',
+    group: 'trading',
+    cost: 3,
+    ok: async () => {
+      const r = await alice.call('POST', '/orders', [await bid(), await bid(), await bid()]);
+      keep(r.body.map((x: { orderID: string }) => x.orderID));
+      return r;
+    },
+    bad: { send: async () => alice.call('POST', '/orders', Array.from({ length: 16 }, () => ({ order: 'junk' }))), status: 400, error: /^Too many orders in payload: 16/ },
+  },
+  {
+    route: 'GET /data/order/:id',
+    group: 'clob',
+    ok: () => h.send('GET', `/data/order/${placed[0]}`),
+    bad: { send: () => h.send('GET', `/data/order/0x${'0'.repeat(64)}`), status: 404, error: 'order not found' },
+  },
+  {
+    route: 'GET /data/orders',
+    group: 'trading',
+    ok: async () => {
+      const r = await alice.call('GET', `/data/orders?market=${cid}`);
+      assert.equal(r.body.count, 4, 'the four bids are open');
+      return r;
+    },
+    bad: { send: () => alice.call('GET', '/data/orders?next_cursor=nope'), status: 400 },
+  },
+  {
+    route: 'GET /data/trades',
+    group: 'trading',
+    ok: () => alice.call('GET', '/data/trades'),
+    bad: { send: () => alice.call('GET', '/data/trades?next_cursor=nope'), status: 400 },
+  },
+  {
+    route: 'GET /balance-allowance',
+    group: 'trading',
+    ok: () => alice.call('GET', '/balance-allowance?asset_type=COLLATERAL'),
+    bad: { send: () => alice.call('GET', '/balance-allowance?asset_type=GOLD'), status: 400 },
+  },
+  {
+    route: 'POST /split',
+    group: 'trading',
+    ok: () => alice.call('POST', '/split', { conditionId: cid, amount: '2' }),
+    bad: { send: () => alice.call('POST', '/split', { conditionId: '0x12', amount: '1' }), status: 400 },
+  },
+  {
+    route: 'POST /merge',
+    group: 'trading',
+    ok: () => alice.call('POST', '/merge', { conditionId: cid, amount: '1' }),
+    bad: { send: () => alice.call('POST', '/merge', { conditionId: cid, amount: '1000000' }), status: 400 },
+  },
+  {
+    route: 'POST /redeem',
+    group: 'trading',
+    ok: () => alice.call('POST', '/redeem', { conditionId: resolvedCid }),
+    bad: { send: () => alice.call('POST', '/redeem', { conditionId: cid }), status: 400, error: `market ${'{cid}'} is not resolved` },
+  },
+  {
+    route: 'DELETE /order',
+    group: 'trading',
+    ok: () => alice.call('DELETE', '/order', { orderID: placed[0] }),
+    bad: { send: () => alice.call('DELETE', '/order', { orderID: 5 }), status: 400 },
+  },
+  {
+    route: 'DELETE /orders',
+    group: 'trading',
+    ok: () => alice.call('DELETE', '/orders', [placed[1]]),
+    bad: { send: () => alice.call('DELETE', '/orders', 'all'), status: 400 },
+  },
+  {
+    route: 'DELETE /cancel-market-orders',
+    group: 'trading',
+    ok: () => alice.call('DELETE', '/cancel-market-orders', { market: cid, asset_id: yes }),
+    bad: { send: () => alice.call('DELETE', '/cancel-market-orders', {}), status: 400 },
+  },
+  {
+    route: 'DELETE /cancel-all',
+    group: 'trading',
+    ok: () => alice.call('DELETE', '/cancel-all'),
+    bad: { send: () => h.send('DELETE', '/cancel-all'), status: 401, error: 'Unauthorized/Invalid api key' },
+  },
+];
+
+test('the module serves exactly its thirteen routes: GET /data/order/:id in clob, the signed ones in trading', () => {
+  assertServes(routes, CASES);
+});
+
+for (const c of CASES) {
+  test(`${c.route} answers in its schema and charges its buckets`, async () => {
+    await assertAnswers(h, routes, c);
+  });
+}
+
+for (const c of CASES.filter((x) => x.bad)) {
+  test(`${c.route}: a bad request answers in the ${c.group} form`, async () => {
+    const bad = c.bad!;
+    const error = typeof bad.error === 'string' ? bad.error.replace('{cid}', cid) : bad.error;
+    assertGroupError(c.group, await bad.send(), bad.status, error);
+  });
+}
