@@ -21,6 +21,7 @@
 import { apiError } from '../domain/errors.ts';
 import { END_CURSOR, encodeCursor } from '../domain/cursor.ts';
 import type { FillEvent } from '../domain/events.ts';
+import { DEFAULT_OUTCOMES } from '../domain/market-rules.ts';
 import { readFill } from '../journal/fill-codec.ts';
 import { PIPS, formatPips, formatScaled, formatUnits, parsePips, pipsToNumber, unitsToNumber } from '../domain/units.ts';
 import { builderTradeKeys, priceKey, type BuilderTradeDim } from '../journal/keys.ts';
@@ -65,9 +66,6 @@ const SNAPSHOT_WAIT_MS = 2000;
 
 /** Outcome labels of a market from the catalog, undefined when the catalog does not hold it. */
 export type OutcomeLabels = (conditionId: string) => readonly [string, string] | undefined;
-
-/** Labels of a binary market the catalog does not describe: the catalog's own import default. */
-const DEFAULT_OUTCOMES = ['Yes', 'No'] as const;
 
 // ---- wire shapes ----------------------------------------------------------------------------------------
 

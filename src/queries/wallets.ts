@@ -51,14 +51,13 @@
  */
 import type { FillEvent } from '../domain/events.ts';
 import { formatAsset } from '../domain/ids.ts';
-import { parsePips } from '../domain/units.ts';
+import { DEFAULT_OUTCOMES } from '../domain/market-rules.ts';
+import { UNITS, UNITS_PER_PIP, parsePips } from '../domain/units.ts';
 import type { Store } from '../journal/env.ts';
 import { readFill } from '../journal/fill-codec.ts';
 import { MAKER_ROLE, TAKER_ROLE, catalogMetaKeys, metaKeys, walletViewKeys, type Key } from '../journal/keys.ts';
 import type { ViewStore } from '../projections/projector.ts';
 import {
-  MICRO,
-  PIP_TO_MICRO,
   SIDE_BUY,
   SIDE_SELL,
   TRADES_PROJECTION,
@@ -88,8 +87,6 @@ const RENDERED_TRADES_LIMIT = 100_000;
 const META_CACHE_LIMIT = 200_000;
 /** Condition ids interned for runs before they are all dropped. */
 const MARKET_IDS_LIMIT = 1_000_000;
-/** Outcome labels of a market the catalog does not know (the catalog's own default). */
-const DEFAULT_OUTCOMES: [string, string] = ['Yes', 'No'];
 /** Changed tokens remembered for views to catch up on (see pricesChanged). */
 const CHANGED_TOKENS_LIMIT = 100_000;
 /** Markets announced by the catalog remembered for views to catch up on (see catalogChanged). */
@@ -254,21 +251,21 @@ const RUN_LIMITS: RunLimits = { firstRead: 128, refreshRows: 4_096, rowsCap: 100
 
 /** round(a * b / 10^6), half up, exactly, for non-negative safe integers (a * b may pass 2^53). */
 export function mulMicro(a: number, b: number): number {
-  const hi = Math.floor(a / MICRO);
-  const lo = a - hi * MICRO;
+  const hi = Math.floor(a / UNITS);
+  const lo = a - hi * UNITS;
   // lo * b < 10^12 is exact, and a quotient that is x.5 exactly is representable, so Math.round is exact.
-  return hi * b + Math.round((lo * b) / MICRO);
+  return hi * b + Math.round((lo * b) / UNITS);
 }
 
 /** trunc(num / den * 100) to 4 decimals, as an integer of 10^-4 percent (den > 0). */
 export function percent4(num: number, den: number): number {
-  const n = num * MICRO;
+  const n = num * UNITS;
   // Below 2^53 the correctly rounded quotient of two exact integers cannot cross an integer.
   if (Number.isSafeInteger(n)) return Math.trunc(n / den);
-  return Number((BigInt(num) * BigInt(MICRO)) / BigInt(den));
+  return Number((BigInt(num) * BigInt(UNITS)) / BigInt(den));
 }
 
-const toNum = (micro: number) => micro / MICRO;
+const toNum = (micro: number) => micro / UNITS;
 const pctNum = (p4: number) => p4 / 10_000;
 
 /** JSON text of every price in pips from 0 to 1 (number to text is the costliest part of a trade row). */
@@ -316,7 +313,7 @@ interface MarketMeta {
   endDate: string;
   /** ms of endDate; NaN when none. */
   endMs: number;
-  outcomes: [string, string];
+  outcomes: readonly [string, string];
   /** Imported seed prices in micro-USDC, -1 when none. */
   seed: [number, number];
   negRisk: boolean;
@@ -667,7 +664,7 @@ export class WalletDataReader {
     const seedOf = (i: 0 | 1): number => {
       const text = m?.outcomePrices[i];
       const pips = text === undefined ? undefined : parsePips(text);
-      return pips === undefined ? -1 : pips * PIP_TO_MICRO;
+      return pips === undefined ? -1 : pips * UNITS_PER_PIP;
     };
     const title = m?.question ?? '';
     const meta: MarketMeta = {
@@ -737,13 +734,13 @@ export class WalletDataReader {
     snap: { version: number; json: string } | undefined,
     last: { pricePips: number } | undefined,
   ): number {
-    if (facts !== undefined && facts.winner >= 0) return facts.winner === outcome ? MICRO : 0;
+    if (facts !== undefined && facts.winner >= 0) return facts.winner === outcome ? UNITS : 0;
     if (facts !== undefined) {
       const { bid, ask } = this.bestOf(facts.tokenIds[outcome], snap);
       const twoSided = bid >= 0 && ask >= 0;
-      if (twoSided && ask - bid <= WIDE_SPREAD_PIPS) return (bid + ask) * (PIP_TO_MICRO / 2);
-      if (last !== undefined && last.pricePips > 0) return last.pricePips * PIP_TO_MICRO;
-      if (twoSided) return (bid + ask) * (PIP_TO_MICRO / 2);
+      if (twoSided && ask - bid <= WIDE_SPREAD_PIPS) return (bid + ask) * (UNITS_PER_PIP / 2);
+      if (last !== undefined && last.pricePips > 0) return last.pricePips * UNITS_PER_PIP;
+      if (twoSided) return (bid + ask) * (UNITS_PER_PIP / 2);
     }
     const seed = meta.seed[outcome];
     return seed >= 0 ? seed : 0;
