@@ -16,16 +16,18 @@
  * maintains, through its RangeOverlay (the writes of the last, not yet committed, transaction included).
  * Rules (bucketing, defaults, bounds, field sources) are in docs/decisions.md, "Market data".
  *
- * Shapes returned here are the wire forms of edge/schemas/market-data.ts.
+ * Shapes returned here are the wire forms of edge/schemas/market-data.ts. Quotes and the display price
+ * follow one rule with the wallets' positions (current-price.ts).
  */
 import { apiError } from '../domain/errors.ts';
 import { END_CURSOR, encodeCursor } from '../domain/cursor.ts';
 import type { FillEvent } from '../domain/events.ts';
 import { DEFAULT_OUTCOMES } from '../domain/market-rules.ts';
 import { readFill } from '../journal/fill-codec.ts';
-import { PIPS, formatPips, formatScaled, formatUnits, parsePips, pipsToNumber, unitsToNumber } from '../domain/units.ts';
+import { PIPS, formatPips, formatScaled, formatUnits, pipsToNumber, unitsToNumber } from '../domain/units.ts';
 import { builderTradeKeys, priceKey, type BuilderTradeDim } from '../journal/keys.ts';
 import type { BuilderTradeFields, BuilderTradeIdEntry, MarketDataStore } from '../projections/market-data.ts';
+import { EMPTY_TOP, NO_PRICE, currentPricePips, midpointPips, parseBookTop, tight, twoSided, type BookTop } from './current-price.ts';
 
 // ---- what the engine provides (engine/engine.ts's Engine satisfies it) -------------------------------------
 
@@ -231,12 +233,10 @@ export interface BuilderTradeFilter {
 
 // ---- the reader -----------------------------------------------------------------------------------------
 
-interface Top {
+/** The top of a token's published book (NO_PRICE for an empty side), parsed once per snapshot version. */
+interface Top extends BookTop {
   version: number;
-  /** Best bid and ask in pips; 0 = that side is empty. */
-  bid: number;
-  ask: number;
-  /** Their wire form, formatted once per version (shared: never mutated). */
+  /** Its wire form, formatted once per version (shared: never mutated). */
   quote: Readonly<Quote>;
 }
 
@@ -330,19 +330,15 @@ export class MarketDataReader {
     return this.books.bookSnapshot(tokenId)?.json;
   }
 
-  /** Best bid and ask in pips (0 = empty side), undefined without a snapshot. */
+  /** Best bid and ask in pips (NO_PRICE = empty side), undefined without a snapshot. */
   top(tokenId: string): Top | undefined {
     const snap = this.books.bookSnapshot(tokenId);
     if (snap === undefined) return undefined;
     let t = this.tops.get(tokenId);
     if (t === undefined || t.version !== snap.version) {
-      // Allocates: once per snapshot version. Bids ascend and asks descend, so the best is the last level.
-      const book = JSON.parse(snap.json) as { bids: { price: string }[]; asks: { price: string }[] };
-      const bestBid = book.bids[book.bids.length - 1];
-      const bestAsk = book.asks[book.asks.length - 1];
-      const bid = bestBid ? (parsePips(bestBid.price) ?? 0) : 0;
-      const ask = bestAsk ? (parsePips(bestAsk.price) ?? 0) : 0;
-      const quote = Object.freeze({ BUY: bid > 0 ? formatPips(bid) : '', SELL: ask > 0 ? formatPips(ask) : '' });
+      // Allocates: once per snapshot version.
+      const { bid, ask } = parseBookTop(snap.json);
+      const quote = Object.freeze({ BUY: bid !== NO_PRICE ? formatPips(bid) : '', SELL: ask !== NO_PRICE ? formatPips(ask) : '' });
       t = { version: snap.version, bid, ask, quote };
       this.tops.set(tokenId, t);
     }
@@ -357,13 +353,14 @@ export class MarketDataReader {
   /** Midpoint in pips (may end in .5), undefined unless both sides have orders. */
   midpointPips(tokenId: string): number | undefined {
     const t = this.top(tokenId);
-    return t !== undefined && t.bid > 0 && t.ask > 0 ? (t.bid + t.ask) / 2 : undefined;
+    const mid = t === undefined ? NO_PRICE : midpointPips(t);
+    return mid === NO_PRICE ? undefined : mid;
   }
 
   /** The midpoint as a minimal decimal string (half a pip is a fifth decimal), "" unless both sides exist. */
   midpoint(tokenId: string): string {
     const t = this.top(tokenId);
-    return t !== undefined && t.bid > 0 && t.ask > 0 ? formatScaled((t.bid + t.ask) * 5, 5) : '';
+    return t !== undefined && twoSided(t) ? formatScaled((t.bid + t.ask) * 5, 5) : '';
   }
 
   /** Last trade of the token from its own side's view; "" and "" before any trade. */
@@ -373,17 +370,16 @@ export class MarketDataReader {
   }
 
   /**
-   * The price a market list shows for a token (DESIGN section 7, curPrice): the midpoint, or the last
-   * trade when the spread is wider than 0.10; the midpoint again if it never traded; undefined when there
-   * is neither a two-sided book nor a trade.
+   * The price a market list shows for a token (DESIGN section 7, curPrice; the rule is current-price.ts's):
+   * the midpoint, or the last trade when the spread is wider than 0.10; the midpoint again if it never
+   * traded; undefined when there is neither a two-sided book nor a trade.
    */
   displayPrice(tokenId: string): number | undefined {
-    const t = this.top(tokenId);
-    const twoSided = t !== undefined && t.bid > 0 && t.ask > 0;
-    if (twoSided && t.ask - t.bid <= PIPS / 10) return (t.bid + t.ask) / 2 / PIPS;
-    const last = this.books.lastTradePrice(tokenId);
-    if (last !== undefined) return last.pricePips / PIPS;
-    return twoSided ? (t.bid + t.ask) / 2 / PIPS : undefined;
+    const t = this.top(tokenId) ?? EMPTY_TOP;
+    // While the book is tight its last trade cannot matter: the engine is not asked for it.
+    const last = tight(t) ? NO_PRICE : (this.books.lastTradePrice(tokenId)?.pricePips ?? NO_PRICE);
+    const p = currentPricePips(t, last);
+    return p === NO_PRICE ? undefined : p / PIPS;
   }
 
   // ---- price history ----

@@ -13,9 +13,10 @@
  *                   0 when B is 0 (reference/platform-semantics.md section 1.2, a compatibility shape)
  * and only then divided into JSON numbers (x / 10^6, percentages x / 10^4).
  *
- * curPrice: 1 or 0 once the market is resolved; else the midpoint of the token's published book when
- * both sides exist and the spread is at most 0.10; else the last trade; else the midpoint of a wider
- * book; else the catalog's imported seed price; else 0. A closed row shows the price of the event that
+ * curPrice: 1 or 0 once the market is resolved; else the token's current price by the rule every reader
+ * shares (current-price.ts: the midpoint of its published book when both sides exist and the spread is at
+ * most 0.10; else the last trade; else the midpoint of a wider book); else the catalog's imported seed
+ * price; else 0. A closed row shows the price of the event that
  * closed it (frozen).
  *
  * Positions are served from a per-wallet view kept in memory: every row with its numbers computed and
@@ -69,11 +70,10 @@ import {
 } from '../projections/wallets.ts';
 import type { MarketRec } from '../projections/catalog-index.ts';
 import { getProfile, type CatalogReader, type ProfileOut } from './catalog.ts';
+import { EMPTY_TOP, NO_PRICE, currentPricePips, parseBookTop, tight, type BookTop } from './current-price.ts';
 
 /** Lifetime of a catalog metadata entry (jittered between half and all of it). */
 export const META_TTL_MS = 30_000;
-/** Spread above which the last trade replaces the midpoint (DESIGN section 7): 0.10 in pips. */
-const WIDE_SPREAD_PIPS = 1_000;
 /** Position rows kept in wallet views, over all cached wallets. */
 const VIEW_ROWS_LIMIT = 500_000;
 const BOOK_CACHE_LIMIT = 200_000;
@@ -540,7 +540,7 @@ export class WalletDataReader {
   /** Markets the catalog announced changes of, oldest first (trimmed like `changed`). */
   private readonly catalogLog: string[] = [];
   private catalogBase = 0;
-  private readonly books = new Map<string, { version: number; bid: number; ask: number }>();
+  private readonly books = new Map<string, BookTop & { version: number }>();
   private readonly profiles = new Map<string, ProfileEntry>();
   /** Rendered trade rows by seq x 2 + role; `renderedOrder` holds each id once, oldest first (see evictRendered). */
   private readonly rendered = new Map<number, RenderedTrade>();
@@ -704,15 +704,13 @@ export class WalletDataReader {
     return meta;
   }
 
-  /** Best bid and ask (pips, -1 when empty) of a published book; parsed once per version. */
-  private bestOf(tokenId: string, snap: { version: number; json: string } | undefined): { bid: number; ask: number } {
-    if (snap === undefined) return { bid: -1, ask: -1 };
+  /** Best bid and ask of a published book; parsed once per version. */
+  private bestOf(tokenId: string, snap: { version: number; json: string } | undefined): BookTop {
+    if (snap === undefined) return EMPTY_TOP;
     const cached = this.books.get(tokenId);
     if (cached !== undefined && cached.version === snap.version) return cached;
-    const book = JSON.parse(snap.json) as { bids: { price: string }[]; asks: { price: string }[] };
-    // Bids ascend and asks descend: the best price of each side is its last level.
-    const top = (levels: { price: string }[]) => (levels.length === 0 ? -1 : (parsePips(levels[levels.length - 1].price) ?? -1));
-    const entry = { version: snap.version, bid: top(book.bids), ask: top(book.asks) };
+    const { bid, ask } = parseBookTop(snap.json);
+    const entry = { version: snap.version, bid, ask };
     if (this.books.size >= BOOK_CACHE_LIMIT) this.books.clear();
     this.books.set(tokenId, entry);
     return entry;
@@ -736,11 +734,8 @@ export class WalletDataReader {
   ): number {
     if (facts !== undefined && facts.winner >= 0) return facts.winner === outcome ? UNITS : 0;
     if (facts !== undefined) {
-      const { bid, ask } = this.bestOf(facts.tokenIds[outcome], snap);
-      const twoSided = bid >= 0 && ask >= 0;
-      if (twoSided && ask - bid <= WIDE_SPREAD_PIPS) return (bid + ask) * (UNITS_PER_PIP / 2);
-      if (last !== undefined && last.pricePips > 0) return last.pricePips * UNITS_PER_PIP;
-      if (twoSided) return (bid + ask) * (UNITS_PER_PIP / 2);
+      const pips = currentPricePips(this.bestOf(facts.tokenIds[outcome], snap), last?.pricePips ?? NO_PRICE);
+      if (pips !== NO_PRICE) return pips * UNITS_PER_PIP;
     }
     const seed = meta.seed[outcome];
     return seed >= 0 ? seed : 0;
@@ -862,8 +857,7 @@ export class WalletDataReader {
   private price(r: LiveRow, snap: { version: number; json: string } | undefined, last: { pricePips: number } | undefined): boolean {
     r.snap = snap;
     r.last = last;
-    const b = r.token === undefined ? undefined : this.bestOf(r.token, snap);
-    r.tight = b !== undefined && b.bid >= 0 && b.ask >= 0 && b.ask - b.bid <= WIDE_SPREAD_PIPS;
+    r.tight = r.token !== undefined && tight(this.bestOf(r.token, snap));
     const cur = this.priceOf(r.facts, r.meta, r.outcome, snap, last);
     if (cur === r.cur) return false;
     r.cur = cur;
