@@ -96,7 +96,8 @@ import {
   type ViewWriter,
 } from '../../src/projections/wallets.ts';
 import { CatalogReader } from '../../src/queries/catalog.ts';
-import { WalletDataReader, POSITION_SORTS, type LivePrices } from '../../src/queries/wallets.ts';
+import { POSITION_SORTS } from '../../src/edge/schemas/wallets.ts';
+import { WalletDataReader, type LivePrices } from '../../src/queries/wallets.ts';
 import { systemClock } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';

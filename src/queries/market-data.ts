@@ -16,15 +16,25 @@
  * maintains, through its RangeOverlay (the writes of the last, not yet committed, transaction included).
  * Rules (bucketing, defaults, bounds, field sources) are in docs/decisions.md, "Market data".
  *
- * Shapes returned here are the wire forms of edge/schemas/market-data.ts. Quotes and the display price
- * follow one rule with the wallets' positions (current-price.ts).
+ * Shapes returned here are the wire forms of edge/schemas/market-data.ts, typed by its schemas. Quotes and
+ * the display price follow one rule with the wallets' positions (current-price.ts).
  */
 import { apiError } from '../domain/errors.ts';
 import { END_CURSOR, encodeCursor } from '../domain/cursor.ts';
 import type { FillEvent } from '../domain/events.ts';
 import { DEFAULT_OUTCOMES } from '../domain/market-rules.ts';
-import { readFill } from '../journal/fill-codec.ts';
+import { MIN_FIDELITY, type HistoryInterval } from '../domain/price-history.ts';
 import { PIPS, formatPips, formatScaled, formatUnits, pipsToNumber, unitsToNumber } from '../domain/units.ts';
+import type {
+  BuilderTrade,
+  ClobMarketReply,
+  FeeCurve,
+  HistoryPoint,
+  LastTradeReply,
+  MarketByTokenReply,
+  Quote,
+} from '../edge/schemas/market-data.ts';
+import { readFill } from '../journal/fill-codec.ts';
 import { builderTradeKeys, priceKey, type BuilderTradeDim } from '../journal/keys.ts';
 import type { BuilderTradeFields, BuilderTradeIdEntry, MarketDataStore } from '../projections/market-data.ts';
 import { EMPTY_TOP, NO_PRICE, currentPricePips, midpointPips, parseBookTop, tight, twoSided, type BookTop } from './current-price.ts';
@@ -69,97 +79,7 @@ const SNAPSHOT_WAIT_MS = 2000;
 /** Outcome labels of a market from the catalog, undefined when the catalog does not hold it. */
 export type OutcomeLabels = (conditionId: string) => readonly [string, string] | undefined;
 
-// ---- wire shapes ----------------------------------------------------------------------------------------
-
-export interface Quote {
-  BUY: string;
-  SELL: string;
-}
-
-export interface LastTrade {
-  price: string;
-  side: string;
-}
-
-/** GET /markets-by-token/{token_id}: the token's market and both of its tokens (outcome 0 is primary). */
-export interface MarketByTokenOut {
-  condition_id: string;
-  primary_token_id: string;
-  secondary_token_id: string;
-}
-
-/**
- * The platform's fee curve, `fee = r * (p * (1 - p))^e` USDC per token at price p; `to` = only takers pay.
- * The platform client reads it only to hold back a BUY's fee when it sizes an order to a balance.
- */
-export interface FeeCurve {
-  r: number;
-  e: number;
-  to: boolean;
-}
-
-/** GET /clob-markets/{condition_id}, in the platform's abbreviated keys (the client's MarketDetails type). */
-export interface ClobMarketOut {
-  /** condition id */
-  c: string;
-  /** tokens in outcome order: token id and outcome label */
-  t: { t: string; o: string }[];
-  /** minimum tick size */
-  mts: number;
-  /** neg risk */
-  nr: boolean;
-  /** minimum order size in tokens */
-  mos: number;
-  /** maker and taker base fee in basis points, exactly as the engine charges them */
-  mbf: number;
-  tbf: number;
-  fd: FeeCurve;
-  /** accepting orders */
-  ao: boolean;
-}
-
-export interface HistoryPoint {
-  t: number;
-  p: number;
-}
-
-export interface MakerOrderOut {
-  order_id: string;
-  maker_address: string;
-  owner: string;
-  matched_amount: string;
-  fee_rate_bps: string;
-  price: string;
-  asset_id: string;
-  outcome: string;
-  side: string;
-}
-
-export interface BuilderTradeOut {
-  id: string;
-  taker_order_id: string;
-  market: string;
-  asset_id: string;
-  side: string;
-  size: string;
-  fee_rate_bps: string;
-  price: string;
-  status: string;
-  outcome: string;
-  maker_address: string;
-  owner: string;
-  transaction_hash: string;
-  match_time: string;
-  last_update: string;
-  bucket_index: number;
-  type: string;
-  maker_orders: MakerOrderOut[];
-}
-
 // ---- history parameters ---------------------------------------------------------------------------------
-
-export const HISTORY_INTERVALS = ['1m', '1h', '6h', '1d', '1w', 'max', 'all'] as const;
-export type HistoryInterval = (typeof HISTORY_INTERVALS)[number];
 
 /** Window length of each interval ending now; '1m' is one month (30 days), as on the platform's charts. */
 const INTERVAL_SECONDS: Record<Exclude<HistoryInterval, 'max' | 'all'>, number> = {
@@ -172,15 +92,10 @@ const INTERVAL_SECONDS: Record<Exclude<HistoryInterval, 'max' | 'all'>, number> 
 
 /** Most buckets one series may span (30 days at 1-minute fidelity fit). */
 export const MAX_HISTORY_POINTS = 50_000;
-/** Fidelity bounds in minutes: one minute to one year. */
-export const MIN_FIDELITY = 1;
-export const MAX_FIDELITY = 525_600;
 /** Samples of one bucket read one by one before deciding whether to skip the rest of it with a seek... */
 const DENSE_BUCKET = 8;
 /** ...which happens when at least this many more samples are expected in the bucket. */
 const SKIP_AT_LEAST = 32;
-/** Token ids per POST /batch-prices-history. */
-export const MAX_HISTORY_MARKETS = 20;
 
 export interface HistoryParams {
   startTs?: number;
@@ -263,7 +178,7 @@ export class MarketDataReader {
   }
 
   /** The token's market and both its tokens, undefined for a token no market has. */
-  marketByToken(tokenId: string): MarketByTokenOut | undefined {
+  marketByToken(tokenId: string): MarketByTokenReply | undefined {
     const t = this.books.tokenOutcome(tokenId);
     const m = t === undefined ? undefined : this.books.market(t.conditionId);
     if (t === undefined || m === undefined) return undefined;
@@ -274,7 +189,7 @@ export class MarketDataReader {
    * The engine's trading parameters of a market in the platform's compact form, undefined for a condition
    * id the engine does not trade. Outcome labels come from the catalog (Yes/No when it has none).
    */
-  clobMarket(conditionId: string): ClobMarketOut | undefined {
+  clobMarket(conditionId: string): ClobMarketReply | undefined {
     const m = this.books.market(conditionId);
     if (m === undefined) return undefined;
     return {
@@ -364,7 +279,7 @@ export class MarketDataReader {
   }
 
   /** Last trade of the token from its own side's view; "" and "" before any trade. */
-  lastTrade(tokenId: string): LastTrade {
+  lastTrade(tokenId: string): LastTradeReply {
     const l = this.books.lastTradePrice(tokenId);
     return l === undefined ? { price: '', side: '' } : { price: formatPips(l.pricePips), side: l.side };
   }
@@ -529,7 +444,7 @@ export class MarketDataReader {
    * The listing walks the most selective index the filters name (trade id, then token, market, wallet,
    * builder code, else all), bounded by the time filters; the other filters are checked on each fill.
    */
-  builderTrades(f: BuilderTradeFilter, offset: number, limit = BUILDER_TRADES_PAGE_SIZE): { rows: BuilderTradeOut[]; next: string } {
+  builderTrades(f: BuilderTradeFilter, offset: number, limit = BUILDER_TRADES_PAGE_SIZE): { rows: BuilderTrade[]; next: string } {
     const fromMs = f.after !== undefined ? (f.after + 1) * 1000 : 0;
     const toMs = f.before !== undefined ? f.before * 1000 : Number.MAX_SAFE_INTEGER;
     const matches = (fill: FillEvent): boolean =>
@@ -556,7 +471,7 @@ export class MarketDataReader {
     else if (f.builderCode !== undefined) [dim, value] = ['builder', f.builderCode];
     const range = builderTradeKeys.range(dim, value, fromMs, toMs);
 
-    const rows: BuilderTradeOut[] = [];
+    const rows: BuilderTrade[] = [];
     let skipped = 0;
     let more = false;
     for (const e of this.md.views.range<BuilderTradeFields>(range.start, range.end)) {
@@ -587,7 +502,7 @@ export class MarketDataReader {
    * A fill in the platform's trade shape, seen from its taker. `x` carries what the fill itself does not:
    * the position among the taker order's fills and both orders' fee rates.
    */
-  tradeOut(f: FillEvent, x: BuilderTradeFields): BuilderTradeOut {
+  tradeOut(f: FillEvent, x: BuilderTradeFields): BuilderTrade {
     const time = new Date(f.ts).toISOString();
     return {
       id: f.tradeId,

@@ -51,6 +51,7 @@
  * flat strings (see `flat`).
  */
 import type { FillEvent } from '../domain/events.ts';
+import type { ClosedPosition, ClosedSort, Position, PositionSort, Trade } from '../edge/schemas/wallets.ts';
 import { formatAsset } from '../domain/ids.ts';
 import { DEFAULT_OUTCOMES } from '../domain/market-rules.ts';
 import { UNITS, UNITS_PER_PIP, parsePips } from '../domain/units.ts';
@@ -69,7 +70,7 @@ import {
   type WalletViewChanges,
 } from '../projections/wallets.ts';
 import type { MarketRec } from '../projections/catalog-index.ts';
-import { getProfile, type CatalogReader, type ProfileOut } from './catalog.ts';
+import { getProfile, type CatalogReader } from './catalog.ts';
 import { EMPTY_TOP, NO_PRICE, currentPricePips, parseBookTop, tight, type BookTop } from './current-price.ts';
 
 /** Lifetime of a catalog metadata entry (jittered between half and all of it). */
@@ -95,68 +96,6 @@ const CHANGED_MARKETS_LIMIT = 100_000;
 const META_SORTS = new Set(['TITLE', 'RESOLVING']);
 /** Sorts whose order follows live prices. */
 const PRICE_SORTS = new Set(['CURRENT', 'CASHPNL', 'PERCENTPNL', 'PRICE']);
-
-// ---- wire shapes (edge/schemas/wallets.ts holds the matching TypeBox schemas; the e2e test checks them) ----
-
-export const POSITION_SORTS = ['CURRENT', 'INITIAL', 'TOKENS', 'CASHPNL', 'PERCENTPNL', 'TITLE', 'RESOLVING', 'PRICE', 'AVGPRICE'] as const;
-export type PositionSort = (typeof POSITION_SORTS)[number];
-export const CLOSED_SORTS = ['REALIZEDPNL', 'TITLE', 'PRICE', 'AVGPRICE', 'TIMESTAMP'] as const;
-export type ClosedSort = (typeof CLOSED_SORTS)[number];
-
-export interface Trade {
-  proxyWallet: string;
-  side: 'BUY' | 'SELL';
-  asset: string;
-  conditionId: string;
-  size: number;
-  price: number;
-  timestamp: number;
-  title: string;
-  slug: string;
-  icon: string;
-  eventSlug: string;
-  outcome: string;
-  outcomeIndex: number;
-  name: string;
-  pseudonym: string;
-  bio: string;
-  profileImage: string;
-  profileImageOptimized: string;
-  transactionHash: string;
-  usdcSize: number;
-}
-
-export interface ClosedPosition {
-  proxyWallet: string;
-  asset: string;
-  conditionId: string;
-  size: number;
-  avgPrice: number;
-  initialValue: number;
-  currentValue: number;
-  cashPnl: number;
-  percentPnl: number;
-  totalBought: number;
-  realizedPnl: number;
-  percentRealizedPnl: number;
-  curPrice: number;
-  redeemable: boolean;
-  mergeable: boolean;
-  title: string;
-  slug: string;
-  icon: string;
-  eventSlug: string;
-  outcome: string;
-  outcomeIndex: number;
-  oppositeOutcome: string;
-  oppositeAsset: string;
-  endDate: string;
-  timestamp: number;
-}
-
-export interface Position extends ClosedPosition {
-  negativeRisk: boolean;
-}
 
 /** What the engine publishes that prices a position. */
 export interface LivePrices {
@@ -1464,7 +1403,7 @@ export class WalletDataReader {
   private profileEntry(wallet: string, now: number): ProfileEntry {
     const hit = this.profiles.get(wallet);
     if (hit !== undefined && now < hit.expiresAt) return hit;
-    const p: ProfileOut = getProfile(this.store, wallet);
+    const p = getProfile(this.store, wallet);
     const q = JSON.stringify;
     const json = `"name":${q(p.name)},"pseudonym":${q(p.pseudonym)},"bio":${q(p.bio)},"profileImage":${q(p.profileImage)},"profileImageOptimized":${q(p.profileImageOptimized)}`;
     if (hit !== undefined && hit.json === json) {

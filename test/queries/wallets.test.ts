@@ -17,7 +17,8 @@ import { CatalogWriter } from '../../src/projections/catalog.ts';
 import { ViewStore } from '../../src/projections/projector.ts';
 import { TRADES_PROJECTION, WalletPositionsProjection, WalletTradesProjection } from '../../src/projections/wallets.ts';
 import { CatalogReader } from '../../src/queries/catalog.ts';
-import { META_TTL_MS, PROFILE_TTL_MS, WalletDataReader, mulMicro, percent4, type ClosedSort, type LivePrices, type PositionSort, type PositionsParams, type RunLimits, type TradesParams } from '../../src/queries/wallets.ts';
+import type { ClosedSort, PositionSort } from '../../src/edge/schemas/wallets.ts';
+import { META_TTL_MS, PROFILE_TTL_MS, WalletDataReader, mulMicro, percent4, type LivePrices, type PositionsParams, type RunLimits, type TradesParams } from '../../src/queries/wallets.ts';
 import { ManualClock } from '../../src/runtime/clock.ts';
 
 const U = 1_000_000;
