@@ -4,7 +4,7 @@
  * Query parameters arrive as text; validate.ts converts each by its schema kind (integers, numbers,
  * booleans, comma lists) and the data group answers `unknown_field: <name>` for a parameter not listed
  * here, `missing_field: <name>` for an absent required one and `invalid_field: <name>` for a bad value
- * (type, range, enum, pattern, length). Defaults are applied by the route (queries/wallets.ts documents
+ * (type, range, enum, pattern, length). Defaults are applied by the route (queries/wallets/ documents
  * every number). Field decisions are in docs/decisions.md ("Wallet data").
  */
 import { Type, type Static } from '@sinclair/typebox';
