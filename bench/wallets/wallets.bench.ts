@@ -17,7 +17,7 @@
  *     last event. Each range is written in key order in a few big synchronous transactions (LMDB takes
  *     sorted inserts far faster; about 45 s on the 2-vCPU machine of the report). Not written: the journal
  *     records themselves (the queries never read them). Nothing is above the committed cursors, so no
- *     trade is read from the overlay of queued writes (test/queries/wallets.test.ts covers that path).
+ *     trade is read from the overlay of queued writes (test/queries/wallets/reader.test.ts covers that path).
  *   - Live prices: every token has a published book snapshot (five levels a side, best last, as the
  *     shards publish it) and a last trade; a few books are wider than 0.10 so the last trade is used.
  * The server is the real HTTP edge (edge/server.ts) with the real wallet routes on that store (rate
@@ -44,7 +44,7 @@
  *   three markets with filterType=CASH&filterAmount=5, the global feed with side=SELL&filterType=TOKENS&
  *   filterAmount=20, the global feed at offset 1,000, another wallet with takerOnly=false; limit 100.
  *   Pages repeat, as polling clients' do: after the warm-up, position pages and trade rows come from their
- *   caches (see queries/wallets.ts). Two variants are reported beside the target, not held to it:
+ *   caches (see queries/wallets/). Two variants are reported beside the target, not held to it:
  *   /positions while 50 random books are republished every 10 ms (a live market: the price sorts must
  *   re-check and re-sort), and /trades over 2,000 distinct pages, twice the rendered-row cache, so every
  *   row is rendered cold (a random fill read and its formatting).
@@ -96,7 +96,9 @@ import {
   type ViewWriter,
 } from '../../src/projections/wallets.ts';
 import { CatalogReader } from '../../src/queries/catalog.ts';
-import { WalletDataReader, POSITION_SORTS, type LivePrices } from '../../src/queries/wallets.ts';
+import { POSITION_SORTS } from '../../src/edge/schemas/wallets.ts';
+import type { LivePrices } from '../../src/queries/wallets/position-prices.ts';
+import { WalletDataReader } from '../../src/queries/wallets/reader.ts';
 import { systemClock } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';

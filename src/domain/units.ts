@@ -11,6 +11,8 @@ export const UNIT_DECIMALS = 6;
 export const UNITS = 1_000_000;
 export const PIP_DECIMALS = 4;
 export const PIPS = 10_000;
+/** A price in pips times this is the price in units (micro-USDC) per token. */
+export const UNITS_PER_PIP = UNITS / PIPS;
 
 const DECIMAL = /^(\d{1,16})(?:\.(\d+))?$/;
 

@@ -23,6 +23,7 @@
  */
 import { apiError, type ApiError } from '../domain/errors.ts';
 import { ZERO_BYTES32, parseTokenId } from '../domain/ids.ts';
+import { GTD_MIN_LEAD_SECONDS } from '../domain/market-rules.ts';
 import { parseIntegerUnits } from '../domain/units.ts';
 import { nowSeconds, type Clock } from '../runtime/clock.ts';
 import type { Config } from '../runtime/config.ts';
@@ -66,9 +67,6 @@ export interface OrderCaller {
   /** Lowercase address of the API key. */
   address: string;
 }
-
-/** GTD expirations closer than this are refused (the platform's one-minute security threshold). */
-export const GTD_MIN_LEAD_SECONDS = 60;
 
 export function orderDomainsOf(auth: Config['auth']): OrderDomains {
   const d = (x: Config['auth']['orderDomain']): OrderDomain => ({ name: x.name, version: x.version, chainId: auth.chainId, verifyingContract: x.verifyingContract });

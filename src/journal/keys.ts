@@ -139,7 +139,7 @@ export const catalogMetaKeys = {
 /** Admin-set display profile of a wallet, by lowercase address. */
 export const profileKey = (address: string): string => address;
 
-// ==== wallet data views (db `views`, projections/wallets.ts, queries/wallets.ts) ===================
+// ==== wallet data views (db `views`, projections/wallets.ts, queries/wallets/) =====================
 // Written by the wallet projections through the ViewStore, read by the wallet data queries. Wallets are
 // lowercase addresses. A trade row is one party's side of a fill: role 0 = taker, 1 = maker; its entry
 // carries what the row filters need ([side 0 BUY | 1 SELL, size units, usdc units, and on the per-wallet

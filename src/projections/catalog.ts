@@ -21,6 +21,7 @@
 import { encodePacked, hexToBigInt, keccak256 } from 'viem';
 import { apiError, type ApiError } from '../domain/errors.ts';
 import { parseTokenId, ZERO_ADDRESS } from '../domain/ids.ts';
+import { DEFAULT_OUTCOMES, LOT_UNITS } from '../domain/market-rules.ts';
 import { formatScaled, parseScaled, parseUnits, tickToPips, type TickSize, UNITS } from '../domain/units.ts';
 import type { Store } from '../journal/env.ts';
 import { catalogIx, catalogKey, catalogMetaKeys, profileKey, type CatalogKind, type Key } from '../journal/keys.ts';
@@ -76,8 +77,6 @@ export type MarketsListener = (markets: TradingMarket[]) => void;
 export const CATALOG_ORACLE = ZERO_ADDRESS as `0x${string}`;
 const DEFAULT_TICK: TickSize = '0.01';
 const DEFAULT_MIN_SIZE_UNITS = 5 * UNITS;
-/** Engine lots are 0.01 token: a minimum size must be a whole number of lots. */
-const LOT_UNITS = UNITS / 100;
 const MAX_METADATA_CHARS = 16 * 1024;
 const EMPTY = Buffer.alloc(0);
 const IGNORE_UPDATED_AT: ReadonlySet<string> = new Set(['updatedAt']);
@@ -540,7 +539,7 @@ class Planner {
     if (old && old.conditionId !== conditionId) this.problem(`${path}.conditionId`, `market ${id} has condition id ${old.conditionId}; it cannot change`);
     if (old && old.eventId !== ev.id) this.problem(path, `market ${id} belongs to event ${old.eventId}`);
 
-    let outcomes: [string, string] = ['Yes', 'No'];
+    let outcomes: [string, string] = [DEFAULT_OUTCOMES[0], DEFAULT_OUTCOMES[1]];
     if (present(m.outcomes)) {
       const pair = stringPair(m.outcomes, `${path}.outcomes`, problems);
       if (pair) {

@@ -41,18 +41,15 @@
  * rows from before a write it could already read through the ViewStore overlay.
  */
 import type { FillEvent, JournalEvent, SideName } from '../domain/events.ts';
+import { UNITS, UNITS_PER_PIP } from '../domain/units.ts';
 import { MAKER_ROLE, TAKER_ROLE, walletViewKeys, type Key } from '../journal/keys.ts';
 import type { Projection } from './projector.ts';
 
 export const POSITIONS_PROJECTION = 'wallet-positions';
 export const TRADES_PROJECTION = 'wallet-trades';
 
-/** Micro-USDC per token (10^-6): the fixed point of prices and averages inside positions. */
-export const MICRO = 1_000_000;
-/** A price in pips (10^-4) times this is micro-USDC. */
-export const PIP_TO_MICRO = 100;
-/** Split and merge count as trades at 0.5. */
-const HALF_MICRO = 500_000;
+/** Split and merge count as trades at 0.5 (prices and averages inside positions are micro-USDC per token). */
+const HALF_MICRO = UNITS / 2;
 
 export interface PositionState {
   /** Journal seq of the last event applied to this position. */
@@ -147,8 +144,8 @@ function weightedAverage(avg: number, size: number, price: number, q: number): n
 /** trunc(q * diff / 10^6) exactly (diff may be negative). */
 function realizedOf(q: number, diff: number): number {
   const p = q * diff;
-  if (Number.isSafeInteger(p)) return Math.trunc(p / MICRO);
-  return Number((BigInt(q) * BigInt(diff)) / BigInt(MICRO));
+  if (Number.isSafeInteger(p)) return Math.trunc(p / UNITS);
+  return Number((BigInt(q) * BigInt(diff)) / BigInt(UNITS));
 }
 
 /** Applies a buy of `q` units at `price` micro-USDC to `s` (mutates). */
@@ -226,7 +223,7 @@ export class WalletPositionsProjection implements Projection {
       case 'redeem':
         for (const o of [0, 1] as const) {
           const q = e.burned[o];
-          if (q > 0) this.update(e.wallet, e.conditionId, o, e.seq, e.ts, (s) => applySell(s, q, o === e.winningOutcome ? MICRO : 0, e.ts));
+          if (q > 0) this.update(e.wallet, e.conditionId, o, e.seq, e.ts, (s) => applySell(s, q, o === e.winningOutcome ? UNITS : 0, e.ts));
         }
         return;
       default:
@@ -235,7 +232,7 @@ export class WalletPositionsProjection implements Projection {
   }
 
   private side(s: PositionState, f: FillEvent, side: SideName, pricePips: number): void {
-    const price = pricePips * PIP_TO_MICRO;
+    const price = pricePips * UNITS_PER_PIP;
     if (side === 'BUY') applyBuy(s, f.size, price, f.ts);
     else applySell(s, f.size, price, f.ts);
   }

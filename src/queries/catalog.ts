@@ -11,10 +11,24 @@
  *                        larger, by checking each candidate's stored search document.
  *   GET /markets         the id-ordered market list of a scope, read at the cursor's offset.
  *
- * Shapes returned here are the wire forms of edge/schemas/catalog.ts (test/queries/catalog.test.ts
- * checks every one against its schema); field decisions are in docs/decisions.md ("Catalog").
+ * Shapes returned here are the wire forms of edge/schemas/catalog.ts, typed by its schemas
+ * (test/queries/catalog.test.ts checks every one against its schema); field decisions are in
+ * docs/decisions.md ("Catalog").
  */
 import { UNITS } from '../domain/units.ts';
+import type { Profile } from '../edge/schemas/admin.ts';
+import type {
+  EventListItem,
+  EventSlugForm,
+  EventSummary,
+  MarketBook,
+  MarketCatalog,
+  MarketWithEvents,
+  SamplingMarket,
+  SearchResult,
+  Series,
+  Tag,
+} from '../edge/schemas/catalog.ts';
 import type { Store } from '../journal/env.ts';
 import { catalogIx, catalogKey, catalogMetaKeys, catalogRange, profileKey, type CatalogKind, type Key } from '../journal/keys.ts';
 import {
@@ -42,157 +56,14 @@ import {
 } from '../projections/catalog-index.ts';
 import { firstIndexedId, toTradingMarket } from '../projections/catalog.ts';
 
-/** Current price of a token: last trade, else midpoint (undefined when the engine knows neither). */
+/**
+ * Current price of a token by the rule of queries/current-price.ts (midpoint, last trade past a 0.10
+ * spread, wide midpoint); undefined when the engine knows none.
+ */
 export type PriceSource = (tokenId: string) => number | undefined;
 
-// ---- wire shapes ----------------------------------------------------------------------------------
-
-export interface TagOut {
-  id: string;
-  label: string;
-  slug: string;
-  requiresTranslation: boolean;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export type SeriesOut = SeriesRec;
-
-export interface EventCoreOut {
-  id: string;
-  ticker: string;
-  slug: string;
-  title: string;
-  description: string;
-  resolutionSource: string;
-  startDate: string;
-  endDate: string;
-  image: string;
-  icon: string;
-  active: boolean;
-  closed: boolean;
-  archived: boolean;
-  negRisk: boolean;
-  creator: string;
-  createdAt: string;
-  updatedAt: string;
-}
-
-export type EventSummaryOut = EventCoreOut & { creationDate: string };
-export type EventListOut = EventCoreOut & { tags: TagOut[] };
-
-export interface MarketCatalogOut {
-  id: string;
-  question: string;
-  conditionId: string;
-  questionID: string;
-  slug: string;
-  resolutionSource: string;
-  image: string;
-  icon: string;
-  description: string;
-  outcomes: string;
-  outcomePrices: string;
-  clobTokenIds: string;
-  startDate: string;
-  endDate: string;
-  createdAt: string;
-  updatedAt: string;
-  active: boolean;
-  closed: boolean;
-  archived: boolean;
-  enableOrderBook: boolean;
-  acceptingOrders: boolean;
-  acceptingOrdersTimestamp: string;
-  orderPriceMinTickSize: number;
-  orderMinSize: number;
-  negRisk: boolean;
-  negRiskMarketID: string;
-  negRiskRequestID: string;
-  makerBaseFee: number;
-  takerBaseFee: number;
-  rewardsMinSize: number;
-  rewardsMaxSpread: number;
-  clobRewards: { assetAddress: string; rewardsDailyRate: number }[];
-  creator: string;
-  marketMakerAddress: string;
-  gameStartTime: string;
-  notificationsEnabled: boolean;
-  groupItemTitle: string;
-  rawMetadata: Record<string, unknown>;
-}
-
-export type MarketWithEventsOut = MarketCatalogOut & { events: EventSummaryOut[] };
-
-export type EventSlugOut = EventSummaryOut & {
-  tags: TagOut[];
-  series: SeriesOut[];
-  markets: MarketCatalogOut[];
-  eventMetadata: Record<string, unknown>;
-};
-
-export interface MarketBookOut {
-  enable_order_book: boolean;
-  active: boolean;
-  closed: boolean;
-  archived: boolean;
-  accepting_orders: boolean;
-  accepting_order_timestamp: string;
-  minimum_order_size: number;
-  minimum_tick_size: number;
-  condition_id: string;
-  question_id: string;
-  question: string;
-  description: string;
-  market_slug: string;
-  end_date_iso: string;
-  game_start_time: string;
-  seconds_delay: number;
-  fpmm: string;
-  maker_base_fee: number;
-  taker_base_fee: number;
-  notifications_enabled: boolean;
-  neg_risk: boolean;
-  neg_risk_market_id: string;
-  neg_risk_request_id: string;
-  icon: string;
-  image: string;
-  rewards: { rates: { asset_address: string; rewards_daily_rate: number }[]; min_size: number; max_spread: number };
-  is_50_50_outcome: boolean;
-  tokens: { token_id: string; outcome: string; price: number; winner: boolean }[];
-  tags: string[];
-}
-
-export type SamplingStatus = 'active' | 'paused' | 'closed' | 'resolved';
-
-export interface SamplingMarketOut {
-  condition_id: string;
-  status: SamplingStatus;
-  question: string;
-  slug: string;
-  description: string;
-  neg_risk: boolean;
-  market_id: number;
-  assets_ids: string[];
-  outcomes: string[];
-  event: { id: string; slug: string; title: string; ticker: string; description: string };
-  raw_metadata: Record<string, unknown>;
-}
-
-export interface SearchOut {
-  events: { id: string; ticker: string; slug: string; title: string }[];
-  tags: { id: string; label: string; slug: string; event_count: number }[];
-  pagination: { hasMore: boolean; totalResults: number };
-}
-
-export interface ProfileOut {
-  address: string;
-  name: string;
-  pseudonym: string;
-  bio: string;
-  profileImage: string;
-  profileImageOptimized: string;
-}
+/** An event's fields shared by every form of it. */
+type EventCore = Omit<EventSummary, 'creationDate'>;
 
 // ---- query parameters -----------------------------------------------------------------------------
 
@@ -374,7 +245,7 @@ export class CatalogReader {
    */
   private generation = -1;
   private readonly listJson = new Map<number, string>();
-  private readonly tagForms = new Map<string, TagOut | null>();
+  private readonly tagForms = new Map<string, Tag | null>();
   /** Ranked search results by creator and query words (see rankedEvents). */
   private readonly searchCache = new Map<string, { ids: number[]; total: number }>();
 
@@ -431,12 +302,12 @@ export class CatalogReader {
 
   // ---- forms ----
 
-  tagOut(t: TagRec): TagOut {
+  tagOut(t: TagRec): Tag {
     return { id: t.id, label: t.label, slug: t.slug, requiresTranslation: t.requiresTranslation, createdAt: t.createdAt, updatedAt: t.updatedAt };
   }
 
-  private tagsOf(e: EventRec): TagOut[] {
-    const out: TagOut[] = [];
+  private tagsOf(e: EventRec): Tag[] {
+    const out: Tag[] = [];
     for (const id of e.tagIds) {
       let t = this.tagForms.get(id);
       if (t === undefined) {
@@ -449,7 +320,7 @@ export class CatalogReader {
     return out;
   }
 
-  private eventCore(e: EventRec): EventCoreOut {
+  private eventCore(e: EventRec): EventCore {
     return {
       id: e.id,
       ticker: e.ticker,
@@ -471,21 +342,21 @@ export class CatalogReader {
     };
   }
 
-  eventSummary(e: EventRec): EventSummaryOut {
+  eventSummary(e: EventRec): EventSummary {
     return { ...this.eventCore(e), creationDate: e.creationDate };
   }
 
-  eventListItem(e: EventRec): EventListOut {
+  eventListItem(e: EventRec): EventListItem {
     return { ...this.eventCore(e), tags: this.tagsOf(e) };
   }
 
-  eventSlugForm(e: EventRec): EventSlugOut {
-    const series: SeriesOut[] = [];
+  eventSlugForm(e: EventRec): EventSlugForm {
+    const series: Series[] = [];
     for (const id of e.seriesIds) {
       const s = this.rec<SeriesRec>('series', id);
       if (s) series.push(s);
     }
-    const markets: MarketCatalogOut[] = [];
+    const markets: MarketCatalog[] = [];
     for (const id of e.marketIds) {
       const m = this.market(id);
       if (m) markets.push(this.marketCatalog(m));
@@ -502,7 +373,7 @@ export class CatalogReader {
     return seed === undefined ? 0 : Number(seed);
   }
 
-  marketCatalog(m: MarketRec): MarketCatalogOut {
+  marketCatalog(m: MarketRec): MarketCatalog {
     return {
       id: m.id,
       question: m.question,
@@ -545,12 +416,12 @@ export class CatalogReader {
     };
   }
 
-  marketWithEvents(m: MarketRec): MarketWithEventsOut {
+  marketWithEvents(m: MarketRec): MarketWithEvents {
     const e = this.event(m.eventId);
     return { ...this.marketCatalog(m), events: e ? [this.eventSummary(e)] : [] };
   }
 
-  marketBook(m: MarketRec, tagLabels: (eventId: string) => string[]): MarketBookOut {
+  marketBook(m: MarketRec, tagLabels: (eventId: string) => string[]): MarketBook {
     return {
       enable_order_book: m.enableOrderBook,
       active: m.active,
@@ -593,13 +464,13 @@ export class CatalogReader {
     };
   }
 
-  samplingStatus(m: MarketRec): SamplingStatus {
+  samplingStatus(m: MarketRec): SamplingMarket['status'] {
     if (m.winner >= 0) return 'resolved';
     if (m.closed) return 'closed';
     return m.acceptingOrders ? 'active' : 'paused';
   }
 
-  samplingMarket(m: MarketRec): SamplingMarketOut {
+  samplingMarket(m: MarketRec): SamplingMarket {
     const e = this.event(m.eventId);
     return {
       condition_id: m.conditionId,
@@ -618,7 +489,7 @@ export class CatalogReader {
 
   // ---- slug lookups ----
 
-  eventBySlug(slug: string, creator?: string): EventSlugOut | undefined {
+  eventBySlug(slug: string, creator?: string): EventSlugForm | undefined {
     this.fresh();
     const id = firstIndexedId(this.store, catalogIx.eventSlugRange(slug));
     const e = id === undefined ? undefined : this.event(id);
@@ -626,7 +497,7 @@ export class CatalogReader {
     return this.eventSlugForm(e);
   }
 
-  marketBySlug(slug: string, creator?: string): MarketWithEventsOut | undefined {
+  marketBySlug(slug: string, creator?: string): MarketWithEvents | undefined {
     this.fresh();
     const id = firstIndexedId(this.store, catalogIx.marketSlugRange(slug));
     const m = id === undefined ? undefined : this.market(id);
@@ -637,7 +508,7 @@ export class CatalogReader {
   // ---- GET /events ----
 
   /** GET /events rows as objects. */
-  listEvents(p: EventListParams): EventListOut[] {
+  listEvents(p: EventListParams): EventListItem[] {
     this.fresh();
     const { ids, load } = this.listEventIds(p);
     return ids.map((id) => this.eventListItem(load(id)));
@@ -760,7 +631,7 @@ export class CatalogReader {
 
   // ---- GET /tags ----
 
-  listTags(p: TagListParams): TagOut[] {
+  listTags(p: TagListParams): Tag[] {
     this.fresh();
     const explicit = p.order.length > 0;
     const descending = !(p.ascending ?? !explicit);
@@ -794,7 +665,7 @@ export class CatalogReader {
     return { data, more: keys.length > MARKETS_PAGE_SIZE };
   }
 
-  marketsPage(offset: number, creator?: string): Page<MarketBookOut> {
+  marketsPage(offset: number, creator?: string): Page<MarketBook> {
     this.fresh();
     const page = this.marketPage(catalogIx.marketListRange(creator !== undefined ? scopeCreator(creator) : scopeAll), offset);
     const labels = new Map<string, string[]>();
@@ -810,14 +681,14 @@ export class CatalogReader {
     return { data: page.data.map((m) => this.marketBook(m, tagLabels)), more: page.more };
   }
 
-  samplingPage(offset: number, creator?: string): Page<SamplingMarketOut> {
+  samplingPage(offset: number, creator?: string): Page<SamplingMarket> {
     const page = this.marketPage(catalogIx.marketSamplingRange(creator !== undefined ? scopeCreator(creator) : scopeAll), offset);
     return { data: page.data.map((m) => this.samplingMarket(m)), more: page.more };
   }
 
   // ---- GET /public-search ----
 
-  search(p: SearchParams): SearchOut {
+  search(p: SearchParams): SearchResult {
     this.fresh();
     const words = queryWords(p.q);
     const from = (p.page - 1) * p.limitPerType;
@@ -1010,9 +881,9 @@ function partitionByFlags(codes: number[], flags: StatusFlag[], descending: bool
 }
 
 /** A wallet's admin-set display profile; every field "" when none was set. */
-export function getProfile(store: Store, address: string): ProfileOut {
+export function getProfile(store: Store, address: string): Profile {
   const a = address.toLowerCase();
-  const p = store.profiles.get(profileKey(a)) as Partial<ProfileOut> | undefined;
+  const p = store.profiles.get(profileKey(a)) as Partial<Profile> | undefined;
   return {
     address: a,
     name: p?.name ?? '',

@@ -16,15 +16,28 @@
  * maintains, through its RangeOverlay (the writes of the last, not yet committed, transaction included).
  * Rules (bucketing, defaults, bounds, field sources) are in docs/decisions.md, "Market data".
  *
- * Shapes returned here are the wire forms of edge/schemas/market-data.ts.
+ * Shapes returned here are the wire forms of edge/schemas/market-data.ts, typed by its schemas. Quotes and
+ * the display price follow one rule with the wallets' positions (current-price.ts).
  */
 import { apiError } from '../domain/errors.ts';
 import { END_CURSOR, encodeCursor } from '../domain/cursor.ts';
 import type { FillEvent } from '../domain/events.ts';
+import { DEFAULT_OUTCOMES } from '../domain/market-rules.ts';
+import { MIN_FIDELITY, type HistoryInterval } from '../domain/price-history.ts';
+import { PIPS, formatPips, formatScaled, formatUnits, pipsToNumber, unitsToNumber } from '../domain/units.ts';
+import type {
+  BuilderTrade,
+  ClobMarketReply,
+  FeeCurve,
+  HistoryPoint,
+  LastTradeReply,
+  MarketByTokenReply,
+  Quote,
+} from '../edge/schemas/market-data.ts';
 import { readFill } from '../journal/fill-codec.ts';
-import { PIPS, formatPips, formatScaled, formatUnits, parsePips, pipsToNumber, unitsToNumber } from '../domain/units.ts';
 import { builderTradeKeys, priceKey, type BuilderTradeDim } from '../journal/keys.ts';
 import type { BuilderTradeFields, BuilderTradeIdEntry, MarketDataStore } from '../projections/market-data.ts';
+import { EMPTY_TOP, NO_PRICE, currentPricePips, midpointPips, parseBookTop, tight, twoSided, type BookTop } from './current-price.ts';
 
 // ---- what the engine provides (engine/engine.ts's Engine satisfies it) -------------------------------------
 
@@ -66,100 +79,7 @@ const SNAPSHOT_WAIT_MS = 2000;
 /** Outcome labels of a market from the catalog, undefined when the catalog does not hold it. */
 export type OutcomeLabels = (conditionId: string) => readonly [string, string] | undefined;
 
-/** Labels of a binary market the catalog does not describe: the catalog's own import default. */
-const DEFAULT_OUTCOMES = ['Yes', 'No'] as const;
-
-// ---- wire shapes ----------------------------------------------------------------------------------------
-
-export interface Quote {
-  BUY: string;
-  SELL: string;
-}
-
-export interface LastTrade {
-  price: string;
-  side: string;
-}
-
-/** GET /markets-by-token/{token_id}: the token's market and both of its tokens (outcome 0 is primary). */
-export interface MarketByTokenOut {
-  condition_id: string;
-  primary_token_id: string;
-  secondary_token_id: string;
-}
-
-/**
- * The platform's fee curve, `fee = r * (p * (1 - p))^e` USDC per token at price p; `to` = only takers pay.
- * The platform client reads it only to hold back a BUY's fee when it sizes an order to a balance.
- */
-export interface FeeCurve {
-  r: number;
-  e: number;
-  to: boolean;
-}
-
-/** GET /clob-markets/{condition_id}, in the platform's abbreviated keys (the client's MarketDetails type). */
-export interface ClobMarketOut {
-  /** condition id */
-  c: string;
-  /** tokens in outcome order: token id and outcome label */
-  t: { t: string; o: string }[];
-  /** minimum tick size */
-  mts: number;
-  /** neg risk */
-  nr: boolean;
-  /** minimum order size in tokens */
-  mos: number;
-  /** maker and taker base fee in basis points, exactly as the engine charges them */
-  mbf: number;
-  tbf: number;
-  fd: FeeCurve;
-  /** accepting orders */
-  ao: boolean;
-}
-
-export interface HistoryPoint {
-  t: number;
-  p: number;
-}
-
-export interface MakerOrderOut {
-  order_id: string;
-  maker_address: string;
-  owner: string;
-  matched_amount: string;
-  fee_rate_bps: string;
-  price: string;
-  asset_id: string;
-  outcome: string;
-  side: string;
-}
-
-export interface BuilderTradeOut {
-  id: string;
-  taker_order_id: string;
-  market: string;
-  asset_id: string;
-  side: string;
-  size: string;
-  fee_rate_bps: string;
-  price: string;
-  status: string;
-  outcome: string;
-  maker_address: string;
-  owner: string;
-  transaction_hash: string;
-  match_time: string;
-  last_update: string;
-  bucket_index: number;
-  type: string;
-  maker_orders: MakerOrderOut[];
-}
-
 // ---- history parameters ---------------------------------------------------------------------------------
-
-export const HISTORY_INTERVALS = ['1m', '1h', '6h', '1d', '1w', 'max', 'all'] as const;
-export type HistoryInterval = (typeof HISTORY_INTERVALS)[number];
 
 /** Window length of each interval ending now; '1m' is one month (30 days), as on the platform's charts. */
 const INTERVAL_SECONDS: Record<Exclude<HistoryInterval, 'max' | 'all'>, number> = {
@@ -172,15 +92,10 @@ const INTERVAL_SECONDS: Record<Exclude<HistoryInterval, 'max' | 'all'>, number> 
 
 /** Most buckets one series may span (30 days at 1-minute fidelity fit). */
 export const MAX_HISTORY_POINTS = 50_000;
-/** Fidelity bounds in minutes: one minute to one year. */
-export const MIN_FIDELITY = 1;
-export const MAX_FIDELITY = 525_600;
 /** Samples of one bucket read one by one before deciding whether to skip the rest of it with a seek... */
 const DENSE_BUCKET = 8;
 /** ...which happens when at least this many more samples are expected in the bucket. */
 const SKIP_AT_LEAST = 32;
-/** Token ids per POST /batch-prices-history. */
-export const MAX_HISTORY_MARKETS = 20;
 
 export interface HistoryParams {
   startTs?: number;
@@ -233,12 +148,10 @@ export interface BuilderTradeFilter {
 
 // ---- the reader -----------------------------------------------------------------------------------------
 
-interface Top {
+/** The top of a token's published book (NO_PRICE for an empty side), parsed once per snapshot version. */
+interface Top extends BookTop {
   version: number;
-  /** Best bid and ask in pips; 0 = that side is empty. */
-  bid: number;
-  ask: number;
-  /** Their wire form, formatted once per version (shared: never mutated). */
+  /** Its wire form, formatted once per version (shared: never mutated). */
   quote: Readonly<Quote>;
 }
 
@@ -265,7 +178,7 @@ export class MarketDataReader {
   }
 
   /** The token's market and both its tokens, undefined for a token no market has. */
-  marketByToken(tokenId: string): MarketByTokenOut | undefined {
+  marketByToken(tokenId: string): MarketByTokenReply | undefined {
     const t = this.books.tokenOutcome(tokenId);
     const m = t === undefined ? undefined : this.books.market(t.conditionId);
     if (t === undefined || m === undefined) return undefined;
@@ -276,7 +189,7 @@ export class MarketDataReader {
    * The engine's trading parameters of a market in the platform's compact form, undefined for a condition
    * id the engine does not trade. Outcome labels come from the catalog (Yes/No when it has none).
    */
-  clobMarket(conditionId: string): ClobMarketOut | undefined {
+  clobMarket(conditionId: string): ClobMarketReply | undefined {
     const m = this.books.market(conditionId);
     if (m === undefined) return undefined;
     return {
@@ -332,19 +245,15 @@ export class MarketDataReader {
     return this.books.bookSnapshot(tokenId)?.json;
   }
 
-  /** Best bid and ask in pips (0 = empty side), undefined without a snapshot. */
+  /** Best bid and ask in pips (NO_PRICE = empty side), undefined without a snapshot. */
   top(tokenId: string): Top | undefined {
     const snap = this.books.bookSnapshot(tokenId);
     if (snap === undefined) return undefined;
     let t = this.tops.get(tokenId);
     if (t === undefined || t.version !== snap.version) {
-      // Allocates: once per snapshot version. Bids ascend and asks descend, so the best is the last level.
-      const book = JSON.parse(snap.json) as { bids: { price: string }[]; asks: { price: string }[] };
-      const bestBid = book.bids[book.bids.length - 1];
-      const bestAsk = book.asks[book.asks.length - 1];
-      const bid = bestBid ? (parsePips(bestBid.price) ?? 0) : 0;
-      const ask = bestAsk ? (parsePips(bestAsk.price) ?? 0) : 0;
-      const quote = Object.freeze({ BUY: bid > 0 ? formatPips(bid) : '', SELL: ask > 0 ? formatPips(ask) : '' });
+      // Allocates: once per snapshot version.
+      const { bid, ask } = parseBookTop(snap.json);
+      const quote = Object.freeze({ BUY: bid !== NO_PRICE ? formatPips(bid) : '', SELL: ask !== NO_PRICE ? formatPips(ask) : '' });
       t = { version: snap.version, bid, ask, quote };
       this.tops.set(tokenId, t);
     }
@@ -359,33 +268,33 @@ export class MarketDataReader {
   /** Midpoint in pips (may end in .5), undefined unless both sides have orders. */
   midpointPips(tokenId: string): number | undefined {
     const t = this.top(tokenId);
-    return t !== undefined && t.bid > 0 && t.ask > 0 ? (t.bid + t.ask) / 2 : undefined;
+    const mid = t === undefined ? NO_PRICE : midpointPips(t);
+    return mid === NO_PRICE ? undefined : mid;
   }
 
   /** The midpoint as a minimal decimal string (half a pip is a fifth decimal), "" unless both sides exist. */
   midpoint(tokenId: string): string {
     const t = this.top(tokenId);
-    return t !== undefined && t.bid > 0 && t.ask > 0 ? formatScaled((t.bid + t.ask) * 5, 5) : '';
+    return t !== undefined && twoSided(t) ? formatScaled((t.bid + t.ask) * 5, 5) : '';
   }
 
   /** Last trade of the token from its own side's view; "" and "" before any trade. */
-  lastTrade(tokenId: string): LastTrade {
+  lastTrade(tokenId: string): LastTradeReply {
     const l = this.books.lastTradePrice(tokenId);
     return l === undefined ? { price: '', side: '' } : { price: formatPips(l.pricePips), side: l.side };
   }
 
   /**
-   * The price a market list shows for a token (DESIGN section 7, curPrice): the midpoint, or the last
-   * trade when the spread is wider than 0.10; the midpoint again if it never traded; undefined when there
-   * is neither a two-sided book nor a trade.
+   * The price a market list shows for a token (DESIGN section 7, curPrice; the rule is current-price.ts's):
+   * the midpoint, or the last trade when the spread is wider than 0.10; the midpoint again if it never
+   * traded; undefined when there is neither a two-sided book nor a trade.
    */
   displayPrice(tokenId: string): number | undefined {
-    const t = this.top(tokenId);
-    const twoSided = t !== undefined && t.bid > 0 && t.ask > 0;
-    if (twoSided && t.ask - t.bid <= PIPS / 10) return (t.bid + t.ask) / 2 / PIPS;
-    const last = this.books.lastTradePrice(tokenId);
-    if (last !== undefined) return last.pricePips / PIPS;
-    return twoSided ? (t.bid + t.ask) / 2 / PIPS : undefined;
+    const t = this.top(tokenId) ?? EMPTY_TOP;
+    // While the book is tight its last trade cannot matter: the engine is not asked for it.
+    const last = tight(t) ? NO_PRICE : (this.books.lastTradePrice(tokenId)?.pricePips ?? NO_PRICE);
+    const p = currentPricePips(t, last);
+    return p === NO_PRICE ? undefined : p / PIPS;
   }
 
   // ---- price history ----
@@ -535,7 +444,7 @@ export class MarketDataReader {
    * The listing walks the most selective index the filters name (trade id, then token, market, wallet,
    * builder code, else all), bounded by the time filters; the other filters are checked on each fill.
    */
-  builderTrades(f: BuilderTradeFilter, offset: number, limit = BUILDER_TRADES_PAGE_SIZE): { rows: BuilderTradeOut[]; next: string } {
+  builderTrades(f: BuilderTradeFilter, offset: number, limit = BUILDER_TRADES_PAGE_SIZE): { rows: BuilderTrade[]; next: string } {
     const fromMs = f.after !== undefined ? (f.after + 1) * 1000 : 0;
     const toMs = f.before !== undefined ? f.before * 1000 : Number.MAX_SAFE_INTEGER;
     const matches = (fill: FillEvent): boolean =>
@@ -562,7 +471,7 @@ export class MarketDataReader {
     else if (f.builderCode !== undefined) [dim, value] = ['builder', f.builderCode];
     const range = builderTradeKeys.range(dim, value, fromMs, toMs);
 
-    const rows: BuilderTradeOut[] = [];
+    const rows: BuilderTrade[] = [];
     let skipped = 0;
     let more = false;
     for (const e of this.md.views.range<BuilderTradeFields>(range.start, range.end)) {
@@ -593,7 +502,7 @@ export class MarketDataReader {
    * A fill in the platform's trade shape, seen from its taker. `x` carries what the fill itself does not:
    * the position among the taker order's fills and both orders' fee rates.
    */
-  tradeOut(f: FillEvent, x: BuilderTradeFields): BuilderTradeOut {
+  tradeOut(f: FillEvent, x: BuilderTradeFields): BuilderTrade {
     const time = new Date(f.ts).toISOString();
     return {
       id: f.tradeId,

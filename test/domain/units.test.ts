@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { formatPips, formatUnits, parseIntegerUnits, parsePips, parseUnits } from '../../src/domain/units.ts';
+import { UNITS_PER_PIP, formatPips, formatUnits, parseIntegerUnits, parsePips, parseUnits } from '../../src/domain/units.ts';
 
 const parseCases = [
   { name: 'whole', input: '12', units: 12_000_000 },
@@ -38,4 +38,8 @@ test('integer base units refuse signs, decimals and unsafe values', () => {
   assert.equal(parseIntegerUnits('1.5'), undefined);
   assert.equal(parseIntegerUnits('-5'), undefined);
   assert.equal(parseIntegerUnits(''), undefined);
+});
+
+test('a price in pips times UNITS_PER_PIP is the same price in units per token', () => {
+  for (const pips of [0, 1, 99, 5_000, 5_555, 9_999, 10_000]) assert.equal(pips * UNITS_PER_PIP, parseUnits(formatPips(pips)), `${pips} pips`);
 });

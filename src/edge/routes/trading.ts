@@ -13,6 +13,7 @@ import { Type } from '@sinclair/typebox';
 import { apiError, ApiError, errorByResult } from '../../domain/errors.ts';
 import { END_CURSOR, decodeCursor, encodeCursor, nextCursor } from '../../domain/cursor.ts';
 import { parseConditionId, parseOrderId, parseTokenId } from '../../domain/ids.ts';
+import { DEFAULT_OUTCOMES } from '../../domain/market-rules.ts';
 import { formatPips, formatUnits, parseUnits } from '../../domain/units.ts';
 import type { FillEvent, OrderRecord } from '../../domain/events.ts';
 import type { PlaceResponse } from '../../engine/engine.ts';
@@ -84,7 +85,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
   const place = (o: NormalizedOrder) => engine.placeOrder(o);
 
   const outcomeLabel = (conditionId: string, outcome: 0 | 1): string =>
-    ctx.catalog.read.marketByCondition(conditionId)?.outcomes[outcome] ?? (outcome === 0 ? 'Yes' : 'No');
+    ctx.catalog.read.marketByCondition(conditionId)?.outcomes[outcome] ?? DEFAULT_OUTCOMES[outcome];
 
   const iso = (ms: number) => new Date(ms).toISOString();
 

@@ -6,10 +6,13 @@
  *       checked before anything else of the request is looked at
  *   500 internal_error: unexpected database failure   when a storage read fails
  *
- * Defaults the schemas cannot carry are applied here; every number comes from queries/wallets.ts.
+ * Defaults the schemas cannot carry are applied here; every number comes from queries/wallets/.
  */
 import { apiError, isApiError } from '../../domain/errors.ts';
-import { WalletDataReader, type ClosedParams, type LivePrices, type PositionsParams, type TradesParams } from '../../queries/wallets.ts';
+import type { LivePrices } from '../../queries/wallets/position-prices.ts';
+import type { ClosedParams, PositionsParams } from '../../queries/wallets/positions.ts';
+import { WalletDataReader } from '../../queries/wallets/reader.ts';
+import type { TradesParams } from '../../queries/wallets/trades.ts';
 import type { AppContext } from '../context.ts';
 import { ipInCidrList } from '../rate-limit.ts';
 import { reply, route, type AnyRoute, type Caller } from '../route.ts';

@@ -12,6 +12,8 @@
  * `{path, message}` list.
  */
 import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { BPS, DEFAULT_OUTCOMES } from '../../domain/market-rules.ts';
+import { TICK_SIZES } from '../../domain/units.ts';
 import { EventSlugForm, MarketCatalog, SLUG_PATTERN } from './catalog.ts';
 
 /** Optional, and `null` counts as absent. */
@@ -97,7 +99,7 @@ export const MarketInput = Type.Object({
   image: Opt(Url),
   icon: Opt(Url),
   description: Opt(Text(20000)),
-  outcomes: Opt(JsonOrList(Type.String({ minLength: 1, maxLength: 100 }), 'two outcome labels, JSON-encoded string or array; default ["Yes","No"]')),
+  outcomes: Opt(JsonOrList(Type.String({ minLength: 1, maxLength: 100 }), `two outcome labels, JSON-encoded string or array; default ${JSON.stringify(DEFAULT_OUTCOMES)}`)),
   clobTokenIds: Opt(JsonOrList(Type.String({ maxLength: 78 }), 'two uint256 decimal token ids; absent = derived from the condition id')),
   outcomePrices: Opt(JsonOrList(Type.Union([Type.String({ maxLength: 20 }), Type.Number()]), 'two prices in [0, 1] shown before any trade')),
   startDate: Opt(IsoDate),
@@ -111,14 +113,14 @@ export const MarketInput = Type.Object({
   acceptingOrders: Opt(Type.Boolean()),
   acceptingOrdersTimestamp: OptOrEmpty(IsoDate),
   orderPriceMinTickSize: Opt(
-    Type.Union([0.1, 0.01, 0.001, 0.0001, '0.1', '0.01', '0.001', '0.0001'].map((t) => Type.Literal(t)), { description: 'tick size; default 0.01' }),
+    Type.Union([...TICK_SIZES.map(Number), ...TICK_SIZES].map((t) => Type.Literal(t)), { description: 'tick size; default 0.01' }),
   ),
   orderMinSize: Opt(Type.Union([Type.Number({ exclusiveMinimum: 0, maximum: 1e9 }), Decimal], { description: 'minimum order size in tokens, a multiple of 0.01; default 5' })),
   negRisk: Opt(Type.Boolean()),
   negRiskMarketID: OptOrEmpty(Hex32),
   negRiskRequestID: Opt(Text(200)),
-  makerBaseFee: Opt(Type.Integer({ minimum: 0, maximum: 10000, description: 'basis points; default 0' })),
-  takerBaseFee: Opt(Type.Integer({ minimum: 0, maximum: 10000, description: 'basis points; default 0' })),
+  makerBaseFee: Opt(Type.Integer({ minimum: 0, maximum: BPS, description: 'basis points; default 0' })),
+  takerBaseFee: Opt(Type.Integer({ minimum: 0, maximum: BPS, description: 'basis points; default 0' })),
   rewardsMinSize: Opt(Type.Number({ minimum: 0, maximum: 1e12 })),
   rewardsMaxSpread: Opt(Type.Number({ minimum: 0, maximum: 100 })),
   clobRewards: OptList(ClobRewardInput, 10),

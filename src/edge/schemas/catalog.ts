@@ -189,7 +189,7 @@ export type MarketsPage = Static<typeof MarketsPage>;
 
 export const SamplingMarket = Type.Object({
   condition_id: Str,
-  status: Type.Union(['active', 'paused', 'closed', 'resolved'].map((s) => Type.Literal(s)), {
+  status: Type.Union((['active', 'paused', 'closed', 'resolved'] as const).map((s) => Type.Literal(s)), {
     description: 'resolved > closed > paused (not accepting orders) > active; the list holds only active markets',
   }),
   question: Str,

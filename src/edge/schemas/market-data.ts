@@ -10,7 +10,7 @@
  * "Market data".
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { HISTORY_INTERVALS, MAX_FIDELITY, MAX_HISTORY_MARKETS, MIN_FIDELITY } from '../../queries/market-data.ts';
+import { HISTORY_INTERVALS, MAX_FIDELITY, MIN_FIDELITY } from '../../domain/price-history.ts';
 
 /** Shape only; the value is checked by parseTokenId (uint256 bound) in the handler. */
 const TokenId = Type.String({ pattern: '^(0|[1-9][0-9]{0,77})$', description: 'uint256 as a decimal string without leading zeros' });
@@ -27,6 +27,8 @@ const Fidelity = Type.Integer({ minimum: MIN_FIDELITY, maximum: MAX_FIDELITY, de
 /** Batch bounds (POST /books, POST /prices, POST /last-trades-prices). */
 export const MAX_BOOKS_PER_REQUEST = 100;
 export const MAX_TOKENS_PER_REQUEST = 500;
+/** Token ids per POST /batch-prices-history. */
+export const MAX_HISTORY_MARKETS = 20;
 
 // ---- requests -------------------------------------------------------------------------------------------
 
@@ -103,13 +105,17 @@ export type OrderBookSummary = Static<typeof OrderBookSummary>;
 
 export const PriceReply = Type.Object({ price: Price });
 export const MidpointReply = Type.Object({ mid: Price });
-export const QuoteMap = Type.Record(Type.String(), Type.Object({ BUY: Price, SELL: Price }), { description: 'BUY = best bid, SELL = best ask' });
+export const Quote = Type.Object({ BUY: Price, SELL: Price });
+export type Quote = Static<typeof Quote>;
+export const QuoteMap = Type.Record(Type.String(), Quote, { description: 'BUY = best bid, SELL = best ask' });
 export const LastTradeReply = Type.Object({ price: Price, side: Type.String({ description: 'BUY, SELL or "" before any trade' }) });
+export type LastTradeReply = Static<typeof LastTradeReply>;
 export const LastTradesReply = Type.Array(Type.Object({ token_id: Type.String(), price: Price, side: Type.String() }));
 
-const Point = Type.Object({ t: Type.Integer({ description: 'bucket start, unix seconds' }), p: Type.Number({ description: 'last sample in the bucket' }) });
-export const HistoryReply = Type.Object({ history: Type.Array(Point) });
-export const BatchHistoryReply = Type.Object({ history: Type.Record(Type.String(), Type.Array(Point)) });
+export const HistoryPoint = Type.Object({ t: Type.Integer({ description: 'bucket start, unix seconds' }), p: Type.Number({ description: 'last sample in the bucket' }) });
+export type HistoryPoint = Static<typeof HistoryPoint>;
+export const HistoryReply = Type.Object({ history: Type.Array(HistoryPoint) });
+export const BatchHistoryReply = Type.Object({ history: Type.Record(Type.String(), Type.Array(HistoryPoint)) });
 
 export const TickSizeReply = Type.Object({ minimum_tick_size: Type.Number({ description: '0.1, 0.01, 0.001 or 0.0001' }) });
 export const NegRiskReply = Type.Object({ neg_risk: Type.Boolean() });
@@ -122,6 +128,20 @@ export const MarketByTokenReply = Type.Object({
   secondary_token_id: Type.String({ description: "outcome 1's token" }),
 });
 export type MarketByTokenReply = Static<typeof MarketByTokenReply>;
+
+/**
+ * The platform's fee curve, `fee = r * (p * (1 - p))^e` USDC per token at price p; `to` = only takers pay.
+ * The platform client reads it only to hold back a BUY's fee when it sizes an order to a balance.
+ */
+export const FeeCurve = Type.Object(
+  {
+    r: Type.Number({ description: 'rate: tbf / 2 / 10^4 USDC per token' }),
+    e: Type.Number({ description: 'exponent: 0' }),
+    to: Type.Boolean({ description: 'only takers pay (mbf is 0)' }),
+  },
+  { description: 'fee curve r * (p(1-p))^e per token: the flat bound of our fee tbf / 10^4 * min(p, 1-p), its value at p = 0.5' },
+);
+export type FeeCurve = Static<typeof FeeCurve>;
 
 /** The platform's abbreviated keys, as its client's MarketDetails type names them. */
 export const ClobMarketReply = Type.Object({
@@ -136,14 +156,7 @@ export const ClobMarketReply = Type.Object({
   mos: Type.Number({ description: 'minimum order size in tokens' }),
   mbf: Type.Integer({ description: 'maker base fee in basis points' }),
   tbf: Type.Integer({ description: 'taker base fee in basis points' }),
-  fd: Type.Object(
-    {
-      r: Type.Number({ description: 'rate: tbf / 2 / 10^4 USDC per token' }),
-      e: Type.Number({ description: 'exponent: 0' }),
-      to: Type.Boolean({ description: 'only takers pay (mbf is 0)' }),
-    },
-    { description: 'fee curve r * (p(1-p))^e per token: the flat bound of our fee tbf / 10^4 * min(p, 1-p), its value at p = 0.5' },
-  ),
+  fd: FeeCurve,
   ao: Type.Boolean({ description: 'accepting orders (and not resolved)' }),
 });
 export type ClobMarketReply = Static<typeof ClobMarketReply>;
@@ -160,6 +173,7 @@ export const MakerOrder = Type.Object({
   outcome: Str,
   side: Str,
 });
+export type MakerOrder = Static<typeof MakerOrder>;
 
 export const BuilderTrade = Type.Object({
   id: Str,

@@ -14,6 +14,7 @@
  * order id in the message, as the platform words it.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { GTD_MIN_LEAD_SECONDS } from '../../domain/market-rules.ts';
 
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: '0x + 40 hex, any case' });
 const Bytes32 = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$', description: '0x + 64 hex' });
@@ -52,7 +53,7 @@ export const OrderSubmission = Type.Object({
   orderType: OrderType,
   postOnly: Type.Optional(Type.Boolean({ description: 'GTC/GTD only: reject instead of crossing' })),
   deferExec: Type.Optional(Type.Boolean({ description: 'platform client extra, ignored' })),
-  expiration: Type.Optional(Type.Union([UintText, SafeUint], { description: 'GTD: unix seconds, at least 60 s ahead; 0 or absent otherwise' })),
+  expiration: Type.Optional(Type.Union([UintText, SafeUint], { description: `GTD: unix seconds, at least ${GTD_MIN_LEAD_SECONDS} s ahead; 0 or absent otherwise` })),
 });
 export type OrderSubmission = Static<typeof OrderSubmission>;
 

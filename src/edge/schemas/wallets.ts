@@ -4,11 +4,10 @@
  * Query parameters arrive as text; validate.ts converts each by its schema kind (integers, numbers,
  * booleans, comma lists) and the data group answers `unknown_field: <name>` for a parameter not listed
  * here, `missing_field: <name>` for an absent required one and `invalid_field: <name>` for a bad value
- * (type, range, enum, pattern, length). Defaults are applied by the route (queries/wallets.ts documents
+ * (type, range, enum, pattern, length). Defaults are applied by the route (queries/wallets/ documents
  * every number). Field decisions are in docs/decisions.md ("Wallet data").
  */
 import { Type, type Static } from '@sinclair/typebox';
-import { CLOSED_SORTS, POSITION_SORTS } from '../../queries/wallets.ts';
 
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: 'wallet address, any case; answered lowercase' });
 const ConditionId = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
@@ -21,6 +20,12 @@ const Markets = Type.Array(ConditionId, {
 });
 const Direction = Type.Union([Type.Literal('ASC'), Type.Literal('DESC')], { description: 'default DESC' });
 const Title = Type.String({ maxLength: 100, description: 'case-insensitive substring of the market title' });
+
+/** Orders of GET /positions and GET /closed-positions (docs/decisions.md, "Sorting and paging"). */
+export const POSITION_SORTS = ['CURRENT', 'INITIAL', 'TOKENS', 'CASHPNL', 'PERCENTPNL', 'TITLE', 'RESOLVING', 'PRICE', 'AVGPRICE'] as const;
+export type PositionSort = (typeof POSITION_SORTS)[number];
+export const CLOSED_SORTS = ['REALIZEDPNL', 'TITLE', 'PRICE', 'AVGPRICE', 'TIMESTAMP'] as const;
+export type ClosedSort = (typeof CLOSED_SORTS)[number];
 
 // ---- queries -------------------------------------------------------------------------------------------
 
