@@ -22,10 +22,12 @@ const SMALL = {
   'catalog-listing': { limit: 4, windowSeconds: 10 },
   'trading-burst': { limit: 3, windowSeconds: 10 },
   'trading-sustained': { limit: 5, windowSeconds: 600 },
+  book: { limit: 20, windowSeconds: 10 },
 };
 
 const routes: AnyRoute[] = [
   route({ method: 'GET', path: '/', group: 'ops', summary: 'health: clob + health', handler: () => 'OK' }),
+  route({ method: 'GET', path: '/book', group: 'clob', summary: 'clob + book', handler: () => ({}) }),
   route({ method: 'GET', path: '/events', group: 'catalog', summary: 'catalog + catalog-events + catalog-listing', handler: () => [] }),
   route({ method: 'GET', path: '/markets', group: 'catalog', summary: 'catalog + catalog-markets + catalog-listing', handler: () => [] }),
   route({
@@ -90,6 +92,27 @@ test('after the cap: 429 {"error":"Too Many Requests"} with Retry-After and Rate
     assert.equal((await hit(srv, '/')).status, 429, `still refused ${retryAfter - 1}s later`);
     clock.advance(1000);
     assert.equal((await hit(srv, '/')).status, 200, `admitted ${retryAfter}s later`);
+  } finally {
+    await srv.close();
+  }
+});
+
+test('a caller paced at exactly the cap for 60 s of the limiter\'s clock is never refused; one over the cap is', async () => {
+  const { srv, clock } = await server();
+  try {
+    // 20 per 10 s: one request every 500 ms, 120 requests; every trailing 10 s window holds exactly 20.
+    clock.advance(123);
+    for (let k = 0; k < 120; k++) {
+      const h = await hit(srv, '/book');
+      assert.equal(h.status, 200, `request ${k + 1} at +${k * 500} ms`);
+      clock.advance(500);
+    }
+    // The same caller now asks faster than the cap: within one instant at most 20 pass, then 429.
+    clock.advance(10_000);
+    let admitted = 0;
+    for (let k = 0; k < 25; k++) if ((await hit(srv, '/book')).status === 200) admitted++;
+    assert.equal(admitted, 20);
+    assertLimited(await hit(srv, '/book'), 20, 10);
   } finally {
     await srv.close();
   }

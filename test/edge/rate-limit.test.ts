@@ -8,6 +8,7 @@ import {
   compileIpList,
   ipInCidrList,
   normalizeIp,
+  SUBWINDOWS,
   type BucketSpec,
   type RateLimitConfig,
 } from '../../src/edge/rate-limit.ts';
@@ -28,11 +29,11 @@ function drain(rl: RateLimiter, caller: string, buckets: readonly string[], n: n
 }
 
 const singleBucketCases = [
-  // Refused at the start of a window with the window full: the sliding estimate still carries the full
-  // count into the next window, so one unit frees up W/limit into it: retry = W + W/limit.
-  { name: '5 per 10s', limit: 5, windowSeconds: 10, reset: 10, retry: 12, retryMs: 12_000 },
-  { name: '50 per 10s (health)', limit: 50, windowSeconds: 10, reset: 10, retry: 11, retryMs: 10_200 },
-  { name: '24000 per 600s (sustained)', limit: 24000, windowSeconds: 600, reset: 600, retry: 601, retryMs: 600_025 },
+  // Refused at the start of a sub-window with the window full: capacity returns when that sub-window
+  // leaves the window, exactly W later; reset is the time to the next sub-window edge (W / SUBWINDOWS).
+  { name: '5 per 10s', limit: 5, windowSeconds: 10, reset: 1, retry: 10, retryMs: 10_000 },
+  { name: '50 per 10s (health)', limit: 50, windowSeconds: 10, reset: 1, retry: 10, retryMs: 10_000 },
+  { name: '24000 per 600s (sustained)', limit: 24000, windowSeconds: 600, reset: 60, retry: 600, retryMs: 600_000 },
 ];
 
 for (const c of singleBucketCases) {
@@ -45,7 +46,7 @@ for (const c of singleBucketCases) {
       assert.equal(v.bucket, 'only');
       assert.equal(v.limit, c.limit);
       assert.equal(v.remaining, c.limit - i);
-      assert.equal(v.resetSeconds, c.windowSeconds);
+      assert.equal(v.resetSeconds, c.reset);
       assert.equal(v.retryAfterSeconds, 0);
     }
     const refused = rl.take('alice', b, 1, T0);
@@ -63,35 +64,36 @@ for (const c of singleBucketCases) {
   });
 }
 
-test('reset counts down within the window', () => {
+test('reset counts down to the next sub-window edge', () => {
   const rl = limiter({ only: { limit: 2, windowSeconds: 10 } });
   drain(rl, 'a', ['only'], 2, T0 + 3_500);
   const v = rl.take('a', ['only'], 1, T0 + 3_500);
   assert.equal(v.ok, false);
-  assert.equal(v.resetSeconds, 7);
+  assert.equal(v.resetSeconds, 1);
+  // The two units were admitted in the sub-window [3 s, 4 s): they leave the window at +13 s.
+  assert.equal(v.retryAfterSeconds, 10);
+  assert.equal(rl.take('a', ['only'], 1, T0 + 12_999).ok, false);
+  assert.equal(rl.take('a', ['only'], 1, T0 + 13_000).ok, true);
 });
 
-test('sliding: halfway into the next window, half of the previous count still counts', () => {
-  const rl = limiter({ only: { limit: 100, windowSeconds: 10 } });
-  drain(rl, 'a', ['only'], 100, T0);
-  const half = T0 + 15_000;
-  const first = rl.take('a', ['only'], 1, half);
-  assert.equal(first.ok, true);
-  assert.equal(first.remaining, 49);
-  drain(rl, 'a', ['only'], 49, half);
-  const refused = rl.take('a', ['only'], 1, half);
-  assert.equal(refused.ok, false);
-  assert.equal(refused.remaining, 0);
+test('a fresh window after early traffic admits the whole cap (the two-window estimate refused at 177 of 200)', () => {
+  const rl = limiter({ book: { limit: 200, windowSeconds: 10 } });
+  // 200 requests in the first second of a window; the trailing window is empty again from +10.001 s on.
+  drain(rl, 'a', ['book'], 200, T0 + 500);
+  drain(rl, 'a', ['book'], 200, T0 + 11_000);
+  assert.equal(rl.take('a', ['book'], 1, T0 + 11_000).ok, false);
 });
 
-test('sliding: the previous window decays continuously', () => {
+test('capacity comes back sub-window by sub-window as admitted units leave the window', () => {
   const rl = limiter({ only: { limit: 100, windowSeconds: 10 } });
-  drain(rl, 'a', ['only'], 100, T0);
+  // 10 units in each second of [0 s, 10 s).
+  for (let sec = 0; sec < 10; sec++) drain(rl, 'a', ['only'], 10, T0 + sec * 1_000 + 200);
   const cases = [
-    { at: 10_000, remaining: 0 },
-    { at: 12_500, remaining: 25 },
-    { at: 17_500, remaining: 75 },
-    { at: 19_999, remaining: 99 },
+    { at: 9_999, remaining: 0 },
+    { at: 10_000, remaining: 10 },
+    { at: 12_500, remaining: 30 },
+    { at: 18_500, remaining: 90 },
+    { at: 19_000, remaining: 100 },
   ];
   for (const c of cases) {
     const probe = rl.take('a', ['only'], 0, T0 + c.at);
@@ -100,12 +102,70 @@ test('sliding: the previous window decays continuously', () => {
   }
 });
 
-test('recovery: the full limit is available again once both windows have passed', () => {
-  const rl = limiter({ only: { limit: 10, windowSeconds: 10 } });
-  drain(rl, 'a', ['only'], 10, T0 + 9_999);
-  assert.equal(rl.take('a', ['only'], 1, T0 + 9_999).ok, false);
-  drain(rl, 'a', ['only'], 10, T0 + 20_000);
-  assert.equal(rl.take('a', ['only'], 1, T0 + 20_000).ok, false);
+/** The true number of units in the trailing window (t - W, t] of a log of (time, cost). */
+function trailing(log: Array<[number, number]>, t: number, windowMs: number): number {
+  let n = 0;
+  for (const [at, cost] of log) if (at > t - windowMs && at <= t) n += cost;
+  return n;
+}
+
+test('a caller paced to the cap is never refused: 60 s at exactly the cap, bursts a window apart, and random pacing', () => {
+  const W = 10_000;
+  const L = 200;
+  // Evenly paced at exactly L per W for 60 s of the limiter's clock.
+  const even = limiter({ book: { limit: L, windowSeconds: 10 } });
+  for (let k = 0; k < 6 * L; k++) assert.equal(even.take('a', ['book'], 1, T0 + 37 + (k * W) / L).ok, true, `request ${k}`);
+  // Whole-cap bursts exactly one window apart (each trailing window holds one burst).
+  const bursts = limiter({ book: { limit: L, windowSeconds: 10 } });
+  for (let k = 0; k < 6; k++) drain(bursts, 'a', ['book'], L, T0 + 4_321 + k * W);
+  // Random times, each request sent only when the exact trailing count says it fits.
+  let seed = 12345;
+  const rand = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const rl = limiter({ book: { limit: L, windowSeconds: 10 } });
+  const log: Array<[number, number]> = [];
+  let t = T0;
+  let sent = 0;
+  let units = 0;
+  while (t < T0 + 60_000) {
+    t += Math.floor(rand() * (rand() < 0.1 ? 2_000 : 60));
+    const cost = 1 + Math.floor(rand() * 3);
+    if (trailing(log, t, W) + cost > L) continue;
+    assert.equal(rl.take('a', ['book'], cost, t).ok, true, `refused at +${t - T0} ms with ${trailing(log, t, W)} in the window`);
+    log.push([t, cost]);
+    sent++;
+    units += cost;
+  }
+  assert.ok(sent > 300 && units > 3 * L, `${sent} requests, ${units} units: the caller kept close to the cap`);
+});
+
+test('over-admission is bounded: at most one sub-window more than the cap in any window, and 2x the cap at worst', () => {
+  const W = 10_000;
+  const L = 100;
+  const rl = limiter({ only: { limit: L, windowSeconds: 10 } });
+  const log: Array<[number, number]> = [];
+  // A greedy caller asking every 7 ms for 60 s.
+  for (let t = T0; t < T0 + 60_000; t += 7) if (rl.take('a', ['only'], 1, t).ok) log.push([t, 1]);
+  let worst = 0;
+  for (const [at] of log) worst = Math.max(worst, trailing(log, at, W));
+  assert.ok(worst <= L + L / SUBWINDOWS, `worst trailing count ${worst} for steady traffic`);
+  // The adversarial pattern: the whole cap at the end of a sub-window, again S sub-windows later.
+  const adv = limiter({ only: { limit: L, windowSeconds: 10 } });
+  drain(adv, 'a', ['only'], L, T0 + 999);
+  drain(adv, 'a', ['only'], L, T0 + W);
+  assert.equal(adv.take('a', ['only'], 1, T0 + W).ok, false, '2L within 9.001 s, never more');
+});
+
+test('several callers at once (a key and its wallet): all admit or none is charged', () => {
+  const rl = limiter({ burst: { limit: 5, windowSeconds: 10 } });
+  const key1 = [{ caller: 'key:1', buckets: ['burst'] }, { caller: 'wallet:w', buckets: ['burst'] }];
+  const key2 = [{ caller: 'key:2', buckets: ['burst'] }, { caller: 'wallet:w', buckets: ['burst'] }];
+  for (let i = 0; i < 3; i++) assert.equal(rl.takeAll(key1, 1, T0).ok, true);
+  assert.equal(rl.takeAll(key2, 1, T0).ok, true);
+  assert.equal(rl.takeAll(key2, 1, T0).ok, true);
+  const refused = rl.takeAll(key2, 1, T0);
+  assert.equal(refused.ok, false, 'the wallet has spent its 5 across both keys');
+  assert.equal(rl.take('key:2', ['burst'], 0, T0).remaining, 3, 'the refused request charged key 2 nothing');
+  assert.equal(rl.take('key:3', ['burst'], 1, T0).ok, true, 'another wallet is not affected');
 });
 
 const TRADING = ['clob', 'trading-burst', 'trading-sustained'] as const;
@@ -126,25 +186,26 @@ test('two windows at once: the burst window refuses first', () => {
 
 test('two windows at once: a burst-sized budget repeated is stopped by the sustained window after 10 bursts', () => {
   const rl = limiter(tradingBuckets);
-  // 2400 units every 20 s: the sliding burst estimate is empty again after two 10 s windows.
+  // 2400 units every 10 s: each trailing 10 s window holds one burst.
   for (let burst = 0; burst < 10; burst++) {
-    const v = rl.take('k', TRADING, 2400, T0 + burst * 20_000);
+    const v = rl.take('k', TRADING, 2400, T0 + burst * 10_000);
     assert.equal(v.ok, true, `burst ${burst + 1}`);
   }
-  const at = T0 + 10 * 20_000;
+  const at = T0 + 10 * 10_000;
   const v = rl.take('k', TRADING, 2400, at);
   assert.equal(v.ok, false);
   assert.equal(v.bucket, 'trading-sustained');
   assert.equal(v.limit, 24000);
   assert.equal(v.remaining, 0);
-  assert.equal(v.resetSeconds, 400);
-  // Next sustained window at +600 s, where 24000 of the previous window decay to 21600 after 60 s more.
-  assert.equal(v.retryAfterSeconds, 460);
+  // Sustained sub-windows are 60 s: the next edge is at +120 s, 20 s away.
+  assert.equal(v.resetSeconds, 20);
+  // The first 60 s sub-window (6 bursts, 14400 units) leaves the window at +600 s.
+  assert.equal(v.retryAfterSeconds, 500);
   // The refused request charged neither clob nor burst: both still have room at the same instant.
   assert.equal(rl.take('k', ['clob', 'trading-burst'], 2400, at).ok, true);
   assert.equal(rl.take('k', ['clob'], 1, at).ok, true);
-  assert.equal(rl.take('k', TRADING, 2400, at + 460_000 - 1).ok, false);
-  assert.equal(rl.take('k', TRADING, 2400, at + 460_000).ok, true);
+  assert.equal(rl.take('k', TRADING, 2400, at + 500_000 - 1).ok, false);
+  assert.equal(rl.take('k', TRADING, 2400, at + 500_000).ok, true);
 });
 
 test('multi-bucket atomicity: a request refused by one bucket charges none', () => {
@@ -213,6 +274,7 @@ test('invalid cost and configuration are rejected loudly', () => {
     assert.throws(() => limiter(buckets), /rateLimits\.buckets\.z/);
   }
   assert.throws(() => limiter({}, { maxCallers: 0 }), /maxCallers/);
+  assert.throws(() => limiter({ z: { limit: 70_000, windowSeconds: 0.001 } }), /rateLimits\.buckets\.z\.windowSeconds/);
 });
 
 test('per-caller isolation', () => {
@@ -251,7 +313,7 @@ test('expired callers are reclaimed so newcomers get their own slots again', () 
   assert.equal(rl.take('e', ['only'], 1, T0).ok, true);
   assert.equal(rl.take('f', ['only'], 1, T0).ok, false, 'd, e and f are limited together');
   assert.equal(rl.size, 4);
-  // After both windows have passed every old entry is reclaimable, so each newcomer is tracked alone
+  // Once the window has passed every old entry is reclaimable, so each newcomer is tracked alone
   // (drain would fail on the second caller if they still shared the 2-unit overflow entry).
   const later = T0 + 30_000;
   for (const c of ['g', 'h', 'i']) drain(rl, c, ['only'], 2, later);
