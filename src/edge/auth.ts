@@ -271,11 +271,18 @@ export class ApiKeyService {
   }
 
   /** The wallet's usable API keys, oldest first. */
+  /**
+   * Usable keys of a wallet, oldest first: by creation second, then nonce, then key, so the same keys list
+   * the same way before and after a restart (which loads them in key order).
+   */
   list(address: string): string[] {
-    return (this.byAddress.get(address) ?? []).filter((k) => {
+    const usable: ApiKeyRecord[] = [];
+    for (const k of this.byAddress.get(address) ?? []) {
       const e = this.byKey.get(k);
-      return e !== undefined && !e.pending && !e.record.revoked;
-    });
+      if (e !== undefined && !e.pending && !e.record.revoked) usable.push(e.record);
+    }
+    usable.sort((a, b) => a.createdAt - b.createdAt || a.nonce.length - b.nonce.length || (a.nonce < b.nonce ? -1 : a.nonce > b.nonce ? 1 : 0) || (a.apiKey < b.apiKey ? -1 : 1));
+    return usable.map((r) => r.apiKey);
   }
 
   /** The record of a key, whatever its state (tests, admin). */

@@ -300,3 +300,35 @@ describe('with the real engine', () => {
     assert.equal(res.body.closed, true);
   });
 });
+
+test('GET /admin/wallets/{address} lists tokens in a stable order (by asset), byte for byte the same after a restart', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pm-'));
+  dirs.push(dataDir);
+  const cfg = testConfig({ dataDir, http: { port: 0 }, adminToken: 't', demo: false, rateLimits: { enabled: false } });
+  const raw = async (app: App) => (await fetch(`http://127.0.0.1:${app.port}/admin/wallets/${WALLET}`, { headers: { authorization: 'Bearer t' } })).text();
+  let app = await startApp(cfg, { log: silentLogger });
+  let before: string;
+  try {
+    const up = await fetch(`http://127.0.0.1:${app.port}/admin/events`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
+      body: JSON.stringify([event(11), event(12), event(13)]),
+    });
+    assert.equal(up.status, 200);
+    await app.ctx.engine.deposit(wallet, 100_000_000);
+    // Tokens arrive in an order unrelated to their ids: split the markets last to first, then one more of the first.
+    for (const n of [13, 11, 12, 11]) assert.equal((await app.ctx.engine.split(wallet, cid(n), 1_000_000)).ok, true);
+    before = await raw(app);
+  } finally {
+    await app.stop();
+  }
+  const listed = (JSON.parse(before) as { tokens: { asset: string }[] }).tokens.map((t) => t.asset);
+  assert.equal(listed.length, 6);
+  assert.deepEqual(listed, [...listed].sort(), 'sorted by asset (condition id, then outcome)');
+  app = await startApp(cfg, { log: silentLogger });
+  try {
+    assert.equal(await raw(app), before);
+  } finally {
+    await app.stop();
+  }
+});

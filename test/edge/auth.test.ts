@@ -438,6 +438,10 @@ test('master key: generated once into DATA_DIR (0600), keys and credentials surv
   assert.ok(existsSync(file));
   assert.equal(statSync(file).mode & 0o777, 0o600);
   const creds = await createKey(alice, 30);
+  // Several keys created in one second, so the order cannot come from the clock alone.
+  for (const n of [35, 31, 33]) await createKey(alice, n);
+  const listed = await send('GET', '/auth/api-keys', l2(creds, alice.address, 'GET', '/auth/api-keys'));
+  assert.ok((listed.json as { apiKeys: string[] }).apiKeys.length >= 4);
 
   await app.stop(1000);
   app = await startApp(config(dataDir), { log: silentLogger, clock });
@@ -446,6 +450,7 @@ test('master key: generated once into DATA_DIR (0600), keys and credentials surv
   assert.deepEqual(d.json, creds);
   const list = await send('GET', '/auth/api-keys', l2(creds, alice.address, 'GET', '/auth/api-keys'));
   assert.equal(list.status, 200, list.text);
+  assert.equal(list.text, listed.text, 'the same keys in the same order after the restart');
   assert.equal((await send('POST', '/auth/api-key', await l1(alice, { nonce: 30 }))).status, 400, 'the nonce is still used after restart');
   assert.equal((await send('GET', '/auth/derive-api-key', await l1(alice, { nonce: 10 }))).status, 400, 'a revoked key stays revoked after restart');
 

@@ -37,18 +37,20 @@ function engineError(code: number, vars: Record<string, string | number>): ApiEr
   return new ApiError(errorByResult(code), vars);
 }
 
+/**
+ * Tokens are listed by asset (condition id, then outcome): the ledger's own order follows the wallet's
+ * history and the order a restart restored it in, and the same state must give the same bytes.
+ */
 function balancesOf(engine: EngineAdmin, address: string): WalletBalances {
   const b = engine.balances(address);
-  return {
-    address,
-    usdc: { available: formatUnits(b.usdc.available), reserved: formatUnits(b.usdc.reserved) },
-    tokens: b.tokens.map((t) => ({
-      tokenId: t.tokenId,
-      asset: formatAsset(t.conditionId, t.outcome),
-      available: formatUnits(t.available),
-      reserved: formatUnits(t.reserved),
-    })),
-  };
+  const tokens = b.tokens.map((t) => ({
+    tokenId: t.tokenId,
+    asset: formatAsset(t.conditionId, t.outcome),
+    available: formatUnits(t.available),
+    reserved: formatUnits(t.reserved),
+  }));
+  tokens.sort((x, y) => (x.asset < y.asset ? -1 : x.asset > y.asset ? 1 : 0));
+  return { address, usdc: { available: formatUnits(b.usdc.available), reserved: formatUnits(b.usdc.reserved) }, tokens };
 }
 
 export function adminRoutes(ctx: AppContext): AnyRoute[] {
@@ -142,7 +144,7 @@ export function adminRoutes(ctx: AppContext): AnyRoute[] {
       path: '/admin/wallets/:address',
       group: 'admin',
       auth: 'admin',
-      summary: 'USDC and token balances of a wallet (available and reserved by open orders)',
+      summary: 'USDC and token balances of a wallet (available and reserved by open orders), tokens by asset',
       params: AddressParams,
       response: WalletBalances,
       handler: ({ params }) => balancesOf(engineOf(ctx), params.address.toLowerCase()),
