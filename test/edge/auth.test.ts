@@ -19,6 +19,7 @@ import { join } from 'node:path';
 import { ClobClient } from '@polymarket/clob-client-v2';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startApp, type App } from '../../src/app.ts';
+import { buildRoutes } from '../../src/edge/routes.ts';
 import {
   ApiKeyService,
   MASTER_KEY_FILE,
@@ -520,6 +521,25 @@ test('the official V2 client creates/derives, lists and revokes its key against 
     assert.equal(refused.error, 'Unauthorized/Invalid api key');
   } finally {
     await capp.stop(1000);
+  }
+});
+
+test('every signed route authenticates SVC_*, POLY_*, lowercase and mixed-case names; a wrong signature is refused on each', async () => {
+  const creds = await createKey(alice, 41);
+  let nonce = 42;
+  const signed = buildRoutes(app.ctx).filter((r) => r.auth === 'l2');
+  assert.ok(signed.length >= 10, `${signed.length} signed routes`);
+  for (const r of signed) {
+    const path = r.path.replace(/:[a-z_]+/gi, '0x' + 'ab'.repeat(32));
+    const body = r.method === 'GET' ? undefined : '{}';
+    for (const prefix of ['SVC_', 'POLY_', 'svc_', 'sVc_', 'Poly_'] as const) {
+      // Revoking spends the key: that route gets a fresh one each time.
+      const k = r.method === 'DELETE' && r.path === '/auth/api-key' ? await createKey(alice, nonce++) : creds;
+      const res = await send(r.method, path, l2(k, alice.address, r.method, path, body, { prefix }), body);
+      assert.notEqual(res.status, 401, `${r.method} ${r.path} with ${prefix} names: ${res.text}`);
+    }
+    const forged = await send(r.method, path, l2(creds, alice.address, r.method, path, body, { secret: Buffer.alloc(32, 9).toString('base64url') }), body);
+    assert.equal(forged.status, 401, `${r.method} ${r.path}: a wrong signature`);
   }
 });
 
