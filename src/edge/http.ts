@@ -15,7 +15,15 @@
  *      (Node's http, curl) reads it. At most maxBodyBytes + LINGER_BYTES of a request are ever read; a
  *      declared length beyond that is answered at once;
  *   4. hand a plain `Incoming` to the processor and check the flag after it settles;
- *   5. write the answer inside `cork` (one syscall; required outside the handler's synchronous top).
+ *   5. write the answer inside `cork` (one syscall; required outside the handler's synchronous top) with
+ *      `tryEnd`, never `end`: `end` hands uWS whatever the socket cannot take, and uWS then goes on to the
+ *      next pipelined request, so a client that pipelines requests and never reads made the process buffer
+ *      every answer (seen: 5,000 pipelined GET /openapi.json on four sockets, 2.9 GB and a 7 s stall for
+ *      everyone). With `tryEnd` a reader that is behind leaves its answer pending: its remaining bytes wait
+ *      here until the socket drains (onWritable), and uWS parses nothing more from that connection until
+ *      the answer is complete, so a connection holds at most one pending answer. uWS closes one that
+ *      makes no progress for its idle timeout (about 10 s), and past MAX_PENDING_BYTES pending over all
+ *      connections a new slow reader is closed at once.
  *
  * Processors never see uWS objects; they return an `Outgoing` (or a promise of one).
  */
@@ -94,6 +102,15 @@ export const LINGER_BYTES = 16 * 1024 * 1024;
 /** How long a refused upload may take to arrive before the 413 is written anyway. */
 export const LINGER_MS = 3000;
 
+/** Bound of the answer bytes waiting for slow readers, all connections together (step 5). */
+export const MAX_PENDING_BYTES = 64 * 1024 * 1024;
+let pendingBytes = 0;
+
+/** Answer bytes waiting for slow readers right now (metrics, tests). */
+export function pendingAnswerBytes(): number {
+  return pendingBytes;
+}
+
 const statusLines = new Map<number, string>();
 export function statusLine(status: number): string {
   let line = statusLines.get(status);
@@ -104,11 +121,61 @@ export function statusLine(status: number): string {
   return line;
 }
 
-function write(res: HttpResponse, out: Outgoing): void {
+function writeHead(res: HttpResponse, out: Outgoing): void {
   res.writeStatus(statusLine(out.status));
   if (out.headers === undefined || out.headers['content-type'] === undefined) res.writeHeader('content-type', 'application/json');
   if (out.headers) for (const k in out.headers) res.writeHeader(k, out.headers[k]);
-  res.end(out.body, out.close === true);
+}
+
+/** Who is told when a pending answer is complete; `pendingSize` is what it holds of MAX_PENDING_BYTES. */
+export interface AnswerSink {
+  pendingSize: number;
+  written(): void;
+}
+
+/** Gives back what a pending answer held (its client went away, or it completed). */
+export function releasePending(sink: AnswerSink): void {
+  pendingBytes -= sink.pendingSize;
+  sink.pendingSize = 0;
+}
+
+/**
+ * Writes a whole answer on a response whose reader may be behind (step 5). Returns true when it is
+ * complete; otherwise the rest is written as the socket drains and `sink.written()` is called then, or
+ * the connection is closed (uWS then reports it aborted: the caller's onAborted must releasePending).
+ */
+export function writeAnswer(res: HttpResponse, out: Outgoing, sink: AnswerSink): boolean {
+  if (out.close === true) {
+    res.cork(() => {
+      writeHead(res, out);
+      res.end(out.body, true);
+    });
+    return true;
+  }
+  const size = Buffer.byteLength(out.body);
+  let complete = true;
+  res.cork(() => {
+    writeHead(res, out);
+    complete = res.tryEnd(out.body, size)[1];
+  });
+  if (complete) return true;
+  if (pendingBytes + size > MAX_PENDING_BYTES) {
+    res.close();
+    return false;
+  }
+  // The body's bytes from the write offset on; the offset counts body bytes only.
+  const bytes = Buffer.from(out.body);
+  pendingBytes += size;
+  sink.pendingSize = size;
+  res.onWritable((offset) => {
+    const [ok, finished] = res.tryEnd(bytes.subarray(offset), size);
+    if (finished) {
+      releasePending(sink);
+      sink.written();
+    }
+    return ok;
+  });
+  return false;
 }
 
 // uWS calls forEach's callback synchronously; a module-level target avoids a closure per request.
@@ -121,9 +188,13 @@ function copyHeader(k: string, v: string): void {
  * One request in flight. A class rather than closures: every request would otherwise allocate half a
  * dozen function objects (answer, run, the body reader), which is measurable at 100k requests/s.
  */
-class Exchange {
+class Exchange implements AnswerSink {
   aborted = false;
+  /** The answer was started; `finished` once its last byte was written or the client went away. */
   answered = false;
+  finished = false;
+  /** AnswerSink: bytes of a pending answer counted in MAX_PENDING_BYTES. */
+  pendingSize = 0;
   chunks: Buffer[] | undefined;
   received = 0;
   /** Set while a refused upload is being drained: the answer to write once it ends (lingering close). */
@@ -138,19 +209,30 @@ class Exchange {
     readonly incoming: Incoming,
   ) {}
 
+  /** The client went away (or a pending answer was dropped): nothing more is written. */
   abort(): void {
-    if (this.answered) return;
+    if (this.finished) return;
     if (this.lingerTimer !== undefined) clearTimeout(this.lingerTimer);
+    releasePending(this);
     this.aborted = true;
     this.answered = true;
-    this.opts.tracker.leave();
+    this.finish();
   }
 
   answer(out: Outgoing): void {
     if (this.answered) return;
     this.answered = true;
-    const res = this.res;
-    res.cork(() => write(res, out));
+    if (writeAnswer(this.res, out, this)) this.finish();
+  }
+
+  /** AnswerSink: a pending answer's last byte was written. */
+  written(): void {
+    this.finish();
+  }
+
+  finish(): void {
+    if (this.finished) return;
+    this.finished = true;
     this.opts.tracker.leave();
   }
 

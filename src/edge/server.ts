@@ -15,7 +15,7 @@ import { apiError, type ApiError } from '../domain/errors.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { errorReply, problemError, toApiError } from './error-reply.ts';
-import { InFlight, serve, type Incoming, type Outgoing } from './http.ts';
+import { InFlight, releasePending, serve, statusLine, writeAnswer, type AnswerSink, type Incoming, type Outgoing } from './http.ts';
 import type { Metrics, RouteMetrics } from './metrics.ts';
 import { RateLimiter, clientAddress, type Verdict } from './rate-limit.ts';
 import { bucketsFor } from './rate-limit-buckets.ts';
@@ -89,6 +89,20 @@ class CallerCache {
 }
 
 const JSON_NOT_FOUND = JSON.stringify({ error: 'not found' });
+
+/** Requests no route matched count against the order-book API's general cap (rate-limit-buckets.ts). */
+const UNMATCHED_BUCKETS = bucketsFor('GET', '(unmatched)');
+const UNMATCHED_ROUTE = '(unmatched)';
+
+/**
+ * The method as a metrics label: one of a closed set, else OTHER. uWS accepts any token as a method
+ * (tens of kilobytes long), and every distinct label value is a new series kept for the life of the
+ * process: 22,000 made-up methods took the process to 3.5 GB and the next scrape out of heap.
+ */
+const METHOD_LABELS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'CONNECT', 'TRACE']);
+export function methodLabel(method: string): string {
+  return METHOD_LABELS.has(method) ? method : 'OTHER';
+}
 
 function serialize(r: Reply): Outgoing {
   return { status: r.status, headers: r.headers, body: r.raw ?? (r.body === undefined ? 'null' : JSON.stringify(r.body)) };
@@ -298,23 +312,42 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
 
   const patterns = mounted.map((m) => ({ re: patternRegex(m.route.path), method: m.route.method }));
   app.any('/*', (res, req) => {
-    const method = req.getMethod().toUpperCase();
+    // Copied at once: the request dies when this handler returns. The method is the request's own
+    // spelling (uWS accepts any token), so it never becomes a metrics label as it is.
+    const method = req.getCaseSensitiveMethod();
     const path = req.getUrl();
-    res.onAborted(() => undefined);
-    const allowed = patterns.filter((p) => p.re.test(path)).map((p) => p.method);
-    const out = allowed.length > 0 && !allowed.includes(method as HttpMethod)
-      ? { ...serialize(errorReply(apiError('PM_ERR_METHOD_NOT_ALLOWED'))), headers: { Allow: [...new Set(allowed)].join(', ') } }
-      : serialize(errorReply(apiError('PM_ERR_NOT_FOUND')));
-    metrics.observe(method, '(unmatched)', out.status, 0);
-    // The body of an unmatched request is never read: close so it is not parsed as the next request.
-    // A HEAD answer carries no content (RFC 9110 9.3.2): bytes after its header block would be read by
-    // a keep-alive client as the start of the next response.
-    res.cork(() => {
-      res.writeStatus(out.status === 405 ? '405 Method Not Allowed' : '404 Not Found').writeHeader('content-type', 'application/json');
-      if (out.headers) for (const k in out.headers) res.writeHeader(k, out.headers[k]);
-      if (method === 'HEAD') res.endWithoutBody();
-      else res.end(out.body, method !== 'GET');
+    const who = callers.get(Buffer.from(res.getRemoteAddressAsText()).toString(), opts.trustedProxies.length > 0 ? req.getHeader('x-forwarded-for') || undefined : undefined);
+    const sink: AnswerSink & { gone: boolean } = { pendingSize: 0, gone: false, written: () => undefined };
+    res.onAborted(() => {
+      sink.gone = true;
+      releasePending(sink);
     });
+    // Unmatched requests are charged like any other (the order-book API's general cap), so a flood of
+    // made-up paths or methods is limited per client like everything else.
+    const v = limiter.take(who.key, UNMATCHED_BUCKETS, 1, clock.now());
+    let out: Outgoing;
+    if (!v.ok) {
+      metrics.rateLimited(v.bucket);
+      out = serialize(errorReply(apiError('PM_ERR_RATE_LIMITED'), rateLimitHeaders(v)));
+    } else {
+      const allowed = patterns.filter((p) => p.re.test(path)).map((p) => p.method);
+      out = allowed.length > 0 && !allowed.includes(method as HttpMethod)
+        ? { ...serialize(errorReply(apiError('PM_ERR_METHOD_NOT_ALLOWED'))), headers: { Allow: [...new Set(allowed)].join(', ') } }
+        : serialize(errorReply(apiError('PM_ERR_NOT_FOUND')));
+    }
+    metrics.observe(methodLabel(method), UNMATCHED_ROUTE, out.status, 0);
+    // A HEAD answer carries no content (RFC 9110 9.3.2): bytes after its header block would be read by a
+    // keep-alive client as the start of the next response.
+    if (method === 'HEAD') {
+      res.cork(() => {
+        res.writeStatus(statusLine(out.status)).writeHeader('content-type', 'application/json');
+        if (out.headers) for (const k in out.headers) res.writeHeader(k, out.headers[k]);
+        res.endWithoutBody();
+      });
+      return;
+    }
+    // The body of an unmatched request is never read: close so it is not parsed as the next request.
+    writeAnswer(res, { ...out, close: method !== 'GET' }, sink);
   });
 
   return new Promise((resolve, reject) => {
