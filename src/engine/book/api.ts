@@ -1,9 +1,9 @@
 /**
  * The contract between the matching core and everything that drives it.
  *
- * Two implementations honour it: `book.ts`/`match.ts` (flat typed arrays, the production book) and
- * `reference-book.ts` (Maps and arrays, the test oracle). The shard worker, the differential test and
- * the benchmarks program against this file only, so either book can be swapped in.
+ * Two implementations honour it: `book.ts` (book-state.ts joined with match.ts: flat typed arrays, the
+ * production book) and `reference-book.ts` (Maps and arrays, the test oracle). The shard worker, the
+ * differential test and the benchmarks program against this file only, so either book can be swapped in.
  *
  * Units (no floating point anywhere on this path):
  *   - sizes and USDC amounts are integer *units*: 1 token = 1 USDC = 1_000_000 units (6 decimals);

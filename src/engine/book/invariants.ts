@@ -4,14 +4,14 @@
  * Allocates and walks everything: never on the hot path.
  *
  * Any MatchingBook gets the public-contract checks (not crossed, depth in both outcomes agrees with
- * orders() and with bestBid/bestAsk, mirroring, nextExpiry, size). The typed-array book (BookCore) also
+ * orders() and with bestBid/bestAsk, mirroring, nextExpiry, size). The typed-array book (BookState) also
  * gets its internals checked: level queues (links, head/tail, totals, bitmap, FIFO arrival order, one side
  * per level), best pointers, slot liveness and the free list, handle index <-> slot agreement, and the
  * expiry heap against the resting GTD orders.
  */
 
 import { LOT_UNITS, PIPS_PER_UNIT_PRICE, type Level, type MatchingBook, type Outcome } from './api.ts';
-import { BookCore } from './book.ts';
+import { BookState } from './book-state.ts';
 import { ASK, BID, NIL } from './layout.ts';
 
 const MAX_REPORTED = 50;
@@ -19,7 +19,7 @@ const MAX_REPORTED = 50;
 export function checkBook(book: MatchingBook): string[] {
   const errors: string[] = [];
   checkContract(book, errors);
-  if (book instanceof BookCore) checkInternals(book, errors);
+  if (book instanceof BookState) checkInternals(book, errors);
   return errors.length > MAX_REPORTED ? errors.slice(0, MAX_REPORTED).concat(`... ${errors.length - MAX_REPORTED} more`) : errors;
 }
 
@@ -84,7 +84,7 @@ function compareLevels(what: string, got: Level[], want: Level[], errors: string
   }
 }
 
-function checkInternals(b: BookCore, errors: string[]): void {
+function checkInternals(b: BookState, errors: string[]): void {
   const slots = b.slots;
   const lv = b.levels;
   const n = b.n;
