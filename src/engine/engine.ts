@@ -53,7 +53,8 @@ import { balanceMapKey, hashState, lastTradeSide, verifyStore, type CanonicalSta
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
 import type { Logger } from '../runtime/log.ts';
 import { CancelReason, FillKind, LOT_UNITS, MatchCode, PIPS_PER_UNIT_PRICE, Side, Tif } from './book/api.ts';
-import { BOOK_FACTORIES, type BookFactoryRef, type BookKind } from './book-factory.ts';
+import { BOOK_FACTORIES } from './book-factory.ts';
+import type { EngineOptions, MarketInput, PlaceInput, PlaceResponse, CancelResponse, OpResult, BalancesView, OpenOrdersFilter, EngineStats } from './engine-types.ts';
 import { Ledger, LedgerCode, LedgerError, buyNeed, feeOf, type ReservationView, type WalletBalance } from './ledger.ts';
 import {
   CMD_WORDS,
@@ -89,92 +90,13 @@ import {
 import { Ring } from './ring.ts';
 import { shardOf } from './shard-router.ts';
 import { startTsWorker } from './thread.ts';
+import { EngineHalt, Lifecycle } from './lifecycle.ts';
 
 // ---- public types ---------------------------------------------------------------------------------------
 
 export type { OrderRecord } from '../domain/events.ts';
 export type { JournalEvent } from '../domain/events.ts';
-
-export interface EngineOptions {
-  store: Store;
-  shards: number;
-  log: Logger;
-  /** Clock in ms: order checks and journal timestamps. GTD expiry in the shards follows the wall clock. */
-  now?: () => number;
-  /** Which book the shards use (book-factory.ts): a kind, or a module URL and export (tests). Default 'production'. */
-  bookFactory?: BookKind | BookFactoryRef;
-  /** Command ring slots per shard (power of two). Default 4096. */
-  commandRingSlots?: number;
-  /** Result ring slots per shard (power of two). Default 16384. */
-  resultRingSlots?: number;
-  /** Commands per shard that may wait for ring space before new requests get PM_ERR_ENGINE_BUSY. Default 65536. */
-  overflowLimit?: number;
-  /** Minimum ms between two snapshot publications of a market (readers who need newer ask for them). Default 20. */
-  snapshotIntervalMs?: number;
-  /** Told each journal transaction's seconds from its puts to durable (/metrics: journal_commit_duration_seconds). */
-  onCommit?: (seconds: number) => void;
-}
-
-export interface MarketInput {
-  conditionId: string;
-  tokenIds: [string, string];
-  tickPips: number;
-  minSizeUnits: number;
-  makerFeeBps: number;
-  takerFeeBps: number;
-  acceptingOrders: boolean;
-  negRisk: boolean;
-}
-
-/** A submission that passed the edge's checks: the journal's OrderSubmission shape (domain/events.ts). */
-export type PlaceInput = OrderSubmission;
-
-export interface PlaceResponse {
-  ok: boolean;
-  /** 0, or the numeric result of an entry of domain/errors.ts. */
-  code: number;
-  vars?: Record<string, string | number>;
-  orderId: string;
-  status: 'live' | 'matched' | 'canceled';
-  makingAmount: number;
-  takingAmount: number;
-  tradeIds: string[];
-}
-
-export interface CancelResponse {
-  canceled: string[];
-  notCanceled: Record<string, string>;
-}
-
-export interface OpResult {
-  ok: boolean;
-  code: number;
-}
-
-export interface BalancesView {
-  usdc: { available: number; reserved: number };
-  tokens: Array<{ tokenId: string; conditionId: string; outcome: 0 | 1; available: number; reserved: number }>;
-}
-
-export interface OpenOrdersFilter {
-  id?: string;
-  conditionId?: string;
-  tokenId?: string;
-}
-
-export interface EngineStats {
-  journalSeq: number;
-  committedSeq: number;
-  /** Distinct LMDB transactions (group commit: fewer than the commands they carry). */
-  transactions: number;
-  batches: number;
-  ordersAccepted: number;
-  fills: number;
-  /** Times a command had to wait for command-ring space. */
-  backpressureWaits: number;
-  busyRejects: number;
-  openOrders: number;
-}
+export type { EngineOptions, MarketInput, PlaceInput, PlaceResponse, CancelResponse, OpResult, BalancesView, OpenOrdersFilter, EngineStats } from './engine-types.ts';
 
 // ---- internal state ---------------------------------------------------------------------------------------
 
@@ -292,8 +214,6 @@ const REASON_NAMES: Record<number, StatusReason> = {
   [CancelReason.UNFILLED_REMAINDER]: 'UNFILLED',
 };
 
-class EngineHalt extends Error {}
-
 /*
  * What a resting order keeps alive. A deep book is held here as one record per open order, so its bytes are
  * what a book costs in memory, and every new one is copied by the two scavenges it survives before it is
@@ -377,8 +297,7 @@ export class Engine {
   private ackFns: Array<(v: never) => void> = [];
   private ackVals: unknown[] = [];
   private netDepositsDirty = false;
-  private halted: Error | undefined;
-  private closing = false;
+  private readonly life: Lifecycle;
   private lastCommit: Promise<unknown> = Promise.resolve();
   private committedSeq = 0;
   private counters = { ordersAccepted: 0, fills: 0, backpressureWaits: 0, busyRejects: 0 };
@@ -390,6 +309,8 @@ export class Engine {
     this.opts = opts;
     this.store = opts.store;
     this.log = opts.log;
+    this.life = new Lifecycle(opts.log);
+    this.life.onHalt(() => this.haltSteps());
     this.now = opts.now ?? Date.now;
     this.writer = new JournalWriter(opts.store, 0, this.now);
   }
@@ -436,7 +357,7 @@ export class Engine {
     const h = this.stateHash();
     if (h !== verified.hash) throw new Error(`refusing to start: recovered engine state hash ${h} differs from the store's ${verified.hash}`);
     const answers = await Promise.all(restored);
-    if (this.halted) throw this.halted;
+    if (this.life.halted) throw this.life.halted;
     const bad = answers.find((a) => !a.ok);
     if (bad !== undefined) throw new Error(`refusing to start: open order ${bad.orderId} could not be restored (code ${bad.code})`);
     this.log.info(
@@ -488,21 +409,21 @@ export class Engine {
               const err = new Error(`shard ${msg.shard} failed: ${msg.message}`);
               err.stack = msg.stack;
               reject(err);
-              this.halt(err);
+              this.life.halt(err);
             }
           });
           worker.on('error', (err) => {
             reject(err);
-            this.halt(err);
+            this.life.halt(err);
           });
           worker.on('exit', (code) => {
             sh.exited = true;
             resolveExit();
             this.drain(sh);
-            if (!this.closing) {
+            if (!this.life.closing) {
               const err = new Error(`shard ${i} exited unexpectedly (code ${code})`);
               reject(err);
-              this.halt(err);
+              this.life.halt(err);
             }
           });
         }),
@@ -547,7 +468,7 @@ export class Engine {
 
   /** Idempotent; creates the market or updates its parameters and flags. Throws on invalid input. */
   registerMarket(m: MarketInput): void {
-    this.assertUp();
+    this.life.assertUp();
     if (typeof m.conditionId !== 'string' || m.conditionId.length === 0) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'conditionId is required' });
     if (!Array.isArray(m.tokenIds) || m.tokenIds.length !== 2 || m.tokenIds[0] === m.tokenIds[1] || !m.tokenIds.every((t) => typeof t === 'string' && t.length > 0)) {
       throw apiError('PM_ERR_BAD_REQUEST', { detail: 'tokenIds must be two distinct token ids' });
@@ -666,7 +587,7 @@ export class Engine {
    */
   refreshSnapshot(conditionId: string): Promise<void> {
     const m = this.markets.get(conditionId);
-    if (m === undefined || this.halted || this.closing) return Promise.resolve();
+    if (m === undefined || this.life.halted || this.life.closing) return Promise.resolve();
     const st = this.shardSnap(m.shard);
     // A request in flight made after the last RESULT this shard applied covers whatever a new one would:
     // every command answered so far went into the ring before it. Readers of a busy market share it.
@@ -693,7 +614,7 @@ export class Engine {
   // ---- orders ---------------------------------------------------------------------------------------------
 
   placeOrder(o: PlaceInput): Promise<PlaceResponse> {
-    if (this.halted || this.closing) return Promise.resolve(this.rejectResponse(o.orderId, Errors.PM_ERR_ENGINE_DOWN.result));
+    if (this.life.down) return Promise.resolve(this.rejectResponse(o.orderId, Errors.PM_ERR_ENGINE_DOWN.result));
     const dup = this.duplicate(o.orderId);
     if (dup !== undefined) return dup;
 
@@ -966,7 +887,7 @@ export class Engine {
   }
 
   private cancelTargets(wallet: string, targets: OrderState[], notCanceled: Record<string, string>): Promise<CancelResponse> {
-    if (this.halted || this.closing) {
+    if (this.life.down) {
       for (const o of targets) notCanceled[o.rec.orderId] = Errors.PM_ERR_ENGINE_DOWN.message;
       return Promise.resolve({ canceled: [], notCanceled });
     }
@@ -1042,7 +963,7 @@ export class Engine {
 
   /** Cancels the market's open orders (CANCELED_MARKET_RESOLVED), then records the winner. */
   resolveMarket(conditionId: string, winningOutcome: 0 | 1): Promise<OpResult> {
-    if (this.halted || this.closing) return Promise.resolve({ ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
+    if (this.life.down) return Promise.resolve({ ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
     const m = this.markets.get(conditionId);
     if (m === undefined) return Promise.resolve({ ok: false, code: Errors.PM_ERR_MARKET_UNKNOWN.result });
     if (winningOutcome !== 0 && winningOutcome !== 1) return Promise.resolve({ ok: false, code: Errors.PM_ERR_BAD_REQUEST.result });
@@ -1075,7 +996,7 @@ export class Engine {
   }
 
   private walletOp(fn: () => number): Promise<OpResult> {
-    if (this.halted || this.closing) return Promise.resolve({ ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
+    if (this.life.down) return Promise.resolve({ ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
     const code = fn();
     if (code !== LedgerCode.OK) return Promise.resolve({ ok: false, code });
     return new Promise((resolve) => this.ack(resolve, { ok: true, code: 0 }));
@@ -1286,7 +1207,7 @@ export class Engine {
 
   /** Why the engine stopped, if it did. */
   get failure(): Error | undefined {
-    return this.halted;
+    return this.life.halted;
   }
 
   // ---- command ring ---------------------------------------------------------------------------------------
@@ -1335,7 +1256,7 @@ export class Engine {
     if (this.counters.backpressureWaits % 1000 === 1) this.log.warn({ shard: sh.index, queued: sh.overflow.length }, 'command ring full: backpressure');
     void sh.commands.waitForSpace(1000).then(() => {
       sh.waitingForSpace = false;
-      if (this.halted) return;
+      if (this.life.halted) return;
       const ring = sh.commands;
       while (sh.overflow.length > 0) {
         const off = ring.tryClaim();
@@ -1350,7 +1271,7 @@ export class Engine {
   // ---- result ring ----------------------------------------------------------------------------------------
 
   private drain(sh: Shard): void {
-    if (this.halted) return;
+    if (this.life.halted) return;
     const ring = sh.results;
     const w = ring.words;
     let budget = MAX_RECORDS_PER_TURN;
@@ -1370,7 +1291,7 @@ export class Engine {
           } else if (op === R_SHARD_ERROR) {
             // The details follow by postMessage ('fatal') and halt the engine with them; this is the fallback.
             ring.release();
-            setTimeout(() => this.halt(new Error(`shard ${sh.index} reported an error`)), 1000).unref();
+            setTimeout(() => this.life.halt(new Error(`shard ${sh.index} reported an error`)), 1000).unref();
             return;
           } else {
             throw new EngineHalt(`shard ${sh.index}: unknown result record ${op}`);
@@ -1385,7 +1306,7 @@ export class Engine {
         }
       }
     } catch (err) {
-      this.halt(err instanceof Error ? err : new Error(String(err)));
+      this.life.halt(err instanceof Error ? err : new Error(String(err)));
       return;
     }
     this.scheduleFlush();
@@ -1648,7 +1569,7 @@ export class Engine {
    * nothing in flight it resolves in a microtask; otherwise within the commit in flight and the next.
    */
   afterCommit(): Promise<OpResult> {
-    if (this.halted) return Promise.resolve({ ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
+    if (this.life.halted) return Promise.resolve({ ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
     return new Promise((resolve) => this.ack(resolve, { ok: true, code: 0 }));
   }
 
@@ -1660,7 +1581,7 @@ export class Engine {
 
   private flush(): void {
     this.flushScheduled = false;
-    if (this.halted) return;
+    if (this.life.halted) return;
     if (this.committing) {
       this.flushAfterCommit = true;
       return;
@@ -1713,7 +1634,7 @@ export class Engine {
       (err: unknown) => {
         this.commitDone();
         const e = err instanceof Error ? err : new Error(String(err));
-        this.halt(e);
+        this.life.halt(e);
         for (let i = 0; i < fns.length; i++) fns[i](this.failedValue(vals[i]) as never);
       },
     );
@@ -1752,15 +1673,8 @@ export class Engine {
 
   // ---- failure and shutdown -------------------------------------------------------------------------------
 
-  private assertUp(): void {
-    if (this.halted || this.closing) throw apiError('PM_ERR_ENGINE_DOWN');
-  }
-
   /** Stops trading for good: every pending request answers ENGINE_DOWN; nothing more is journaled. */
-  private halt(err: Error): void {
-    if (this.halted) return;
-    this.halted = err;
-    this.log.fatal({ err }, 'engine halted: no further orders accepted');
+  private haltSteps(): void {
     const down = Errors.PM_ERR_ENGINE_DOWN;
     for (let i = 0; i < this.ackFns.length; i++) this.ackFns[i](this.downValue(this.ackVals[i]) as never);
     this.ackFns = [];
@@ -1801,7 +1715,7 @@ export class Engine {
   }
 
   private async stopWorkers(): Promise<void> {
-    this.closing = true;
+    this.life.closing = true;
     await Promise.all(
       this.shards.map(async (sh) => {
         if (!sh.exited) await sh.worker.terminate();
@@ -1812,11 +1726,11 @@ export class Engine {
 
   /** Stops accepting, lets in-flight commands finish and commit, stops the workers. The store stays open. */
   async close(): Promise<void> {
-    if (this.closing) {
+    if (this.life.closing) {
       await this.drainCommits();
       return;
     }
-    if (this.halted) {
+    if (this.life.halted) {
       await this.stopWorkers();
       await this.drainCommits();
       return;
@@ -1831,11 +1745,11 @@ export class Engine {
           this.publish(sh);
         }),
     );
-    this.closing = true;
+    this.life.closing = true;
     await Promise.all(stops);
     this.flush();
     await this.drainCommits();
-    if (!this.halted) await this.store.meta.put(metaKeys.stateHash, this.stateHash());
+    if (!this.life.halted) await this.store.meta.put(metaKeys.stateHash, this.stateHash());
     await Promise.all(this.shards.map((sh) => sh.worker.terminate().then(() => sh.metaPort.close())));
   }
 }
