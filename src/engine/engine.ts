@@ -41,7 +41,6 @@ import {
   type JournalEvent,
   type MarketEvent,
   type OrderRecord,
-  type OrderSubmission,
   type OrderStatusName,
   type StatusReason,
 } from '../domain/events.ts';
@@ -55,7 +54,7 @@ import type { Logger } from '../runtime/log.ts';
 import { CancelReason, FillKind, LOT_UNITS, MatchCode, PIPS_PER_UNIT_PRICE, Side, Tif } from './book/api.ts';
 import { BOOK_FACTORIES } from './book-factory.ts';
 import type { EngineOptions, MarketInput, PlaceInput, PlaceResponse, CancelResponse, OpResult, BalancesView, OpenOrdersFilter, EngineStats } from './engine-types.ts';
-import { Ledger, LedgerCode, LedgerError, buyNeed, feeOf, type ReservationView, type WalletBalance } from './ledger.ts';
+import { Ledger, LedgerCode, LedgerError, feeOf, type ReservationView } from './ledger.ts';
 import {
   CMD_WORDS,
   OP_CANCEL,
@@ -88,9 +87,22 @@ import {
   type WorkerMessage,
 } from './protocol.ts';
 import { Ring } from './ring.ts';
-import { shardOf } from './shard-router.ts';
 import { startTsWorker } from './thread.ts';
 import { EngineHalt, Lifecycle } from './lifecycle.ts';
+import { MarketTable, rowOf, type MarketState } from './market-table.ts';
+import {
+  LIVE_UNFILLED,
+  NO_SEQS,
+  NO_TRADES,
+  OrderTable,
+  appended,
+  newPending,
+  rejectResponse,
+  responseOf,
+  type OrderState,
+  type PendingPlace,
+} from './order-table.ts';
+import { needOf, releaseAll, reserve, settleReservation } from './reservation.ts';
 
 // ---- public types ---------------------------------------------------------------------------------------
 
@@ -99,43 +111,6 @@ export type { JournalEvent } from '../domain/events.ts';
 export type { EngineOptions, MarketInput, PlaceInput, PlaceResponse, CancelResponse, OpResult, BalancesView, OpenOrdersFilter, EngineStats } from './engine-types.ts';
 
 // ---- internal state ---------------------------------------------------------------------------------------
-
-interface MarketState extends MarketRow {
-  shard: number;
-  /** Resolution requested: the cancel-all is in flight, orders are refused. */
-  resolving: boolean;
-}
-
-interface OrderState {
-  rec: OrderRecord;
-  handle: number;
-  market: MarketState;
-  wb: WalletBalance;
-  side: Side;
-  tif: Tif;
-  /** Size not yet filled and not canceled. */
-  remaining: number;
-  /** USDC (BUY) or tokens (SELL) this order holds reserved. */
-  reserved: number;
-  /** Fee rate the reservation bound uses (buyNeed). */
-  feeBound: number;
-  /** Journaled (its `order` event is in the journal). */
-  accepted: boolean;
-  /** Resting on its book (accepted and not finished). */
-  live: boolean;
-  /** Set while the placement is in flight. */
-  pending: PendingPlace | undefined;
-}
-
-interface PendingPlace {
-  promise: Promise<PlaceResponse>;
-  resolve: (r: PlaceResponse) => void;
-  making: number;
-  taking: number;
-  tradeIds: string[];
-  /** A start-up re-placement: must rest untouched, journals nothing. */
-  restore: boolean;
-}
 
 interface CancelBatch {
   wallet: string;
@@ -214,39 +189,6 @@ const REASON_NAMES: Record<number, StatusReason> = {
   [CancelReason.UNFILLED_REMAINDER]: 'UNFILLED',
 };
 
-/*
- * What a resting order keeps alive. A deep book is held here as one record per open order, so its bytes are
- * what a book costs in memory, and every new one is copied by the two scavenges it survives before it is
- * promoted, on the thread that answers orders. So a record shares what repeats: its wallet, signer, owner,
- * token id and builder are canonical copies (the ledger's wallet, the market's token id, `Interner`), not
- * the request's strings, and until its first fill it holds the one frozen empty list and the one unfilled
- * answer below. A list grows only through `appended`, which never writes to the shared one. Measured by
- * bench/engine/memory.bench.ts: 1,460 -> 940 bytes of heap per resting order.
- */
-const NO_TRADES = Object.freeze([]) as readonly string[] as string[];
-const NO_SEQS = Object.freeze([]) as readonly number[] as number[];
-const LIVE_UNFILLED: OrderRecord['response'] = Object.freeze({ status: 'live', makingAmount: 0, takingAmount: 0, tradeIds: NO_TRADES });
-
-/** `list` with `item` at its end: an empty list (perhaps the shared one) is replaced, never written. */
-function appended<T>(list: T[], item: T): T[] {
-  if (list.length === 0) return [item];
-  list.push(item);
-  return list;
-}
-
-/** One copy of each string it was given, up to `cap` of them (past that, strings pass through). */
-class Interner {
-  private readonly copies = new Map<string, string>();
-  constructor(private readonly cap: number) {}
-
-  of(s: string): string {
-    const c = this.copies.get(s);
-    if (c !== undefined) return c;
-    if (this.copies.size < this.cap) this.copies.set(s, s);
-    return s;
-  }
-}
-
 export class Engine {
   private readonly store: Store;
   private readonly log: Logger;
@@ -256,20 +198,9 @@ export class Engine {
   private writer: JournalWriter;
   private shards: Shard[] = [];
 
-  private readonly markets = new Map<string, MarketState>();
-  private readonly marketsById = new Map<number, MarketState>();
-  private readonly tokenMarket = new Map<string, { market: MarketState; outcome: 0 | 1 }>();
-  private readonly byHandle = new Map<number, OrderState>();
-  private readonly byId = new Map<string, OrderState>();
-  private readonly byWallet = new Map<string, Set<OrderState>>();
-  /** Finished orders whose final state is not committed yet (getOrder must still see them). */
-  private readonly recent = new Map<string, OrderRecord>();
-  /** Owners (API keys, one per wallet) and builder codes (a few); bounded, as builder codes are the client's. */
-  private readonly shared = new Interner(65_536);
-  private recentBatch: OrderRecord[] = [];
-  private readonly walletIdx = new Map<string, number>();
+  private readonly markets: MarketTable;
+  private readonly orders: OrderTable;
   private readonly snapshots = new Map<string, { version: number; json: string }>();
-  private readonly lastTrades = new Map<string, { pricePips: number; side: 'BUY' | 'SELL' }>();
   private readonly listeners: Array<(events: JournalEvent[]) => void> = [];
   private readonly snapshotListeners: Array<(tokenIds: readonly string[]) => void> = [];
   /** refreshSnapshot callers by request id, answered when the shard's snapshot message arrives. */
@@ -283,7 +214,6 @@ export class Engine {
   /** Per shard index: RESULTs applied, the resultSeq of its last complete publication, its refresh in flight. */
   private readonly shardSnaps: Array<{ results: number; complete: number; refresh: { seq: number; promise: Promise<void> } | undefined }> = [];
 
-  private nextHandle = 1;
   private nextReq = 1;
   private flushScheduled = false;
   /**
@@ -311,6 +241,8 @@ export class Engine {
     this.log = opts.log;
     this.life = new Lifecycle(opts.log);
     this.life.onHalt(() => this.haltSteps());
+    this.markets = new MarketTable(this.ledger, opts.shards);
+    this.orders = new OrderTable(this.ledger);
     this.now = opts.now ?? Date.now;
     this.writer = new JournalWriter(opts.store, 0, this.now);
   }
@@ -337,14 +269,14 @@ export class Engine {
     this.writer = new JournalWriter(this.store, m.lastSeq, this.now);
     this.committedSeq = m.lastSeq;
 
-    for (const row of m.markets) this.addMarketState(row);
+    for (const row of m.markets) this.markets.add(row);
     for (const b of m.balances) this.ledger.setHeld(b.wallet, b.asset, b.held, USDC_ASSET);
     this.ledger.netDeposits = m.netDeposits;
     for (const row of m.markets) if (row.resolved >= 0) this.ledger.resolve(row.conditionId, row.resolved as 0 | 1);
 
     await this.startWorkers();
     const registered: Promise<unknown>[] = [];
-    for (const [tokenId, t] of verified.lastTrades) this.lastTrades.set(tokenId, t);
+    for (const [tokenId, t] of verified.lastTrades) this.markets.lastTrades.set(tokenId, t);
     for (const mk of this.markets.values()) registered.push(this.sendRegister(mk));
     await Promise.all(registered);
 
@@ -433,32 +365,18 @@ export class Engine {
     await Promise.all(ready);
   }
 
-  private addMarketState(row: MarketRow): MarketState {
-    const m: MarketState = { ...row, tokenIds: [row.tokenIds[0], row.tokenIds[1]], shard: shardOf(row.conditionId, this.opts.shards), resolving: false };
-    this.markets.set(m.conditionId, m);
-    this.marketsById.set(m.marketId, m);
-    this.tokenMarket.set(m.tokenIds[0], { market: m, outcome: 0 });
-    this.tokenMarket.set(m.tokenIds[1], { market: m, outcome: 1 });
-    this.ledger.addMarket(m.conditionId, m.tokenIds);
-    return m;
-  }
-
-
   private restoreOrder(rec: OrderRecord): Promise<PlaceResponse> {
-    const tm = this.tokenMarket.get(rec.tokenId);
+    const tm = this.markets.token(rec.tokenId);
     if (tm === undefined) throw new Error(`refusing to start: open order ${rec.orderId} names unknown token ${rec.tokenId}`);
-    this.shareParts(rec, tm);
+    this.orders.share(rec, tm);
     const side = rec.side === 'BUY' ? Side.BUY : Side.SELL;
     const tif = TIF_OF[rec.orderType];
-    const o = this.newOrderState(rec, tm.market, side, tif, rec.sizeUnits - rec.sizeMatched);
+    const o = this.orders.create(rec, tm.market, side, tif, rec.sizeUnits - rec.sizeMatched);
     o.accepted = true;
-    const need = this.needOf(o);
-    const ok = side === Side.BUY ? this.ledger.reserveUsdc(o.wb, need) : this.ledger.reserveTokens(o.wb, rec.tokenId, need);
-    if (!ok) throw new Error(`refusing to start: wallet ${rec.wallet} cannot cover open order ${rec.orderId}`);
-    o.reserved = need;
+    if (!reserve(this.ledger, o, needOf(o))) throw new Error(`refusing to start: wallet ${rec.wallet} cannot cover open order ${rec.orderId}`);
     o.live = true;
-    this.track(o);
-    const pending = this.newPending(true);
+    this.orders.track(o);
+    const pending = newPending(true);
     o.pending = pending;
     this.sendPlace(o, true, true);
     return pending.promise;
@@ -479,13 +397,13 @@ export class Engine {
       if (!Number.isInteger(f) || f < 0 || f > 10_000) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'fee rates must be integers in [0, 10000] bps' });
     }
     for (const t of m.tokenIds) {
-      const other = this.tokenMarket.get(t);
+      const other = this.markets.token(t);
       if (other !== undefined && other.market.conditionId !== m.conditionId) throw apiError('PM_ERR_BAD_REQUEST', { detail: `token ${t} belongs to another market` });
     }
     const existing = this.markets.get(m.conditionId);
     let mk: MarketState;
     if (existing === undefined) {
-      mk = this.addMarketState({
+      mk = this.markets.add({
         conditionId: m.conditionId,
         marketId: this.markets.size + 1,
         tokenIds: [m.tokenIds[0], m.tokenIds[1]],
@@ -534,24 +452,9 @@ export class Engine {
       negRisk: mk.negRisk,
     };
     this.writer.append(ev);
-    this.writer.putMarket(this.rowOf(mk));
+    this.writer.putMarket(rowOf(mk));
     this.scheduleFlush();
     void this.sendRegister(mk);
-  }
-
-  private rowOf(m: MarketState): MarketRow {
-    return {
-      conditionId: m.conditionId,
-      marketId: m.marketId,
-      tokenIds: m.tokenIds,
-      tickPips: m.tickPips,
-      minSizeUnits: m.minSizeUnits,
-      makerFeeBps: m.makerFeeBps,
-      takerFeeBps: m.takerFeeBps,
-      acceptingOrders: m.acceptingOrders,
-      negRisk: m.negRisk,
-      resolved: m.resolved,
-    };
   }
 
   private sendRegister(m: MarketState): Promise<ResultRecord> {
@@ -561,7 +464,7 @@ export class Engine {
       conditionId: m.conditionId,
       tokenIds: m.tokenIds,
       negRisk: m.negRisk,
-      lastTradePips: [this.lastTrades.get(m.tokenIds[0])?.pricePips ?? 0, this.lastTrades.get(m.tokenIds[1])?.pricePips ?? 0],
+      lastTradePips: [this.markets.lastTrades.get(m.tokenIds[0])?.pricePips ?? 0, this.markets.lastTrades.get(m.tokenIds[1])?.pricePips ?? 0],
     };
     return new Promise((resolve) => {
       const reqId = this.nextReq++;
@@ -614,11 +517,11 @@ export class Engine {
   // ---- orders ---------------------------------------------------------------------------------------------
 
   placeOrder(o: PlaceInput): Promise<PlaceResponse> {
-    if (this.life.down) return Promise.resolve(this.rejectResponse(o.orderId, Errors.PM_ERR_ENGINE_DOWN.result));
+    if (this.life.down) return Promise.resolve(rejectResponse(o.orderId, Errors.PM_ERR_ENGINE_DOWN.result));
     const dup = this.duplicate(o.orderId);
     if (dup !== undefined) return dup;
 
-    const tm = this.tokenMarket.get(o.tokenId);
+    const tm = this.markets.token(o.tokenId);
     if (tm === undefined) return this.reject(o.orderId, Errors.PM_ERR_MARKET_UNKNOWN.result, { tokenId: o.tokenId });
     const market = tm.market;
     if (!market.acceptingOrders || market.resolved >= 0 || market.resolving) return this.reject(o.orderId, Errors.PM_ERR_MARKET_NOT_READY.result);
@@ -704,118 +607,37 @@ export class Engine {
       updatedAt: now,
       response: LIVE_UNFILLED,
     };
-    this.shareParts(rec, tm);
-    const ord = this.newOrderState(rec, market, side, tif, size);
-    const need = this.needOf(ord);
-    const ok = side === Side.BUY ? this.ledger.reserveUsdc(ord.wb, need) : this.ledger.reserveTokens(ord.wb, o.tokenId, need);
-    if (!ok) return this.reject(o.orderId, Errors.PM_ERR_BALANCE.result);
-    ord.reserved = need;
-    const pending = this.newPending(false);
+    this.orders.share(rec, tm);
+    const ord = this.orders.create(rec, market, side, tif, size);
+    if (!reserve(this.ledger, ord, needOf(ord))) return this.reject(o.orderId, Errors.PM_ERR_BALANCE.result);
+    const pending = newPending(false);
     ord.pending = pending;
     if (!this.sendPlace(ord, false, o.postOnly)) {
-      this.releaseAll(ord);
+      releaseAll(this.ledger, ord);
       return this.reject(o.orderId, Errors.PM_ERR_ENGINE_BUSY.result);
     }
-    this.track(ord);
+    this.orders.track(ord);
     return pending.promise;
-  }
-
-  /** Points the record at the canonical copies of what it shares with other orders (header of NO_TRADES). */
-  private shareParts(rec: OrderRecord, tm: { market: MarketState; outcome: 0 | 1 }): void {
-    const wallet = this.ledger.wallet(rec.wallet).wallet;
-    if (rec.signer === wallet) rec.signer = wallet;
-    rec.wallet = wallet;
-    rec.tokenId = tm.market.tokenIds[tm.outcome];
-    rec.owner = this.shared.of(rec.owner);
-    rec.builder = this.shared.of(rec.builder);
-    if (rec.tradeIds.length === 0) rec.tradeIds = NO_TRADES;
-    if (rec.fillSeqs.length === 0) rec.fillSeqs = NO_SEQS;
-    const r = rec.response;
-    // A restored record may hold no answer (orders.ts: answer 0).
-    if (r !== undefined && r.status === 'live' && r.makingAmount === 0 && r.takingAmount === 0 && r.tradeIds.length === 0) rec.response = LIVE_UNFILLED;
-  }
-
-  private newOrderState(rec: OrderRecord, market: MarketState, side: Side, tif: Tif, remaining: number): OrderState {
-    const rests = tif === Tif.GTC || tif === Tif.GTD;
-    return {
-      rec,
-      handle: this.nextHandle++,
-      market,
-      wb: this.ledger.wallet(rec.wallet),
-      side,
-      tif,
-      remaining,
-      reserved: 0,
-      feeBound: rests ? Math.max(rec.makerFeeBps, rec.takerFeeBps) : rec.takerFeeBps,
-      accepted: false,
-      live: false,
-      pending: undefined,
-    };
-  }
-
-  private newPending(restore: boolean): PendingPlace {
-    let resolve!: (r: PlaceResponse) => void;
-    const promise = new Promise<PlaceResponse>((r) => (resolve = r));
-    return { promise, resolve, making: 0, taking: 0, tradeIds: NO_TRADES, restore };
-  }
-
-  /** What the order can still spend: the reservation it must hold. */
-  private needOf(o: OrderState): number {
-    if (o.side === Side.SELL) return o.remaining;
-    const rests = o.tif === Tif.GTC || o.tif === Tif.GTD;
-    return buyNeed(rests, o.rec.pricePips, o.remaining, o.rec.budgetUnits, o.feeBound);
-  }
-
-  private track(o: OrderState): void {
-    this.byHandle.set(o.handle, o);
-    this.byId.set(o.rec.orderId, o);
-    let set = this.byWallet.get(o.rec.wallet);
-    if (set === undefined) {
-      set = new Set();
-      this.byWallet.set(o.rec.wallet, set);
-    }
-    set.add(o);
-  }
-
-  private untrack(o: OrderState): void {
-    this.byHandle.delete(o.handle);
-    this.byId.delete(o.rec.orderId);
-    const set = this.byWallet.get(o.rec.wallet);
-    if (set !== undefined) {
-      set.delete(o);
-      if (set.size === 0) this.byWallet.delete(o.rec.wallet);
-    }
   }
 
   /** A retry of a known order id gets the original answer; an order in flight, the same promise. */
   private duplicate(orderId: string): Promise<PlaceResponse> | undefined {
     // An order known in memory may be applied but not yet committed: answer it only after the commit,
     // as its original answer is (never acknowledge what a crash could still lose).
-    const live = this.byId.get(orderId);
+    const live = this.orders.get(orderId);
     if (live !== undefined) {
       if (live.pending !== undefined) return live.pending.promise;
-      return new Promise((resolve) => this.ack(resolve, this.responseOf(live.rec)));
+      return new Promise((resolve) => this.ack(resolve, responseOf(live.rec)));
     }
-    const recent = this.recent.get(orderId);
-    if (recent !== undefined) return new Promise((resolve) => this.ack(resolve, this.responseOf(recent)));
+    const recent = this.orders.recentOf(orderId);
+    if (recent !== undefined) return new Promise((resolve) => this.ack(resolve, responseOf(recent)));
     const rec = readOrder(this.store, orderId);
-    if (rec !== undefined) return Promise.resolve(this.responseOf(rec));
+    if (rec !== undefined) return Promise.resolve(responseOf(rec));
     return undefined;
   }
 
-  private responseOf(rec: OrderRecord): PlaceResponse {
-    const r = rec.response;
-    return { ok: true, code: 0, orderId: rec.orderId, status: r.status, makingAmount: r.makingAmount, takingAmount: r.takingAmount, tradeIds: r.tradeIds };
-  }
-
-  private rejectResponse(orderId: string, code: number, vars?: Record<string, string | number>): PlaceResponse {
-    const r: PlaceResponse = { ok: false, code, orderId, status: 'canceled', makingAmount: 0, takingAmount: 0, tradeIds: NO_TRADES };
-    if (vars !== undefined) r.vars = vars;
-    return r;
-  }
-
   private reject(orderId: string, code: number, vars?: Record<string, string | number>): Promise<PlaceResponse> {
-    return Promise.resolve(this.rejectResponse(orderId, code, vars));
+    return Promise.resolve(rejectResponse(orderId, code, vars));
   }
 
   private sendPlace(o: OrderState, force: boolean, postOnly: boolean): boolean {
@@ -824,7 +646,7 @@ export class Engine {
     if (off < 0) return false;
     encodePlace(this.claimWords, off, o.market.marketId, {
       handle: o.handle,
-      owner: this.walletIndex(o.rec.wallet),
+      owner: this.orders.walletIndex(o.rec.wallet),
       outcome: o.rec.outcome,
       side: o.side,
       tif: o.tif,
@@ -839,15 +661,6 @@ export class Engine {
     return true;
   }
 
-  private walletIndex(wallet: string): number {
-    let i = this.walletIdx.get(wallet);
-    if (i === undefined) {
-      i = this.walletIdx.size + 1;
-      this.walletIdx.set(wallet, i);
-    }
-    return i;
-  }
-
   // ---- cancels --------------------------------------------------------------------------------------------
 
   /** Cancels the wallet's own orders among `orderIds`; any other id is 'order not found'. */
@@ -858,7 +671,7 @@ export class Engine {
     for (const id of orderIds) {
       if (seen.has(id)) continue;
       seen.add(id);
-      const o = this.byId.get(id);
+      const o = this.orders.get(id);
       if (o !== undefined && o.rec.wallet === wallet && (o.live || (o.pending !== undefined && !o.pending.restore))) targets.push(o);
       else notCanceled[id] = this.notCancelableReason(wallet, id);
     }
@@ -868,7 +681,7 @@ export class Engine {
   /** Cancels the wallet's open orders in a market and/or token (both given: both must match; none: all). */
   cancelMarketOrders(wallet: string, f: { conditionId?: string; tokenId?: string }): Promise<CancelResponse> {
     const targets: OrderState[] = [];
-    for (const o of this.byWallet.get(wallet) ?? []) {
+    for (const o of this.orders.ofWallet(wallet)) {
       if (f.conditionId !== undefined && f.conditionId !== '' && o.rec.conditionId !== f.conditionId) continue;
       if (f.tokenId !== undefined && f.tokenId !== '' && o.rec.tokenId !== f.tokenId) continue;
       if (o.tif === Tif.GTC || o.tif === Tif.GTD) targets.push(o);
@@ -881,7 +694,7 @@ export class Engine {
   }
 
   private notCancelableReason(wallet: string, orderId: string): string {
-    const rec = this.recent.get(orderId) ?? readOrder(this.store, orderId);
+    const rec = this.orders.recentOf(orderId) ?? readOrder(this.store, orderId);
     if (rec === undefined || rec.wallet !== wallet) return 'order not found';
     return rec.status === 'MATCHED' ? 'order already matched' : 'order already canceled';
   }
@@ -983,7 +796,7 @@ export class Engine {
           m.resolved = winningOutcome;
           m.resolving = false;
           this.writer.append(resolveEvent(conditionId, winningOutcome, m.tokenIds));
-          this.writer.putMarket(this.rowOf(m));
+          this.writer.putMarket(rowOf(m));
           this.ack(resolve, { ok: true, code: 0 });
         },
       });
@@ -1010,7 +823,7 @@ export class Engine {
     const tokens: BalancesView['tokens'] = [];
     for (const [tokenId, t] of w.tokens) {
       if (t.available === 0 && t.reserved === 0) continue;
-      const tm = this.tokenMarket.get(tokenId);
+      const tm = this.markets.token(tokenId);
       if (tm === undefined) continue;
       tokens.push({ tokenId, conditionId: tm.market.conditionId, outcome: tm.outcome, available: t.available, reserved: t.reserved });
     }
@@ -1022,22 +835,14 @@ export class Engine {
    * state may hold effects not yet durable: a reply built from it waits for afterCommit().
    */
   getOrder(orderId: string): OrderRecord | undefined {
-    const o = this.byId.get(orderId);
+    const o = this.orders.get(orderId);
     if (o !== undefined) return o.accepted ? o.rec : undefined;
-    return this.recent.get(orderId) ?? readOrder(this.store, orderId);
+    return this.orders.recentOf(orderId) ?? readOrder(this.store, orderId);
   }
 
   /** Allocates: the wallet's open (accepted, resting) orders, oldest first. */
   openOrders(wallet: string, filter: OpenOrdersFilter = {}): OrderRecord[] {
-    const out: OrderRecord[] = [];
-    for (const o of this.byWallet.get(wallet) ?? []) {
-      if (!o.live) continue;
-      if (filter.id !== undefined && filter.id !== '' && o.rec.orderId !== filter.id) continue;
-      if (filter.conditionId !== undefined && filter.conditionId !== '' && o.rec.conditionId !== filter.conditionId) continue;
-      if (filter.tokenId !== undefined && filter.tokenId !== '' && o.rec.tokenId !== filter.tokenId) continue;
-      out.push(o.rec);
-    }
-    return out.sort((a, b) => a.seq - b.seq);
+    return this.orders.openOrders(wallet, filter);
   }
 
   bookSnapshot(tokenId: string): { version: number; json: string } | undefined {
@@ -1050,7 +855,7 @@ export class Engine {
    * must see its own acknowledged writes then asks refreshSnapshot. False for an unknown token.
    */
   snapshotStale(tokenId: string): boolean {
-    const tm = this.tokenMarket.get(tokenId);
+    const tm = this.markets.token(tokenId);
     if (tm === undefined) return false;
     const b = this.bookSeqs.get(tm.market.marketId);
     return b !== undefined && b.changed > b.published && b.changed > this.shardSnap(tm.market.shard).complete;
@@ -1090,7 +895,7 @@ export class Engine {
   private snapshotsArrived(shard: number, msg: SnapshotMessage): void {
     for (const s of msg.items) {
       this.snapshots.set(s.tokenId, s);
-      const tm = this.tokenMarket.get(s.tokenId);
+      const tm = this.markets.token(s.tokenId);
       if (tm !== undefined) {
         const b = this.bookSeq(tm.market.marketId);
         if (msg.resultSeq > b.published) b.published = msg.resultSeq;
@@ -1106,12 +911,12 @@ export class Engine {
   }
 
   lastTradePrice(tokenId: string): { pricePips: number; side: 'BUY' | 'SELL' } | undefined {
-    return this.lastTrades.get(tokenId);
+    return this.markets.lastTrades.get(tokenId);
   }
 
   /** Which market and outcome a token id belongs to. */
   tokenOutcome(tokenId: string): { conditionId: string; outcome: 0 | 1 } | undefined {
-    const tm = this.tokenMarket.get(tokenId);
+    const tm = this.markets.token(tokenId);
     return tm === undefined ? undefined : { conditionId: tm.market.conditionId, outcome: tm.outcome };
   }
 
@@ -1120,13 +925,13 @@ export class Engine {
    * read them at once, keep nothing.
    */
   tokenMarketOf(tokenId: string): { readonly market: Readonly<MarketRow>; readonly outcome: 0 | 1 } | undefined {
-    return this.tokenMarket.get(tokenId);
+    return this.markets.token(tokenId);
   }
 
   /** Market parameters and state as the engine holds them. */
   market(conditionId: string): (MarketRow & { shard: number }) | undefined {
     const m = this.markets.get(conditionId);
-    return m === undefined ? undefined : { ...this.rowOf(m), shard: m.shard };
+    return m === undefined ? undefined : { ...rowOf(m), shard: m.shard };
   }
 
   onCommitted(listener: (events: JournalEvent[]) => void): void {
@@ -1160,7 +965,7 @@ export class Engine {
       for (const [tokenId, t] of w.tokens) balances.set(balanceMapKey(w.wallet, tokenId), t.available + t.reserved);
     }
     const openOrders: CanonicalState['openOrders'] = [];
-    for (const o of this.byHandle.values()) {
+    for (const o of this.orders.all()) {
       if (o.live) openOrders.push({ conditionId: o.rec.conditionId, seq: o.rec.seq, orderId: o.rec.orderId, remaining: o.remaining });
     }
     const markets = new Map<string, number>();
@@ -1171,14 +976,14 @@ export class Engine {
   /** Allocates: tests and benchmarks. Ledger invariants against the open orders (ledger.checkLedger). */
   checkLedger(): string[] {
     const views: ReservationView[] = [];
-    for (const o of this.byHandle.values()) {
+    for (const o of this.orders.all()) {
       views.push({
         orderId: o.rec.orderId,
         wallet: o.rec.wallet,
         tokenId: o.side === Side.SELL ? o.rec.tokenId : undefined,
         usdc: o.side === Side.BUY ? o.reserved : 0,
         tokens: o.side === Side.SELL ? o.reserved : 0,
-        need: this.needOf(o),
+        need: needOf(o),
       });
     }
     return this.ledger.checkLedger(views);
@@ -1190,8 +995,6 @@ export class Engine {
   }
 
   stats(): EngineStats {
-    let open = 0;
-    for (const o of this.byHandle.values()) if (o.live) open++;
     return {
       journalSeq: this.writer.lastSeq,
       committedSeq: this.committedSeq,
@@ -1201,7 +1004,7 @@ export class Engine {
       fills: this.counters.fills,
       backpressureWaits: this.counters.backpressureWaits,
       busyRejects: this.counters.busyRejects,
-      openOrders: open,
+      openOrders: this.orders.openCount(),
     };
   }
 
@@ -1360,7 +1163,7 @@ export class Engine {
     if (r.code !== MatchCode.OK || r.filledUnits !== 0 || r.restingUnits !== o.remaining || group.length > 0) {
       throw new EngineHalt(`open order ${o.rec.orderId} did not rest unchanged when restored (code ${r.code}, filled ${r.filledUnits}, resting ${r.restingUnits})`);
     }
-    pending.resolve(this.responseOf(o.rec));
+    pending.resolve(responseOf(o.rec));
   }
 
   private onPlaced(o: OrderState, r: ResultRecord, group: Array<FillRecord | CanceledRecord>): void {
@@ -1376,10 +1179,10 @@ export class Engine {
         if (c.handle !== o.handle) this.applyCancel(c);
       }
       o.pending = undefined;
-      this.releaseAll(o);
-      this.untrack(o);
+      releaseAll(this.ledger, o);
+      this.orders.untrack(o);
       const vars = r.code === MatchCode.INVALID_PRICE || r.code === MatchCode.INVALID_SIZE ? { id: o.rec.orderId } : undefined;
-      pending.resolve(this.rejectResponse(o.rec.orderId, r.code, vars));
+      pending.resolve(rejectResponse(o.rec.orderId, r.code, vars));
       return;
     }
 
@@ -1393,7 +1196,7 @@ export class Engine {
     if (r.restingUnits > 0) {
       if (r.restingUnits !== o.remaining) throw new EngineHalt(`order ${o.rec.orderId}: shard rests ${r.restingUnits}, sequencer expects ${o.remaining}`);
       o.live = true;
-      this.settleReservation(o);
+      settleReservation(this.ledger, o);
     } else if (o.rec.status === 'LIVE') {
       if (o.remaining !== 0 && o.tif !== Tif.FOK && o.tif !== Tif.FAK) throw new EngineHalt(`order ${o.rec.orderId} neither rests nor filled`);
       this.finish(o, 'MATCHED', 'FILLED');
@@ -1427,7 +1230,7 @@ export class Engine {
   }
 
   private applyFill(taker: OrderState, f: FillRecord): void {
-    const maker = this.byHandle.get(f.makerHandle);
+    const maker = this.orders.byHandleOf(f.makerHandle);
     if (maker === undefined || !maker.live) throw new EngineHalt(`fill against unknown maker handle ${f.makerHandle}`);
     if (f.takerHandle !== taker.handle) throw new EngineHalt(`fill of handle ${f.takerHandle} inside the group of ${taker.handle}`);
     const size = f.sizeUnits;
@@ -1489,11 +1292,11 @@ export class Engine {
       o.rec.fillSeqs = appended(o.rec.fillSeqs, ev.seq);
       o.rec.updatedAt = ev.ts;
     }
-    this.lastTrades.set(taker.rec.tokenId, { pricePips: f.takerPricePips, side: lastTradeSide(ev) });
-    this.lastTrades.set(maker.rec.tokenId, { pricePips: f.makerPricePips, side: lastTradeSide(ev) });
+    this.markets.lastTrades.set(taker.rec.tokenId, { pricePips: f.takerPricePips, side: lastTradeSide(ev) });
+    this.markets.lastTrades.set(maker.rec.tokenId, { pricePips: f.makerPricePips, side: lastTradeSide(ev) });
     if (maker.remaining === 0) this.finish(maker, 'MATCHED', 'FILLED');
     else {
-      this.settleReservation(maker);
+      settleReservation(this.ledger, maker);
       this.writer.putOrder(maker.rec, false);
     }
   }
@@ -1511,27 +1314,9 @@ export class Engine {
     }
   }
 
-  /** Releases whatever the order holds beyond what it can still spend (price improvement, fee rounding). */
-  private settleReservation(o: OrderState): void {
-    const need = this.needOf(o);
-    if (o.reserved < need) throw new LedgerError(`order ${o.rec.orderId} holds ${o.reserved} but may still spend ${need}`);
-    this.release(o, o.reserved - need);
-  }
-
-  private release(o: OrderState, n: number): void {
-    if (n === 0) return;
-    if (o.side === Side.BUY) this.ledger.releaseUsdc(o.wb, n);
-    else this.ledger.releaseTokens(o.wb, o.rec.tokenId, n);
-    o.reserved -= n;
-  }
-
-  private releaseAll(o: OrderState): void {
-    this.release(o, o.reserved);
-  }
-
   /** A resting order left the book without a fill (user, expiry, self-trade, resolution). */
   private applyCancel(c: CanceledRecord): void {
-    const o = this.byHandle.get(c.handle);
+    const o = this.orders.byHandleOf(c.handle);
     if (o === undefined || !o.live) throw new EngineHalt(`cancel of unknown resting handle ${c.handle}`);
     if (c.remainingUnits !== o.remaining) throw new EngineHalt(`order ${o.rec.orderId}: shard cancels ${c.remainingUnits}, sequencer expects ${o.remaining}`);
     const reason = REASON_NAMES[c.reason] ?? 'USER';
@@ -1546,11 +1331,10 @@ export class Engine {
     const ev = this.writer.append(statusEvent(o.rec, status, reason, remaining));
     o.rec.updatedAt = ev.ts;
     o.remaining = 0;
-    this.releaseAll(o);
+    releaseAll(this.ledger, o);
     this.writer.putOrder(o.rec, false);
-    this.untrack(o);
-    this.recent.set(o.rec.orderId, o.rec);
-    this.recentBatch.push(o.rec);
+    this.orders.untrack(o);
+    this.orders.finished(o.rec);
   }
 
   // ---- commit ---------------------------------------------------------------------------------------------
@@ -1607,8 +1391,7 @@ export class Engine {
     const vals = this.ackVals;
     this.ackFns = [];
     this.ackVals = [];
-    const finished = this.recentBatch;
-    this.recentBatch = [];
+    const finished = this.orders.takeFinished();
     const res = this.writer.flush();
     if (res === undefined) {
       for (let i = 0; i < fns.length; i++) fns[i](vals[i] as never);
@@ -1622,7 +1405,7 @@ export class Engine {
         this.commitDone();
         this.committedSeq = res.lastSeq;
         for (let i = 0; i < fns.length; i++) fns[i](vals[i] as never);
-        for (const rec of finished) if (this.recent.get(rec.orderId) === rec) this.recent.delete(rec.orderId);
+        this.orders.forget(finished);
         for (const l of this.listeners) {
           try {
             l(res.events);
@@ -1662,7 +1445,7 @@ export class Engine {
   /** The answer to give instead of `value` when its commit failed. */
   private failedValue(value: unknown): unknown {
     const v = value as Partial<PlaceResponse & CancelResponse & OpResult>;
-    if (v.orderId !== undefined) return this.rejectResponse(v.orderId, Errors.PM_ERR_JOURNAL.result);
+    if (v.orderId !== undefined) return rejectResponse(v.orderId, Errors.PM_ERR_JOURNAL.result);
     if (v.canceled !== undefined) {
       const notCanceled = { ...v.notCanceled };
       for (const id of v.canceled) notCanceled[id] = Errors.PM_ERR_JOURNAL.message;
@@ -1686,7 +1469,7 @@ export class Engine {
     for (const sh of this.shards) unanswered.push(...sh.inflight.drain());
     {
       for (const inf of unanswered) {
-        if (inf.op === OP_PLACE) inf.order.pending?.resolve(this.rejectResponse(inf.order.rec.orderId, down.result));
+        if (inf.op === OP_PLACE) inf.order.pending?.resolve(rejectResponse(inf.order.rec.orderId, down.result));
         else if (inf.op === OP_CANCEL) {
           inf.batch.notCanceled[inf.order.rec.orderId] = down.message;
           if (--inf.batch.pending === 0) inf.batch.resolve({ canceled: inf.batch.canceled, notCanceled: inf.batch.notCanceled });
@@ -1705,7 +1488,7 @@ export class Engine {
   private downValue(value: unknown): unknown {
     const v = value as Partial<PlaceResponse & CancelResponse & OpResult>;
     const down = Errors.PM_ERR_ENGINE_DOWN;
-    if (v.orderId !== undefined) return this.rejectResponse(v.orderId, down.result);
+    if (v.orderId !== undefined) return rejectResponse(v.orderId, down.result);
     if (v.canceled !== undefined) {
       const notCanceled = { ...v.notCanceled };
       for (const id of v.canceled) notCanceled[id] = down.message;
