@@ -27,8 +27,6 @@
  * the engine: every pending and later request answers PM_ERR_ENGINE_DOWN, nothing more is journaled, and
  * a restart recovers the last committed state.
  */
-import type { MessagePort } from 'node:worker_threads';
-import { MessageChannel, type Worker } from 'node:worker_threads';
 import { Errors, apiError } from '../domain/errors.ts';
 import {
   depositEvent,
@@ -52,43 +50,23 @@ import { balanceMapKey, hashState, lastTradeSide, verifyStore, type CanonicalSta
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
 import type { Logger } from '../runtime/log.ts';
 import { CancelReason, FillKind, LOT_UNITS, MatchCode, PIPS_PER_UNIT_PRICE, Side, Tif } from './book/api.ts';
-import { BOOK_FACTORIES } from './book-factory.ts';
 import type { EngineOptions, MarketInput, PlaceInput, PlaceResponse, CancelResponse, OpResult, BalancesView, OpenOrdersFilter, EngineStats } from './engine-types.ts';
 import { Ledger, LedgerCode, LedgerError, feeOf, type ReservationView } from './ledger.ts';
 import {
-  CMD_WORDS,
   OP_CANCEL,
   OP_CANCEL_ALL_MARKET,
   OP_EXPIRE,
   OP_PLACE,
-  OP_REGISTER_MARKET,
   OP_SNAPSHOT,
   OP_STOP,
-  R_CANCELED,
-  R_FILL,
-  R_RESULT,
-  R_SHARD_ERROR,
-  RES_WORDS,
-  decodeCanceled,
-  decodeFill,
-  decodeResult,
-  encodeCancel,
-  encodeCancelAllMarket,
-  encodePlace,
-  encodeRegister,
-  encodeSnapshot,
-  encodeStop,
   type CanceledRecord,
   type FillRecord,
   type MarketMeta,
   type ResultRecord,
-  type ShardWorkerData,
   type SnapshotMessage,
-  type WorkerMessage,
 } from './protocol.ts';
-import { Ring } from './ring.ts';
-import { startTsWorker } from './thread.ts';
 import { EngineHalt, Lifecycle } from './lifecycle.ts';
+import { ShardLink, type CancelBatch, type Inflight, type ShardRecord } from './shard-link.ts';
 import { MarketTable, rowOf, type MarketState } from './market-table.ts';
 import {
   LIVE_UNFILLED,
@@ -112,75 +90,12 @@ export type { EngineOptions, MarketInput, PlaceInput, PlaceResponse, CancelRespo
 
 // ---- internal state ---------------------------------------------------------------------------------------
 
-interface CancelBatch {
-  wallet: string;
-  canceled: string[];
-  notCanceled: Record<string, string>;
-  pending: number;
-  resolve: (r: CancelResponse) => void;
-}
-
-type Inflight =
-  | { op: typeof OP_PLACE; id: number; order: OrderState }
-  | { op: typeof OP_CANCEL; id: number; order: OrderState; batch: CancelBatch }
-  | { op: typeof OP_CANCEL_ALL_MARKET; id: number; done: (r: ResultRecord) => void }
-  | { op: typeof OP_REGISTER_MARKET | typeof OP_SNAPSHOT | typeof OP_STOP; id: number; done: (r: ResultRecord) => void };
-
-/** FIFO with O(1) shift. */
-class Fifo<T> {
-  private items: (T | undefined)[] = [];
-  private head = 0;
-  get length(): number {
-    return this.items.length - this.head;
-  }
-  push(v: T): void {
-    this.items.push(v);
-  }
-  peek(): T | undefined {
-    return this.items[this.head];
-  }
-  shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const v = this.items[this.head];
-    this.items[this.head++] = undefined;
-    if (this.head > 1024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return v;
-  }
-  drain(): T[] {
-    const out = this.items.slice(this.head) as T[];
-    this.items = [];
-    this.head = 0;
-    return out;
-  }
-}
-
-interface Shard {
-  index: number;
-  worker: Worker;
-  commands: Ring;
-  results: Ring;
-  metaPort: MessagePort;
-  inflight: Fifo<Inflight>;
-  /** Encoded commands waiting for ring space, in order. */
-  overflow: Fifo<Float64Array>;
-  waitingForSpace: boolean;
-  publishScheduled: boolean;
-  /** Records of the group whose RESULT has not arrived yet. */
-  group: Array<FillRecord | CanceledRecord>;
-  exited: boolean;
-  exitPromise: Promise<void>;
-}
-
 const SIDE_NAMES = ['BUY', 'SELL'] as const;
 const KIND_NAMES = ['TRANSFER', 'MINT', 'MERGE'] as const;
 const TIF_OF = { GTC: Tif.GTC, GTD: Tif.GTD, FOK: Tif.FOK, FAK: Tif.FAK } as const;
 const TICKS = new Set([1, 10, 100, 1000]);
 /** GTD expiration must be at least this far ahead (DESIGN section 6). */
 const GTD_MIN_LEAD_SEC = 60;
-const MAX_RECORDS_PER_TURN = 1 << 16;
 const REASON_NAMES: Record<number, StatusReason> = {
   [CancelReason.USER]: 'USER',
   [CancelReason.EXPIRED]: 'EXPIRED',
@@ -196,7 +111,7 @@ export class Engine {
   private readonly opts: EngineOptions;
   private readonly ledger = new Ledger();
   private writer: JournalWriter;
-  private shards: Shard[] = [];
+  private readonly link: ShardLink;
 
   private readonly markets: MarketTable;
   private readonly orders: OrderTable;
@@ -214,7 +129,6 @@ export class Engine {
   /** Per shard index: RESULTs applied, the resultSeq of its last complete publication, its refresh in flight. */
   private readonly shardSnaps: Array<{ results: number; complete: number; refresh: { seq: number; promise: Promise<void> } | undefined }> = [];
 
-  private nextReq = 1;
   private flushScheduled = false;
   /**
    * Group commit: at most one batch is being committed; what is journaled meanwhile waits in the writer
@@ -230,10 +144,7 @@ export class Engine {
   private readonly life: Lifecycle;
   private lastCommit: Promise<unknown> = Promise.resolve();
   private committedSeq = 0;
-  private counters = { ordersAccepted: 0, fills: 0, backpressureWaits: 0, busyRejects: 0 };
-  private claimWords: Float64Array = new Float64Array(0);
-  /** The command whose RESULT is being applied (answered by halt() if applying it fails). */
-  private applying: Inflight | undefined;
+  private counters = { ordersAccepted: 0, fills: 0 };
 
   private constructor(opts: EngineOptions) {
     this.opts = opts;
@@ -243,6 +154,15 @@ export class Engine {
     this.life.onHalt(() => this.haltSteps());
     this.markets = new MarketTable(this.ledger, opts.shards);
     this.orders = new OrderTable(this.ledger);
+    this.link = new ShardLink(opts, this.life, opts.log, {
+      snapshots: (shard, msg) => this.snapshotsArrived(shard, msg),
+      result: (shard, r, group) => this.noteBookChange(shard, r, group),
+      expired: (group) => {
+        for (const rec of group) this.applyCancel(rec as CanceledRecord);
+      },
+      answered: (inf, r, group) => this.applyResult(inf, r, group),
+      drained: () => this.scheduleFlush(),
+    });
     this.now = opts.now ?? Date.now;
     this.writer = new JournalWriter(opts.store, 0, this.now);
   }
@@ -254,7 +174,7 @@ export class Engine {
     try {
       await e.start();
     } catch (err) {
-      await e.stopWorkers();
+      await e.link.terminate();
       throw err;
     }
     return e;
@@ -274,7 +194,7 @@ export class Engine {
     this.ledger.netDeposits = m.netDeposits;
     for (const row of m.markets) if (row.resolved >= 0) this.ledger.resolve(row.conditionId, row.resolved as 0 | 1);
 
-    await this.startWorkers();
+    await this.link.start();
     const registered: Promise<unknown>[] = [];
     for (const [tokenId, t] of verified.lastTrades) this.markets.lastTrades.set(tokenId, t);
     for (const mk of this.markets.values()) registered.push(this.sendRegister(mk));
@@ -298,73 +218,6 @@ export class Engine {
     );
   }
 
-  private async startWorkers(): Promise<void> {
-    const choice = this.opts.bookFactory ?? 'production';
-    const factory = typeof choice === 'string' ? BOOK_FACTORIES[choice] : choice;
-    const ready: Promise<void>[] = [];
-    for (let i = 0; i < this.opts.shards; i++) {
-      const commands = Ring.create(this.opts.commandRingSlots ?? 4096, CMD_WORDS);
-      const results = Ring.create(this.opts.resultRingSlots ?? 16384, RES_WORDS);
-      const channel = new MessageChannel();
-      const wd: ShardWorkerData = {
-        shard: i,
-        commandRing: commands.sab,
-        resultRing: results.sab,
-        metaPort: channel.port2,
-        bookModule: factory.module,
-        bookExport: factory.export,
-        snapshotIntervalMs: this.opts.snapshotIntervalMs ?? 20,
-      };
-      const worker = startTsWorker(new URL('./worker.ts', import.meta.url), { workerData: wd, transferList: [channel.port2] });
-      let resolveExit!: () => void;
-      const sh: Shard = {
-        index: i,
-        worker,
-        commands,
-        results,
-        metaPort: channel.port1,
-        inflight: new Fifo(),
-        overflow: new Fifo(),
-        waitingForSpace: false,
-        publishScheduled: false,
-        group: [],
-        exited: false,
-        exitPromise: new Promise((r) => (resolveExit = r)),
-      };
-      this.shards.push(sh);
-      ready.push(
-        new Promise<void>((resolve, reject) => {
-          worker.on('message', (msg: WorkerMessage) => {
-            if (msg.type === 'ready') resolve();
-            else if (msg.type === 'snapshots') this.snapshotsArrived(i, msg);
-            else if (msg.type === 'fatal') {
-              const err = new Error(`shard ${msg.shard} failed: ${msg.message}`);
-              err.stack = msg.stack;
-              reject(err);
-              this.life.halt(err);
-            }
-          });
-          worker.on('error', (err) => {
-            reject(err);
-            this.life.halt(err);
-          });
-          worker.on('exit', (code) => {
-            sh.exited = true;
-            resolveExit();
-            this.drain(sh);
-            if (!this.life.closing) {
-              const err = new Error(`shard ${i} exited unexpectedly (code ${code})`);
-              reject(err);
-              this.life.halt(err);
-            }
-          });
-        }),
-      );
-      this.drain(sh);
-    }
-    await Promise.all(ready);
-  }
-
   private restoreOrder(rec: OrderRecord): Promise<PlaceResponse> {
     const tm = this.markets.token(rec.tokenId);
     if (tm === undefined) throw new Error(`refusing to start: open order ${rec.orderId} names unknown token ${rec.tokenId}`);
@@ -378,7 +231,7 @@ export class Engine {
     this.orders.track(o);
     const pending = newPending(true);
     o.pending = pending;
-    this.sendPlace(o, true, true);
+    this.link.place(o, this.orders.walletIndex(o.rec.wallet), true, true);
     return pending.promise;
   }
 
@@ -458,7 +311,6 @@ export class Engine {
   }
 
   private sendRegister(m: MarketState): Promise<ResultRecord> {
-    const sh = this.shards[m.shard];
     const meta: MarketMeta = {
       marketId: m.marketId,
       conditionId: m.conditionId,
@@ -466,22 +318,7 @@ export class Engine {
       negRisk: m.negRisk,
       lastTradePips: [this.markets.lastTrades.get(m.tokenIds[0])?.pricePips ?? 0, this.markets.lastTrades.get(m.tokenIds[1])?.pricePips ?? 0],
     };
-    return new Promise((resolve) => {
-      const reqId = this.nextReq++;
-      // The meta message goes first: the worker reads it synchronously when it meets the REGISTER record.
-      sh.metaPort.postMessage(meta);
-      const off = this.claim(sh, true);
-      encodeRegister(this.claimWords, off, {
-        marketId: m.marketId,
-        tickPips: m.tickPips,
-        minSizeUnits: m.minSizeUnits,
-        makerFeeBps: m.makerFeeBps,
-        takerFeeBps: m.takerFeeBps,
-        reqId,
-      });
-      sh.inflight.push({ op: OP_REGISTER_MARKET, id: reqId, done: resolve });
-      this.publish(sh);
-    });
+    return this.link.register(m, meta);
   }
 
   /**
@@ -495,16 +332,10 @@ export class Engine {
     // A request in flight made after the last RESULT this shard applied covers whatever a new one would:
     // every command answered so far went into the ring before it. Readers of a busy market share it.
     if (st.refresh !== undefined && st.refresh.seq === st.results) return st.refresh.promise;
-    const sh = this.shards[m.shard];
     // Resolved by the snapshot message itself (it travels by postMessage, which can arrive after the
     // command's RESULT in the ring), so the new bodies are readable when the promise resolves.
     const promise = new Promise<void>((resolve) => {
-      const reqId = this.nextReq++;
-      this.snapshotWaiters.set(reqId, resolve);
-      const off = this.claim(sh, true);
-      encodeSnapshot(this.claimWords, off, m.marketId, reqId);
-      sh.inflight.push({ op: OP_SNAPSHOT, id: reqId, done: () => undefined });
-      this.publish(sh);
+      this.snapshotWaiters.set(this.link.snapshot(m.shard, m.marketId), resolve);
     });
     const refresh = { seq: st.results, promise };
     st.refresh = refresh;
@@ -612,7 +443,7 @@ export class Engine {
     if (!reserve(this.ledger, ord, needOf(ord))) return this.reject(o.orderId, Errors.PM_ERR_BALANCE.result);
     const pending = newPending(false);
     ord.pending = pending;
-    if (!this.sendPlace(ord, false, o.postOnly)) {
+    if (!this.link.place(ord, this.orders.walletIndex(ord.rec.wallet), false, o.postOnly)) {
       releaseAll(this.ledger, ord);
       return this.reject(o.orderId, Errors.PM_ERR_ENGINE_BUSY.result);
     }
@@ -638,27 +469,6 @@ export class Engine {
 
   private reject(orderId: string, code: number, vars?: Record<string, string | number>): Promise<PlaceResponse> {
     return Promise.resolve(rejectResponse(orderId, code, vars));
-  }
-
-  private sendPlace(o: OrderState, force: boolean, postOnly: boolean): boolean {
-    const sh = this.shards[o.market.shard];
-    const off = this.claim(sh, force);
-    if (off < 0) return false;
-    encodePlace(this.claimWords, off, o.market.marketId, {
-      handle: o.handle,
-      owner: this.orders.walletIndex(o.rec.wallet),
-      outcome: o.rec.outcome,
-      side: o.side,
-      tif: o.tif,
-      postOnly,
-      pricePips: o.rec.pricePips,
-      sizeUnits: o.remaining,
-      budgetUnits: o.rec.budgetUnits,
-      expiresAt: o.tif === Tif.GTD ? o.rec.expiration : 0,
-    });
-    sh.inflight.push({ op: OP_PLACE, id: o.handle, order: o });
-    this.publish(sh);
-    return true;
   }
 
   // ---- cancels --------------------------------------------------------------------------------------------
@@ -708,16 +518,11 @@ export class Engine {
     return new Promise((resolve) => {
       const batch: CancelBatch = { wallet, canceled: [], notCanceled, pending: 0, resolve };
       for (const o of targets) {
-        const sh = this.shards[o.market.shard];
-        const off = this.claim(sh, false);
-        if (off < 0) {
+        if (!this.link.cancel(o, batch)) {
           notCanceled[o.rec.orderId] = Errors.PM_ERR_ENGINE_BUSY.message;
           continue;
         }
-        encodeCancel(this.claimWords, off, o.market.marketId, o.handle);
-        sh.inflight.push({ op: OP_CANCEL, id: o.handle, order: o, batch });
         batch.pending++;
-        this.publish(sh);
       }
       if (batch.pending === 0) resolve({ canceled: [], notCanceled });
     });
@@ -782,25 +587,16 @@ export class Engine {
     if (winningOutcome !== 0 && winningOutcome !== 1) return Promise.resolve({ ok: false, code: Errors.PM_ERR_BAD_REQUEST.result });
     if (m.resolved >= 0 || m.resolving) return Promise.resolve({ ok: false, code: Errors.PM_ERR_MARKET_RESOLVED.result });
     m.resolving = true;
-    const sh = this.shards[m.shard];
     return new Promise((resolve) => {
-      const reqId = this.nextReq++;
-      const off = this.claim(sh, true);
-      encodeCancelAllMarket(this.claimWords, off, m.marketId, CancelReason.MARKET_RESOLVED, reqId);
-      sh.inflight.push({
-        op: OP_CANCEL_ALL_MARKET,
-        id: reqId,
-        done: () => {
-          const code = this.ledger.resolve(conditionId, winningOutcome);
-          if (code !== LedgerCode.OK) throw new LedgerError(`resolve of ${conditionId} failed with ${code}`);
-          m.resolved = winningOutcome;
-          m.resolving = false;
-          this.writer.append(resolveEvent(conditionId, winningOutcome, m.tokenIds));
-          this.writer.putMarket(rowOf(m));
-          this.ack(resolve, { ok: true, code: 0 });
-        },
+      this.link.cancelAllMarket(m, CancelReason.MARKET_RESOLVED, () => {
+        const code = this.ledger.resolve(conditionId, winningOutcome);
+        if (code !== LedgerCode.OK) throw new LedgerError(`resolve of ${conditionId} failed with ${code}`);
+        m.resolved = winningOutcome;
+        m.resolving = false;
+        this.writer.append(resolveEvent(conditionId, winningOutcome, m.tokenIds));
+        this.writer.putMarket(rowOf(m));
+        this.ack(resolve, { ok: true, code: 0 });
       });
-      this.publish(sh);
     });
   }
 
@@ -875,7 +671,7 @@ export class Engine {
   }
 
   /** Counts the shard's RESULT (as the shard does) and notes which market's book it may have changed. */
-  private noteBookChange(shard: number, r: ResultRecord, group: Array<FillRecord | CanceledRecord>): void {
+  private noteBookChange(shard: number, r: ResultRecord, group: readonly ShardRecord[]): void {
     const seq = ++this.shardSnap(shard).results;
     switch (r.cmdOp) {
       case OP_SNAPSHOT:
@@ -1002,8 +798,8 @@ export class Engine {
       batches: this.writer.batches,
       ordersAccepted: this.counters.ordersAccepted,
       fills: this.counters.fills,
-      backpressureWaits: this.counters.backpressureWaits,
-      busyRejects: this.counters.busyRejects,
+      backpressureWaits: this.link.counters.backpressureWaits,
+      busyRejects: this.link.counters.busyRejects,
       openOrders: this.orders.openCount(),
     };
   }
@@ -1013,126 +809,7 @@ export class Engine {
     return this.life.halted;
   }
 
-  // ---- command ring ---------------------------------------------------------------------------------------
-
-  /**
-   * Claims a command slot: in the ring when it has room and nothing waits before it, else a fresh record in
-   * the shard's overflow queue (allocates; backpressure only). Returns the word offset in `this.claimWords`,
-   * or -1 when the overflow queue is at its bound and `force` is false (the caller answers ENGINE_BUSY).
-   */
-  private claim(sh: Shard, force: boolean): number {
-    if (sh.overflow.length === 0) {
-      const off = sh.commands.tryClaim();
-      if (off >= 0) {
-        this.claimWords = sh.commands.words;
-        return off;
-      }
-    }
-    if (!force && sh.overflow.length >= (this.opts.overflowLimit ?? 65_536)) {
-      this.counters.busyRejects++;
-      return -1;
-    }
-    const rec = new Float64Array(CMD_WORDS);
-    sh.overflow.push(rec);
-    this.claimWords = rec;
-    this.waitForSpace(sh);
-    return 0;
-  }
-
-  /**
-   * Publishes the shard's new commands at the end of the current turn: a burst of requests handled in one
-   * turn reaches the worker as one batch, with one wake-up instead of one per command.
-   */
-  private publish(sh: Shard): void {
-    if (sh.publishScheduled) return;
-    sh.publishScheduled = true;
-    queueMicrotask(() => {
-      sh.publishScheduled = false;
-      sh.commands.publish();
-    });
-  }
-
-  private waitForSpace(sh: Shard): void {
-    if (sh.waitingForSpace) return;
-    sh.waitingForSpace = true;
-    this.counters.backpressureWaits++;
-    if (this.counters.backpressureWaits % 1000 === 1) this.log.warn({ shard: sh.index, queued: sh.overflow.length }, 'command ring full: backpressure');
-    void sh.commands.waitForSpace(1000).then(() => {
-      sh.waitingForSpace = false;
-      if (this.life.halted) return;
-      const ring = sh.commands;
-      while (sh.overflow.length > 0) {
-        const off = ring.tryClaim();
-        if (off < 0) break;
-        ring.words.set(sh.overflow.shift() as Float64Array, off);
-      }
-      ring.publish();
-      if (sh.overflow.length > 0) this.waitForSpace(sh);
-    });
-  }
-
-  // ---- result ring ----------------------------------------------------------------------------------------
-
-  private drain(sh: Shard): void {
-    if (this.life.halted) return;
-    const ring = sh.results;
-    const w = ring.words;
-    let budget = MAX_RECORDS_PER_TURN;
-    try {
-      for (;;) {
-        const n = ring.available();
-        if (n === 0) break;
-        for (let i = 0; i < n; i++) {
-          const off = ring.consume();
-          const op = w[off];
-          if (op === R_FILL) sh.group.push(decodeFill(w, off));
-          else if (op === R_CANCELED) sh.group.push(decodeCanceled(w, off));
-          else if (op === R_RESULT) {
-            const r = decodeResult(w, off);
-            this.onResult(sh, r, sh.group);
-            sh.group.length = 0;
-          } else if (op === R_SHARD_ERROR) {
-            // The details follow by postMessage ('fatal') and halt the engine with them; this is the fallback.
-            ring.release();
-            setTimeout(() => this.life.halt(new Error(`shard ${sh.index} reported an error`)), 1000).unref();
-            return;
-          } else {
-            throw new EngineHalt(`shard ${sh.index}: unknown result record ${op}`);
-          }
-        }
-        ring.release();
-        budget -= n;
-        if (budget <= 0) {
-          this.scheduleFlush();
-          setImmediate(() => this.drain(sh));
-          return;
-        }
-      }
-    } catch (err) {
-      this.life.halt(err instanceof Error ? err : new Error(String(err)));
-      return;
-    }
-    this.scheduleFlush();
-    // A worker that ended (STOP) may have published its last records just before: they were read above.
-    if (!sh.exited) void ring.waitForDataAsync().then(() => this.drain(sh));
-  }
-
-  private onResult(sh: Shard, r: ResultRecord, group: Array<FillRecord | CanceledRecord>): void {
-    this.noteBookChange(sh.index, r, group);
-    if (r.cmdOp === OP_EXPIRE) {
-      for (const rec of group) this.applyCancel(rec as CanceledRecord);
-      return;
-    }
-    const inf = sh.inflight.shift();
-    if (inf === undefined || inf.op !== r.cmdOp || inf.id !== r.id) {
-      throw new EngineHalt(`shard ${sh.index}: result ${r.cmdOp}/${r.id} does not match the oldest command ${inf?.op}/${inf?.id}`);
-    }
-    this.applying = inf;
-    this.applyResult(inf, r, group);
-    this.applying = undefined;
-  }
-
-  private applyResult(inf: Inflight, r: ResultRecord, group: Array<FillRecord | CanceledRecord>): void {
+  private applyResult(inf: Inflight, r: ResultRecord, group: readonly ShardRecord[]): void {
     switch (inf.op) {
       case OP_PLACE:
         if (inf.order.pending?.restore) this.onRestored(inf.order, r, group);
@@ -1157,7 +834,7 @@ export class Engine {
     }
   }
 
-  private onRestored(o: OrderState, r: ResultRecord, group: Array<FillRecord | CanceledRecord>): void {
+  private onRestored(o: OrderState, r: ResultRecord, group: readonly ShardRecord[]): void {
     const pending = o.pending as PendingPlace;
     o.pending = undefined;
     if (r.code !== MatchCode.OK || r.filledUnits !== 0 || r.restingUnits !== o.remaining || group.length > 0) {
@@ -1166,7 +843,7 @@ export class Engine {
     pending.resolve(responseOf(o.rec));
   }
 
-  private onPlaced(o: OrderState, r: ResultRecord, group: Array<FillRecord | CanceledRecord>): void {
+  private onPlaced(o: OrderState, r: ResultRecord, group: readonly ShardRecord[]): void {
     const pending = o.pending as PendingPlace;
     let filled = false;
     for (const rec of group) if ((rec as FillRecord).makerHandle !== undefined) filled = true;
@@ -1464,9 +1141,7 @@ export class Engine {
     this.ackVals = [];
     for (const w of this.snapshotWaiters.values()) w();
     this.snapshotWaiters.clear();
-    const unanswered = this.applying === undefined ? [] : [this.applying];
-    this.applying = undefined;
-    for (const sh of this.shards) unanswered.push(...sh.inflight.drain());
+    const unanswered = this.link.takeUnanswered();
     {
       for (const inf of unanswered) {
         if (inf.op === OP_PLACE) inf.order.pending?.resolve(rejectResponse(inf.order.rec.orderId, down.result));
@@ -1482,7 +1157,7 @@ export class Engine {
         }
       }
     }
-    void this.stopWorkers();
+    void this.link.terminate();
   }
 
   private downValue(value: unknown): unknown {
@@ -1497,16 +1172,6 @@ export class Engine {
     return { ok: false, code: down.result };
   }
 
-  private async stopWorkers(): Promise<void> {
-    this.life.closing = true;
-    await Promise.all(
-      this.shards.map(async (sh) => {
-        if (!sh.exited) await sh.worker.terminate();
-        sh.metaPort.close();
-      }),
-    );
-  }
-
   /** Stops accepting, lets in-flight commands finish and commit, stops the workers. The store stays open. */
   async close(): Promise<void> {
     if (this.life.closing) {
@@ -1514,25 +1179,16 @@ export class Engine {
       return;
     }
     if (this.life.halted) {
-      await this.stopWorkers();
+      await this.link.terminate();
       await this.drainCommits();
       return;
     }
-    const stops = this.shards.map(
-      (sh) =>
-        new Promise<void>((resolve) => {
-          const reqId = this.nextReq++;
-          const off = this.claim(sh, true);
-          encodeStop(this.claimWords, off, reqId);
-          sh.inflight.push({ op: OP_STOP, id: reqId, done: () => resolve() });
-          this.publish(sh);
-        }),
-    );
+    const stops = this.link.stop();
     this.life.closing = true;
     await Promise.all(stops);
     this.flush();
     await this.drainCommits();
     if (!this.life.halted) await this.store.meta.put(metaKeys.stateHash, this.stateHash());
-    await Promise.all(this.shards.map((sh) => sh.worker.terminate().then(() => sh.metaPort.close())));
+    await this.link.terminate();
   }
 }
