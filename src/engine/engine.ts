@@ -46,7 +46,7 @@ import { formatPips, formatUnits } from '../domain/units.ts';
 import type { Store } from '../journal/env.ts';
 import { USDC_ASSET, metaKeys } from '../journal/keys.ts';
 import { readOrder } from '../journal/orders.ts';
-import { balanceMapKey, hashState, lastTradeSide, verifyStore, type CanonicalState } from '../journal/recovery.ts';
+import { balanceMapKey, hashState, lastTradeSide, verifyStore, type CanonicalState, type VerifiedStore } from '../journal/recovery.ts';
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
 import type { Logger } from '../runtime/log.ts';
 import { CancelReason, FillKind, LOT_UNITS, MatchCode, PIPS_PER_UNIT_PRICE, Side, Tif } from './book/api.ts';
@@ -66,6 +66,7 @@ import {
   type SnapshotMessage,
 } from './protocol.ts';
 import { EngineHalt, Lifecycle } from './lifecycle.ts';
+import { GroupCommit } from './group-commit.ts';
 import { ShardLink, type CancelBatch, type Inflight, type ShardRecord } from './shard-link.ts';
 import { MarketTable, rowOf, type MarketState } from './market-table.ts';
 import {
@@ -108,15 +109,14 @@ export class Engine {
   private readonly store: Store;
   private readonly log: Logger;
   private readonly now: () => number;
-  private readonly opts: EngineOptions;
   private readonly ledger = new Ledger();
-  private writer: JournalWriter;
+  private readonly writer: JournalWriter;
+  private readonly commit: GroupCommit;
   private readonly link: ShardLink;
 
   private readonly markets: MarketTable;
   private readonly orders: OrderTable;
   private readonly snapshots = new Map<string, { version: number; json: string }>();
-  private readonly listeners: Array<(events: JournalEvent[]) => void> = [];
   private readonly snapshotListeners: Array<(tokenIds: readonly string[]) => void> = [];
   /** refreshSnapshot callers by request id, answered when the shard's snapshot message arrives. */
   private readonly snapshotWaiters = new Map<number, () => void>();
@@ -129,31 +129,18 @@ export class Engine {
   /** Per shard index: RESULTs applied, the resultSeq of its last complete publication, its refresh in flight. */
   private readonly shardSnaps: Array<{ results: number; complete: number; refresh: { seq: number; promise: Promise<void> } | undefined }> = [];
 
-  private flushScheduled = false;
-  /**
-   * Group commit: at most one batch is being committed; what is journaled meanwhile waits in the writer
-   * and leaves as the next batch the moment the commit is durable. Flushing every event-loop turn made a
-   * transaction of every one or two orders under load, and each LMDB transaction rewrites the B-tree paths
-   * and free list it touches: ~200 KB written per order over HTTP against ~8 KB in large batches.
-   */
-  private committing = false;
-  private flushAfterCommit = false;
-  private ackFns: Array<(v: never) => void> = [];
-  private ackVals: unknown[] = [];
-  private netDepositsDirty = false;
   private readonly life: Lifecycle;
-  private lastCommit: Promise<unknown> = Promise.resolve();
-  private committedSeq = 0;
   private counters = { ordersAccepted: 0, fills: 0 };
 
-  private constructor(opts: EngineOptions) {
-    this.opts = opts;
+  private constructor(opts: EngineOptions, lastSeq: number) {
     this.store = opts.store;
     this.log = opts.log;
+    this.now = opts.now ?? Date.now;
     this.life = new Lifecycle(opts.log);
-    this.life.onHalt(() => this.haltSteps());
     this.markets = new MarketTable(this.ledger, opts.shards);
     this.orders = new OrderTable(this.ledger);
+    this.writer = new JournalWriter(opts.store, lastSeq, this.now);
+    this.commit = new GroupCommit({ writer: this.writer, committedSeq: lastSeq, ledger: this.ledger, orders: this.orders, life: this.life, log: opts.log, onCommit: opts.onCommit });
     this.link = new ShardLink(opts, this.life, opts.log, {
       snapshots: (shard, msg) => this.snapshotsArrived(shard, msg),
       result: (shard, r, group) => this.noteBookChange(shard, r, group),
@@ -161,18 +148,20 @@ export class Engine {
         for (const rec of group) this.applyCancel(rec as CanceledRecord);
       },
       answered: (inf, r, group) => this.applyResult(inf, r, group),
-      drained: () => this.scheduleFlush(),
+      drained: () => this.commit.scheduleFlush(),
     });
-    this.now = opts.now ?? Date.now;
-    this.writer = new JournalWriter(opts.store, 0, this.now);
+    this.life.onHalt(() => this.commit.answerDown());
+    this.life.onHalt(() => this.haltSteps());
   }
 
   /** Recovers the state from the store (refusing a store whose tables and journal disagree) and starts the shards. */
   static async open(opts: EngineOptions): Promise<Engine> {
     if (!Number.isInteger(opts.shards) || opts.shards < 1) throw new Error(`shards must be a positive integer, got ${opts.shards}`);
-    const e = new Engine(opts);
+    const t0 = performance.now();
+    const verified = verifyStore(opts.store);
+    const e = new Engine(opts, verified.materialized.lastSeq);
     try {
-      await e.start();
+      await e.start(verified, t0);
     } catch (err) {
       await e.link.terminate();
       throw err;
@@ -182,12 +171,8 @@ export class Engine {
 
   // ---- start-up ---------------------------------------------------------------------------------------
 
-  private async start(): Promise<void> {
-    const t0 = performance.now();
-    const verified = verifyStore(this.store);
+  private async start(verified: VerifiedStore, t0: number): Promise<void> {
     const m = verified.materialized;
-    this.writer = new JournalWriter(this.store, m.lastSeq, this.now);
-    this.committedSeq = m.lastSeq;
 
     for (const row of m.markets) this.markets.add(row);
     for (const b of m.balances) this.ledger.setHeld(b.wallet, b.asset, b.held, USDC_ASSET);
@@ -306,7 +291,7 @@ export class Engine {
     };
     this.writer.append(ev);
     this.writer.putMarket(rowOf(mk));
-    this.scheduleFlush();
+    this.commit.scheduleFlush();
     void this.sendRegister(mk);
   }
 
@@ -458,10 +443,10 @@ export class Engine {
     const live = this.orders.get(orderId);
     if (live !== undefined) {
       if (live.pending !== undefined) return live.pending.promise;
-      return new Promise((resolve) => this.ack(resolve, responseOf(live.rec)));
+      return new Promise((resolve) => this.commit.ack(resolve, responseOf(live.rec)));
     }
     const recent = this.orders.recentOf(orderId);
-    if (recent !== undefined) return new Promise((resolve) => this.ack(resolve, responseOf(recent)));
+    if (recent !== undefined) return new Promise((resolve) => this.commit.ack(resolve, responseOf(recent)));
     const rec = readOrder(this.store, orderId);
     if (rec !== undefined) return Promise.resolve(responseOf(rec));
     return undefined;
@@ -535,7 +520,7 @@ export class Engine {
       const code = this.ledger.deposit(wallet, units);
       if (code === LedgerCode.OK) {
         this.writer.append(depositEvent('deposit', wallet, units));
-        this.netDepositsDirty = true;
+        this.commit.netDepositsChanged();
       }
       return code;
     });
@@ -546,7 +531,7 @@ export class Engine {
       const code = this.ledger.withdraw(wallet, units);
       if (code === LedgerCode.OK) {
         this.writer.append(depositEvent('withdraw', wallet, units));
-        this.netDepositsDirty = true;
+        this.commit.netDepositsChanged();
       }
       return code;
     });
@@ -595,7 +580,7 @@ export class Engine {
         m.resolving = false;
         this.writer.append(resolveEvent(conditionId, winningOutcome, m.tokenIds));
         this.writer.putMarket(rowOf(m));
-        this.ack(resolve, { ok: true, code: 0 });
+        this.commit.ack(resolve, { ok: true, code: 0 });
       });
     });
   }
@@ -608,7 +593,7 @@ export class Engine {
     if (this.life.down) return Promise.resolve({ ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
     const code = fn();
     if (code !== LedgerCode.OK) return Promise.resolve({ ok: false, code });
-    return new Promise((resolve) => this.ack(resolve, { ok: true, code: 0 }));
+    return new Promise((resolve) => this.commit.ack(resolve, { ok: true, code: 0 }));
   }
 
   // ---- reads ----------------------------------------------------------------------------------------------
@@ -731,7 +716,7 @@ export class Engine {
   }
 
   onCommitted(listener: (events: JournalEvent[]) => void): void {
-    this.listeners.push(listener);
+    this.commit.onCommitted(listener);
   }
 
   /** Calls `listener` with the token ids of each snapshot publication, once the new snapshots are readable. */
@@ -793,7 +778,7 @@ export class Engine {
   stats(): EngineStats {
     return {
       journalSeq: this.writer.lastSeq,
-      committedSeq: this.committedSeq,
+      committedSeq: this.commit.committedSeq,
       transactions: this.writer.transactions,
       batches: this.writer.batches,
       ordersAccepted: this.counters.ordersAccepted,
@@ -821,7 +806,7 @@ export class Engine {
         const id = inf.order.rec.orderId;
         if (r.code === MatchCode.OK) b.canceled.push(id);
         else b.notCanceled[id] = inf.order.accepted ? (inf.order.rec.status === 'MATCHED' ? 'order already matched' : 'order already canceled') : 'order not found';
-        if (--b.pending === 0) this.ack(b.resolve, { canceled: b.canceled, notCanceled: b.notCanceled });
+        if (--b.pending === 0) this.commit.ack(b.resolve, { canceled: b.canceled, notCanceled: b.notCanceled });
         return;
       }
       case OP_CANCEL_ALL_MARKET:
@@ -884,7 +869,7 @@ export class Engine {
         ? LIVE_UNFILLED
         : { status, makingAmount: pending.making, takingAmount: pending.taking, tradeIds: pending.tradeIds };
     this.writer.putOrder(o.rec, false);
-    this.ack(pending.resolve, {
+    this.commit.ack(pending.resolve, {
       ok: true,
       code: 0,
       orderId: o.rec.orderId,
@@ -1014,15 +999,6 @@ export class Engine {
     this.orders.finished(o.rec);
   }
 
-  // ---- commit ---------------------------------------------------------------------------------------------
-
-  /** Answers `value` once everything journaled so far is committed. */
-  private ack<T>(resolve: (v: T) => void, value: T): void {
-    this.ackFns.push(resolve as (v: never) => void);
-    this.ackVals.push(value);
-    this.scheduleFlush();
-  }
-
   /**
    * Resolves once everything journaled so far is durable: `{ ok: true }`, else the failure (journal, engine
    * down) that kept it from becoming durable. Readers of in-memory state (an order, open orders, balances)
@@ -1030,105 +1006,7 @@ export class Engine {
    * nothing in flight it resolves in a microtask; otherwise within the commit in flight and the next.
    */
   afterCommit(): Promise<OpResult> {
-    if (this.life.halted) return Promise.resolve({ ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
-    return new Promise((resolve) => this.ack(resolve, { ok: true, code: 0 }));
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    queueMicrotask(() => this.flush());
-  }
-
-  private flush(): void {
-    this.flushScheduled = false;
-    if (this.life.halted) return;
-    if (this.committing) {
-      this.flushAfterCommit = true;
-      return;
-    }
-    for (const w of this.ledger.takeDirty()) {
-      if (w.usdcDirty) {
-        w.usdcDirty = false;
-        this.writer.putBalance(w.wallet, USDC_ASSET, w.usdcAvailable + w.usdcReserved);
-      }
-      for (const tokenId of w.dirtyTokens) {
-        const t = w.tokens.get(tokenId);
-        if (t === undefined) continue;
-        t.dirty = false;
-        this.writer.putBalance(w.wallet, tokenId, t.available + t.reserved);
-      }
-      w.dirtyTokens = [];
-    }
-    if (this.netDepositsDirty) {
-      this.netDepositsDirty = false;
-      this.writer.putNetDeposits(this.ledger.netDeposits);
-    }
-    const fns = this.ackFns;
-    const vals = this.ackVals;
-    this.ackFns = [];
-    this.ackVals = [];
-    const finished = this.orders.takeFinished();
-    const res = this.writer.flush();
-    if (res === undefined) {
-      for (let i = 0; i < fns.length; i++) fns[i](vals[i] as never);
-      return;
-    }
-    this.committing = true;
-    const issued = performance.now();
-    this.lastCommit = res.committed.then(
-      () => {
-        this.opts.onCommit?.((performance.now() - issued) / 1000);
-        this.commitDone();
-        this.committedSeq = res.lastSeq;
-        for (let i = 0; i < fns.length; i++) fns[i](vals[i] as never);
-        this.orders.forget(finished);
-        for (const l of this.listeners) {
-          try {
-            l(res.events);
-          } catch (err) {
-            this.log.error({ err }, 'onCommitted listener failed');
-          }
-        }
-      },
-      (err: unknown) => {
-        this.commitDone();
-        const e = err instanceof Error ? err : new Error(String(err));
-        this.life.halt(e);
-        for (let i = 0; i < fns.length; i++) fns[i](this.failedValue(vals[i]) as never);
-      },
-    );
-  }
-
-  /** The batch in flight is durable (or failed): what waited leaves now, as one batch. */
-  private commitDone(): void {
-    this.committing = false;
-    if (this.flushAfterCommit) {
-      this.flushAfterCommit = false;
-      this.scheduleFlush();
-    }
-  }
-
-  /** Resolves once nothing is being committed and nothing waits to be. */
-  private async drainCommits(): Promise<void> {
-    for (;;) {
-      const c = this.lastCommit;
-      await c.catch(() => undefined);
-      if (c === this.lastCommit && !this.committing && !this.flushAfterCommit && !this.flushScheduled) return;
-      if (!this.committing && !this.flushScheduled) this.flush();
-    }
-  }
-
-  /** The answer to give instead of `value` when its commit failed. */
-  private failedValue(value: unknown): unknown {
-    const v = value as Partial<PlaceResponse & CancelResponse & OpResult>;
-    if (v.orderId !== undefined) return rejectResponse(v.orderId, Errors.PM_ERR_JOURNAL.result);
-    if (v.canceled !== undefined) {
-      const notCanceled = { ...v.notCanceled };
-      for (const id of v.canceled) notCanceled[id] = Errors.PM_ERR_JOURNAL.message;
-      return { canceled: [], notCanceled };
-    }
-    return { ok: false, code: Errors.PM_ERR_JOURNAL.result };
+    return this.commit.afterCommit();
   }
 
   // ---- failure and shutdown -------------------------------------------------------------------------------
@@ -1136,9 +1014,6 @@ export class Engine {
   /** Stops trading for good: every pending request answers ENGINE_DOWN; nothing more is journaled. */
   private haltSteps(): void {
     const down = Errors.PM_ERR_ENGINE_DOWN;
-    for (let i = 0; i < this.ackFns.length; i++) this.ackFns[i](this.downValue(this.ackVals[i]) as never);
-    this.ackFns = [];
-    this.ackVals = [];
     for (const w of this.snapshotWaiters.values()) w();
     this.snapshotWaiters.clear();
     const unanswered = this.link.takeUnanswered();
@@ -1160,34 +1035,22 @@ export class Engine {
     void this.link.terminate();
   }
 
-  private downValue(value: unknown): unknown {
-    const v = value as Partial<PlaceResponse & CancelResponse & OpResult>;
-    const down = Errors.PM_ERR_ENGINE_DOWN;
-    if (v.orderId !== undefined) return rejectResponse(v.orderId, down.result);
-    if (v.canceled !== undefined) {
-      const notCanceled = { ...v.notCanceled };
-      for (const id of v.canceled) notCanceled[id] = down.message;
-      return { canceled: [], notCanceled };
-    }
-    return { ok: false, code: down.result };
-  }
-
   /** Stops accepting, lets in-flight commands finish and commit, stops the workers. The store stays open. */
   async close(): Promise<void> {
     if (this.life.closing) {
-      await this.drainCommits();
+      await this.commit.drain();
       return;
     }
     if (this.life.halted) {
       await this.link.terminate();
-      await this.drainCommits();
+      await this.commit.drain();
       return;
     }
     const stops = this.link.stop();
     this.life.closing = true;
     await Promise.all(stops);
-    this.flush();
-    await this.drainCommits();
+    this.commit.flush();
+    await this.commit.drain();
     if (!this.life.halted) await this.store.meta.put(metaKeys.stateHash, this.stateHash());
     await this.link.terminate();
   }
