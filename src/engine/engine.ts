@@ -55,18 +55,15 @@ import { Ledger, LedgerCode, LedgerError, feeOf, type ReservationView } from './
 import {
   OP_CANCEL,
   OP_CANCEL_ALL_MARKET,
-  OP_EXPIRE,
   OP_PLACE,
-  OP_SNAPSHOT,
-  OP_STOP,
   type CanceledRecord,
   type FillRecord,
   type MarketMeta,
   type ResultRecord,
-  type SnapshotMessage,
 } from './protocol.ts';
 import { EngineHalt, Lifecycle } from './lifecycle.ts';
 import { GroupCommit } from './group-commit.ts';
+import { Snapshots } from './snapshots.ts';
 import { ShardLink, type CancelBatch, type Inflight, type ShardRecord } from './shard-link.ts';
 import { MarketTable, rowOf, type MarketState } from './market-table.ts';
 import {
@@ -116,19 +113,7 @@ export class Engine {
 
   private readonly markets: MarketTable;
   private readonly orders: OrderTable;
-  private readonly snapshots = new Map<string, { version: number; json: string }>();
-  private readonly snapshotListeners: Array<(tokenIds: readonly string[]) => void> = [];
-  /** refreshSnapshot callers by request id, answered when the shard's snapshot message arrives. */
-  private readonly snapshotWaiters = new Map<number, () => void>();
-  /**
-   * Per market id, in RESULT counts of its shard: the last RESULT that may have changed its book, and the
-   * newest publication of it (snapshotStale). Counting RESULTs, not time, is what makes the comparison exact
-   * although snapshots (postMessage) and results (ring) reach this thread in either order.
-   */
-  private readonly bookSeqs = new Map<number, { changed: number; published: number }>();
-  /** Per shard index: RESULTs applied, the resultSeq of its last complete publication, its refresh in flight. */
-  private readonly shardSnaps: Array<{ results: number; complete: number; refresh: { seq: number; promise: Promise<void> } | undefined }> = [];
-
+  private readonly snapshots: Snapshots;
   private readonly life: Lifecycle;
   private counters = { ordersAccepted: 0, fills: 0 };
 
@@ -142,15 +127,17 @@ export class Engine {
     this.writer = new JournalWriter(opts.store, lastSeq, this.now);
     this.commit = new GroupCommit({ writer: this.writer, committedSeq: lastSeq, ledger: this.ledger, orders: this.orders, life: this.life, log: opts.log, onCommit: opts.onCommit });
     this.link = new ShardLink(opts, this.life, opts.log, {
-      snapshots: (shard, msg) => this.snapshotsArrived(shard, msg),
-      result: (shard, r, group) => this.noteBookChange(shard, r, group),
+      snapshots: (shard, msg) => this.snapshots.arrived(shard, msg),
+      result: (shard, r, group) => this.snapshots.noteResult(shard, r, group),
       expired: (group) => {
         for (const rec of group) this.applyCancel(rec as CanceledRecord);
       },
       answered: (inf, r, group) => this.applyResult(inf, r, group),
       drained: () => this.commit.scheduleFlush(),
     });
+    this.snapshots = new Snapshots(this.markets, this.link, this.life, opts.log);
     this.life.onHalt(() => this.commit.answerDown());
+    this.life.onHalt(() => this.snapshots.releaseWaiters());
     this.life.onHalt(() => this.haltSteps());
   }
 
@@ -311,23 +298,7 @@ export class Engine {
    * the snapshots of all its markets reflect at least every command answered before the call.
    */
   refreshSnapshot(conditionId: string): Promise<void> {
-    const m = this.markets.get(conditionId);
-    if (m === undefined || this.life.halted || this.life.closing) return Promise.resolve();
-    const st = this.shardSnap(m.shard);
-    // A request in flight made after the last RESULT this shard applied covers whatever a new one would:
-    // every command answered so far went into the ring before it. Readers of a busy market share it.
-    if (st.refresh !== undefined && st.refresh.seq === st.results) return st.refresh.promise;
-    // Resolved by the snapshot message itself (it travels by postMessage, which can arrive after the
-    // command's RESULT in the ring), so the new bodies are readable when the promise resolves.
-    const promise = new Promise<void>((resolve) => {
-      this.snapshotWaiters.set(this.link.snapshot(m.shard, m.marketId), resolve);
-    });
-    const refresh = { seq: st.results, promise };
-    st.refresh = refresh;
-    void promise.then(() => {
-      if (st.refresh === refresh) st.refresh = undefined;
-    });
-    return promise;
+    return this.snapshots.refresh(conditionId);
   }
 
   // ---- orders ---------------------------------------------------------------------------------------------
@@ -636,59 +607,7 @@ export class Engine {
    * must see its own acknowledged writes then asks refreshSnapshot. False for an unknown token.
    */
   snapshotStale(tokenId: string): boolean {
-    const tm = this.markets.token(tokenId);
-    if (tm === undefined) return false;
-    const b = this.bookSeqs.get(tm.market.marketId);
-    return b !== undefined && b.changed > b.published && b.changed > this.shardSnap(tm.market.shard).complete;
-  }
-
-  private shardSnap(shard: number): { results: number; complete: number; refresh: { seq: number; promise: Promise<void> } | undefined } {
-    return (this.shardSnaps[shard] ??= { results: 0, complete: 0, refresh: undefined });
-  }
-
-  private bookSeq(marketId: number): { changed: number; published: number } {
-    let b = this.bookSeqs.get(marketId);
-    if (b === undefined) {
-      b = { changed: 0, published: 0 };
-      this.bookSeqs.set(marketId, b);
-    }
-    return b;
-  }
-
-  /** Counts the shard's RESULT (as the shard does) and notes which market's book it may have changed. */
-  private noteBookChange(shard: number, r: ResultRecord, group: readonly ShardRecord[]): void {
-    const seq = ++this.shardSnap(shard).results;
-    switch (r.cmdOp) {
-      case OP_SNAPSHOT:
-      case OP_STOP:
-        return;
-      case OP_CANCEL:
-        // The shard leaves its book, and so its snapshot, untouched when a cancel finds nothing.
-        if (r.code !== MatchCode.OK) return;
-        break;
-      case OP_EXPIRE:
-        for (const rec of group) this.bookSeq(rec.marketId).changed = seq;
-        return;
-    }
-    this.bookSeq(r.marketId).changed = seq;
-  }
-
-  private snapshotsArrived(shard: number, msg: SnapshotMessage): void {
-    for (const s of msg.items) {
-      this.snapshots.set(s.tokenId, s);
-      const tm = this.markets.token(s.tokenId);
-      if (tm !== undefined) {
-        const b = this.bookSeq(tm.market.marketId);
-        if (msg.resultSeq > b.published) b.published = msg.resultSeq;
-      }
-    }
-    const st = this.shardSnap(shard);
-    if (msg.complete && msg.resultSeq > st.complete) st.complete = msg.resultSeq;
-    if (msg.items.length > 0 && this.snapshotListeners.length > 0) this.snapshotsPublished(msg.items.map((s) => s.tokenId));
-    if (msg.reqId !== undefined) {
-      this.snapshotWaiters.get(msg.reqId)?.();
-      this.snapshotWaiters.delete(msg.reqId);
-    }
+    return this.snapshots.stale(tokenId);
   }
 
   lastTradePrice(tokenId: string): { pricePips: number; side: 'BUY' | 'SELL' } | undefined {
@@ -721,17 +640,7 @@ export class Engine {
 
   /** Calls `listener` with the token ids of each snapshot publication, once the new snapshots are readable. */
   onSnapshots(listener: (tokenIds: readonly string[]) => void): void {
-    this.snapshotListeners.push(listener);
-  }
-
-  private snapshotsPublished(tokenIds: readonly string[]): void {
-    for (const l of this.snapshotListeners) {
-      try {
-        l(tokenIds);
-      } catch (err) {
-        this.log.error({ err }, 'onSnapshots listener failed');
-      }
-    }
+    this.snapshots.onSnapshots(listener);
   }
 
   /** Hash of balances, open orders, market resolutions and net deposits (journal/recovery.ts). */
@@ -1014,8 +923,6 @@ export class Engine {
   /** Stops trading for good: every pending request answers ENGINE_DOWN; nothing more is journaled. */
   private haltSteps(): void {
     const down = Errors.PM_ERR_ENGINE_DOWN;
-    for (const w of this.snapshotWaiters.values()) w();
-    this.snapshotWaiters.clear();
     const unanswered = this.link.takeUnanswered();
     {
       for (const inf of unanswered) {
