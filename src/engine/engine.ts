@@ -37,14 +37,13 @@ import {
   type MarketEvent,
   type OrderRecord,
 } from '../domain/events.ts';
-import { formatPips, formatUnits } from '../domain/units.ts';
 import type { Store } from '../journal/env.ts';
 import { USDC_ASSET, metaKeys } from '../journal/keys.ts';
 import { readOrder } from '../journal/orders.ts';
 import { balanceMapKey, hashState, verifyStore, type CanonicalState, type VerifiedStore } from '../journal/recovery.ts';
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
 import type { Logger } from '../runtime/log.ts';
-import { CancelReason, LOT_UNITS, PIPS_PER_UNIT_PRICE, Side, Tif } from './book/api.ts';
+import { CancelReason, Side, } from './book/api.ts';
 import type { EngineOptions, MarketInput, PlaceInput, PlaceResponse, CancelResponse, OpResult, BalancesView, OpenOrdersFilter, EngineStats } from './engine-types.ts';
 import { Ledger, LedgerCode, LedgerError, type ReservationView } from './ledger.ts';
 import {
@@ -53,21 +52,15 @@ import {
 } from './protocol.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { GroupCommit } from './group-commit.ts';
+import { Admission } from './admission.ts';
 import { Settlement } from './settlement.ts';
 import { Snapshots } from './snapshots.ts';
-import { ShardLink, type CancelBatch } from './shard-link.ts';
+import { ShardLink, } from './shard-link.ts';
 import { MarketTable, rowOf, type MarketState } from './market-table.ts';
 import {
-  LIVE_UNFILLED,
-  NO_SEQS,
-  NO_TRADES,
   OrderTable,
-  newPending,
-  rejectResponse,
-  responseOf,
-  type OrderState,
 } from './order-table.ts';
-import { needOf, releaseAll, reserve } from './reservation.ts';
+import { needOf, } from './reservation.ts';
 
 // ---- public types ---------------------------------------------------------------------------------------
 
@@ -77,10 +70,7 @@ export type { EngineOptions, MarketInput, PlaceInput, PlaceResponse, CancelRespo
 
 // ---- internal state ---------------------------------------------------------------------------------------
 
-const TIF_OF = { GTC: Tif.GTC, GTD: Tif.GTD, FOK: Tif.FOK, FAK: Tif.FAK } as const;
 const TICKS = new Set([1, 10, 100, 1000]);
-/** GTD expiration must be at least this far ahead (DESIGN section 6). */
-const GTD_MIN_LEAD_SEC = 60;
 
 export class Engine {
   private readonly store: Store;
@@ -96,6 +86,7 @@ export class Engine {
   private readonly snapshots: Snapshots;
   private readonly life: Lifecycle;
   private readonly settlement: Settlement;
+  private readonly admission: Admission;
 
   private constructor(opts: EngineOptions, lastSeq: number) {
     this.store = opts.store;
@@ -114,6 +105,7 @@ export class Engine {
       drained: () => this.commit.scheduleFlush(),
     });
     this.snapshots = new Snapshots(this.markets, this.link, this.life, opts.log);
+    this.admission = new Admission({ store: opts.store, ledger: this.ledger, markets: this.markets, orders: this.orders, link: this.link, commit: this.commit, life: this.life, now: this.now });
     this.life.onHalt(() => this.commit.answerDown());
     this.life.onHalt(() => this.snapshots.releaseWaiters());
     this.settlement = new Settlement(this.ledger, this.orders, this.markets, this.writer, this.commit);
@@ -153,7 +145,7 @@ export class Engine {
     await Promise.all(registered);
 
     const restored: Promise<PlaceResponse>[] = [];
-    for (const rec of m.openOrders) restored.push(this.restoreOrder(rec));
+    for (const rec of m.openOrders) restored.push(this.admission.restore(rec));
     // Checked now, before any shard result can be applied: a GTD order that expired while the engine was
     // down is expired by its shard right after it rests, a legitimate change that must not fail the check.
     const problems = this.checkLedger();
@@ -168,23 +160,6 @@ export class Engine {
       { journalSeq: m.lastSeq, events: verified.events, markets: m.markets.length, openOrders: m.openOrders.length, ms: Math.round(performance.now() - t0) },
       'engine recovered',
     );
-  }
-
-  private restoreOrder(rec: OrderRecord): Promise<PlaceResponse> {
-    const tm = this.markets.token(rec.tokenId);
-    if (tm === undefined) throw new Error(`refusing to start: open order ${rec.orderId} names unknown token ${rec.tokenId}`);
-    this.orders.share(rec, tm);
-    const side = rec.side === 'BUY' ? Side.BUY : Side.SELL;
-    const tif = TIF_OF[rec.orderType];
-    const o = this.orders.create(rec, tm.market, side, tif, rec.sizeUnits - rec.sizeMatched);
-    o.accepted = true;
-    if (!reserve(this.ledger, o, needOf(o))) throw new Error(`refusing to start: wallet ${rec.wallet} cannot cover open order ${rec.orderId}`);
-    o.live = true;
-    this.orders.track(o);
-    const pending = newPending(true);
-    o.pending = pending;
-    this.link.place(o, this.orders.walletIndex(o.rec.wallet), true, true);
-    return pending.promise;
   }
 
   // ---- markets --------------------------------------------------------------------------------------------
@@ -284,184 +259,21 @@ export class Engine {
   // ---- orders ---------------------------------------------------------------------------------------------
 
   placeOrder(o: PlaceInput): Promise<PlaceResponse> {
-    if (this.life.down) return Promise.resolve(rejectResponse(o.orderId, Errors.PM_ERR_ENGINE_DOWN.result));
-    const dup = this.duplicate(o.orderId);
-    if (dup !== undefined) return dup;
-
-    const tm = this.markets.token(o.tokenId);
-    if (tm === undefined) return this.reject(o.orderId, Errors.PM_ERR_MARKET_UNKNOWN.result, { tokenId: o.tokenId });
-    const market = tm.market;
-    if (!market.acceptingOrders || market.resolved >= 0 || market.resolving) return this.reject(o.orderId, Errors.PM_ERR_MARKET_NOT_READY.result);
-    const tif = TIF_OF[o.orderType];
-    if (tif === undefined) return this.reject(o.orderId, Errors.PM_ERR_BAD_REQUEST.result, { detail: `invalid order type ${String(o.orderType)}` });
-    if (o.side !== 'BUY' && o.side !== 'SELL') return this.reject(o.orderId, Errors.PM_ERR_BAD_REQUEST.result, { detail: `invalid side ${String(o.side)}` });
-    const rests = tif === Tif.GTC || tif === Tif.GTD;
-    if (o.postOnly && !rests) return this.reject(o.orderId, Errors.PM_ERR_POST_ONLY_TYPE.result);
-    if (tif === Tif.GTD) {
-      if (!Number.isSafeInteger(o.expiration) || o.expiration < Math.floor(this.now() / 1000) + GTD_MIN_LEAD_SEC) {
-        return this.reject(o.orderId, Errors.PM_ERR_ORDER_EXPIRATION.result);
-      }
-    } else if (o.expiration !== 0) {
-      return this.reject(o.orderId, Errors.PM_ERR_ORDER_EXPIRATION.result);
-    }
-    const maker = o.makerAmount;
-    const taker = o.takerAmount;
-    if (!Number.isSafeInteger(maker) || !Number.isSafeInteger(taker) || maker <= 0 || taker <= 0) {
-      return this.reject(o.orderId, Errors.PM_ERR_ORDER_AMOUNTS.result, { id: o.orderId, detail: 'makerAmount and takerAmount must be positive integers' });
-    }
-    const side = o.side === 'BUY' ? Side.BUY : Side.SELL;
-    let price: number;
-    let size: number;
-    let budget = 0;
-    if (rests) {
-      size = side === Side.BUY ? taker : maker;
-      const usdc = side === Side.BUY ? maker : taker;
-      if (size % LOT_UNITS !== 0) return this.reject(o.orderId, Errors.PM_ERR_ORDER_AMOUNTS.result, { id: o.orderId, detail: 'size must be a whole number of 0.01 tokens' });
-      const tick = market.tickPips;
-      const scaled = usdc * PIPS_PER_UNIT_PRICE;
-      const exact = Number.isSafeInteger(scaled) && scaled % size === 0;
-      price = exact ? scaled / size : -1;
-      if (!exact || price % tick !== 0 || price < tick || price > PIPS_PER_UNIT_PRICE - tick) {
-        return this.reject(o.orderId, Errors.PM_ERR_ORDER_TICK.result, { id: o.orderId, price: exact ? formatPips(price) : String(usdc / size), tick: formatPips(tick) });
-      }
-    } else if (side === Side.BUY) {
-      size = taker - (taker % LOT_UNITS);
-      budget = maker;
-      price = Math.min(Math.floor((maker * PIPS_PER_UNIT_PRICE) / taker), PIPS_PER_UNIT_PRICE - 1);
-      if (size === 0) return this.reject(o.orderId, Errors.PM_ERR_ORDER_AMOUNTS.result, { id: o.orderId, detail: 'size must be at least 0.01 tokens' });
-      if (price < 1) return this.reject(o.orderId, Errors.PM_ERR_ORDER_TICK.result, { id: o.orderId, price: String(maker / taker), tick: formatPips(market.tickPips) });
-    } else {
-      size = maker;
-      if (size % LOT_UNITS !== 0) return this.reject(o.orderId, Errors.PM_ERR_ORDER_AMOUNTS.result, { id: o.orderId, detail: 'size must be a whole number of 0.01 tokens' });
-      price = Math.max(Math.ceil((taker * PIPS_PER_UNIT_PRICE) / maker), 1);
-      if (price > PIPS_PER_UNIT_PRICE - 1) return this.reject(o.orderId, Errors.PM_ERR_ORDER_TICK.result, { id: o.orderId, price: String(taker / maker), tick: formatPips(market.tickPips) });
-    }
-    if (size < market.minSizeUnits) {
-      return this.reject(o.orderId, Errors.PM_ERR_ORDER_MIN_SIZE.result, { id: o.orderId, size: formatUnits(size), min: formatUnits(market.minSizeUnits) });
-    }
-
-    const now = this.now();
-    const rec: OrderRecord = {
-      orderId: o.orderId,
-      wallet: o.wallet,
-      tokenId: o.tokenId,
-      side: o.side,
-      orderType: o.orderType,
-      postOnly: o.postOnly,
-      makerAmount: maker,
-      takerAmount: taker,
-      expiration: o.expiration,
-      builder: o.builder,
-      owner: o.owner,
-      signer: o.signer,
-      salt: o.salt,
-      timestamp: o.timestamp,
-      signatureType: o.signatureType,
-      signature: o.signature,
-      seq: 0,
-      conditionId: market.conditionId,
-      outcome: tm.outcome,
-      pricePips: price,
-      sizeUnits: size,
-      budgetUnits: budget,
-      makerFeeBps: market.makerFeeBps,
-      takerFeeBps: market.takerFeeBps,
-      sizeMatched: 0,
-      status: 'LIVE',
-      tradeIds: NO_TRADES,
-      fillSeqs: NO_SEQS,
-      createdAt: now,
-      updatedAt: now,
-      response: LIVE_UNFILLED,
-    };
-    this.orders.share(rec, tm);
-    const ord = this.orders.create(rec, market, side, tif, size);
-    if (!reserve(this.ledger, ord, needOf(ord))) return this.reject(o.orderId, Errors.PM_ERR_BALANCE.result);
-    const pending = newPending(false);
-    ord.pending = pending;
-    if (!this.link.place(ord, this.orders.walletIndex(ord.rec.wallet), false, o.postOnly)) {
-      releaseAll(this.ledger, ord);
-      return this.reject(o.orderId, Errors.PM_ERR_ENGINE_BUSY.result);
-    }
-    this.orders.track(ord);
-    return pending.promise;
+    return this.admission.place(o);
   }
-
-  /** A retry of a known order id gets the original answer; an order in flight, the same promise. */
-  private duplicate(orderId: string): Promise<PlaceResponse> | undefined {
-    // An order known in memory may be applied but not yet committed: answer it only after the commit,
-    // as its original answer is (never acknowledge what a crash could still lose).
-    const live = this.orders.get(orderId);
-    if (live !== undefined) {
-      if (live.pending !== undefined) return live.pending.promise;
-      return new Promise((resolve) => this.commit.ack(resolve, responseOf(live.rec)));
-    }
-    const recent = this.orders.recentOf(orderId);
-    if (recent !== undefined) return new Promise((resolve) => this.commit.ack(resolve, responseOf(recent)));
-    const rec = readOrder(this.store, orderId);
-    if (rec !== undefined) return Promise.resolve(responseOf(rec));
-    return undefined;
-  }
-
-  private reject(orderId: string, code: number, vars?: Record<string, string | number>): Promise<PlaceResponse> {
-    return Promise.resolve(rejectResponse(orderId, code, vars));
-  }
-
-  // ---- cancels --------------------------------------------------------------------------------------------
 
   /** Cancels the wallet's own orders among `orderIds`; any other id is 'order not found'. */
   cancelOrders(wallet: string, orderIds: string[]): Promise<CancelResponse> {
-    const targets: OrderState[] = [];
-    const notCanceled: Record<string, string> = {};
-    const seen = new Set<string>();
-    for (const id of orderIds) {
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const o = this.orders.get(id);
-      if (o !== undefined && o.rec.wallet === wallet && (o.live || (o.pending !== undefined && !o.pending.restore))) targets.push(o);
-      else notCanceled[id] = this.notCancelableReason(wallet, id);
-    }
-    return this.cancelTargets(wallet, targets, notCanceled);
+    return this.admission.cancelOrders(wallet, orderIds);
   }
 
   /** Cancels the wallet's open orders in a market and/or token (both given: both must match; none: all). */
   cancelMarketOrders(wallet: string, f: { conditionId?: string; tokenId?: string }): Promise<CancelResponse> {
-    const targets: OrderState[] = [];
-    for (const o of this.orders.ofWallet(wallet)) {
-      if (f.conditionId !== undefined && f.conditionId !== '' && o.rec.conditionId !== f.conditionId) continue;
-      if (f.tokenId !== undefined && f.tokenId !== '' && o.rec.tokenId !== f.tokenId) continue;
-      if (o.tif === Tif.GTC || o.tif === Tif.GTD) targets.push(o);
-    }
-    return this.cancelTargets(wallet, targets, {});
+    return this.admission.cancelMarketOrders(wallet, f);
   }
 
   cancelAll(wallet: string): Promise<CancelResponse> {
-    return this.cancelMarketOrders(wallet, {});
-  }
-
-  private notCancelableReason(wallet: string, orderId: string): string {
-    const rec = this.orders.recentOf(orderId) ?? readOrder(this.store, orderId);
-    if (rec === undefined || rec.wallet !== wallet) return 'order not found';
-    return rec.status === 'MATCHED' ? 'order already matched' : 'order already canceled';
-  }
-
-  private cancelTargets(wallet: string, targets: OrderState[], notCanceled: Record<string, string>): Promise<CancelResponse> {
-    if (this.life.down) {
-      for (const o of targets) notCanceled[o.rec.orderId] = Errors.PM_ERR_ENGINE_DOWN.message;
-      return Promise.resolve({ canceled: [], notCanceled });
-    }
-    if (targets.length === 0) return Promise.resolve({ canceled: [], notCanceled });
-    return new Promise((resolve) => {
-      const batch: CancelBatch = { wallet, canceled: [], notCanceled, pending: 0, resolve };
-      for (const o of targets) {
-        if (!this.link.cancel(o, batch)) {
-          notCanceled[o.rec.orderId] = Errors.PM_ERR_ENGINE_BUSY.message;
-          continue;
-        }
-        batch.pending++;
-      }
-      if (batch.pending === 0) resolve({ canceled: [], notCanceled });
-    });
+    return this.admission.cancelMarketOrders(wallet, {});
   }
 
   // ---- wallet operations ----------------------------------------------------------------------------------
