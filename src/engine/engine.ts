@@ -27,14 +27,8 @@
  * the engine: every pending and later request answers PM_ERR_ENGINE_DOWN, nothing more is journaled, and
  * a restart recovers the last committed state.
  */
-import { Errors, apiError } from '../domain/errors.ts';
 import {
-  depositEvent,
-  redeemEvent,
-  resolveEvent,
-  splitEvent,
   type JournalEvent,
-  type MarketEvent,
   type OrderRecord,
 } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
@@ -43,24 +37,22 @@ import { readOrder } from '../journal/orders.ts';
 import { balanceMapKey, hashState, verifyStore, type CanonicalState, type VerifiedStore } from '../journal/recovery.ts';
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
 import type { Logger } from '../runtime/log.ts';
-import { CancelReason, Side, } from './book/api.ts';
+import { Side } from './book/api.ts';
 import type { EngineOptions, MarketInput, PlaceInput, PlaceResponse, CancelResponse, OpResult, BalancesView, OpenOrdersFilter, EngineStats } from './engine-types.ts';
-import { Ledger, LedgerCode, LedgerError, type ReservationView } from './ledger.ts';
-import {
-  type MarketMeta,
-  type ResultRecord,
-} from './protocol.ts';
+import { Ledger, type ReservationView } from './ledger.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { GroupCommit } from './group-commit.ts';
 import { Admission } from './admission.ts';
+import { MarketAdmin } from './market-admin.ts';
+import { WalletOps } from './wallet-ops.ts';
 import { Settlement } from './settlement.ts';
 import { Snapshots } from './snapshots.ts';
-import { ShardLink, } from './shard-link.ts';
-import { MarketTable, rowOf, type MarketState } from './market-table.ts';
+import { ShardLink } from './shard-link.ts';
+import { MarketTable, rowOf } from './market-table.ts';
 import {
   OrderTable,
 } from './order-table.ts';
-import { needOf, } from './reservation.ts';
+import { needOf } from './reservation.ts';
 
 // ---- public types ---------------------------------------------------------------------------------------
 
@@ -70,7 +62,6 @@ export type { EngineOptions, MarketInput, PlaceInput, PlaceResponse, CancelRespo
 
 // ---- internal state ---------------------------------------------------------------------------------------
 
-const TICKS = new Set([1, 10, 100, 1000]);
 
 export class Engine {
   private readonly store: Store;
@@ -87,6 +78,8 @@ export class Engine {
   private readonly life: Lifecycle;
   private readonly settlement: Settlement;
   private readonly admission: Admission;
+  private readonly walletOps: WalletOps;
+  private readonly marketAdmin: MarketAdmin;
 
   private constructor(opts: EngineOptions, lastSeq: number) {
     this.store = opts.store;
@@ -106,6 +99,8 @@ export class Engine {
     });
     this.snapshots = new Snapshots(this.markets, this.link, this.life, opts.log);
     this.admission = new Admission({ store: opts.store, ledger: this.ledger, markets: this.markets, orders: this.orders, link: this.link, commit: this.commit, life: this.life, now: this.now });
+    this.walletOps = new WalletOps(this.ledger, this.markets, this.writer, this.commit, this.life);
+    this.marketAdmin = new MarketAdmin(this.markets, this.ledger, this.link, this.writer, this.commit, this.life);
     this.life.onHalt(() => this.commit.answerDown());
     this.life.onHalt(() => this.snapshots.releaseWaiters());
     this.settlement = new Settlement(this.ledger, this.orders, this.markets, this.writer, this.commit);
@@ -141,7 +136,7 @@ export class Engine {
     await this.link.start();
     const registered: Promise<unknown>[] = [];
     for (const [tokenId, t] of verified.lastTrades) this.markets.lastTrades.set(tokenId, t);
-    for (const mk of this.markets.values()) registered.push(this.sendRegister(mk));
+    for (const mk of this.markets.values()) registered.push(this.marketAdmin.sendToShard(mk));
     await Promise.all(registered);
 
     const restored: Promise<PlaceResponse>[] = [];
@@ -166,86 +161,7 @@ export class Engine {
 
   /** Idempotent; creates the market or updates its parameters and flags. Throws on invalid input. */
   registerMarket(m: MarketInput): void {
-    this.life.assertUp();
-    if (typeof m.conditionId !== 'string' || m.conditionId.length === 0) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'conditionId is required' });
-    if (!Array.isArray(m.tokenIds) || m.tokenIds.length !== 2 || m.tokenIds[0] === m.tokenIds[1] || !m.tokenIds.every((t) => typeof t === 'string' && t.length > 0)) {
-      throw apiError('PM_ERR_BAD_REQUEST', { detail: 'tokenIds must be two distinct token ids' });
-    }
-    if (!TICKS.has(m.tickPips)) throw apiError('PM_ERR_BAD_REQUEST', { detail: `tickPips must be one of 1, 10, 100, 1000` });
-    if (!Number.isSafeInteger(m.minSizeUnits) || m.minSizeUnits < 0) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'minSizeUnits must be a non-negative integer' });
-    for (const f of [m.makerFeeBps, m.takerFeeBps]) {
-      if (!Number.isInteger(f) || f < 0 || f > 10_000) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'fee rates must be integers in [0, 10000] bps' });
-    }
-    for (const t of m.tokenIds) {
-      const other = this.markets.token(t);
-      if (other !== undefined && other.market.conditionId !== m.conditionId) throw apiError('PM_ERR_BAD_REQUEST', { detail: `token ${t} belongs to another market` });
-    }
-    const existing = this.markets.get(m.conditionId);
-    let mk: MarketState;
-    if (existing === undefined) {
-      mk = this.markets.add({
-        conditionId: m.conditionId,
-        marketId: this.markets.size + 1,
-        tokenIds: [m.tokenIds[0], m.tokenIds[1]],
-        tickPips: m.tickPips,
-        minSizeUnits: m.minSizeUnits,
-        makerFeeBps: m.makerFeeBps,
-        takerFeeBps: m.takerFeeBps,
-        acceptingOrders: m.acceptingOrders,
-        negRisk: m.negRisk,
-        resolved: -1,
-      });
-    } else {
-      if (existing.tokenIds[0] !== m.tokenIds[0] || existing.tokenIds[1] !== m.tokenIds[1]) {
-        throw apiError('PM_ERR_BAD_REQUEST', { detail: `market ${m.conditionId} already has other token ids` });
-      }
-      if (
-        existing.tickPips === m.tickPips &&
-        existing.minSizeUnits === m.minSizeUnits &&
-        existing.makerFeeBps === m.makerFeeBps &&
-        existing.takerFeeBps === m.takerFeeBps &&
-        existing.acceptingOrders === m.acceptingOrders &&
-        existing.negRisk === m.negRisk
-      ) {
-        return;
-      }
-      mk = existing;
-      mk.tickPips = m.tickPips;
-      mk.minSizeUnits = m.minSizeUnits;
-      mk.makerFeeBps = m.makerFeeBps;
-      mk.takerFeeBps = m.takerFeeBps;
-      mk.acceptingOrders = m.acceptingOrders;
-      mk.negRisk = m.negRisk;
-    }
-    const ev: MarketEvent = {
-      type: 'market',
-      seq: 0,
-      ts: 0,
-      conditionId: mk.conditionId,
-      marketId: mk.marketId,
-      tokenIds: mk.tokenIds,
-      tickPips: mk.tickPips,
-      minSizeUnits: mk.minSizeUnits,
-      makerFeeBps: mk.makerFeeBps,
-      takerFeeBps: mk.takerFeeBps,
-      acceptingOrders: mk.acceptingOrders,
-      negRisk: mk.negRisk,
-    };
-    this.writer.append(ev);
-    this.writer.putMarket(rowOf(mk));
-    this.commit.scheduleFlush();
-    void this.sendRegister(mk);
-  }
-
-  private sendRegister(m: MarketState): Promise<ResultRecord> {
-    const meta: MarketMeta = {
-      marketId: m.marketId,
-      conditionId: m.conditionId,
-      tokenIds: m.tokenIds,
-      negRisk: m.negRisk,
-      lastTradePips: [this.markets.lastTrades.get(m.tokenIds[0])?.pricePips ?? 0, this.markets.lastTrades.get(m.tokenIds[1])?.pricePips ?? 0],
-    };
-    return this.link.register(m, meta);
+    this.marketAdmin.register(m);
   }
 
   /**
@@ -279,99 +195,34 @@ export class Engine {
   // ---- wallet operations ----------------------------------------------------------------------------------
 
   deposit(wallet: string, units: number): Promise<OpResult> {
-    return this.walletOp(() => {
-      const code = this.ledger.deposit(wallet, units);
-      if (code === LedgerCode.OK) {
-        this.writer.append(depositEvent('deposit', wallet, units));
-        this.commit.netDepositsChanged();
-      }
-      return code;
-    });
+    return this.walletOps.deposit(wallet, units);
   }
 
   withdraw(wallet: string, units: number): Promise<OpResult> {
-    return this.walletOp(() => {
-      const code = this.ledger.withdraw(wallet, units);
-      if (code === LedgerCode.OK) {
-        this.writer.append(depositEvent('withdraw', wallet, units));
-        this.commit.netDepositsChanged();
-      }
-      return code;
-    });
+    return this.walletOps.withdraw(wallet, units);
   }
 
   split(wallet: string, conditionId: string, units: number): Promise<OpResult> {
-    return this.walletOp(() => {
-      const code = this.ledger.split(wallet, conditionId, units);
-      if (code === LedgerCode.OK) this.writer.append(splitEvent('split', wallet, conditionId, this.marketTokens(conditionId), units));
-      return code;
-    });
+    return this.walletOps.split(wallet, conditionId, units);
   }
 
   merge(wallet: string, conditionId: string, units: number): Promise<OpResult> {
-    return this.walletOp(() => {
-      const code = this.ledger.merge(wallet, conditionId, units);
-      if (code === LedgerCode.OK) this.writer.append(splitEvent('merge', wallet, conditionId, this.marketTokens(conditionId), units));
-      return code;
-    });
+    return this.walletOps.merge(wallet, conditionId, units);
   }
 
   redeem(wallet: string, conditionId: string): Promise<OpResult> {
-    return this.walletOp(() => {
-      const r = this.ledger.redeem(wallet, conditionId);
-      if (r.code === LedgerCode.OK && (r.burned[0] > 0 || r.burned[1] > 0)) {
-        const m = this.markets.get(conditionId) as MarketState;
-        this.writer.append(redeemEvent(wallet, conditionId, m.tokenIds, m.resolved as 0 | 1, r.burned, r.payout));
-      }
-      return r.code;
-    });
+    return this.walletOps.redeem(wallet, conditionId);
   }
 
   /** Cancels the market's open orders (CANCELED_MARKET_RESOLVED), then records the winner. */
   resolveMarket(conditionId: string, winningOutcome: 0 | 1): Promise<OpResult> {
-    if (this.life.down) return Promise.resolve({ ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
-    const m = this.markets.get(conditionId);
-    if (m === undefined) return Promise.resolve({ ok: false, code: Errors.PM_ERR_MARKET_UNKNOWN.result });
-    if (winningOutcome !== 0 && winningOutcome !== 1) return Promise.resolve({ ok: false, code: Errors.PM_ERR_BAD_REQUEST.result });
-    if (m.resolved >= 0 || m.resolving) return Promise.resolve({ ok: false, code: Errors.PM_ERR_MARKET_RESOLVED.result });
-    m.resolving = true;
-    return new Promise((resolve) => {
-      this.link.cancelAllMarket(m, CancelReason.MARKET_RESOLVED, () => {
-        const code = this.ledger.resolve(conditionId, winningOutcome);
-        if (code !== LedgerCode.OK) throw new LedgerError(`resolve of ${conditionId} failed with ${code}`);
-        m.resolved = winningOutcome;
-        m.resolving = false;
-        this.writer.append(resolveEvent(conditionId, winningOutcome, m.tokenIds));
-        this.writer.putMarket(rowOf(m));
-        this.commit.ack(resolve, { ok: true, code: 0 });
-      });
-    });
-  }
-
-  private marketTokens(conditionId: string): [string, string] {
-    return (this.markets.get(conditionId) as MarketState).tokenIds;
-  }
-
-  private walletOp(fn: () => number): Promise<OpResult> {
-    if (this.life.down) return Promise.resolve({ ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
-    const code = fn();
-    if (code !== LedgerCode.OK) return Promise.resolve({ ok: false, code });
-    return new Promise((resolve) => this.commit.ack(resolve, { ok: true, code: 0 }));
+    return this.marketAdmin.resolve(conditionId, winningOutcome);
   }
 
   // ---- reads ----------------------------------------------------------------------------------------------
 
   balances(wallet: string): BalancesView {
-    const w = this.ledger.wallets.get(wallet);
-    if (w === undefined) return { usdc: { available: 0, reserved: 0 }, tokens: [] };
-    const tokens: BalancesView['tokens'] = [];
-    for (const [tokenId, t] of w.tokens) {
-      if (t.available === 0 && t.reserved === 0) continue;
-      const tm = this.markets.token(tokenId);
-      if (tm === undefined) continue;
-      tokens.push({ tokenId, conditionId: tm.market.conditionId, outcome: tm.outcome, available: t.available, reserved: t.reserved });
-    }
-    return { usdc: { available: w.usdcAvailable, reserved: w.usdcReserved }, tokens };
+    return this.walletOps.balances(wallet);
   }
 
   /**
