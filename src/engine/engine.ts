@@ -3,13 +3,15 @@
  *
  * Pipeline of an order (docs/decisions.md, "Threads and who owns what"):
  *
- *   placeOrder ── checks (market, post-only type, expiration, amounts, tick, size)
- *              ── R1: ledger reserves what the order can spend           (main thread, ledger.ts)
+ *   placeOrder ── checks (market, post-only type, expiration, amounts, tick, size)      admission.ts
+ *              ── R1: ledger reserves what the order can spend      admission.ts, reservation.ts, ledger.ts
  *              ── PLACE record ──> command ring ──> shard worker: book.place, events into result ring
- *   drain      <── FILL* CANCELED* RESULT (one group per command, in command order per shard)
- *              ── R2: settle each fill, release what the order can no longer spend
+ *                                                                          shard-link.ts, worker.ts
+ *   drain      <── FILL* CANCELED* RESULT (one group per command, in command order per shard)  shard-link.ts
+ *              ── R2: settle each fill, release what the order can no longer spend          settlement.ts
  *              ── journal: order, fills, statuses + tables, buffered for this event-loop turn
  *   flush      ── one LMDB transaction per turn (group commit) ── commit ──> acknowledge, onCommitted
+ *                                                                                         group-commit.ts
  *
  * A command's effects are applied and journaled only when its RESULT arrives, all in one turn, so a
  * commit never holds half a command: a killed FOK leaves nothing, and the books rebuilt after a crash
@@ -17,93 +19,93 @@
  *
  * Time priority. The shard of a market applies its commands in ring order and reports them in that order,
  * and the sequencer journals an order when its RESULT arrives, so within a market journal seq order is
- * book priority order: recovery re-places open orders by seq.
+ * book priority order: recovery re-places open orders by seq (startup.ts).
  *
  * Backpressure. The main thread never blocks. When a command ring is full, commands wait in a bounded
  * per-shard queue (in order) while the engine awaits Atomics.waitAsync on the ring's head; past the bound
  * new orders and cancels are refused with PM_ERR_ENGINE_BUSY (counted in stats().busyRejects).
  *
  * Failure. A shard's unexpected throw, a worker exit, a ledger invariant broken or a failed commit halts
- * the engine: every pending and later request answers PM_ERR_ENGINE_DOWN, nothing more is journaled, and
- * a restart recovers the last committed state.
+ * the engine (lifecycle.ts): every pending and later request answers PM_ERR_ENGINE_DOWN, nothing more is
+ * journaled, and a restart recovers the last committed state.
+ *
+ * The parts, each owning one concern (its header says what it owns and its invariants), are built and
+ * wired in one place, the constructor, in dependency order; the halt sequence is wired there too. The
+ * other parts: market-table.ts (markets and tokens), order-table.ts (orders in memory and what their records
+ * share), snapshots.ts (published books), market-admin.ts (register, resolve), wallet-ops.ts (deposits,
+ * split, merge, redeem, balances), audit.ts (state hash, ledger checks).
  */
-import {
-  type JournalEvent,
-  type OrderRecord,
-} from '../domain/events.ts';
+import type { JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
-import { USDC_ASSET, metaKeys } from '../journal/keys.ts';
+import { metaKeys } from '../journal/keys.ts';
 import { readOrder } from '../journal/orders.ts';
-import { balanceMapKey, hashState, verifyStore, type CanonicalState, type VerifiedStore } from '../journal/recovery.ts';
+import { verifyStore, type VerifiedStore } from '../journal/recovery.ts';
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
-import type { Logger } from '../runtime/log.ts';
-import { Side } from './book/api.ts';
-import type { EngineOptions, MarketInput, PlaceInput, PlaceResponse, CancelResponse, OpResult, BalancesView, OpenOrdersFilter, EngineStats } from './engine-types.ts';
-import { Ledger, type ReservationView } from './ledger.ts';
-import { Lifecycle } from './lifecycle.ts';
-import { GroupCommit } from './group-commit.ts';
 import { Admission } from './admission.ts';
+import { checkLedger, stateHash } from './audit.ts';
+import type { BalancesView, CancelResponse, EngineOptions, EngineStats, MarketInput, OpResult, OpenOrdersFilter, PlaceInput, PlaceResponse } from './engine-types.ts';
+import { GroupCommit } from './group-commit.ts';
+import { Ledger } from './ledger.ts';
+import { Lifecycle } from './lifecycle.ts';
 import { MarketAdmin } from './market-admin.ts';
-import { WalletOps } from './wallet-ops.ts';
-import { Settlement } from './settlement.ts';
-import { Snapshots } from './snapshots.ts';
-import { ShardLink } from './shard-link.ts';
 import { MarketTable, rowOf } from './market-table.ts';
-import {
-  OrderTable,
-} from './order-table.ts';
-import { needOf } from './reservation.ts';
+import { OrderTable } from './order-table.ts';
+import { Settlement } from './settlement.ts';
+import { ShardLink } from './shard-link.ts';
+import { Snapshots } from './snapshots.ts';
+import { startEngine } from './startup.ts';
+import { WalletOps } from './wallet-ops.ts';
 
-// ---- public types ---------------------------------------------------------------------------------------
-
-export type { OrderRecord } from '../domain/events.ts';
-export type { JournalEvent } from '../domain/events.ts';
-export type { EngineOptions, MarketInput, PlaceInput, PlaceResponse, CancelResponse, OpResult, BalancesView, OpenOrdersFilter, EngineStats } from './engine-types.ts';
-
-// ---- internal state ---------------------------------------------------------------------------------------
-
+export type { JournalEvent, OrderRecord } from '../domain/events.ts';
+export type { BalancesView, CancelResponse, EngineOptions, EngineStats, MarketInput, OpResult, OpenOrdersFilter, PlaceInput, PlaceResponse } from './engine-types.ts';
 
 export class Engine {
   private readonly store: Store;
-  private readonly log: Logger;
-  private readonly now: () => number;
-  private readonly ledger = new Ledger();
+  private readonly life: Lifecycle;
+  private readonly ledger: Ledger;
+  private readonly markets: MarketTable;
+  private readonly orders: OrderTable;
   private readonly writer: JournalWriter;
   private readonly commit: GroupCommit;
   private readonly link: ShardLink;
-
-  private readonly markets: MarketTable;
-  private readonly orders: OrderTable;
   private readonly snapshots: Snapshots;
-  private readonly life: Lifecycle;
   private readonly settlement: Settlement;
   private readonly admission: Admission;
-  private readonly walletOps: WalletOps;
   private readonly marketAdmin: MarketAdmin;
+  private readonly walletOps: WalletOps;
 
+  /** The wiring: every part and who it hears from. `lastSeq` is the store's last durable journal seq. */
   private constructor(opts: EngineOptions, lastSeq: number) {
+    const now = opts.now ?? Date.now;
+    const log = opts.log;
     this.store = opts.store;
-    this.log = opts.log;
-    this.now = opts.now ?? Date.now;
-    this.life = new Lifecycle(opts.log);
+    // 1. State: whether the engine is up, balances and reservations, markets, orders in memory.
+    this.life = new Lifecycle(log);
+    this.ledger = new Ledger();
     this.markets = new MarketTable(this.ledger, opts.shards);
     this.orders = new OrderTable(this.ledger);
-    this.writer = new JournalWriter(opts.store, lastSeq, this.now);
-    this.commit = new GroupCommit({ writer: this.writer, committedSeq: lastSeq, ledger: this.ledger, orders: this.orders, life: this.life, log: opts.log, onCommit: opts.onCommit });
-    this.link = new ShardLink(opts, this.life, opts.log, {
+    // 2. Journal: what a turn appends leaves as one transaction; answers wait for it.
+    this.writer = new JournalWriter(opts.store, lastSeq, now);
+    this.commit = new GroupCommit({ writer: this.writer, committedSeq: lastSeq, ledger: this.ledger, orders: this.orders, life: this.life, log, onCommit: opts.onCommit });
+    // 3. Shards: what they send goes to the published books (every RESULT, publications) and to
+    //    settlement (each command's group, expiries), and a drained turn is flushed.
+    this.link = new ShardLink(opts, this.life, log, {
       snapshots: (shard, msg) => this.snapshots.arrived(shard, msg),
       result: (shard, r, group) => this.snapshots.noteResult(shard, r, group),
       expired: (group) => this.settlement.expired(group),
       answered: (inf, r, group) => this.settlement.apply(inf, r, group),
       drained: () => this.commit.scheduleFlush(),
     });
-    this.snapshots = new Snapshots(this.markets, this.link, this.life, opts.log);
-    this.admission = new Admission({ store: opts.store, ledger: this.ledger, markets: this.markets, orders: this.orders, link: this.link, commit: this.commit, life: this.life, now: this.now });
-    this.walletOps = new WalletOps(this.ledger, this.markets, this.writer, this.commit, this.life);
+    this.snapshots = new Snapshots(this.markets, this.link, this.life, log);
+    // 4. R2: the shards' answers applied to orders, ledger and journal.
+    this.settlement = new Settlement(this.ledger, this.orders, this.markets, this.writer, this.commit);
+    // 5. Requests: orders and cancels (checks, R1), markets, wallet operations.
+    this.admission = new Admission({ store: opts.store, ledger: this.ledger, markets: this.markets, orders: this.orders, link: this.link, commit: this.commit, life: this.life, now });
     this.marketAdmin = new MarketAdmin(this.markets, this.ledger, this.link, this.writer, this.commit, this.life);
+    this.walletOps = new WalletOps(this.ledger, this.markets, this.writer, this.commit, this.life);
+    // 6. Halt, in this order: answers waiting for a commit, snapshot readers, commands in flight, workers.
     this.life.onHalt(() => this.commit.answerDown());
     this.life.onHalt(() => this.snapshots.releaseWaiters());
-    this.settlement = new Settlement(this.ledger, this.orders, this.markets, this.writer, this.commit);
     this.life.onHalt(() => this.settlement.answerDown(this.link.takeUnanswered()));
     this.life.onHalt(() => void this.link.terminate());
   }
@@ -112,10 +114,14 @@ export class Engine {
   static async open(opts: EngineOptions): Promise<Engine> {
     if (!Number.isInteger(opts.shards) || opts.shards < 1) throw new Error(`shards must be a positive integer, got ${opts.shards}`);
     const t0 = performance.now();
-    const verified = verifyStore(opts.store);
+    const verified: VerifiedStore = verifyStore(opts.store);
     const e = new Engine(opts, verified.materialized.lastSeq);
     try {
-      await e.start(verified, t0);
+      await startEngine(
+        { ledger: e.ledger, markets: e.markets, orders: e.orders, link: e.link, marketAdmin: e.marketAdmin, admission: e.admission, life: e.life, log: opts.log },
+        verified,
+        t0,
+      );
     } catch (err) {
       await e.link.terminate();
       throw err;
@@ -123,38 +129,39 @@ export class Engine {
     return e;
   }
 
-  // ---- start-up ---------------------------------------------------------------------------------------
+  /** Stops accepting, lets in-flight commands finish and commit, stops the workers. The store stays open. */
+  async close(): Promise<void> {
+    if (this.life.closing) {
+      await this.commit.drain();
+      return;
+    }
+    if (this.life.halted) {
+      await this.link.terminate();
+      await this.commit.drain();
+      return;
+    }
+    const stops = this.link.stop();
+    this.life.closing = true;
+    await Promise.all(stops);
+    this.commit.flush();
+    await this.commit.drain();
+    if (!this.life.halted) await this.store.meta.put(metaKeys.stateHash, this.stateHash());
+    await this.link.terminate();
+  }
 
-  private async start(verified: VerifiedStore, t0: number): Promise<void> {
-    const m = verified.materialized;
+  /** Why the engine stopped, if it did. */
+  get failure(): Error | undefined {
+    return this.life.halted;
+  }
 
-    for (const row of m.markets) this.markets.add(row);
-    for (const b of m.balances) this.ledger.setHeld(b.wallet, b.asset, b.held, USDC_ASSET);
-    this.ledger.netDeposits = m.netDeposits;
-    for (const row of m.markets) if (row.resolved >= 0) this.ledger.resolve(row.conditionId, row.resolved as 0 | 1);
-
-    await this.link.start();
-    const registered: Promise<unknown>[] = [];
-    for (const [tokenId, t] of verified.lastTrades) this.markets.lastTrades.set(tokenId, t);
-    for (const mk of this.markets.values()) registered.push(this.marketAdmin.sendToShard(mk));
-    await Promise.all(registered);
-
-    const restored: Promise<PlaceResponse>[] = [];
-    for (const rec of m.openOrders) restored.push(this.admission.restore(rec));
-    // Checked now, before any shard result can be applied: a GTD order that expired while the engine was
-    // down is expired by its shard right after it rests, a legitimate change that must not fail the check.
-    const problems = this.checkLedger();
-    if (problems.length > 0) throw new Error(`refusing to start: ledger inconsistent after recovery: ${problems.slice(0, 5).join('; ')}`);
-    const h = this.stateHash();
-    if (h !== verified.hash) throw new Error(`refusing to start: recovered engine state hash ${h} differs from the store's ${verified.hash}`);
-    const answers = await Promise.all(restored);
-    if (this.life.halted) throw this.life.halted;
-    const bad = answers.find((a) => !a.ok);
-    if (bad !== undefined) throw new Error(`refusing to start: open order ${bad.orderId} could not be restored (code ${bad.code})`);
-    this.log.info(
-      { journalSeq: m.lastSeq, events: verified.events, markets: m.markets.length, openOrders: m.openOrders.length, ms: Math.round(performance.now() - t0) },
-      'engine recovered',
-    );
+  /**
+   * Resolves once everything journaled so far is durable: `{ ok: true }`, else the failure (journal, engine
+   * down) that kept it from becoming durable. Readers of in-memory state (an order, open orders, balances)
+   * take their copy first and answer after this, so no reply shows what a crash could still undo. With
+   * nothing in flight it resolves in a microtask; otherwise within the commit in flight and the next.
+   */
+  afterCommit(): Promise<OpResult> {
+    return this.commit.afterCommit();
   }
 
   // ---- markets --------------------------------------------------------------------------------------------
@@ -288,38 +295,12 @@ export class Engine {
 
   /** Hash of balances, open orders, market resolutions and net deposits (journal/recovery.ts). */
   stateHash(): string {
-    return hashState(this.canonicalState());
-  }
-
-  private canonicalState(): CanonicalState {
-    const balances = new Map<string, number>();
-    for (const w of this.ledger.wallets.values()) {
-      balances.set(balanceMapKey(w.wallet, USDC_ASSET), w.usdcAvailable + w.usdcReserved);
-      for (const [tokenId, t] of w.tokens) balances.set(balanceMapKey(w.wallet, tokenId), t.available + t.reserved);
-    }
-    const openOrders: CanonicalState['openOrders'] = [];
-    for (const o of this.orders.all()) {
-      if (o.live) openOrders.push({ conditionId: o.rec.conditionId, seq: o.rec.seq, orderId: o.rec.orderId, remaining: o.remaining });
-    }
-    const markets = new Map<string, number>();
-    for (const m of this.markets.values()) markets.set(m.conditionId, m.resolved);
-    return { balances, openOrders, markets, netDeposits: this.ledger.netDeposits };
+    return stateHash(this.ledger, this.orders, this.markets);
   }
 
   /** Allocates: tests and benchmarks. Ledger invariants against the open orders (ledger.checkLedger). */
   checkLedger(): string[] {
-    const views: ReservationView[] = [];
-    for (const o of this.orders.all()) {
-      views.push({
-        orderId: o.rec.orderId,
-        wallet: o.rec.wallet,
-        tokenId: o.side === Side.SELL ? o.rec.tokenId : undefined,
-        usdc: o.side === Side.BUY ? o.reserved : 0,
-        tokens: o.side === Side.SELL ? o.reserved : 0,
-        need: needOf(o),
-      });
-    }
-    return this.ledger.checkLedger(views);
+    return checkLedger(this.ledger, this.orders);
   }
 
   /** USDC totals of the collateral identity: wallets + collateral == netDeposits. */
@@ -339,42 +320,5 @@ export class Engine {
       busyRejects: this.link.counters.busyRejects,
       openOrders: this.orders.openCount(),
     };
-  }
-
-  /** Why the engine stopped, if it did. */
-  get failure(): Error | undefined {
-    return this.life.halted;
-  }
-
-  /**
-   * Resolves once everything journaled so far is durable: `{ ok: true }`, else the failure (journal, engine
-   * down) that kept it from becoming durable. Readers of in-memory state (an order, open orders, balances)
-   * take their copy first and answer after this, so no reply shows what a crash could still undo. With
-   * nothing in flight it resolves in a microtask; otherwise within the commit in flight and the next.
-   */
-  afterCommit(): Promise<OpResult> {
-    return this.commit.afterCommit();
-  }
-
-  // ---- failure and shutdown -------------------------------------------------------------------------------
-
-  /** Stops accepting, lets in-flight commands finish and commit, stops the workers. The store stays open. */
-  async close(): Promise<void> {
-    if (this.life.closing) {
-      await this.commit.drain();
-      return;
-    }
-    if (this.life.halted) {
-      await this.link.terminate();
-      await this.commit.drain();
-      return;
-    }
-    const stops = this.link.stop();
-    this.life.closing = true;
-    await Promise.all(stops);
-    this.commit.flush();
-    await this.commit.drain();
-    if (!this.life.halted) await this.store.meta.put(metaKeys.stateHash, this.stateHash());
-    await this.link.terminate();
   }
 }
