@@ -48,7 +48,7 @@ export class Snapshots {
 
   constructor(
     private readonly markets: MarketTable,
-    private readonly link: ShardLink,
+    private readonly link: Pick<ShardLink, 'snapshot'>,
     private readonly life: Lifecycle,
     private readonly log: Logger,
   ) {}
