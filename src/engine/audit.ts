@@ -15,7 +15,7 @@ import type { OrderTable } from './order-table.ts';
 import { needOf } from './reservation.ts';
 
 /** Balances, open orders, market resolutions and net deposits, as journal/recovery.ts canonicalizes them. */
-export function canonicalState(ledger: Ledger, orders: OrderTable, markets: MarketTable): CanonicalState {
+function canonicalState(ledger: Ledger, orders: OrderTable, markets: MarketTable): CanonicalState {
   const balances = new Map<string, number>();
   for (const w of ledger.wallets.values()) {
     balances.set(balanceMapKey(w.wallet, USDC_ASSET), w.usdcAvailable + w.usdcReserved);

@@ -69,7 +69,7 @@ export function appended<T>(list: T[], item: T): T[] {
 }
 
 /** One copy of each string it was given, up to `cap` of them (past that, strings pass through). */
-export class Interner {
+class Interner {
   private readonly copies = new Map<string, string>();
   constructor(private readonly cap: number) {}
 

@@ -102,7 +102,7 @@ export interface ShardEvents {
 export type ShardLinkOptions = Pick<EngineOptions, 'shards' | 'bookFactory' | 'commandRingSlots' | 'resultRingSlots' | 'overflowLimit' | 'snapshotIntervalMs'>;
 
 /** FIFO with O(1) shift. */
-export class Fifo<T> {
+class Fifo<T> {
   private items: (T | undefined)[] = [];
   private head = 0;
   get length(): number {
