@@ -1,7 +1,7 @@
 /**
  * What a resting order costs the main thread's heap. Open orders are most of what the sequencer keeps
  * alive, so this is what a deep book costs in memory, and each new one is copied by two scavenges before it
- * is promoted, on the thread that answers every request (engine.ts, NO_TRADES). Run alone:
+ * is promoted, on the thread that answers every request (order-table.ts, NO_TRADES). Run alone:
  * `npx tsx --expose-gc bench/engine/memory.bench.ts`; or with `npm run bench -- memory`.
  *
  * Workload (seeded): one engine, one shard, 2 markets whose token ids are 77-78 digits like the platform's,

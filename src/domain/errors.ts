@@ -7,7 +7,10 @@
  *   3xxx risk / balances          4xxx matching           5xxx persistence and engine
  *   6xxx catalog                  7xxx wallet data        8xxx admin
  * Only the numeric code crosses a thread boundary (an Error subclass loses its class and fields through
- * postMessage). `test/domain/errors.test.ts` checks the catalogue is complete and has no duplicates.
+ * postMessage), so the stages that answer with numbers take them from here: the ledger's LedgerCode
+ * (engine/ledger.ts) and the matching core's MatchCode (engine/book/api.ts, exactly the 4xxx section).
+ * `test/domain/errors.test.ts` checks the catalogue is complete, has no duplicates, and that every entry
+ * lies in the range of the section it is written in.
  *
  * The body shape depends on the route group, not on the code: wallet data answers `{error}` with
  * `reason: detail` texts, the catalog `{type, error}`, everything else `{error}` (DESIGN section 4).
@@ -23,8 +26,9 @@ export interface ErrorSpec {
   readonly doc: string;
 }
 
-function define<const T extends Record<string, Omit<ErrorSpec, 'code'>>>(specs: T): { [K in keyof T]: ErrorSpec & { code: K } } {
-  const out = {} as { [K in keyof T]: ErrorSpec & { code: K } };
+/** Keeps each entry's `result` as its literal number, so codes derived from entries stay closed unions. */
+function define<const T extends Record<string, Omit<ErrorSpec, 'code'>>>(specs: T): { [K in keyof T]: ErrorSpec & { code: K; result: T[K]['result'] } } {
+  const out = {} as { [K in keyof T]: ErrorSpec & { code: K; result: T[K]['result'] } };
   for (const key of Object.keys(specs) as (keyof T)[]) {
     out[key] = Object.freeze({ code: key, ...specs[key] }) as unknown as ErrorSpec & { code: typeof key };
   }

@@ -3,13 +3,15 @@
  *
  * Pipeline of an order (docs/decisions.md, "Threads and who owns what"):
  *
- *   placeOrder ── checks (market, post-only type, expiration, amounts, tick, size)
- *              ── R1: ledger reserves what the order can spend           (main thread, ledger.ts)
+ *   placeOrder ── checks (market, post-only type, expiration, amounts, tick, size)      admission.ts
+ *              ── R1: ledger reserves what the order can spend      admission.ts, reservation.ts, ledger.ts
  *              ── PLACE record ──> command ring ──> shard worker: book.place, events into result ring
- *   drain      <── FILL* CANCELED* RESULT (one group per command, in command order per shard)
- *              ── R2: settle each fill, release what the order can no longer spend
+ *                                                                          shard-link.ts, worker.ts
+ *   drain      <── FILL* CANCELED* RESULT (one group per command, in command order per shard)  shard-link.ts
+ *              ── R2: settle each fill, release what the order can no longer spend          settlement.ts
  *              ── journal: order, fills, statuses + tables, buffered for this event-loop turn
  *   flush      ── one LMDB transaction per turn (group commit) ── commit ──> acknowledge, onCommitted
+ *                                                                                         group-commit.ts
  *
  * A command's effects are applied and journaled only when its RESULT arrives, all in one turn, so a
  * commit never holds half a command: a killed FOK leaves nothing, and the books rebuilt after a crash
@@ -17,647 +19,156 @@
  *
  * Time priority. The shard of a market applies its commands in ring order and reports them in that order,
  * and the sequencer journals an order when its RESULT arrives, so within a market journal seq order is
- * book priority order: recovery re-places open orders by seq.
+ * book priority order: recovery re-places open orders by seq (startup.ts).
  *
  * Backpressure. The main thread never blocks. When a command ring is full, commands wait in a bounded
  * per-shard queue (in order) while the engine awaits Atomics.waitAsync on the ring's head; past the bound
  * new orders and cancels are refused with PM_ERR_ENGINE_BUSY (counted in stats().busyRejects).
  *
  * Failure. A shard's unexpected throw, a worker exit, a ledger invariant broken or a failed commit halts
- * the engine: every pending and later request answers PM_ERR_ENGINE_DOWN, nothing more is journaled, and
- * a restart recovers the last committed state.
+ * the engine (lifecycle.ts): every pending and later request answers PM_ERR_ENGINE_DOWN, nothing more is
+ * journaled, and a restart recovers the last committed state.
+ *
+ * The parts, each owning one concern (its header says what it owns and its invariants), are built and
+ * wired in one place, the constructor, in dependency order; the halt sequence is wired there too. The
+ * other parts: market-table.ts (markets and tokens), order-table.ts (orders in memory and what their records
+ * share), snapshots.ts (published books), market-admin.ts (register, resolve), wallet-ops.ts (deposits,
+ * split, merge, redeem, balances), audit.ts (state hash, ledger checks).
  */
-import type { MessagePort } from 'node:worker_threads';
-import { MessageChannel, type Worker } from 'node:worker_threads';
-import { Errors, apiError } from '../domain/errors.ts';
-import {
-  depositEvent,
-  orderAcceptedEvent,
-  redeemEvent,
-  resolveEvent,
-  splitEvent,
-  statusEvent,
-  type FillEvent,
-  type JournalEvent,
-  type MarketEvent,
-  type OrderRecord,
-  type OrderSubmission,
-  type OrderStatusName,
-  type StatusReason,
-} from '../domain/events.ts';
-import { formatPips, formatUnits } from '../domain/units.ts';
+import type { JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
-import { USDC_ASSET, metaKeys } from '../journal/keys.ts';
+import { metaKeys } from '../journal/keys.ts';
 import { readOrder } from '../journal/orders.ts';
-import { balanceMapKey, hashState, lastTradeSide, verifyStore, type CanonicalState } from '../journal/recovery.ts';
+import { verifyStore, type VerifiedStore } from '../journal/recovery.ts';
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
-import type { Logger } from '../runtime/log.ts';
-import { CancelReason, FillKind, LOT_UNITS, MatchCode, PIPS_PER_UNIT_PRICE, Side, Tif } from './book/api.ts';
-import { BOOK_FACTORIES, type BookFactoryRef, type BookKind } from './book-factory.ts';
-import { Ledger, LedgerCode, LedgerError, buyNeed, feeOf, type ReservationView, type WalletBalance } from './ledger.ts';
-import {
-  CMD_WORDS,
-  OP_CANCEL,
-  OP_CANCEL_ALL_MARKET,
-  OP_EXPIRE,
-  OP_PLACE,
-  OP_REGISTER_MARKET,
-  OP_SNAPSHOT,
-  OP_STOP,
-  R_CANCELED,
-  R_FILL,
-  R_RESULT,
-  R_SHARD_ERROR,
-  RES_WORDS,
-  decodeCanceled,
-  decodeFill,
-  decodeResult,
-  encodeCancel,
-  encodeCancelAllMarket,
-  encodePlace,
-  encodeRegister,
-  encodeSnapshot,
-  encodeStop,
-  type CanceledRecord,
-  type FillRecord,
-  type MarketMeta,
-  type ResultRecord,
-  type ShardWorkerData,
-  type SnapshotMessage,
-  type WorkerMessage,
-} from './protocol.ts';
-import { Ring } from './ring.ts';
-import { shardOf } from './shard-router.ts';
-import { startTsWorker } from './thread.ts';
+import { Admission } from './admission.ts';
+import { checkLedger, stateHash } from './audit.ts';
+import type { BalancesView, CancelResponse, EngineOptions, EngineStats, MarketInput, OpResult, OpenOrdersFilter, PlaceInput, PlaceResponse } from './engine-types.ts';
+import { GroupCommit } from './group-commit.ts';
+import { Ledger } from './ledger.ts';
+import { Lifecycle } from './lifecycle.ts';
+import { MarketAdmin } from './market-admin.ts';
+import { MarketTable, rowOf } from './market-table.ts';
+import { OrderTable } from './order-table.ts';
+import { Settlement } from './settlement.ts';
+import { ShardLink } from './shard-link.ts';
+import { Snapshots } from './snapshots.ts';
+import { startEngine } from './startup.ts';
+import { WalletOps } from './wallet-ops.ts';
 
-// ---- public types ---------------------------------------------------------------------------------------
-
-export type { OrderRecord } from '../domain/events.ts';
-export type { JournalEvent } from '../domain/events.ts';
-
-export interface EngineOptions {
-  store: Store;
-  shards: number;
-  log: Logger;
-  /** Clock in ms: order checks and journal timestamps. GTD expiry in the shards follows the wall clock. */
-  now?: () => number;
-  /** Which book the shards use (book-factory.ts): a kind, or a module URL and export (tests). Default 'production'. */
-  bookFactory?: BookKind | BookFactoryRef;
-  /** Command ring slots per shard (power of two). Default 4096. */
-  commandRingSlots?: number;
-  /** Result ring slots per shard (power of two). Default 16384. */
-  resultRingSlots?: number;
-  /** Commands per shard that may wait for ring space before new requests get PM_ERR_ENGINE_BUSY. Default 65536. */
-  overflowLimit?: number;
-  /** Minimum ms between two snapshot publications of a market (readers who need newer ask for them). Default 20. */
-  snapshotIntervalMs?: number;
-  /** Told each journal transaction's seconds from its puts to durable (/metrics: journal_commit_duration_seconds). */
-  onCommit?: (seconds: number) => void;
-}
-
-export interface MarketInput {
-  conditionId: string;
-  tokenIds: [string, string];
-  tickPips: number;
-  minSizeUnits: number;
-  makerFeeBps: number;
-  takerFeeBps: number;
-  acceptingOrders: boolean;
-  negRisk: boolean;
-}
-
-/** A submission that passed the edge's checks: the journal's OrderSubmission shape (domain/events.ts). */
-export type PlaceInput = OrderSubmission;
-
-export interface PlaceResponse {
-  ok: boolean;
-  /** 0, or the numeric result of an entry of domain/errors.ts. */
-  code: number;
-  vars?: Record<string, string | number>;
-  orderId: string;
-  status: 'live' | 'matched' | 'canceled';
-  makingAmount: number;
-  takingAmount: number;
-  tradeIds: string[];
-}
-
-export interface CancelResponse {
-  canceled: string[];
-  notCanceled: Record<string, string>;
-}
-
-export interface OpResult {
-  ok: boolean;
-  code: number;
-}
-
-export interface BalancesView {
-  usdc: { available: number; reserved: number };
-  tokens: Array<{ tokenId: string; conditionId: string; outcome: 0 | 1; available: number; reserved: number }>;
-}
-
-export interface OpenOrdersFilter {
-  id?: string;
-  conditionId?: string;
-  tokenId?: string;
-}
-
-export interface EngineStats {
-  journalSeq: number;
-  committedSeq: number;
-  /** Distinct LMDB transactions (group commit: fewer than the commands they carry). */
-  transactions: number;
-  batches: number;
-  ordersAccepted: number;
-  fills: number;
-  /** Times a command had to wait for command-ring space. */
-  backpressureWaits: number;
-  busyRejects: number;
-  openOrders: number;
-}
-
-// ---- internal state ---------------------------------------------------------------------------------------
-
-interface MarketState extends MarketRow {
-  shard: number;
-  /** Resolution requested: the cancel-all is in flight, orders are refused. */
-  resolving: boolean;
-}
-
-interface OrderState {
-  rec: OrderRecord;
-  handle: number;
-  market: MarketState;
-  wb: WalletBalance;
-  side: Side;
-  tif: Tif;
-  /** Size not yet filled and not canceled. */
-  remaining: number;
-  /** USDC (BUY) or tokens (SELL) this order holds reserved. */
-  reserved: number;
-  /** Fee rate the reservation bound uses (buyNeed). */
-  feeBound: number;
-  /** Journaled (its `order` event is in the journal). */
-  accepted: boolean;
-  /** Resting on its book (accepted and not finished). */
-  live: boolean;
-  /** Set while the placement is in flight. */
-  pending: PendingPlace | undefined;
-}
-
-interface PendingPlace {
-  promise: Promise<PlaceResponse>;
-  resolve: (r: PlaceResponse) => void;
-  making: number;
-  taking: number;
-  tradeIds: string[];
-  /** A start-up re-placement: must rest untouched, journals nothing. */
-  restore: boolean;
-}
-
-interface CancelBatch {
-  wallet: string;
-  canceled: string[];
-  notCanceled: Record<string, string>;
-  pending: number;
-  resolve: (r: CancelResponse) => void;
-}
-
-type Inflight =
-  | { op: typeof OP_PLACE; id: number; order: OrderState }
-  | { op: typeof OP_CANCEL; id: number; order: OrderState; batch: CancelBatch }
-  | { op: typeof OP_CANCEL_ALL_MARKET; id: number; done: (r: ResultRecord) => void }
-  | { op: typeof OP_REGISTER_MARKET | typeof OP_SNAPSHOT | typeof OP_STOP; id: number; done: (r: ResultRecord) => void };
-
-/** FIFO with O(1) shift. */
-class Fifo<T> {
-  private items: (T | undefined)[] = [];
-  private head = 0;
-  get length(): number {
-    return this.items.length - this.head;
-  }
-  push(v: T): void {
-    this.items.push(v);
-  }
-  peek(): T | undefined {
-    return this.items[this.head];
-  }
-  shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const v = this.items[this.head];
-    this.items[this.head++] = undefined;
-    if (this.head > 1024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return v;
-  }
-  drain(): T[] {
-    const out = this.items.slice(this.head) as T[];
-    this.items = [];
-    this.head = 0;
-    return out;
-  }
-}
-
-interface Shard {
-  index: number;
-  worker: Worker;
-  commands: Ring;
-  results: Ring;
-  metaPort: MessagePort;
-  inflight: Fifo<Inflight>;
-  /** Encoded commands waiting for ring space, in order. */
-  overflow: Fifo<Float64Array>;
-  waitingForSpace: boolean;
-  publishScheduled: boolean;
-  /** Records of the group whose RESULT has not arrived yet. */
-  group: Array<FillRecord | CanceledRecord>;
-  exited: boolean;
-  exitPromise: Promise<void>;
-}
-
-const SIDE_NAMES = ['BUY', 'SELL'] as const;
-const KIND_NAMES = ['TRANSFER', 'MINT', 'MERGE'] as const;
-const TIF_OF = { GTC: Tif.GTC, GTD: Tif.GTD, FOK: Tif.FOK, FAK: Tif.FAK } as const;
-const TICKS = new Set([1, 10, 100, 1000]);
-/** GTD expiration must be at least this far ahead (DESIGN section 6). */
-const GTD_MIN_LEAD_SEC = 60;
-const MAX_RECORDS_PER_TURN = 1 << 16;
-const REASON_NAMES: Record<number, StatusReason> = {
-  [CancelReason.USER]: 'USER',
-  [CancelReason.EXPIRED]: 'EXPIRED',
-  [CancelReason.SELF_TRADE]: 'SELF_TRADE',
-  [CancelReason.MARKET_RESOLVED]: 'MARKET_RESOLVED',
-  [CancelReason.UNFILLED_REMAINDER]: 'UNFILLED',
-};
-
-class EngineHalt extends Error {}
-
-/*
- * What a resting order keeps alive. A deep book is held here as one record per open order, so its bytes are
- * what a book costs in memory, and every new one is copied by the two scavenges it survives before it is
- * promoted, on the thread that answers orders. So a record shares what repeats: its wallet, signer, owner,
- * token id and builder are canonical copies (the ledger's wallet, the market's token id, `Interner`), not
- * the request's strings, and until its first fill it holds the one frozen empty list and the one unfilled
- * answer below. A list grows only through `appended`, which never writes to the shared one. Measured by
- * bench/engine/memory.bench.ts: 1,460 -> 940 bytes of heap per resting order.
- */
-const NO_TRADES = Object.freeze([]) as readonly string[] as string[];
-const NO_SEQS = Object.freeze([]) as readonly number[] as number[];
-const LIVE_UNFILLED: OrderRecord['response'] = Object.freeze({ status: 'live', makingAmount: 0, takingAmount: 0, tradeIds: NO_TRADES });
-
-/** `list` with `item` at its end: an empty list (perhaps the shared one) is replaced, never written. */
-function appended<T>(list: T[], item: T): T[] {
-  if (list.length === 0) return [item];
-  list.push(item);
-  return list;
-}
-
-/** One copy of each string it was given, up to `cap` of them (past that, strings pass through). */
-class Interner {
-  private readonly copies = new Map<string, string>();
-  constructor(private readonly cap: number) {}
-
-  of(s: string): string {
-    const c = this.copies.get(s);
-    if (c !== undefined) return c;
-    if (this.copies.size < this.cap) this.copies.set(s, s);
-    return s;
-  }
-}
+export type { JournalEvent, OrderRecord } from '../domain/events.ts';
+export type { BalancesView, CancelResponse, EngineOptions, EngineStats, MarketInput, OpResult, OpenOrdersFilter, PlaceInput, PlaceResponse } from './engine-types.ts';
 
 export class Engine {
   private readonly store: Store;
-  private readonly log: Logger;
-  private readonly now: () => number;
-  private readonly opts: EngineOptions;
-  private readonly ledger = new Ledger();
-  private writer: JournalWriter;
-  private shards: Shard[] = [];
+  private readonly life: Lifecycle;
+  private readonly ledger: Ledger;
+  private readonly markets: MarketTable;
+  private readonly orders: OrderTable;
+  private readonly writer: JournalWriter;
+  private readonly commit: GroupCommit;
+  private readonly link: ShardLink;
+  private readonly snapshots: Snapshots;
+  private readonly settlement: Settlement;
+  private readonly admission: Admission;
+  private readonly marketAdmin: MarketAdmin;
+  private readonly walletOps: WalletOps;
 
-  private readonly markets = new Map<string, MarketState>();
-  private readonly marketsById = new Map<number, MarketState>();
-  private readonly tokenMarket = new Map<string, { market: MarketState; outcome: 0 | 1 }>();
-  private readonly byHandle = new Map<number, OrderState>();
-  private readonly byId = new Map<string, OrderState>();
-  private readonly byWallet = new Map<string, Set<OrderState>>();
-  /** Finished orders whose final state is not committed yet (getOrder must still see them). */
-  private readonly recent = new Map<string, OrderRecord>();
-  /** Owners (API keys, one per wallet) and builder codes (a few); bounded, as builder codes are the client's. */
-  private readonly shared = new Interner(65_536);
-  private recentBatch: OrderRecord[] = [];
-  private readonly walletIdx = new Map<string, number>();
-  private readonly snapshots = new Map<string, { version: number; json: string }>();
-  private readonly lastTrades = new Map<string, { pricePips: number; side: 'BUY' | 'SELL' }>();
-  private readonly listeners: Array<(events: JournalEvent[]) => void> = [];
-  private readonly snapshotListeners: Array<(tokenIds: readonly string[]) => void> = [];
-  /** refreshSnapshot callers by request id, answered when the shard's snapshot message arrives. */
-  private readonly snapshotWaiters = new Map<number, () => void>();
-  /**
-   * Per market id, in RESULT counts of its shard: the last RESULT that may have changed its book, and the
-   * newest publication of it (snapshotStale). Counting RESULTs, not time, is what makes the comparison exact
-   * although snapshots (postMessage) and results (ring) reach this thread in either order.
-   */
-  private readonly bookSeqs = new Map<number, { changed: number; published: number }>();
-  /** Per shard index: RESULTs applied, the resultSeq of its last complete publication, its refresh in flight. */
-  private readonly shardSnaps: Array<{ results: number; complete: number; refresh: { seq: number; promise: Promise<void> } | undefined }> = [];
-
-  private nextHandle = 1;
-  private nextReq = 1;
-  private flushScheduled = false;
-  /**
-   * Group commit: at most one batch is being committed; what is journaled meanwhile waits in the writer
-   * and leaves as the next batch the moment the commit is durable. Flushing every event-loop turn made a
-   * transaction of every one or two orders under load, and each LMDB transaction rewrites the B-tree paths
-   * and free list it touches: ~200 KB written per order over HTTP against ~8 KB in large batches.
-   */
-  private committing = false;
-  private flushAfterCommit = false;
-  private ackFns: Array<(v: never) => void> = [];
-  private ackVals: unknown[] = [];
-  private netDepositsDirty = false;
-  private halted: Error | undefined;
-  private closing = false;
-  private lastCommit: Promise<unknown> = Promise.resolve();
-  private committedSeq = 0;
-  private counters = { ordersAccepted: 0, fills: 0, backpressureWaits: 0, busyRejects: 0 };
-  private claimWords: Float64Array = new Float64Array(0);
-  /** The command whose RESULT is being applied (answered by halt() if applying it fails). */
-  private applying: Inflight | undefined;
-
-  private constructor(opts: EngineOptions) {
-    this.opts = opts;
+  /** The wiring: every part and who it hears from. `lastSeq` is the store's last durable journal seq. */
+  private constructor(opts: EngineOptions, lastSeq: number) {
+    const now = opts.now ?? Date.now;
+    const log = opts.log;
     this.store = opts.store;
-    this.log = opts.log;
-    this.now = opts.now ?? Date.now;
-    this.writer = new JournalWriter(opts.store, 0, this.now);
+    // 1. State: whether the engine is up, balances and reservations, markets, orders in memory.
+    this.life = new Lifecycle(log);
+    this.ledger = new Ledger();
+    this.markets = new MarketTable(this.ledger, opts.shards);
+    this.orders = new OrderTable(this.ledger);
+    // 2. Journal: what a turn appends leaves as one transaction; answers wait for it.
+    this.writer = new JournalWriter(opts.store, lastSeq, now);
+    this.commit = new GroupCommit({ writer: this.writer, committedSeq: lastSeq, ledger: this.ledger, orders: this.orders, life: this.life, log, onCommit: opts.onCommit });
+    // 3. Shards: what they send goes to the published books (every RESULT, publications) and to
+    //    settlement (each command's group, expiries), and a drained turn is flushed.
+    this.link = new ShardLink(opts, this.life, log, {
+      snapshots: (shard, msg) => this.snapshots.arrived(shard, msg),
+      result: (shard, r, group) => this.snapshots.noteResult(shard, r, group),
+      expired: (group) => this.settlement.expired(group),
+      answered: (inf, r, group) => this.settlement.apply(inf, r, group),
+      drained: () => this.commit.scheduleFlush(),
+    });
+    this.snapshots = new Snapshots(this.markets, this.link, this.life, log);
+    // 4. R2: the shards' answers applied to orders, ledger and journal.
+    this.settlement = new Settlement(this.ledger, this.orders, this.markets, this.writer, this.commit);
+    // 5. Requests: orders and cancels (checks, R1), markets, wallet operations.
+    this.admission = new Admission({ store: opts.store, ledger: this.ledger, markets: this.markets, orders: this.orders, link: this.link, commit: this.commit, life: this.life, now });
+    this.marketAdmin = new MarketAdmin(this.markets, this.ledger, this.link, this.writer, this.commit, this.life);
+    this.walletOps = new WalletOps(this.ledger, this.markets, this.writer, this.commit, this.life);
+    // 6. Halt, in this order: answers waiting for a commit, snapshot readers, commands in flight, workers.
+    this.life.onHalt(() => this.commit.answerDown());
+    this.life.onHalt(() => this.snapshots.releaseWaiters());
+    this.life.onHalt(() => this.settlement.answerDown(this.link.takeUnanswered()));
+    this.life.onHalt(() => void this.link.terminate());
   }
 
   /** Recovers the state from the store (refusing a store whose tables and journal disagree) and starts the shards. */
   static async open(opts: EngineOptions): Promise<Engine> {
     if (!Number.isInteger(opts.shards) || opts.shards < 1) throw new Error(`shards must be a positive integer, got ${opts.shards}`);
-    const e = new Engine(opts);
+    const t0 = performance.now();
+    const verified: VerifiedStore = verifyStore(opts.store);
+    const e = new Engine(opts, verified.materialized.lastSeq);
     try {
-      await e.start();
+      await startEngine(
+        { ledger: e.ledger, markets: e.markets, orders: e.orders, link: e.link, marketAdmin: e.marketAdmin, admission: e.admission, life: e.life, log: opts.log },
+        verified,
+        t0,
+      );
     } catch (err) {
-      await e.stopWorkers();
+      await e.link.terminate();
       throw err;
     }
     return e;
   }
 
-  // ---- start-up ---------------------------------------------------------------------------------------
-
-  private async start(): Promise<void> {
-    const t0 = performance.now();
-    const verified = verifyStore(this.store);
-    const m = verified.materialized;
-    this.writer = new JournalWriter(this.store, m.lastSeq, this.now);
-    this.committedSeq = m.lastSeq;
-
-    for (const row of m.markets) this.addMarketState(row);
-    for (const b of m.balances) this.ledger.setHeld(b.wallet, b.asset, b.held, USDC_ASSET);
-    this.ledger.netDeposits = m.netDeposits;
-    for (const row of m.markets) if (row.resolved >= 0) this.ledger.resolve(row.conditionId, row.resolved as 0 | 1);
-
-    await this.startWorkers();
-    const registered: Promise<unknown>[] = [];
-    for (const [tokenId, t] of verified.lastTrades) this.lastTrades.set(tokenId, t);
-    for (const mk of this.markets.values()) registered.push(this.sendRegister(mk));
-    await Promise.all(registered);
-
-    const restored: Promise<PlaceResponse>[] = [];
-    for (const rec of m.openOrders) restored.push(this.restoreOrder(rec));
-    // Checked now, before any shard result can be applied: a GTD order that expired while the engine was
-    // down is expired by its shard right after it rests, a legitimate change that must not fail the check.
-    const problems = this.checkLedger();
-    if (problems.length > 0) throw new Error(`refusing to start: ledger inconsistent after recovery: ${problems.slice(0, 5).join('; ')}`);
-    const h = this.stateHash();
-    if (h !== verified.hash) throw new Error(`refusing to start: recovered engine state hash ${h} differs from the store's ${verified.hash}`);
-    const answers = await Promise.all(restored);
-    if (this.halted) throw this.halted;
-    const bad = answers.find((a) => !a.ok);
-    if (bad !== undefined) throw new Error(`refusing to start: open order ${bad.orderId} could not be restored (code ${bad.code})`);
-    this.log.info(
-      { journalSeq: m.lastSeq, events: verified.events, markets: m.markets.length, openOrders: m.openOrders.length, ms: Math.round(performance.now() - t0) },
-      'engine recovered',
-    );
-  }
-
-  private async startWorkers(): Promise<void> {
-    const choice = this.opts.bookFactory ?? 'production';
-    const factory = typeof choice === 'string' ? BOOK_FACTORIES[choice] : choice;
-    const ready: Promise<void>[] = [];
-    for (let i = 0; i < this.opts.shards; i++) {
-      const commands = Ring.create(this.opts.commandRingSlots ?? 4096, CMD_WORDS);
-      const results = Ring.create(this.opts.resultRingSlots ?? 16384, RES_WORDS);
-      const channel = new MessageChannel();
-      const wd: ShardWorkerData = {
-        shard: i,
-        commandRing: commands.sab,
-        resultRing: results.sab,
-        metaPort: channel.port2,
-        bookModule: factory.module,
-        bookExport: factory.export,
-        snapshotIntervalMs: this.opts.snapshotIntervalMs ?? 20,
-      };
-      const worker = startTsWorker(new URL('./worker.ts', import.meta.url), { workerData: wd, transferList: [channel.port2] });
-      let resolveExit!: () => void;
-      const sh: Shard = {
-        index: i,
-        worker,
-        commands,
-        results,
-        metaPort: channel.port1,
-        inflight: new Fifo(),
-        overflow: new Fifo(),
-        waitingForSpace: false,
-        publishScheduled: false,
-        group: [],
-        exited: false,
-        exitPromise: new Promise((r) => (resolveExit = r)),
-      };
-      this.shards.push(sh);
-      ready.push(
-        new Promise<void>((resolve, reject) => {
-          worker.on('message', (msg: WorkerMessage) => {
-            if (msg.type === 'ready') resolve();
-            else if (msg.type === 'snapshots') this.snapshotsArrived(i, msg);
-            else if (msg.type === 'fatal') {
-              const err = new Error(`shard ${msg.shard} failed: ${msg.message}`);
-              err.stack = msg.stack;
-              reject(err);
-              this.halt(err);
-            }
-          });
-          worker.on('error', (err) => {
-            reject(err);
-            this.halt(err);
-          });
-          worker.on('exit', (code) => {
-            sh.exited = true;
-            resolveExit();
-            this.drain(sh);
-            if (!this.closing) {
-              const err = new Error(`shard ${i} exited unexpectedly (code ${code})`);
-              reject(err);
-              this.halt(err);
-            }
-          });
-        }),
-      );
-      this.drain(sh);
+  /** Stops accepting, lets in-flight commands finish and commit, stops the workers. The store stays open. */
+  async close(): Promise<void> {
+    if (this.life.closing) {
+      await this.commit.drain();
+      return;
     }
-    await Promise.all(ready);
+    if (this.life.halted) {
+      await this.link.terminate();
+      await this.commit.drain();
+      return;
+    }
+    const stops = this.link.stop();
+    this.life.closing = true;
+    await Promise.all(stops);
+    this.commit.flush();
+    await this.commit.drain();
+    if (!this.life.halted) await this.store.meta.put(metaKeys.stateHash, this.stateHash());
+    await this.link.terminate();
   }
 
-  private addMarketState(row: MarketRow): MarketState {
-    const m: MarketState = { ...row, tokenIds: [row.tokenIds[0], row.tokenIds[1]], shard: shardOf(row.conditionId, this.opts.shards), resolving: false };
-    this.markets.set(m.conditionId, m);
-    this.marketsById.set(m.marketId, m);
-    this.tokenMarket.set(m.tokenIds[0], { market: m, outcome: 0 });
-    this.tokenMarket.set(m.tokenIds[1], { market: m, outcome: 1 });
-    this.ledger.addMarket(m.conditionId, m.tokenIds);
-    return m;
+  /** Why the engine stopped, if it did. */
+  get failure(): Error | undefined {
+    return this.life.halted;
   }
 
-
-  private restoreOrder(rec: OrderRecord): Promise<PlaceResponse> {
-    const tm = this.tokenMarket.get(rec.tokenId);
-    if (tm === undefined) throw new Error(`refusing to start: open order ${rec.orderId} names unknown token ${rec.tokenId}`);
-    this.shareParts(rec, tm);
-    const side = rec.side === 'BUY' ? Side.BUY : Side.SELL;
-    const tif = TIF_OF[rec.orderType];
-    const o = this.newOrderState(rec, tm.market, side, tif, rec.sizeUnits - rec.sizeMatched);
-    o.accepted = true;
-    const need = this.needOf(o);
-    const ok = side === Side.BUY ? this.ledger.reserveUsdc(o.wb, need) : this.ledger.reserveTokens(o.wb, rec.tokenId, need);
-    if (!ok) throw new Error(`refusing to start: wallet ${rec.wallet} cannot cover open order ${rec.orderId}`);
-    o.reserved = need;
-    o.live = true;
-    this.track(o);
-    const pending = this.newPending(true);
-    o.pending = pending;
-    this.sendPlace(o, true, true);
-    return pending.promise;
+  /**
+   * Resolves once everything journaled so far is durable: `{ ok: true }`, else the failure (journal, engine
+   * down) that kept it from becoming durable. Readers of in-memory state (an order, open orders, balances)
+   * take their copy first and answer after this, so no reply shows what a crash could still undo. With
+   * nothing in flight it resolves in a microtask; otherwise within the commit in flight and the next.
+   */
+  afterCommit(): Promise<OpResult> {
+    return this.commit.afterCommit();
   }
 
   // ---- markets --------------------------------------------------------------------------------------------
 
   /** Idempotent; creates the market or updates its parameters and flags. Throws on invalid input. */
   registerMarket(m: MarketInput): void {
-    this.assertUp();
-    if (typeof m.conditionId !== 'string' || m.conditionId.length === 0) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'conditionId is required' });
-    if (!Array.isArray(m.tokenIds) || m.tokenIds.length !== 2 || m.tokenIds[0] === m.tokenIds[1] || !m.tokenIds.every((t) => typeof t === 'string' && t.length > 0)) {
-      throw apiError('PM_ERR_BAD_REQUEST', { detail: 'tokenIds must be two distinct token ids' });
-    }
-    if (!TICKS.has(m.tickPips)) throw apiError('PM_ERR_BAD_REQUEST', { detail: `tickPips must be one of 1, 10, 100, 1000` });
-    if (!Number.isSafeInteger(m.minSizeUnits) || m.minSizeUnits < 0) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'minSizeUnits must be a non-negative integer' });
-    for (const f of [m.makerFeeBps, m.takerFeeBps]) {
-      if (!Number.isInteger(f) || f < 0 || f > 10_000) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'fee rates must be integers in [0, 10000] bps' });
-    }
-    for (const t of m.tokenIds) {
-      const other = this.tokenMarket.get(t);
-      if (other !== undefined && other.market.conditionId !== m.conditionId) throw apiError('PM_ERR_BAD_REQUEST', { detail: `token ${t} belongs to another market` });
-    }
-    const existing = this.markets.get(m.conditionId);
-    let mk: MarketState;
-    if (existing === undefined) {
-      mk = this.addMarketState({
-        conditionId: m.conditionId,
-        marketId: this.markets.size + 1,
-        tokenIds: [m.tokenIds[0], m.tokenIds[1]],
-        tickPips: m.tickPips,
-        minSizeUnits: m.minSizeUnits,
-        makerFeeBps: m.makerFeeBps,
-        takerFeeBps: m.takerFeeBps,
-        acceptingOrders: m.acceptingOrders,
-        negRisk: m.negRisk,
-        resolved: -1,
-      });
-    } else {
-      if (existing.tokenIds[0] !== m.tokenIds[0] || existing.tokenIds[1] !== m.tokenIds[1]) {
-        throw apiError('PM_ERR_BAD_REQUEST', { detail: `market ${m.conditionId} already has other token ids` });
-      }
-      if (
-        existing.tickPips === m.tickPips &&
-        existing.minSizeUnits === m.minSizeUnits &&
-        existing.makerFeeBps === m.makerFeeBps &&
-        existing.takerFeeBps === m.takerFeeBps &&
-        existing.acceptingOrders === m.acceptingOrders &&
-        existing.negRisk === m.negRisk
-      ) {
-        return;
-      }
-      mk = existing;
-      mk.tickPips = m.tickPips;
-      mk.minSizeUnits = m.minSizeUnits;
-      mk.makerFeeBps = m.makerFeeBps;
-      mk.takerFeeBps = m.takerFeeBps;
-      mk.acceptingOrders = m.acceptingOrders;
-      mk.negRisk = m.negRisk;
-    }
-    const ev: MarketEvent = {
-      type: 'market',
-      seq: 0,
-      ts: 0,
-      conditionId: mk.conditionId,
-      marketId: mk.marketId,
-      tokenIds: mk.tokenIds,
-      tickPips: mk.tickPips,
-      minSizeUnits: mk.minSizeUnits,
-      makerFeeBps: mk.makerFeeBps,
-      takerFeeBps: mk.takerFeeBps,
-      acceptingOrders: mk.acceptingOrders,
-      negRisk: mk.negRisk,
-    };
-    this.writer.append(ev);
-    this.writer.putMarket(this.rowOf(mk));
-    this.scheduleFlush();
-    void this.sendRegister(mk);
-  }
-
-  private rowOf(m: MarketState): MarketRow {
-    return {
-      conditionId: m.conditionId,
-      marketId: m.marketId,
-      tokenIds: m.tokenIds,
-      tickPips: m.tickPips,
-      minSizeUnits: m.minSizeUnits,
-      makerFeeBps: m.makerFeeBps,
-      takerFeeBps: m.takerFeeBps,
-      acceptingOrders: m.acceptingOrders,
-      negRisk: m.negRisk,
-      resolved: m.resolved,
-    };
-  }
-
-  private sendRegister(m: MarketState): Promise<ResultRecord> {
-    const sh = this.shards[m.shard];
-    const meta: MarketMeta = {
-      marketId: m.marketId,
-      conditionId: m.conditionId,
-      tokenIds: m.tokenIds,
-      negRisk: m.negRisk,
-      lastTradePips: [this.lastTrades.get(m.tokenIds[0])?.pricePips ?? 0, this.lastTrades.get(m.tokenIds[1])?.pricePips ?? 0],
-    };
-    return new Promise((resolve) => {
-      const reqId = this.nextReq++;
-      // The meta message goes first: the worker reads it synchronously when it meets the REGISTER record.
-      sh.metaPort.postMessage(meta);
-      const off = this.claim(sh, true);
-      encodeRegister(this.claimWords, off, {
-        marketId: m.marketId,
-        tickPips: m.tickPips,
-        minSizeUnits: m.minSizeUnits,
-        makerFeeBps: m.makerFeeBps,
-        takerFeeBps: m.takerFeeBps,
-        reqId,
-      });
-      sh.inflight.push({ op: OP_REGISTER_MARKET, id: reqId, done: resolve });
-      this.publish(sh);
-    });
+    this.marketAdmin.register(m);
   }
 
   /**
@@ -665,435 +176,60 @@ export class Engine {
    * the snapshots of all its markets reflect at least every command answered before the call.
    */
   refreshSnapshot(conditionId: string): Promise<void> {
-    const m = this.markets.get(conditionId);
-    if (m === undefined || this.halted || this.closing) return Promise.resolve();
-    const st = this.shardSnap(m.shard);
-    // A request in flight made after the last RESULT this shard applied covers whatever a new one would:
-    // every command answered so far went into the ring before it. Readers of a busy market share it.
-    if (st.refresh !== undefined && st.refresh.seq === st.results) return st.refresh.promise;
-    const sh = this.shards[m.shard];
-    // Resolved by the snapshot message itself (it travels by postMessage, which can arrive after the
-    // command's RESULT in the ring), so the new bodies are readable when the promise resolves.
-    const promise = new Promise<void>((resolve) => {
-      const reqId = this.nextReq++;
-      this.snapshotWaiters.set(reqId, resolve);
-      const off = this.claim(sh, true);
-      encodeSnapshot(this.claimWords, off, m.marketId, reqId);
-      sh.inflight.push({ op: OP_SNAPSHOT, id: reqId, done: () => undefined });
-      this.publish(sh);
-    });
-    const refresh = { seq: st.results, promise };
-    st.refresh = refresh;
-    void promise.then(() => {
-      if (st.refresh === refresh) st.refresh = undefined;
-    });
-    return promise;
+    return this.snapshots.refresh(conditionId);
   }
 
   // ---- orders ---------------------------------------------------------------------------------------------
 
   placeOrder(o: PlaceInput): Promise<PlaceResponse> {
-    if (this.halted || this.closing) return Promise.resolve(this.rejectResponse(o.orderId, Errors.PM_ERR_ENGINE_DOWN.result));
-    const dup = this.duplicate(o.orderId);
-    if (dup !== undefined) return dup;
-
-    const tm = this.tokenMarket.get(o.tokenId);
-    if (tm === undefined) return this.reject(o.orderId, Errors.PM_ERR_MARKET_UNKNOWN.result, { tokenId: o.tokenId });
-    const market = tm.market;
-    if (!market.acceptingOrders || market.resolved >= 0 || market.resolving) return this.reject(o.orderId, Errors.PM_ERR_MARKET_NOT_READY.result);
-    const tif = TIF_OF[o.orderType];
-    if (tif === undefined) return this.reject(o.orderId, Errors.PM_ERR_BAD_REQUEST.result, { detail: `invalid order type ${String(o.orderType)}` });
-    if (o.side !== 'BUY' && o.side !== 'SELL') return this.reject(o.orderId, Errors.PM_ERR_BAD_REQUEST.result, { detail: `invalid side ${String(o.side)}` });
-    const rests = tif === Tif.GTC || tif === Tif.GTD;
-    if (o.postOnly && !rests) return this.reject(o.orderId, Errors.PM_ERR_POST_ONLY_TYPE.result);
-    if (tif === Tif.GTD) {
-      if (!Number.isSafeInteger(o.expiration) || o.expiration < Math.floor(this.now() / 1000) + GTD_MIN_LEAD_SEC) {
-        return this.reject(o.orderId, Errors.PM_ERR_ORDER_EXPIRATION.result);
-      }
-    } else if (o.expiration !== 0) {
-      return this.reject(o.orderId, Errors.PM_ERR_ORDER_EXPIRATION.result);
-    }
-    const maker = o.makerAmount;
-    const taker = o.takerAmount;
-    if (!Number.isSafeInteger(maker) || !Number.isSafeInteger(taker) || maker <= 0 || taker <= 0) {
-      return this.reject(o.orderId, Errors.PM_ERR_ORDER_AMOUNTS.result, { id: o.orderId, detail: 'makerAmount and takerAmount must be positive integers' });
-    }
-    const side = o.side === 'BUY' ? Side.BUY : Side.SELL;
-    let price: number;
-    let size: number;
-    let budget = 0;
-    if (rests) {
-      size = side === Side.BUY ? taker : maker;
-      const usdc = side === Side.BUY ? maker : taker;
-      if (size % LOT_UNITS !== 0) return this.reject(o.orderId, Errors.PM_ERR_ORDER_AMOUNTS.result, { id: o.orderId, detail: 'size must be a whole number of 0.01 tokens' });
-      const tick = market.tickPips;
-      const scaled = usdc * PIPS_PER_UNIT_PRICE;
-      const exact = Number.isSafeInteger(scaled) && scaled % size === 0;
-      price = exact ? scaled / size : -1;
-      if (!exact || price % tick !== 0 || price < tick || price > PIPS_PER_UNIT_PRICE - tick) {
-        return this.reject(o.orderId, Errors.PM_ERR_ORDER_TICK.result, { id: o.orderId, price: exact ? formatPips(price) : String(usdc / size), tick: formatPips(tick) });
-      }
-    } else if (side === Side.BUY) {
-      size = taker - (taker % LOT_UNITS);
-      budget = maker;
-      price = Math.min(Math.floor((maker * PIPS_PER_UNIT_PRICE) / taker), PIPS_PER_UNIT_PRICE - 1);
-      if (size === 0) return this.reject(o.orderId, Errors.PM_ERR_ORDER_AMOUNTS.result, { id: o.orderId, detail: 'size must be at least 0.01 tokens' });
-      if (price < 1) return this.reject(o.orderId, Errors.PM_ERR_ORDER_TICK.result, { id: o.orderId, price: String(maker / taker), tick: formatPips(market.tickPips) });
-    } else {
-      size = maker;
-      if (size % LOT_UNITS !== 0) return this.reject(o.orderId, Errors.PM_ERR_ORDER_AMOUNTS.result, { id: o.orderId, detail: 'size must be a whole number of 0.01 tokens' });
-      price = Math.max(Math.ceil((taker * PIPS_PER_UNIT_PRICE) / maker), 1);
-      if (price > PIPS_PER_UNIT_PRICE - 1) return this.reject(o.orderId, Errors.PM_ERR_ORDER_TICK.result, { id: o.orderId, price: String(taker / maker), tick: formatPips(market.tickPips) });
-    }
-    if (size < market.minSizeUnits) {
-      return this.reject(o.orderId, Errors.PM_ERR_ORDER_MIN_SIZE.result, { id: o.orderId, size: formatUnits(size), min: formatUnits(market.minSizeUnits) });
-    }
-
-    const now = this.now();
-    const rec: OrderRecord = {
-      orderId: o.orderId,
-      wallet: o.wallet,
-      tokenId: o.tokenId,
-      side: o.side,
-      orderType: o.orderType,
-      postOnly: o.postOnly,
-      makerAmount: maker,
-      takerAmount: taker,
-      expiration: o.expiration,
-      builder: o.builder,
-      owner: o.owner,
-      signer: o.signer,
-      salt: o.salt,
-      timestamp: o.timestamp,
-      signatureType: o.signatureType,
-      signature: o.signature,
-      seq: 0,
-      conditionId: market.conditionId,
-      outcome: tm.outcome,
-      pricePips: price,
-      sizeUnits: size,
-      budgetUnits: budget,
-      makerFeeBps: market.makerFeeBps,
-      takerFeeBps: market.takerFeeBps,
-      sizeMatched: 0,
-      status: 'LIVE',
-      tradeIds: NO_TRADES,
-      fillSeqs: NO_SEQS,
-      createdAt: now,
-      updatedAt: now,
-      response: LIVE_UNFILLED,
-    };
-    this.shareParts(rec, tm);
-    const ord = this.newOrderState(rec, market, side, tif, size);
-    const need = this.needOf(ord);
-    const ok = side === Side.BUY ? this.ledger.reserveUsdc(ord.wb, need) : this.ledger.reserveTokens(ord.wb, o.tokenId, need);
-    if (!ok) return this.reject(o.orderId, Errors.PM_ERR_BALANCE.result);
-    ord.reserved = need;
-    const pending = this.newPending(false);
-    ord.pending = pending;
-    if (!this.sendPlace(ord, false, o.postOnly)) {
-      this.releaseAll(ord);
-      return this.reject(o.orderId, Errors.PM_ERR_ENGINE_BUSY.result);
-    }
-    this.track(ord);
-    return pending.promise;
+    return this.admission.place(o);
   }
-
-  /** Points the record at the canonical copies of what it shares with other orders (header of NO_TRADES). */
-  private shareParts(rec: OrderRecord, tm: { market: MarketState; outcome: 0 | 1 }): void {
-    const wallet = this.ledger.wallet(rec.wallet).wallet;
-    if (rec.signer === wallet) rec.signer = wallet;
-    rec.wallet = wallet;
-    rec.tokenId = tm.market.tokenIds[tm.outcome];
-    rec.owner = this.shared.of(rec.owner);
-    rec.builder = this.shared.of(rec.builder);
-    if (rec.tradeIds.length === 0) rec.tradeIds = NO_TRADES;
-    if (rec.fillSeqs.length === 0) rec.fillSeqs = NO_SEQS;
-    const r = rec.response;
-    // A restored record may hold no answer (orders.ts: answer 0).
-    if (r !== undefined && r.status === 'live' && r.makingAmount === 0 && r.takingAmount === 0 && r.tradeIds.length === 0) rec.response = LIVE_UNFILLED;
-  }
-
-  private newOrderState(rec: OrderRecord, market: MarketState, side: Side, tif: Tif, remaining: number): OrderState {
-    const rests = tif === Tif.GTC || tif === Tif.GTD;
-    return {
-      rec,
-      handle: this.nextHandle++,
-      market,
-      wb: this.ledger.wallet(rec.wallet),
-      side,
-      tif,
-      remaining,
-      reserved: 0,
-      feeBound: rests ? Math.max(rec.makerFeeBps, rec.takerFeeBps) : rec.takerFeeBps,
-      accepted: false,
-      live: false,
-      pending: undefined,
-    };
-  }
-
-  private newPending(restore: boolean): PendingPlace {
-    let resolve!: (r: PlaceResponse) => void;
-    const promise = new Promise<PlaceResponse>((r) => (resolve = r));
-    return { promise, resolve, making: 0, taking: 0, tradeIds: NO_TRADES, restore };
-  }
-
-  /** What the order can still spend: the reservation it must hold. */
-  private needOf(o: OrderState): number {
-    if (o.side === Side.SELL) return o.remaining;
-    const rests = o.tif === Tif.GTC || o.tif === Tif.GTD;
-    return buyNeed(rests, o.rec.pricePips, o.remaining, o.rec.budgetUnits, o.feeBound);
-  }
-
-  private track(o: OrderState): void {
-    this.byHandle.set(o.handle, o);
-    this.byId.set(o.rec.orderId, o);
-    let set = this.byWallet.get(o.rec.wallet);
-    if (set === undefined) {
-      set = new Set();
-      this.byWallet.set(o.rec.wallet, set);
-    }
-    set.add(o);
-  }
-
-  private untrack(o: OrderState): void {
-    this.byHandle.delete(o.handle);
-    this.byId.delete(o.rec.orderId);
-    const set = this.byWallet.get(o.rec.wallet);
-    if (set !== undefined) {
-      set.delete(o);
-      if (set.size === 0) this.byWallet.delete(o.rec.wallet);
-    }
-  }
-
-  /** A retry of a known order id gets the original answer; an order in flight, the same promise. */
-  private duplicate(orderId: string): Promise<PlaceResponse> | undefined {
-    // An order known in memory may be applied but not yet committed: answer it only after the commit,
-    // as its original answer is (never acknowledge what a crash could still lose).
-    const live = this.byId.get(orderId);
-    if (live !== undefined) {
-      if (live.pending !== undefined) return live.pending.promise;
-      return new Promise((resolve) => this.ack(resolve, this.responseOf(live.rec)));
-    }
-    const recent = this.recent.get(orderId);
-    if (recent !== undefined) return new Promise((resolve) => this.ack(resolve, this.responseOf(recent)));
-    const rec = readOrder(this.store, orderId);
-    if (rec !== undefined) return Promise.resolve(this.responseOf(rec));
-    return undefined;
-  }
-
-  private responseOf(rec: OrderRecord): PlaceResponse {
-    const r = rec.response;
-    return { ok: true, code: 0, orderId: rec.orderId, status: r.status, makingAmount: r.makingAmount, takingAmount: r.takingAmount, tradeIds: r.tradeIds };
-  }
-
-  private rejectResponse(orderId: string, code: number, vars?: Record<string, string | number>): PlaceResponse {
-    const r: PlaceResponse = { ok: false, code, orderId, status: 'canceled', makingAmount: 0, takingAmount: 0, tradeIds: NO_TRADES };
-    if (vars !== undefined) r.vars = vars;
-    return r;
-  }
-
-  private reject(orderId: string, code: number, vars?: Record<string, string | number>): Promise<PlaceResponse> {
-    return Promise.resolve(this.rejectResponse(orderId, code, vars));
-  }
-
-  private sendPlace(o: OrderState, force: boolean, postOnly: boolean): boolean {
-    const sh = this.shards[o.market.shard];
-    const off = this.claim(sh, force);
-    if (off < 0) return false;
-    encodePlace(this.claimWords, off, o.market.marketId, {
-      handle: o.handle,
-      owner: this.walletIndex(o.rec.wallet),
-      outcome: o.rec.outcome,
-      side: o.side,
-      tif: o.tif,
-      postOnly,
-      pricePips: o.rec.pricePips,
-      sizeUnits: o.remaining,
-      budgetUnits: o.rec.budgetUnits,
-      expiresAt: o.tif === Tif.GTD ? o.rec.expiration : 0,
-    });
-    sh.inflight.push({ op: OP_PLACE, id: o.handle, order: o });
-    this.publish(sh);
-    return true;
-  }
-
-  private walletIndex(wallet: string): number {
-    let i = this.walletIdx.get(wallet);
-    if (i === undefined) {
-      i = this.walletIdx.size + 1;
-      this.walletIdx.set(wallet, i);
-    }
-    return i;
-  }
-
-  // ---- cancels --------------------------------------------------------------------------------------------
 
   /** Cancels the wallet's own orders among `orderIds`; any other id is 'order not found'. */
   cancelOrders(wallet: string, orderIds: string[]): Promise<CancelResponse> {
-    const targets: OrderState[] = [];
-    const notCanceled: Record<string, string> = {};
-    const seen = new Set<string>();
-    for (const id of orderIds) {
-      if (seen.has(id)) continue;
-      seen.add(id);
-      const o = this.byId.get(id);
-      if (o !== undefined && o.rec.wallet === wallet && (o.live || (o.pending !== undefined && !o.pending.restore))) targets.push(o);
-      else notCanceled[id] = this.notCancelableReason(wallet, id);
-    }
-    return this.cancelTargets(wallet, targets, notCanceled);
+    return this.admission.cancelOrders(wallet, orderIds);
   }
 
   /** Cancels the wallet's open orders in a market and/or token (both given: both must match; none: all). */
   cancelMarketOrders(wallet: string, f: { conditionId?: string; tokenId?: string }): Promise<CancelResponse> {
-    const targets: OrderState[] = [];
-    for (const o of this.byWallet.get(wallet) ?? []) {
-      if (f.conditionId !== undefined && f.conditionId !== '' && o.rec.conditionId !== f.conditionId) continue;
-      if (f.tokenId !== undefined && f.tokenId !== '' && o.rec.tokenId !== f.tokenId) continue;
-      if (o.tif === Tif.GTC || o.tif === Tif.GTD) targets.push(o);
-    }
-    return this.cancelTargets(wallet, targets, {});
+    return this.admission.cancelMarketOrders(wallet, f);
   }
 
   cancelAll(wallet: string): Promise<CancelResponse> {
-    return this.cancelMarketOrders(wallet, {});
-  }
-
-  private notCancelableReason(wallet: string, orderId: string): string {
-    const rec = this.recent.get(orderId) ?? readOrder(this.store, orderId);
-    if (rec === undefined || rec.wallet !== wallet) return 'order not found';
-    return rec.status === 'MATCHED' ? 'order already matched' : 'order already canceled';
-  }
-
-  private cancelTargets(wallet: string, targets: OrderState[], notCanceled: Record<string, string>): Promise<CancelResponse> {
-    if (this.halted || this.closing) {
-      for (const o of targets) notCanceled[o.rec.orderId] = Errors.PM_ERR_ENGINE_DOWN.message;
-      return Promise.resolve({ canceled: [], notCanceled });
-    }
-    if (targets.length === 0) return Promise.resolve({ canceled: [], notCanceled });
-    return new Promise((resolve) => {
-      const batch: CancelBatch = { wallet, canceled: [], notCanceled, pending: 0, resolve };
-      for (const o of targets) {
-        const sh = this.shards[o.market.shard];
-        const off = this.claim(sh, false);
-        if (off < 0) {
-          notCanceled[o.rec.orderId] = Errors.PM_ERR_ENGINE_BUSY.message;
-          continue;
-        }
-        encodeCancel(this.claimWords, off, o.market.marketId, o.handle);
-        sh.inflight.push({ op: OP_CANCEL, id: o.handle, order: o, batch });
-        batch.pending++;
-        this.publish(sh);
-      }
-      if (batch.pending === 0) resolve({ canceled: [], notCanceled });
-    });
+    return this.admission.cancelMarketOrders(wallet, {});
   }
 
   // ---- wallet operations ----------------------------------------------------------------------------------
 
   deposit(wallet: string, units: number): Promise<OpResult> {
-    return this.walletOp(() => {
-      const code = this.ledger.deposit(wallet, units);
-      if (code === LedgerCode.OK) {
-        this.writer.append(depositEvent('deposit', wallet, units));
-        this.netDepositsDirty = true;
-      }
-      return code;
-    });
+    return this.walletOps.deposit(wallet, units);
   }
 
   withdraw(wallet: string, units: number): Promise<OpResult> {
-    return this.walletOp(() => {
-      const code = this.ledger.withdraw(wallet, units);
-      if (code === LedgerCode.OK) {
-        this.writer.append(depositEvent('withdraw', wallet, units));
-        this.netDepositsDirty = true;
-      }
-      return code;
-    });
+    return this.walletOps.withdraw(wallet, units);
   }
 
   split(wallet: string, conditionId: string, units: number): Promise<OpResult> {
-    return this.walletOp(() => {
-      const code = this.ledger.split(wallet, conditionId, units);
-      if (code === LedgerCode.OK) this.writer.append(splitEvent('split', wallet, conditionId, this.marketTokens(conditionId), units));
-      return code;
-    });
+    return this.walletOps.split(wallet, conditionId, units);
   }
 
   merge(wallet: string, conditionId: string, units: number): Promise<OpResult> {
-    return this.walletOp(() => {
-      const code = this.ledger.merge(wallet, conditionId, units);
-      if (code === LedgerCode.OK) this.writer.append(splitEvent('merge', wallet, conditionId, this.marketTokens(conditionId), units));
-      return code;
-    });
+    return this.walletOps.merge(wallet, conditionId, units);
   }
 
   redeem(wallet: string, conditionId: string): Promise<OpResult> {
-    return this.walletOp(() => {
-      const r = this.ledger.redeem(wallet, conditionId);
-      if (r.code === LedgerCode.OK && (r.burned[0] > 0 || r.burned[1] > 0)) {
-        const m = this.markets.get(conditionId) as MarketState;
-        this.writer.append(redeemEvent(wallet, conditionId, m.tokenIds, m.resolved as 0 | 1, r.burned, r.payout));
-      }
-      return r.code;
-    });
+    return this.walletOps.redeem(wallet, conditionId);
   }
 
   /** Cancels the market's open orders (CANCELED_MARKET_RESOLVED), then records the winner. */
   resolveMarket(conditionId: string, winningOutcome: 0 | 1): Promise<OpResult> {
-    if (this.halted || this.closing) return Promise.resolve({ ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
-    const m = this.markets.get(conditionId);
-    if (m === undefined) return Promise.resolve({ ok: false, code: Errors.PM_ERR_MARKET_UNKNOWN.result });
-    if (winningOutcome !== 0 && winningOutcome !== 1) return Promise.resolve({ ok: false, code: Errors.PM_ERR_BAD_REQUEST.result });
-    if (m.resolved >= 0 || m.resolving) return Promise.resolve({ ok: false, code: Errors.PM_ERR_MARKET_RESOLVED.result });
-    m.resolving = true;
-    const sh = this.shards[m.shard];
-    return new Promise((resolve) => {
-      const reqId = this.nextReq++;
-      const off = this.claim(sh, true);
-      encodeCancelAllMarket(this.claimWords, off, m.marketId, CancelReason.MARKET_RESOLVED, reqId);
-      sh.inflight.push({
-        op: OP_CANCEL_ALL_MARKET,
-        id: reqId,
-        done: () => {
-          const code = this.ledger.resolve(conditionId, winningOutcome);
-          if (code !== LedgerCode.OK) throw new LedgerError(`resolve of ${conditionId} failed with ${code}`);
-          m.resolved = winningOutcome;
-          m.resolving = false;
-          this.writer.append(resolveEvent(conditionId, winningOutcome, m.tokenIds));
-          this.writer.putMarket(this.rowOf(m));
-          this.ack(resolve, { ok: true, code: 0 });
-        },
-      });
-      this.publish(sh);
-    });
-  }
-
-  private marketTokens(conditionId: string): [string, string] {
-    return (this.markets.get(conditionId) as MarketState).tokenIds;
-  }
-
-  private walletOp(fn: () => number): Promise<OpResult> {
-    if (this.halted || this.closing) return Promise.resolve({ ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
-    const code = fn();
-    if (code !== LedgerCode.OK) return Promise.resolve({ ok: false, code });
-    return new Promise((resolve) => this.ack(resolve, { ok: true, code: 0 }));
+    return this.marketAdmin.resolve(conditionId, winningOutcome);
   }
 
   // ---- reads ----------------------------------------------------------------------------------------------
 
   balances(wallet: string): BalancesView {
-    const w = this.ledger.wallets.get(wallet);
-    if (w === undefined) return { usdc: { available: 0, reserved: 0 }, tokens: [] };
-    const tokens: BalancesView['tokens'] = [];
-    for (const [tokenId, t] of w.tokens) {
-      if (t.available === 0 && t.reserved === 0) continue;
-      const tm = this.tokenMarket.get(tokenId);
-      if (tm === undefined) continue;
-      tokens.push({ tokenId, conditionId: tm.market.conditionId, outcome: tm.outcome, available: t.available, reserved: t.reserved });
-    }
-    return { usdc: { available: w.usdcAvailable, reserved: w.usdcReserved }, tokens };
+    return this.walletOps.balances(wallet);
   }
 
   /**
@@ -1101,22 +237,14 @@ export class Engine {
    * state may hold effects not yet durable: a reply built from it waits for afterCommit().
    */
   getOrder(orderId: string): OrderRecord | undefined {
-    const o = this.byId.get(orderId);
+    const o = this.orders.get(orderId);
     if (o !== undefined) return o.accepted ? o.rec : undefined;
-    return this.recent.get(orderId) ?? readOrder(this.store, orderId);
+    return this.orders.recentOf(orderId) ?? readOrder(this.store, orderId);
   }
 
   /** Allocates: the wallet's open (accepted, resting) orders, oldest first. */
   openOrders(wallet: string, filter: OpenOrdersFilter = {}): OrderRecord[] {
-    const out: OrderRecord[] = [];
-    for (const o of this.byWallet.get(wallet) ?? []) {
-      if (!o.live) continue;
-      if (filter.id !== undefined && filter.id !== '' && o.rec.orderId !== filter.id) continue;
-      if (filter.conditionId !== undefined && filter.conditionId !== '' && o.rec.conditionId !== filter.conditionId) continue;
-      if (filter.tokenId !== undefined && filter.tokenId !== '' && o.rec.tokenId !== filter.tokenId) continue;
-      out.push(o.rec);
-    }
-    return out.sort((a, b) => a.seq - b.seq);
+    return this.orders.openOrders(wallet, filter);
   }
 
   bookSnapshot(tokenId: string): { version: number; json: string } | undefined {
@@ -1129,68 +257,16 @@ export class Engine {
    * must see its own acknowledged writes then asks refreshSnapshot. False for an unknown token.
    */
   snapshotStale(tokenId: string): boolean {
-    const tm = this.tokenMarket.get(tokenId);
-    if (tm === undefined) return false;
-    const b = this.bookSeqs.get(tm.market.marketId);
-    return b !== undefined && b.changed > b.published && b.changed > this.shardSnap(tm.market.shard).complete;
-  }
-
-  private shardSnap(shard: number): { results: number; complete: number; refresh: { seq: number; promise: Promise<void> } | undefined } {
-    return (this.shardSnaps[shard] ??= { results: 0, complete: 0, refresh: undefined });
-  }
-
-  private bookSeq(marketId: number): { changed: number; published: number } {
-    let b = this.bookSeqs.get(marketId);
-    if (b === undefined) {
-      b = { changed: 0, published: 0 };
-      this.bookSeqs.set(marketId, b);
-    }
-    return b;
-  }
-
-  /** Counts the shard's RESULT (as the shard does) and notes which market's book it may have changed. */
-  private noteBookChange(shard: number, r: ResultRecord, group: Array<FillRecord | CanceledRecord>): void {
-    const seq = ++this.shardSnap(shard).results;
-    switch (r.cmdOp) {
-      case OP_SNAPSHOT:
-      case OP_STOP:
-        return;
-      case OP_CANCEL:
-        // The shard leaves its book, and so its snapshot, untouched when a cancel finds nothing.
-        if (r.code !== MatchCode.OK) return;
-        break;
-      case OP_EXPIRE:
-        for (const rec of group) this.bookSeq(rec.marketId).changed = seq;
-        return;
-    }
-    this.bookSeq(r.marketId).changed = seq;
-  }
-
-  private snapshotsArrived(shard: number, msg: SnapshotMessage): void {
-    for (const s of msg.items) {
-      this.snapshots.set(s.tokenId, s);
-      const tm = this.tokenMarket.get(s.tokenId);
-      if (tm !== undefined) {
-        const b = this.bookSeq(tm.market.marketId);
-        if (msg.resultSeq > b.published) b.published = msg.resultSeq;
-      }
-    }
-    const st = this.shardSnap(shard);
-    if (msg.complete && msg.resultSeq > st.complete) st.complete = msg.resultSeq;
-    if (msg.items.length > 0 && this.snapshotListeners.length > 0) this.snapshotsPublished(msg.items.map((s) => s.tokenId));
-    if (msg.reqId !== undefined) {
-      this.snapshotWaiters.get(msg.reqId)?.();
-      this.snapshotWaiters.delete(msg.reqId);
-    }
+    return this.snapshots.stale(tokenId);
   }
 
   lastTradePrice(tokenId: string): { pricePips: number; side: 'BUY' | 'SELL' } | undefined {
-    return this.lastTrades.get(tokenId);
+    return this.markets.lastTrades.get(tokenId);
   }
 
   /** Which market and outcome a token id belongs to. */
   tokenOutcome(tokenId: string): { conditionId: string; outcome: 0 | 1 } | undefined {
-    const tm = this.tokenMarket.get(tokenId);
+    const tm = this.markets.token(tokenId);
     return tm === undefined ? undefined : { conditionId: tm.market.conditionId, outcome: tm.outcome };
   }
 
@@ -1199,68 +275,32 @@ export class Engine {
    * read them at once, keep nothing.
    */
   tokenMarketOf(tokenId: string): { readonly market: Readonly<MarketRow>; readonly outcome: 0 | 1 } | undefined {
-    return this.tokenMarket.get(tokenId);
+    return this.markets.token(tokenId);
   }
 
   /** Market parameters and state as the engine holds them. */
   market(conditionId: string): (MarketRow & { shard: number }) | undefined {
     const m = this.markets.get(conditionId);
-    return m === undefined ? undefined : { ...this.rowOf(m), shard: m.shard };
+    return m === undefined ? undefined : { ...rowOf(m), shard: m.shard };
   }
 
   onCommitted(listener: (events: JournalEvent[]) => void): void {
-    this.listeners.push(listener);
+    this.commit.onCommitted(listener);
   }
 
   /** Calls `listener` with the token ids of each snapshot publication, once the new snapshots are readable. */
   onSnapshots(listener: (tokenIds: readonly string[]) => void): void {
-    this.snapshotListeners.push(listener);
-  }
-
-  private snapshotsPublished(tokenIds: readonly string[]): void {
-    for (const l of this.snapshotListeners) {
-      try {
-        l(tokenIds);
-      } catch (err) {
-        this.log.error({ err }, 'onSnapshots listener failed');
-      }
-    }
+    this.snapshots.onSnapshots(listener);
   }
 
   /** Hash of balances, open orders, market resolutions and net deposits (journal/recovery.ts). */
   stateHash(): string {
-    return hashState(this.canonicalState());
-  }
-
-  private canonicalState(): CanonicalState {
-    const balances = new Map<string, number>();
-    for (const w of this.ledger.wallets.values()) {
-      balances.set(balanceMapKey(w.wallet, USDC_ASSET), w.usdcAvailable + w.usdcReserved);
-      for (const [tokenId, t] of w.tokens) balances.set(balanceMapKey(w.wallet, tokenId), t.available + t.reserved);
-    }
-    const openOrders: CanonicalState['openOrders'] = [];
-    for (const o of this.byHandle.values()) {
-      if (o.live) openOrders.push({ conditionId: o.rec.conditionId, seq: o.rec.seq, orderId: o.rec.orderId, remaining: o.remaining });
-    }
-    const markets = new Map<string, number>();
-    for (const m of this.markets.values()) markets.set(m.conditionId, m.resolved);
-    return { balances, openOrders, markets, netDeposits: this.ledger.netDeposits };
+    return stateHash(this.ledger, this.orders, this.markets);
   }
 
   /** Allocates: tests and benchmarks. Ledger invariants against the open orders (ledger.checkLedger). */
   checkLedger(): string[] {
-    const views: ReservationView[] = [];
-    for (const o of this.byHandle.values()) {
-      views.push({
-        orderId: o.rec.orderId,
-        wallet: o.rec.wallet,
-        tokenId: o.side === Side.SELL ? o.rec.tokenId : undefined,
-        usdc: o.side === Side.BUY ? o.reserved : 0,
-        tokens: o.side === Side.SELL ? o.reserved : 0,
-        need: this.needOf(o),
-      });
-    }
-    return this.ledger.checkLedger(views);
+    return checkLedger(this.ledger, this.orders);
   }
 
   /** USDC totals of the collateral identity: wallets + collateral == netDeposits. */
@@ -1269,573 +309,16 @@ export class Engine {
   }
 
   stats(): EngineStats {
-    let open = 0;
-    for (const o of this.byHandle.values()) if (o.live) open++;
     return {
       journalSeq: this.writer.lastSeq,
-      committedSeq: this.committedSeq,
+      committedSeq: this.commit.committedSeq,
       transactions: this.writer.transactions,
       batches: this.writer.batches,
-      ordersAccepted: this.counters.ordersAccepted,
-      fills: this.counters.fills,
-      backpressureWaits: this.counters.backpressureWaits,
-      busyRejects: this.counters.busyRejects,
-      openOrders: open,
+      ordersAccepted: this.settlement.counters.ordersAccepted,
+      fills: this.settlement.counters.fills,
+      backpressureWaits: this.link.counters.backpressureWaits,
+      busyRejects: this.link.counters.busyRejects,
+      openOrders: this.orders.openCount(),
     };
-  }
-
-  /** Why the engine stopped, if it did. */
-  get failure(): Error | undefined {
-    return this.halted;
-  }
-
-  // ---- command ring ---------------------------------------------------------------------------------------
-
-  /**
-   * Claims a command slot: in the ring when it has room and nothing waits before it, else a fresh record in
-   * the shard's overflow queue (allocates; backpressure only). Returns the word offset in `this.claimWords`,
-   * or -1 when the overflow queue is at its bound and `force` is false (the caller answers ENGINE_BUSY).
-   */
-  private claim(sh: Shard, force: boolean): number {
-    if (sh.overflow.length === 0) {
-      const off = sh.commands.tryClaim();
-      if (off >= 0) {
-        this.claimWords = sh.commands.words;
-        return off;
-      }
-    }
-    if (!force && sh.overflow.length >= (this.opts.overflowLimit ?? 65_536)) {
-      this.counters.busyRejects++;
-      return -1;
-    }
-    const rec = new Float64Array(CMD_WORDS);
-    sh.overflow.push(rec);
-    this.claimWords = rec;
-    this.waitForSpace(sh);
-    return 0;
-  }
-
-  /**
-   * Publishes the shard's new commands at the end of the current turn: a burst of requests handled in one
-   * turn reaches the worker as one batch, with one wake-up instead of one per command.
-   */
-  private publish(sh: Shard): void {
-    if (sh.publishScheduled) return;
-    sh.publishScheduled = true;
-    queueMicrotask(() => {
-      sh.publishScheduled = false;
-      sh.commands.publish();
-    });
-  }
-
-  private waitForSpace(sh: Shard): void {
-    if (sh.waitingForSpace) return;
-    sh.waitingForSpace = true;
-    this.counters.backpressureWaits++;
-    if (this.counters.backpressureWaits % 1000 === 1) this.log.warn({ shard: sh.index, queued: sh.overflow.length }, 'command ring full: backpressure');
-    void sh.commands.waitForSpace(1000).then(() => {
-      sh.waitingForSpace = false;
-      if (this.halted) return;
-      const ring = sh.commands;
-      while (sh.overflow.length > 0) {
-        const off = ring.tryClaim();
-        if (off < 0) break;
-        ring.words.set(sh.overflow.shift() as Float64Array, off);
-      }
-      ring.publish();
-      if (sh.overflow.length > 0) this.waitForSpace(sh);
-    });
-  }
-
-  // ---- result ring ----------------------------------------------------------------------------------------
-
-  private drain(sh: Shard): void {
-    if (this.halted) return;
-    const ring = sh.results;
-    const w = ring.words;
-    let budget = MAX_RECORDS_PER_TURN;
-    try {
-      for (;;) {
-        const n = ring.available();
-        if (n === 0) break;
-        for (let i = 0; i < n; i++) {
-          const off = ring.consume();
-          const op = w[off];
-          if (op === R_FILL) sh.group.push(decodeFill(w, off));
-          else if (op === R_CANCELED) sh.group.push(decodeCanceled(w, off));
-          else if (op === R_RESULT) {
-            const r = decodeResult(w, off);
-            this.onResult(sh, r, sh.group);
-            sh.group.length = 0;
-          } else if (op === R_SHARD_ERROR) {
-            // The details follow by postMessage ('fatal') and halt the engine with them; this is the fallback.
-            ring.release();
-            setTimeout(() => this.halt(new Error(`shard ${sh.index} reported an error`)), 1000).unref();
-            return;
-          } else {
-            throw new EngineHalt(`shard ${sh.index}: unknown result record ${op}`);
-          }
-        }
-        ring.release();
-        budget -= n;
-        if (budget <= 0) {
-          this.scheduleFlush();
-          setImmediate(() => this.drain(sh));
-          return;
-        }
-      }
-    } catch (err) {
-      this.halt(err instanceof Error ? err : new Error(String(err)));
-      return;
-    }
-    this.scheduleFlush();
-    // A worker that ended (STOP) may have published its last records just before: they were read above.
-    if (!sh.exited) void ring.waitForDataAsync().then(() => this.drain(sh));
-  }
-
-  private onResult(sh: Shard, r: ResultRecord, group: Array<FillRecord | CanceledRecord>): void {
-    this.noteBookChange(sh.index, r, group);
-    if (r.cmdOp === OP_EXPIRE) {
-      for (const rec of group) this.applyCancel(rec as CanceledRecord);
-      return;
-    }
-    const inf = sh.inflight.shift();
-    if (inf === undefined || inf.op !== r.cmdOp || inf.id !== r.id) {
-      throw new EngineHalt(`shard ${sh.index}: result ${r.cmdOp}/${r.id} does not match the oldest command ${inf?.op}/${inf?.id}`);
-    }
-    this.applying = inf;
-    this.applyResult(inf, r, group);
-    this.applying = undefined;
-  }
-
-  private applyResult(inf: Inflight, r: ResultRecord, group: Array<FillRecord | CanceledRecord>): void {
-    switch (inf.op) {
-      case OP_PLACE:
-        if (inf.order.pending?.restore) this.onRestored(inf.order, r, group);
-        else this.onPlaced(inf.order, r, group);
-        return;
-      case OP_CANCEL: {
-        for (const rec of group) this.applyCancel(rec as CanceledRecord);
-        const b = inf.batch;
-        const id = inf.order.rec.orderId;
-        if (r.code === MatchCode.OK) b.canceled.push(id);
-        else b.notCanceled[id] = inf.order.accepted ? (inf.order.rec.status === 'MATCHED' ? 'order already matched' : 'order already canceled') : 'order not found';
-        if (--b.pending === 0) this.ack(b.resolve, { canceled: b.canceled, notCanceled: b.notCanceled });
-        return;
-      }
-      case OP_CANCEL_ALL_MARKET:
-        for (const rec of group) this.applyCancel(rec as CanceledRecord);
-        inf.done(r);
-        return;
-      default:
-        for (const rec of group) this.applyCancel(rec as CanceledRecord);
-        inf.done(r);
-    }
-  }
-
-  private onRestored(o: OrderState, r: ResultRecord, group: Array<FillRecord | CanceledRecord>): void {
-    const pending = o.pending as PendingPlace;
-    o.pending = undefined;
-    if (r.code !== MatchCode.OK || r.filledUnits !== 0 || r.restingUnits !== o.remaining || group.length > 0) {
-      throw new EngineHalt(`open order ${o.rec.orderId} did not rest unchanged when restored (code ${r.code}, filled ${r.filledUnits}, resting ${r.restingUnits})`);
-    }
-    pending.resolve(this.responseOf(o.rec));
-  }
-
-  private onPlaced(o: OrderState, r: ResultRecord, group: Array<FillRecord | CanceledRecord>): void {
-    const pending = o.pending as PendingPlace;
-    let filled = false;
-    for (const rec of group) if ((rec as FillRecord).makerHandle !== undefined) filled = true;
-    if (r.code !== MatchCode.OK) {
-      if (filled) throw new EngineHalt(`order ${o.rec.orderId} was rejected with code ${r.code} after fills`);
-      // Rejected by matching with nothing filled: it never existed. Self-trade cancels of the wallet's
-      // resting orders that the attempt caused (FAK) are real and journaled.
-      for (const rec of group) {
-        const c = rec as CanceledRecord;
-        if (c.handle !== o.handle) this.applyCancel(c);
-      }
-      o.pending = undefined;
-      this.releaseAll(o);
-      this.untrack(o);
-      const vars = r.code === MatchCode.INVALID_PRICE || r.code === MatchCode.INVALID_SIZE ? { id: o.rec.orderId } : undefined;
-      pending.resolve(this.rejectResponse(o.rec.orderId, r.code, vars));
-      return;
-    }
-
-    this.accept(o);
-    for (const rec of group) {
-      if ((rec as FillRecord).makerHandle !== undefined) this.applyFill(o, rec as FillRecord);
-      else if ((rec as CanceledRecord).handle === o.handle) this.finish(o, 'CANCELED', 'UNFILLED');
-      else this.applyCancel(rec as CanceledRecord);
-    }
-    o.pending = undefined;
-    if (r.restingUnits > 0) {
-      if (r.restingUnits !== o.remaining) throw new EngineHalt(`order ${o.rec.orderId}: shard rests ${r.restingUnits}, sequencer expects ${o.remaining}`);
-      o.live = true;
-      this.settleReservation(o);
-    } else if (o.rec.status === 'LIVE') {
-      if (o.remaining !== 0 && o.tif !== Tif.FOK && o.tif !== Tif.FAK) throw new EngineHalt(`order ${o.rec.orderId} neither rests nor filled`);
-      this.finish(o, 'MATCHED', 'FILLED');
-    }
-    const status = r.restingUnits > 0 ? 'live' : 'matched';
-    o.rec.response =
-      status === 'live' && pending.tradeIds.length === 0
-        ? LIVE_UNFILLED
-        : { status, makingAmount: pending.making, takingAmount: pending.taking, tradeIds: pending.tradeIds };
-    this.writer.putOrder(o.rec, false);
-    this.ack(pending.resolve, {
-      ok: true,
-      code: 0,
-      orderId: o.rec.orderId,
-      status,
-      makingAmount: pending.making,
-      takingAmount: pending.taking,
-      tradeIds: pending.tradeIds,
-    } satisfies PlaceResponse);
-  }
-
-  /** Journals the order's acceptance: its `order` event gives it its seq (time priority). */
-  private accept(o: OrderState): void {
-    const ev = this.writer.append(orderAcceptedEvent(o.rec));
-    o.rec.seq = ev.seq;
-    o.rec.createdAt = ev.ts;
-    o.rec.updatedAt = ev.ts;
-    o.accepted = true;
-    this.counters.ordersAccepted++;
-    this.writer.putOrder(o.rec, true);
-  }
-
-  private applyFill(taker: OrderState, f: FillRecord): void {
-    const maker = this.byHandle.get(f.makerHandle);
-    if (maker === undefined || !maker.live) throw new EngineHalt(`fill against unknown maker handle ${f.makerHandle}`);
-    if (f.takerHandle !== taker.handle) throw new EngineHalt(`fill of handle ${f.takerHandle} inside the group of ${taker.handle}`);
-    const size = f.sizeUnits;
-    if (maker.remaining - size !== f.makerRemainingUnits) {
-      throw new EngineHalt(`maker ${maker.rec.orderId}: shard leaves ${f.makerRemainingUnits}, sequencer expects ${maker.remaining - size}`);
-    }
-    const takerFee = feeOf(taker.rec.takerFeeBps, f.takerPricePips, size);
-    const makerFee = feeOf(maker.rec.makerFeeBps, f.makerPricePips, size);
-    this.settleParty(taker, size, f.takerUsdc, takerFee);
-    this.settleParty(maker, size, f.makerUsdc, makerFee);
-    const cid = taker.market.conditionId;
-    if (f.kind === FillKind.MINT) this.ledger.mint(cid, size);
-    else if (f.kind === FillKind.MERGE) this.ledger.burn(cid, size);
-
-    const ev = this.writer.append<FillEvent>({
-      type: 'fill',
-      seq: 0,
-      ts: 0,
-      tradeId: '',
-      txHash: '',
-      conditionId: cid,
-      kind: KIND_NAMES[f.kind],
-      size,
-      takerOrderId: taker.rec.orderId,
-      makerOrderId: maker.rec.orderId,
-      takerWallet: taker.rec.wallet,
-      makerWallet: maker.rec.wallet,
-      takerOwner: taker.rec.owner,
-      makerOwner: maker.rec.owner,
-      takerTokenId: taker.rec.tokenId,
-      makerTokenId: maker.rec.tokenId,
-      takerOutcome: taker.rec.outcome,
-      makerOutcome: maker.rec.outcome,
-      takerSide: SIDE_NAMES[taker.side],
-      makerSide: SIDE_NAMES[maker.side],
-      takerPricePips: f.takerPricePips,
-      makerPricePips: f.makerPricePips,
-      takerUsdc: f.takerUsdc,
-      makerUsdc: f.makerUsdc,
-      takerFee,
-      makerFee,
-      makerRemaining: f.makerRemainingUnits,
-      builder: taker.rec.builder,
-    });
-    this.counters.fills++;
-    const pending = taker.pending as PendingPlace;
-    if (taker.side === Side.BUY) {
-      pending.making += f.takerUsdc + takerFee;
-      pending.taking += size;
-    } else {
-      pending.making += size;
-      pending.taking += f.takerUsdc - takerFee;
-    }
-    pending.tradeIds = appended(pending.tradeIds, ev.tradeId);
-    for (const o of [taker, maker]) {
-      o.remaining -= size;
-      o.rec.sizeMatched += size;
-      o.rec.tradeIds = appended(o.rec.tradeIds, ev.tradeId);
-      o.rec.fillSeqs = appended(o.rec.fillSeqs, ev.seq);
-      o.rec.updatedAt = ev.ts;
-    }
-    this.lastTrades.set(taker.rec.tokenId, { pricePips: f.takerPricePips, side: lastTradeSide(ev) });
-    this.lastTrades.set(maker.rec.tokenId, { pricePips: f.makerPricePips, side: lastTradeSide(ev) });
-    if (maker.remaining === 0) this.finish(maker, 'MATCHED', 'FILLED');
-    else {
-      this.settleReservation(maker);
-      this.writer.putOrder(maker.rec, false);
-    }
-  }
-
-  private settleParty(o: OrderState, size: number, usdc: number, fee: number): void {
-    if (o.side === Side.BUY) {
-      const pay = usdc + fee;
-      if (o.reserved < pay) throw new LedgerError(`order ${o.rec.orderId} pays ${pay} but reserved ${o.reserved}`);
-      this.ledger.settleBuy(o.wb, o.rec.tokenId, size, usdc, fee);
-      o.reserved -= pay;
-    } else {
-      if (o.reserved < size) throw new LedgerError(`order ${o.rec.orderId} sells ${size} but reserved ${o.reserved}`);
-      this.ledger.settleSell(o.wb, o.rec.tokenId, size, usdc, fee);
-      o.reserved -= size;
-    }
-  }
-
-  /** Releases whatever the order holds beyond what it can still spend (price improvement, fee rounding). */
-  private settleReservation(o: OrderState): void {
-    const need = this.needOf(o);
-    if (o.reserved < need) throw new LedgerError(`order ${o.rec.orderId} holds ${o.reserved} but may still spend ${need}`);
-    this.release(o, o.reserved - need);
-  }
-
-  private release(o: OrderState, n: number): void {
-    if (n === 0) return;
-    if (o.side === Side.BUY) this.ledger.releaseUsdc(o.wb, n);
-    else this.ledger.releaseTokens(o.wb, o.rec.tokenId, n);
-    o.reserved -= n;
-  }
-
-  private releaseAll(o: OrderState): void {
-    this.release(o, o.reserved);
-  }
-
-  /** A resting order left the book without a fill (user, expiry, self-trade, resolution). */
-  private applyCancel(c: CanceledRecord): void {
-    const o = this.byHandle.get(c.handle);
-    if (o === undefined || !o.live) throw new EngineHalt(`cancel of unknown resting handle ${c.handle}`);
-    if (c.remainingUnits !== o.remaining) throw new EngineHalt(`order ${o.rec.orderId}: shard cancels ${c.remainingUnits}, sequencer expects ${o.remaining}`);
-    const reason = REASON_NAMES[c.reason] ?? 'USER';
-    this.finish(o, c.reason === CancelReason.MARKET_RESOLVED ? 'CANCELED_MARKET_RESOLVED' : 'CANCELED', reason);
-  }
-
-  /** Final status: journaled, reservation released, order forgotten once committed. */
-  private finish(o: OrderState, status: OrderStatusName, reason: StatusReason): void {
-    const remaining = status === 'MATCHED' ? 0 : o.remaining;
-    o.rec.status = status;
-    o.live = false;
-    const ev = this.writer.append(statusEvent(o.rec, status, reason, remaining));
-    o.rec.updatedAt = ev.ts;
-    o.remaining = 0;
-    this.releaseAll(o);
-    this.writer.putOrder(o.rec, false);
-    this.untrack(o);
-    this.recent.set(o.rec.orderId, o.rec);
-    this.recentBatch.push(o.rec);
-  }
-
-  // ---- commit ---------------------------------------------------------------------------------------------
-
-  /** Answers `value` once everything journaled so far is committed. */
-  private ack<T>(resolve: (v: T) => void, value: T): void {
-    this.ackFns.push(resolve as (v: never) => void);
-    this.ackVals.push(value);
-    this.scheduleFlush();
-  }
-
-  /**
-   * Resolves once everything journaled so far is durable: `{ ok: true }`, else the failure (journal, engine
-   * down) that kept it from becoming durable. Readers of in-memory state (an order, open orders, balances)
-   * take their copy first and answer after this, so no reply shows what a crash could still undo. With
-   * nothing in flight it resolves in a microtask; otherwise within the commit in flight and the next.
-   */
-  afterCommit(): Promise<OpResult> {
-    if (this.halted) return Promise.resolve({ ok: false, code: Errors.PM_ERR_ENGINE_DOWN.result });
-    return new Promise((resolve) => this.ack(resolve, { ok: true, code: 0 }));
-  }
-
-  private scheduleFlush(): void {
-    if (this.flushScheduled) return;
-    this.flushScheduled = true;
-    queueMicrotask(() => this.flush());
-  }
-
-  private flush(): void {
-    this.flushScheduled = false;
-    if (this.halted) return;
-    if (this.committing) {
-      this.flushAfterCommit = true;
-      return;
-    }
-    for (const w of this.ledger.takeDirty()) {
-      if (w.usdcDirty) {
-        w.usdcDirty = false;
-        this.writer.putBalance(w.wallet, USDC_ASSET, w.usdcAvailable + w.usdcReserved);
-      }
-      for (const tokenId of w.dirtyTokens) {
-        const t = w.tokens.get(tokenId);
-        if (t === undefined) continue;
-        t.dirty = false;
-        this.writer.putBalance(w.wallet, tokenId, t.available + t.reserved);
-      }
-      w.dirtyTokens = [];
-    }
-    if (this.netDepositsDirty) {
-      this.netDepositsDirty = false;
-      this.writer.putNetDeposits(this.ledger.netDeposits);
-    }
-    const fns = this.ackFns;
-    const vals = this.ackVals;
-    this.ackFns = [];
-    this.ackVals = [];
-    const finished = this.recentBatch;
-    this.recentBatch = [];
-    const res = this.writer.flush();
-    if (res === undefined) {
-      for (let i = 0; i < fns.length; i++) fns[i](vals[i] as never);
-      return;
-    }
-    this.committing = true;
-    const issued = performance.now();
-    this.lastCommit = res.committed.then(
-      () => {
-        this.opts.onCommit?.((performance.now() - issued) / 1000);
-        this.commitDone();
-        this.committedSeq = res.lastSeq;
-        for (let i = 0; i < fns.length; i++) fns[i](vals[i] as never);
-        for (const rec of finished) if (this.recent.get(rec.orderId) === rec) this.recent.delete(rec.orderId);
-        for (const l of this.listeners) {
-          try {
-            l(res.events);
-          } catch (err) {
-            this.log.error({ err }, 'onCommitted listener failed');
-          }
-        }
-      },
-      (err: unknown) => {
-        this.commitDone();
-        const e = err instanceof Error ? err : new Error(String(err));
-        this.halt(e);
-        for (let i = 0; i < fns.length; i++) fns[i](this.failedValue(vals[i]) as never);
-      },
-    );
-  }
-
-  /** The batch in flight is durable (or failed): what waited leaves now, as one batch. */
-  private commitDone(): void {
-    this.committing = false;
-    if (this.flushAfterCommit) {
-      this.flushAfterCommit = false;
-      this.scheduleFlush();
-    }
-  }
-
-  /** Resolves once nothing is being committed and nothing waits to be. */
-  private async drainCommits(): Promise<void> {
-    for (;;) {
-      const c = this.lastCommit;
-      await c.catch(() => undefined);
-      if (c === this.lastCommit && !this.committing && !this.flushAfterCommit && !this.flushScheduled) return;
-      if (!this.committing && !this.flushScheduled) this.flush();
-    }
-  }
-
-  /** The answer to give instead of `value` when its commit failed. */
-  private failedValue(value: unknown): unknown {
-    const v = value as Partial<PlaceResponse & CancelResponse & OpResult>;
-    if (v.orderId !== undefined) return this.rejectResponse(v.orderId, Errors.PM_ERR_JOURNAL.result);
-    if (v.canceled !== undefined) {
-      const notCanceled = { ...v.notCanceled };
-      for (const id of v.canceled) notCanceled[id] = Errors.PM_ERR_JOURNAL.message;
-      return { canceled: [], notCanceled };
-    }
-    return { ok: false, code: Errors.PM_ERR_JOURNAL.result };
-  }
-
-  // ---- failure and shutdown -------------------------------------------------------------------------------
-
-  private assertUp(): void {
-    if (this.halted || this.closing) throw apiError('PM_ERR_ENGINE_DOWN');
-  }
-
-  /** Stops trading for good: every pending request answers ENGINE_DOWN; nothing more is journaled. */
-  private halt(err: Error): void {
-    if (this.halted) return;
-    this.halted = err;
-    this.log.fatal({ err }, 'engine halted: no further orders accepted');
-    const down = Errors.PM_ERR_ENGINE_DOWN;
-    for (let i = 0; i < this.ackFns.length; i++) this.ackFns[i](this.downValue(this.ackVals[i]) as never);
-    this.ackFns = [];
-    this.ackVals = [];
-    for (const w of this.snapshotWaiters.values()) w();
-    this.snapshotWaiters.clear();
-    const unanswered = this.applying === undefined ? [] : [this.applying];
-    this.applying = undefined;
-    for (const sh of this.shards) unanswered.push(...sh.inflight.drain());
-    {
-      for (const inf of unanswered) {
-        if (inf.op === OP_PLACE) inf.order.pending?.resolve(this.rejectResponse(inf.order.rec.orderId, down.result));
-        else if (inf.op === OP_CANCEL) {
-          inf.batch.notCanceled[inf.order.rec.orderId] = down.message;
-          if (--inf.batch.pending === 0) inf.batch.resolve({ canceled: inf.batch.canceled, notCanceled: inf.batch.notCanceled });
-        } else {
-          try {
-            inf.done({ cmdOp: inf.op, id: inf.id, code: down.result, filledUnits: 0, restingUnits: 0, marketId: 0 });
-          } catch {
-            // a resolution completing on a halted engine: its answer below is ENGINE_DOWN anyway
-          }
-        }
-      }
-    }
-    void this.stopWorkers();
-  }
-
-  private downValue(value: unknown): unknown {
-    const v = value as Partial<PlaceResponse & CancelResponse & OpResult>;
-    const down = Errors.PM_ERR_ENGINE_DOWN;
-    if (v.orderId !== undefined) return this.rejectResponse(v.orderId, down.result);
-    if (v.canceled !== undefined) {
-      const notCanceled = { ...v.notCanceled };
-      for (const id of v.canceled) notCanceled[id] = down.message;
-      return { canceled: [], notCanceled };
-    }
-    return { ok: false, code: down.result };
-  }
-
-  private async stopWorkers(): Promise<void> {
-    this.closing = true;
-    await Promise.all(
-      this.shards.map(async (sh) => {
-        if (!sh.exited) await sh.worker.terminate();
-        sh.metaPort.close();
-      }),
-    );
-  }
-
-  /** Stops accepting, lets in-flight commands finish and commit, stops the workers. The store stays open. */
-  async close(): Promise<void> {
-    if (this.closing) {
-      await this.drainCommits();
-      return;
-    }
-    if (this.halted) {
-      await this.stopWorkers();
-      await this.drainCommits();
-      return;
-    }
-    const stops = this.shards.map(
-      (sh) =>
-        new Promise<void>((resolve) => {
-          const reqId = this.nextReq++;
-          const off = this.claim(sh, true);
-          encodeStop(this.claimWords, off, reqId);
-          sh.inflight.push({ op: OP_STOP, id: reqId, done: () => resolve() });
-          this.publish(sh);
-        }),
-    );
-    this.closing = true;
-    await Promise.all(stops);
-    this.flush();
-    await this.drainCommits();
-    if (!this.halted) await this.store.meta.put(metaKeys.stateHash, this.stateHash());
-    await Promise.all(this.shards.map((sh) => sh.worker.terminate().then(() => sh.metaPort.close())));
   }
 }

@@ -38,7 +38,7 @@
  *
  * Backpressure. A full ring never drops and never grows: `tryClaim` returns -1 and the producer decides.
  * The worker blocks in `claimBlocking` (Atomics.wait on HEAD); the main thread keeps a bounded queue of
- * its own and awaits `waitForSpace` (see engine.ts). Consumers drain everything available per wake-up.
+ * its own and awaits `waitForSpace` (see shard-link.ts). Consumers drain everything available per wake-up.
  *
  * Limitations: exactly one producer thread and one consumer thread per ring; records are fixed size.
  */

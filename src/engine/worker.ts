@@ -23,7 +23,7 @@
  * orders a second costs one serialization per interval, not one per order, and a publication only ever
  * happens between commands, so /book never shows a half-applied one. Each publication carries `resultSeq`,
  * the number of RESULT records written before it was built, so the main thread knows exactly which of the
- * results it has applied a snapshot reflects (engine.ts `snapshotStale`). OP_SNAPSHOT publishes every dirty
+ * results it has applied a snapshot reflects (snapshots.ts `stale`). OP_SNAPSHOT publishes every dirty
  * market at once and answers even when nothing was dirty: readers that must see their own writes ask for
  * it (queries/market-data.ts `ensureSnapshots`); listeners that sample prices take the coalesced cadence.
  *

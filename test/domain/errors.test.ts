@@ -2,9 +2,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { Errors, apiError, errorByResult, formatMessage, isApiError } from '../../src/domain/errors.ts';
+import { Errors, apiError, errorByResult, formatMessage, isApiError, type ErrorCode } from '../../src/domain/errors.ts';
+import { MatchCode } from '../../src/engine/book/api.ts';
+import { LedgerCode } from '../../src/engine/ledger.ts';
 
 const specs = Object.values(Errors);
+const catalogueSource = readFileSync(new URL('../../src/domain/errors.ts', import.meta.url), 'utf8');
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -18,12 +21,59 @@ test('codes, numeric results and messages are unique', () => {
   assert.equal(new Set(specs.map((s) => s.result)).size, specs.length, 'a numeric result code is reused');
 });
 
-test('every code is documented, has an HTTP status and sits in its stage range', () => {
+test('every code is documented, has an HTTP status and a result in 1..8999', () => {
   for (const s of specs) {
     assert.ok(s.doc.length > 10, `${s.code} has no documentation`);
     assert.ok(s.status >= 400 && s.status < 600, `${s.code} status ${s.status}`);
     assert.match(s.code, /^PM_ERR_[A-Z0-9_]+$/);
     assert.ok(s.result > 0 && s.result < 9000, `${s.code} result ${s.result}`);
+  }
+});
+
+/**
+ * The catalogue as written: each `// ---- Nxxx stage` section with the codes listed under it. The stage of
+ * an entry is where it is written, so this reads the source rather than the frozen object.
+ */
+function stagesOfCatalogue(): Array<{ digit: number; name: string; codes: ErrorCode[] }> {
+  const body = catalogueSource.slice(catalogueSource.indexOf('export const Errors = define({'));
+  const stages: Array<{ digit: number; name: string; codes: ErrorCode[] }> = [];
+  for (const line of body.split('\n')) {
+    const header = /^\s*\/\/ ---- (\d)xxx ([^-]+?) -+$/.exec(line);
+    if (header !== null) stages.push({ digit: Number(header[1]), name: header[2], codes: [] });
+    const entry = /^\s*(PM_ERR_[A-Z0-9_]+):/.exec(line);
+    if (entry !== null) {
+      assert.ok(stages.length > 0, `${entry[1]} is written before any stage section`);
+      stages[stages.length - 1].codes.push(entry[1] as ErrorCode);
+    }
+  }
+  return stages;
+}
+
+test('each stage section holds only codes of its numeric range, and the header lists the same stages', () => {
+  const stages = stagesOfCatalogue();
+  assert.deepEqual(stages.map((s) => s.digit), [0, 1, 2, 3, 4, 5, 6, 7, 8], 'one section per stage, in order');
+  const listed = stages.flatMap((s) => s.codes);
+  assert.deepEqual([...listed].sort(), specs.map((s) => s.code).sort(), 'every entry sits in exactly one section');
+  for (const st of stages) {
+    for (const code of st.codes) {
+      const r = Errors[code].result;
+      assert.ok(r >= st.digit * 1000 && r < (st.digit + 1) * 1000, `${code} (${r}) lies outside the ${st.digit}xxx ${st.name} range`);
+    }
+  }
+  const table = catalogueSource.split('export interface ErrorSpec')[0].split('\n').filter((l) => /^ \*\s+\dxxx /.test(l));
+  const documented = table.flatMap((l) => [...l.matchAll(/(\d)xxx [a-z]/g)].map((m) => Number(m[1])));
+  assert.deepEqual(documented, stages.map((s) => s.digit), 'the header table names every stage');
+});
+
+test('the matching core\'s codes are exactly the matching stage of the catalogue, and the ledger\'s are catalogue codes', () => {
+  const matching = stagesOfCatalogue().find((s) => s.name === 'matching');
+  assert.ok(matching !== undefined);
+  const fromBook = Object.values(MatchCode).filter((c) => c !== MatchCode.OK);
+  assert.deepEqual([...fromBook].sort(), matching.codes.map((c) => Errors[c].result).sort());
+  for (const c of fromBook) assert.ok(c >= 4000 && c < 5000, `MatchCode ${c} outside 4xxx`);
+  for (const [name, c] of Object.entries(LedgerCode)) {
+    if (c === LedgerCode.OK) continue;
+    assert.notEqual(errorByResult(c).code, 'PM_ERR_INTERNAL', `LedgerCode.${name} (${c}) is not in the catalogue`);
   }
 });
 

@@ -1,9 +1,9 @@
 /**
  * The contract between the matching core and everything that drives it.
  *
- * Two implementations honour it: `book.ts`/`match.ts` (flat typed arrays, the production book) and
- * `reference-book.ts` (Maps and arrays, the test oracle). The shard worker, the differential test and
- * the benchmarks program against this file only, so either book can be swapped in.
+ * Two implementations honour it: `book.ts` (book-state.ts joined with match.ts: flat typed arrays, the
+ * production book) and `reference-book.ts` (Maps and arrays, the test oracle). The shard worker, the
+ * differential test and the benchmarks program against this file only, so either book can be swapped in.
  *
  * Units (no floating point anywhere on this path):
  *   - sizes and USDC amounts are integer *units*: 1 token = 1 USDC = 1_000_000 units (6 decimals);
@@ -25,6 +25,8 @@
  * the party on outcome 0 pays/receives `size * P` and the party on outcome 1 `size * (10_000 - P)`
  * (P = the maker's outcome-0-space price), so one unit of USDC always matches one token pair.
  */
+
+import { Errors } from '../../domain/errors.ts';
 
 export const UNITS_PER_TOKEN = 1_000_000;
 export const PIPS_PER_UNIT_PRICE = 10_000;
@@ -79,16 +81,19 @@ export interface PlaceCommand {
   expiresAt: number;
 }
 
-/** Stored outcome of one command. 0 = OK; the other values are the 4xxx matching range of domain/errors.ts. */
+/**
+ * Stored outcome of one command: 0 = OK, else the numeric result of a 4xxx (matching) entry of the error
+ * catalogue, which is where each code gets its answer (domain/errors.ts). Only the number crosses the ring.
+ */
 export const MatchCode = {
   OK: 0,
-  FOK_NOT_FILLED: 4001,
-  FAK_NO_MATCH: 4002,
-  POST_ONLY_CROSSES: 4003,
-  DUPLICATE_HANDLE: 4004,
-  UNKNOWN_ORDER: 4005,
-  INVALID_PRICE: 4006,
-  INVALID_SIZE: 4007,
+  FOK_NOT_FILLED: Errors.PM_ERR_FOK_NOT_FILLED.result,
+  FAK_NO_MATCH: Errors.PM_ERR_FAK_NO_MATCH.result,
+  POST_ONLY_CROSSES: Errors.PM_ERR_POST_ONLY_CROSSES.result,
+  DUPLICATE_HANDLE: Errors.PM_ERR_DUPLICATE_ORDER.result,
+  UNKNOWN_ORDER: Errors.PM_ERR_ORDER_NOT_FOUND.result,
+  INVALID_PRICE: Errors.PM_ERR_INVALID_PRICE.result,
+  INVALID_SIZE: Errors.PM_ERR_INVALID_SIZE.result,
 } as const;
 export type MatchCode = (typeof MatchCode)[keyof typeof MatchCode];
 

@@ -4,14 +4,14 @@
  * Allocates and walks everything: never on the hot path.
  *
  * Any MatchingBook gets the public-contract checks (not crossed, depth in both outcomes agrees with
- * orders() and with bestBid/bestAsk, mirroring, nextExpiry, size). The typed-array book (BookCore) also
+ * orders() and with bestBid/bestAsk, mirroring, nextExpiry, size). The typed-array book (BookState) also
  * gets its internals checked: level queues (links, head/tail, totals, bitmap, FIFO arrival order, one side
  * per level), best pointers, slot liveness and the free list, handle index <-> slot agreement, and the
  * expiry heap against the resting GTD orders.
  */
 
 import { LOT_UNITS, PIPS_PER_UNIT_PRICE, type Level, type MatchingBook, type Outcome } from './api.ts';
-import { BookCore } from './book.ts';
+import { BookState } from './book-state.ts';
 import { ASK, BID, NIL } from './layout.ts';
 
 const MAX_REPORTED = 50;
@@ -19,7 +19,7 @@ const MAX_REPORTED = 50;
 export function checkBook(book: MatchingBook): string[] {
   const errors: string[] = [];
   checkContract(book, errors);
-  if (book instanceof BookCore) checkInternals(book, errors);
+  if (book instanceof BookState) checkInternals(book, errors);
   return errors.length > MAX_REPORTED ? errors.slice(0, MAX_REPORTED).concat(`... ${errors.length - MAX_REPORTED} more`) : errors;
 }
 
@@ -84,20 +84,31 @@ function compareLevels(what: string, got: Level[], want: Level[], errors: string
   }
 }
 
-function checkInternals(b: BookCore, errors: string[]): void {
+/** Slot states while walking the stores: 0 = never seen, 1 = live via a level, 2 = on the free list. */
+type Seen = Uint8Array;
+
+function checkInternals(b: BookState, errors: string[]): void {
+  const slots = b.slots;
+  const n = b.n;
+  const used = slots.used;
+  if (!(b.bestBidL >= 0 && b.bestBidL < n)) errors.push(`bestBidL ${b.bestBidL} out of [0, ${n})`);
+  if (!(b.bestAskL > 0 && b.bestAskL <= n)) errors.push(`bestAskL ${b.bestAskL} out of (0, ${n}]`);
+  if (b.bestBidL >= b.bestAskL) errors.push(`crossed: bestBidL ${b.bestBidL} >= bestAskL ${b.bestAskL}`);
+  if (used > slots.capacity) errors.push(`used ${used} > capacity ${slots.capacity}`);
+  const seen: Seen = new Uint8Array(used);
+  const liveSeen = checkLevels(b, seen, errors);
+  checkFreeList(b, seen, liveSeen, errors);
+  checkIndex(b, seen, errors);
+  checkHeap(b, seen, errors);
+}
+
+/** Level queues, bitmap, totals and best pointers; marks the live slots. Returns how many it reached. */
+function checkLevels(b: BookState, seen: Seen, errors: string[]): number {
   const slots = b.slots;
   const lv = b.levels;
   const n = b.n;
   const used = slots.used;
   const live = slots.live;
-
-  if (!(b.bestBidL >= 0 && b.bestBidL < n)) errors.push(`bestBidL ${b.bestBidL} out of [0, ${n})`);
-  if (!(b.bestAskL > 0 && b.bestAskL <= n)) errors.push(`bestAskL ${b.bestAskL} out of (0, ${n}]`);
-  if (b.bestBidL >= b.bestAskL) errors.push(`crossed: bestBidL ${b.bestBidL} >= bestAskL ${b.bestAskL}`);
-  if (used > slots.capacity) errors.push(`used ${used} > capacity ${slots.capacity}`);
-
-  // 0 = never seen, 1 = live via a level, 2 = on the free list.
-  const seen = new Uint8Array(used);
   let liveSeen = 0;
   let maxBid = 0;
   let minAsk = n;
@@ -157,6 +168,13 @@ function checkInternals(b: BookCore, errors: string[]): void {
   if (maxBid !== b.bestBidL) errors.push(`bestBidL ${b.bestBidL} != highest bid level ${maxBid}`);
   if (minAsk !== b.bestAskL) errors.push(`bestAskL ${b.bestAskL} != lowest ask level ${minAsk}`);
 
+  return liveSeen;
+}
+
+/** The free list: inside the used slots, disjoint from the live ones, counted right. */
+function checkFreeList(b: BookState, seen: Seen, liveSeen: number, errors: string[]): void {
+  const slots = b.slots;
+  const used = slots.used;
   let freeSeen = 0;
   for (let s = slots.freeHead; s !== NIL; s = slots.next(s)) {
     if (s < 0 || s >= used) {
@@ -174,7 +192,13 @@ function checkInternals(b: BookCore, errors: string[]): void {
   }
   if (freeSeen !== slots.freeCount) errors.push(`free list holds ${freeSeen}, freeCount ${slots.freeCount}`);
   if (liveSeen + freeSeen !== used) errors.push(`live ${liveSeen} + free ${freeSeen} != used ${used}`);
+}
 
+/** Handle index <-> live slots, both ways, and its load. */
+function checkIndex(b: BookState, seen: Seen, errors: string[]): void {
+  const slots = b.slots;
+  const used = slots.used;
+  const live = slots.live;
   const index = b.index;
   if (index.count !== live) errors.push(`handle index count ${index.count} != live ${live}`);
   const entries = index.entries();
@@ -191,7 +215,12 @@ function checkInternals(b: BookCore, errors: string[]): void {
     if (seen[s] === 1 && index.get(slots.handle(s)) !== s) errors.push(`slot ${s}: handle ${slots.handle(s)} not found in the index`);
   }
   if (index.count * 2 > index.capacity) errors.push(`index load above 1/2: ${index.count}/${index.capacity}`);
+}
 
+/** The expiry heap holds exactly the resting GTD orders, each pointing back, in heap order. */
+function checkHeap(b: BookState, seen: Seen, errors: string[]): void {
+  const slots = b.slots;
+  const used = slots.used;
   const heap = b.heap;
   let gtd = 0;
   for (let s = 0; s < used; s++) {

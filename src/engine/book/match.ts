@@ -1,5 +1,5 @@
 /**
- * Price-time matching of one PlaceCommand against a BookCore. Pure: no I/O, no clock (GTD time arrives in
+ * Price-time matching of one PlaceCommand against a book's state (MatchTarget). Pure: no I/O, no clock (GTD time arrives in
  * commands and expire() calls), no allocation per order (one reused Fill, Cancel and PlaceResult per book;
  * the sink copies what it keeps, the caller reads the result before its next call on the same book).
  *
@@ -75,12 +75,39 @@ import {
   PIPS_PER_UNIT_PRICE,
   Side,
   Tif,
+  type Cancel,
   type EventSink,
+  type Fill,
+  type MarketParams,
   type PlaceCommand,
   type PlaceResult,
 } from './api.ts';
-import type { BookCore } from './book.ts';
-import { BID, NIL } from './layout.ts';
+import { BID, NIL, type HandleIndex, type LevelColumns, type SlotTable } from './layout.ts';
+
+/**
+ * What the matcher reads and changes of a book: its stores, its best pointers, the reused outputs and the
+ * primitive mutations. book-state.ts's BookState provides it; book.ts, which joins the two, is where that
+ * is checked, so the state and the matcher never import each other.
+ */
+export interface MatchTarget {
+  readonly params: MarketParams;
+  readonly tick: number;
+  readonly slots: SlotTable;
+  readonly levels: LevelColumns;
+  readonly index: HandleIndex;
+  readonly bestBidL: number;
+  readonly bestAskL: number;
+  readonly fillOut: Fill;
+  readonly cancelOut: Cancel;
+  readonly result: PlaceResult;
+  /** Appends a new order at the tail of level l; the caller has checked that it does not cross. */
+  rest(cmd: PlaceCommand, l: number, bookSide: number, units: number): void;
+  /** Takes `units` (less than what remains) from a resting order, which keeps its place. */
+  reduce(s: number, units: number): void;
+  /** Removes a resting order from its level, best pointers, handle index, expiry heap and slot table. */
+  removeResting(s: number): void;
+  emitCancel(s: number, reason: CancelReason, sink: EventSink): void;
+}
 
 const FEE_DIV = 10_000;
 
@@ -105,7 +132,7 @@ export function feeUnits(lots: number, m: number, bps: number): number {
   return ((x - r) / FEE_DIV) * bps + (rb - (rb % FEE_DIV)) / FEE_DIV;
 }
 
-export function placeOrder(b: BookCore, cmd: PlaceCommand, sink: EventSink): PlaceResult {
+export function placeOrder(b: MatchTarget, cmd: PlaceCommand, sink: EventSink): PlaceResult {
   const r = b.result;
   const tif = cmd.tif;
   const ioc = tif === Tif.FOK || tif === Tif.FAK;
@@ -160,7 +187,7 @@ export function placeOrder(b: BookCore, cmd: PlaceCommand, sink: EventSink): Pla
   return r;
 }
 
-function emitTakerRemainder(b: BookCore, cmd: PlaceCommand, units: number, sink: EventSink): void {
+function emitTakerRemainder(b: MatchTarget, cmd: PlaceCommand, units: number, sink: EventSink): void {
   const c = b.cancelOut;
   c.handle = cmd.handle;
   c.owner = cmd.owner;
@@ -173,7 +200,7 @@ function emitTakerRemainder(b: BookCore, cmd: PlaceCommand, units: number, sink:
 }
 
 /** Dry run of sweep(): same path, same caps, own orders skipped, nothing written. */
-function fokFillable(b: BookCore, cmd: PlaceCommand, bookSide: number, limitL: number, budget: number): boolean {
+function fokFillable(b: MatchTarget, cmd: PlaceCommand, bookSide: number, limitL: number, budget: number): boolean {
   const slots = b.slots;
   const lv = b.levels;
   const tick = b.tick;
@@ -204,7 +231,7 @@ function fokFillable(b: BookCore, cmd: PlaceCommand, bookSide: number, limitL: n
 }
 
 /** Executes the match; returns the units filled. Levels are re-read from the best pointers after each. */
-function sweep(b: BookCore, cmd: PlaceCommand, bookSide: number, limitL: number, budget: number, sink: EventSink): number {
+function sweep(b: MatchTarget, cmd: PlaceCommand, bookSide: number, limitL: number, budget: number, sink: EventSink): number {
   const slots = b.slots;
   const lv = b.levels;
   const tick = b.tick;

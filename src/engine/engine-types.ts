@@ -1,0 +1,90 @@
+/**
+ * The engine's public types: what callers of the facade (engine.ts, which re-exports them) pass and get.
+ * A module of their own so that the engine's parts can name them without importing the facade that wires
+ * those parts.
+ */
+import type { OrderSubmission } from '../domain/events.ts';
+import type { Store } from '../journal/env.ts';
+import type { Logger } from '../runtime/log.ts';
+import type { BookFactoryRef, BookKind } from './book-factory.ts';
+
+export interface EngineOptions {
+  store: Store;
+  shards: number;
+  log: Logger;
+  /** Clock in ms: order checks and journal timestamps. GTD expiry in the shards follows the wall clock. */
+  now?: () => number;
+  /** Which book the shards use (book-factory.ts): a kind, or a module URL and export (tests). Default 'production'. */
+  bookFactory?: BookKind | BookFactoryRef;
+  /** Command ring slots per shard (power of two). Default 4096. */
+  commandRingSlots?: number;
+  /** Result ring slots per shard (power of two). Default 16384. */
+  resultRingSlots?: number;
+  /** Commands per shard that may wait for ring space before new requests get PM_ERR_ENGINE_BUSY. Default 65536. */
+  overflowLimit?: number;
+  /** Minimum ms between two snapshot publications of a market (readers who need newer ask for them). Default 20. */
+  snapshotIntervalMs?: number;
+  /** Told each journal transaction's seconds from its puts to durable (/metrics: journal_commit_duration_seconds). */
+  onCommit?: (seconds: number) => void;
+}
+
+export interface MarketInput {
+  conditionId: string;
+  tokenIds: [string, string];
+  tickPips: number;
+  minSizeUnits: number;
+  makerFeeBps: number;
+  takerFeeBps: number;
+  acceptingOrders: boolean;
+  negRisk: boolean;
+}
+
+/** A submission that passed the edge's checks: the journal's OrderSubmission shape (domain/events.ts). */
+export type PlaceInput = OrderSubmission;
+
+export interface PlaceResponse {
+  ok: boolean;
+  /** 0, or the numeric result of an entry of domain/errors.ts. */
+  code: number;
+  vars?: Record<string, string | number>;
+  orderId: string;
+  status: 'live' | 'matched' | 'canceled';
+  makingAmount: number;
+  takingAmount: number;
+  tradeIds: string[];
+}
+
+export interface CancelResponse {
+  canceled: string[];
+  notCanceled: Record<string, string>;
+}
+
+export interface OpResult {
+  ok: boolean;
+  code: number;
+}
+
+export interface BalancesView {
+  usdc: { available: number; reserved: number };
+  tokens: Array<{ tokenId: string; conditionId: string; outcome: 0 | 1; available: number; reserved: number }>;
+}
+
+export interface OpenOrdersFilter {
+  id?: string;
+  conditionId?: string;
+  tokenId?: string;
+}
+
+export interface EngineStats {
+  journalSeq: number;
+  committedSeq: number;
+  /** Distinct LMDB transactions (group commit: fewer than the commands they carry). */
+  transactions: number;
+  batches: number;
+  ordersAccepted: number;
+  fills: number;
+  /** Times a command had to wait for command-ring space. */
+  backpressureWaits: number;
+  busyRejects: number;
+  openOrders: number;
+}

@@ -1,0 +1,75 @@
+/**
+ * Start-up: from a store that journal/recovery.ts has verified (its tables agree with its journal) to an
+ * engine that takes requests.
+ *
+ * In order: the markets, balances, net deposits and resolutions of the tables go into the market table and
+ * the ledger; the shard workers start; each market is registered with its shard, with the last trade prices
+ * the journal replay found; every open order is placed again on its book, in seq order (the books' time
+ * priority), holding its reservation again (admission.ts restore), and must rest there unchanged. Before any
+ * shard answer is applied the ledger invariants are checked and the engine's state hash must equal the
+ * store's: a GTD order that expired while the engine was down is expired by its shard right after it rests,
+ * a legitimate change that must not fail the check.
+ *
+ * Any disagreement throws ("refusing to start: ..."); Engine.open then stops the workers. Nothing is
+ * journaled during start-up.
+ */
+import type { OrderRecord } from '../domain/events.ts';
+import type { VerifiedStore } from '../journal/recovery.ts';
+import { USDC_ASSET } from '../journal/keys.ts';
+import type { Logger } from '../runtime/log.ts';
+import type { Admission } from './admission.ts';
+import { checkLedger, stateHash } from './audit.ts';
+import type { PlaceResponse } from './engine-types.ts';
+import type { Ledger } from './ledger.ts';
+import type { Lifecycle } from './lifecycle.ts';
+import type { MarketAdmin } from './market-admin.ts';
+import type { MarketTable } from './market-table.ts';
+import type { OrderTable } from './order-table.ts';
+import type { ShardLink } from './shard-link.ts';
+
+export interface StartupParts {
+  ledger: Ledger;
+  markets: MarketTable;
+  orders: OrderTable;
+  link: ShardLink;
+  marketAdmin: MarketAdmin;
+  admission: Admission;
+  life: Lifecycle;
+  log: Logger;
+}
+
+/** Restores the verified state and starts the shards; `t0` (performance.now()) is when verification began. */
+export async function startEngine(p: StartupParts, verified: VerifiedStore, t0: number): Promise<void> {
+  const m = verified.materialized;
+  for (const row of m.markets) p.markets.add(row);
+  for (const b of m.balances) p.ledger.setHeld(b.wallet, b.asset, b.held, USDC_ASSET);
+  p.ledger.netDeposits = m.netDeposits;
+  for (const row of m.markets) if (row.resolved >= 0) p.ledger.resolve(row.conditionId, row.resolved as 0 | 1);
+
+  await p.link.start();
+  const registered: Promise<unknown>[] = [];
+  for (const [tokenId, t] of verified.lastTrades) p.markets.lastTrades.set(tokenId, t);
+  for (const mk of p.markets.values()) registered.push(p.marketAdmin.sendToShard(mk));
+  await Promise.all(registered);
+
+  await restoreOpenOrders(p, m.openOrders, verified.hash);
+  p.log.info(
+    { journalSeq: m.lastSeq, events: verified.events, markets: m.markets.length, openOrders: m.openOrders.length, ms: Math.round(performance.now() - t0) },
+    'engine recovered',
+  );
+}
+
+async function restoreOpenOrders(p: StartupParts, openOrders: OrderRecord[], storeHash: string): Promise<void> {
+  const restored: Promise<PlaceResponse>[] = [];
+  for (const rec of openOrders) restored.push(p.admission.restore(rec));
+  // Checked now, before any shard result can be applied: a GTD order that expired while the engine was
+  // down is expired by its shard right after it rests, a legitimate change that must not fail the check.
+  const problems = checkLedger(p.ledger, p.orders);
+  if (problems.length > 0) throw new Error(`refusing to start: ledger inconsistent after recovery: ${problems.slice(0, 5).join('; ')}`);
+  const h = stateHash(p.ledger, p.orders, p.markets);
+  if (h !== storeHash) throw new Error(`refusing to start: recovered engine state hash ${h} differs from the store's ${storeHash}`);
+  const answers = await Promise.all(restored);
+  if (p.life.halted) throw p.life.halted;
+  const bad = answers.find((a) => !a.ok);
+  if (bad !== undefined) throw new Error(`refusing to start: open order ${bad.orderId} could not be restored (code ${bad.code})`);
+}
