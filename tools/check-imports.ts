@@ -53,25 +53,13 @@ export const RULES = {
  * cycle that grows or changes shape fails), and test/tools/check-imports.test.ts fails once an entry no
  * longer exists, so this list only shrinks. Empty is the goal.
  */
-export const KNOWN_CYCLES: readonly (readonly string[])[] = [
-  // The book's state and the matcher import each other's types; issue 18 item 5 breaks it with a module
-  // that composes the two.
-  ['engine/book/book.ts', 'engine/book/match.ts'],
-];
+export const KNOWN_CYCLES: readonly (readonly string[])[] = [];
 
 /**
  * Rule violations that exist on main today in files other sessions are changing; same contract as
  * KNOWN_CYCLES (an entry that no longer occurs fails the test).
  */
-export const KNOWN_VIOLATIONS: readonly Violation[] = [
-  // The configuration validates the rate-limit buckets and IP lists with the edge's own code; the
-  // defaults and the list compiler belong in runtime/ or domain/ (edge/rate-limit*.ts is being reworked).
-  { file: 'runtime/config.ts', target: '../edge/rate-limit-buckets.ts', rule: RULES.runtime },
-  { file: 'runtime/config.ts', target: '../edge/rate-limit.ts', rule: RULES.runtime },
-  // A type only, but it ties the view store to lmdb-js's typings; `Store['views']` (journal/env.ts) names
-  // the same type.
-  { file: 'projections/projector.ts', target: 'lmdb', rule: RULES.lmdb },
-];
+export const KNOWN_VIOLATIONS: readonly Violation[] = [];
 
 export interface Violation {
   /** The importing file, relative to the src dir. */

@@ -146,6 +146,11 @@ export function apiError(code: ErrorCode, vars?: Record<string, string | number>
   return new ApiError(Errors[code], vars, extra);
 }
 
+/** An error carried back from another thread or stage as its numeric result code (engine results). */
+export function resultError(result: number, vars?: Record<string, string | number>): ApiError {
+  return new ApiError(errorByResult(result), vars);
+}
+
 export function isApiError(e: unknown): e is ApiError {
   return typeof e === 'object' && e !== null && (e as Record<symbol, unknown>)[API_ERROR] === true;
 }

@@ -6,36 +6,10 @@
  * charge both trading windows at once. Keys are "METHOD pattern" with the exact uWS pattern the route is
  * registered under, so the edge looks a route's list up once, when it registers the route.
  */
-import type { BucketSpec } from './rate-limit.ts';
+import { DEFAULT_BUCKETS } from '../domain/rate-limits.ts';
 
-const tenSeconds = (limit: number): BucketSpec => ({ limit, windowSeconds: 10 });
+export { DEFAULT_BUCKETS };
 
-export const DEFAULT_BUCKETS: Record<string, BucketSpec> = {
-  catalog: tenSeconds(4000),
-  'catalog-events': tenSeconds(500),
-  'catalog-markets': tenSeconds(300),
-  'catalog-listing': tenSeconds(900),
-  'catalog-tags': tenSeconds(200),
-  'catalog-search': tenSeconds(350),
-  clob: tenSeconds(5000),
-  health: tenSeconds(50),
-  book: tenSeconds(200),
-  books: tenSeconds(80),
-  price: tenSeconds(200),
-  prices: tenSeconds(80),
-  midpoint: tenSeconds(200),
-  'prices-history': tenSeconds(100),
-  'batch-prices-history': tenSeconds(80),
-  // The spec's table gives no general cap for the wallet data API; the platform documents 1000 / 10s for
-  // its Data API (reference/platform-semantics.md section 5), so that is the default.
-  data: tenSeconds(1000),
-  'data-trades': tenSeconds(150),
-  'trading-burst': tenSeconds(2400),
-  'trading-sustained': { limit: 24000, windowSeconds: 600 },
-  // Not in the spec: admin calls are operator tooling (bulk imports, funding scripts), so the cap only
-  // stops a runaway loop.
-  admin: tenSeconds(10000),
-};
 
 const CATALOG = ['catalog'] as const;
 const CLOB = ['clob'] as const;

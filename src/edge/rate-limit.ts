@@ -64,12 +64,9 @@
  * callers are keyed per address, so one host rotating addresses inside its /64 lands in the overflow
  * entry once the table is full rather than being limited as one caller earlier.
  */
-import { BlockList, SocketAddress, isIP } from 'node:net';
+import { MAX_BUCKET_LIMIT, type BucketSpec } from '../domain/rate-limits.ts';
 
-export interface BucketSpec {
-  limit: number;
-  windowSeconds: number;
-}
+export type { BucketSpec } from '../domain/rate-limits.ts';
 
 export interface RateLimitConfig {
   enabled: boolean;
@@ -100,7 +97,6 @@ const S = SUBWINDOWS;
 const SWEEP_STEP = 2;
 const SWEEP_WHEN_FULL = 32;
 const INITIAL_CAPACITY = 1024;
-const MAX_LIMIT = 0xffff_ffff;
 /** Cannot collide with a real key: client addresses and API keys never contain NUL. */
 const OVERFLOW_KEY = '\u0000overflow';
 
@@ -162,8 +158,8 @@ export class RateLimiter {
     names.forEach((name, b) => {
       const spec = cfg.buckets[name]!;
       const { limit, windowSeconds } = spec;
-      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIMIT) {
-        throw new RangeError(`rateLimits.buckets.${name}.limit must be an integer in 1..${MAX_LIMIT}, got ${String(limit)}`);
+      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_BUCKET_LIMIT) {
+        throw new RangeError(`rateLimits.buckets.${name}.limit must be an integer in 1..${MAX_BUCKET_LIMIT}, got ${String(limit)}`);
       }
       const windowMs = Math.round(windowSeconds * 1000);
       if (!Number.isFinite(windowSeconds) || windowMs < S) {
@@ -425,100 +421,4 @@ export class RateLimiter {
       }
     }
   }
-}
-
-/**
- * Canonical form of one address token: trims, drops `[v6]:port`, `v4:port` and zone ids, lower-cases and
- * compresses IPv6, and unwraps IPv4-mapped IPv6 (uWS reports IPv4 peers on a dual-stack socket as
- * `0000:...:ffff:7f00:0001`), so one client is one rate-limit key. Returns '' for anything that is not an IP.
- */
-export function normalizeIp(raw: string): string {
-  let s = raw.trim();
-  if (s.startsWith('[')) {
-    const close = s.indexOf(']');
-    if (close < 0) return '';
-    s = s.slice(1, close);
-  }
-  const kind = isIP(s);
-  if (kind === 4) return s;
-  if (kind === 6) {
-    const canonical = new SocketAddress({ address: s, family: 'ipv6' }).address;
-    if (canonical.startsWith('::ffff:')) {
-      const v4 = canonical.slice(7);
-      if (isIP(v4) === 4) return v4;
-    }
-    return canonical;
-  }
-  const colon = s.lastIndexOf(':');
-  if (colon > 0 && s.indexOf(':') === colon && isIP(s.slice(0, colon)) === 4) return s.slice(0, colon);
-  return '';
-}
-
-/**
- * Compiles an allowlist of IPs and CIDRs (v4 and v6) into a BlockList; throws a RangeError naming the bad
- * entry, so configuration loading can reject it at start-up. allocates: once per list.
- */
-export function compileIpList(list: readonly string[]): BlockList {
-  const block = new BlockList();
-  for (const entry of list) {
-    const slash = entry.indexOf('/');
-    const addr = normalizeIp(slash < 0 ? entry : entry.slice(0, slash));
-    const family = isIP(addr) === 4 ? 'ipv4' : 'ipv6';
-    try {
-      if (addr === '') throw new RangeError('not an IP address');
-      if (slash < 0) {
-        block.addAddress(addr, family);
-      } else {
-        const prefixText = entry.slice(slash + 1).trim();
-        if (!/^\d{1,3}$/.test(prefixText)) throw new RangeError('bad prefix length');
-        let prefix = Number(prefixText);
-        // A mapped-IPv4 CIDR (::ffff:10.0.0.0/104) was unwrapped to its IPv4 address above.
-        if (family === 'ipv4' && entry.includes(':')) prefix -= 96;
-        block.addSubnet(addr, prefix, family);
-      }
-    } catch (err) {
-      throw new RangeError(`invalid IP or CIDR ${JSON.stringify(entry)}: ${(err as Error).message}`);
-    }
-  }
-  return block;
-}
-
-const compiledLists = new WeakMap<readonly string[], BlockList>();
-
-/** True when `ip` is one of the list's addresses or inside one of its CIDRs. IPv4-mapped IPv6 equals its IPv4. */
-export function ipInCidrList(ip: string, list: readonly string[]): boolean {
-  if (list.length === 0) return false;
-  let block = compiledLists.get(list);
-  if (block === undefined) {
-    block = compileIpList(list);
-    compiledLists.set(list, block);
-  }
-  const addr = normalizeIp(ip);
-  if (addr === '') return false;
-  return block.check(addr, isIP(addr) === 4 ? 'ipv4' : 'ipv6');
-}
-
-/**
- * The address a request is keyed and allowlisted by. X-Forwarded-For is believed only when the direct peer
- * is a trusted proxy, and then only from the right: each hop appends the address it saw, so the right-most
- * entry that is not itself a trusted proxy was written by a proxy we trust; anything left of it is
- * client-supplied and spoofable. If every entry is a trusted proxy, the left-most is the furthest client we
- * know of. An entry that is not an IP stops the walk at the last trusted hop, so a misconfigured proxy
- * cannot make garbage (or an empty string) a shared key for everyone.
- */
-export function clientAddress(remoteIp: string, forwardedFor: string | undefined, trustedProxies: readonly string[]): string {
-  const peer = normalizeIp(remoteIp) || remoteIp;
-  if (forwardedFor === undefined || forwardedFor === '' || trustedProxies.length === 0) return peer;
-  if (!ipInCidrList(peer, trustedProxies)) return peer;
-  const hops = forwardedFor.split(',');
-  let last = peer;
-  for (let h = hops.length - 1; h >= 0; h--) {
-    const token = hops[h]!;
-    if (token.trim() === '') continue;
-    const addr = normalizeIp(token);
-    if (addr === '') return last;
-    if (!ipInCidrList(addr, trustedProxies)) return addr;
-    last = addr;
-  }
-  return last;
 }

@@ -16,6 +16,7 @@
  */
 import { Errors } from '../domain/errors.ts';
 import type { OrderRecord } from '../domain/events.ts';
+import { GTD_MIN_LEAD_SECONDS, onTick } from '../domain/market-rules.ts';
 import { formatPips, formatUnits } from '../domain/units.ts';
 import type { Store } from '../journal/env.ts';
 import { readOrder } from '../journal/orders.ts';
@@ -30,8 +31,6 @@ import { needOf, releaseAll, reserve } from './reservation.ts';
 import type { CancelBatch, ShardLink } from './shard-link.ts';
 
 const TIF_OF = { GTC: Tif.GTC, GTD: Tif.GTD, FOK: Tif.FOK, FAK: Tif.FAK } as const;
-/** GTD expiration must be at least this far ahead (DESIGN section 6). */
-const GTD_MIN_LEAD_SEC = 60;
 
 /** What the checks make of a placement: read at once (one scratch object, reused). */
 interface Terms {
@@ -137,7 +136,7 @@ export class Admission {
     const rests = restsOnBook(tif);
     if (o.postOnly && !rests) return rejectResponse(o.orderId, Errors.PM_ERR_POST_ONLY_TYPE.result);
     if (tif === Tif.GTD) {
-      if (!Number.isSafeInteger(o.expiration) || o.expiration < Math.floor(this.now() / 1000) + GTD_MIN_LEAD_SEC) {
+      if (!Number.isSafeInteger(o.expiration) || o.expiration < Math.floor(this.now() / 1000) + GTD_MIN_LEAD_SECONDS) {
         return rejectResponse(o.orderId, Errors.PM_ERR_ORDER_EXPIRATION.result);
       }
     } else if (o.expiration !== 0) {
@@ -160,7 +159,7 @@ export class Admission {
       const scaled = usdc * PIPS_PER_UNIT_PRICE;
       const exact = Number.isSafeInteger(scaled) && scaled % size === 0;
       price = exact ? scaled / size : -1;
-      if (!exact || price % tick !== 0 || price < tick || price > PIPS_PER_UNIT_PRICE - tick) {
+      if (!exact || !onTick(price, tick)) {
         return rejectResponse(o.orderId, Errors.PM_ERR_ORDER_TICK.result, { id: o.orderId, price: exact ? formatPips(price) : String(usdc / size), tick: formatPips(tick) });
       }
     } else if (side === Side.BUY) {

@@ -31,11 +31,12 @@
 
 import { Errors } from '../domain/errors.ts';
 import { FEE_WALLET } from '../domain/events.ts';
+import { LOT_UNITS } from '../domain/market-rules.ts';
+import { PIPS } from '../domain/units.ts';
 
 export { FEE_WALLET };
-const LOT = 10_000;
-const PIPS = 10_000;
-const HALF = 5_000;
+const LOT = LOT_UNITS;
+const HALF = PIPS / 2;
 
 export const LedgerCode = {
   OK: 0,

@@ -13,6 +13,7 @@
  */
 import { Errors, apiError } from '../domain/errors.ts';
 import { resolveEvent, type MarketEvent } from '../domain/events.ts';
+import { BPS, TICK_PIPS } from '../domain/market-rules.ts';
 import type { JournalWriter } from '../journal/writer.ts';
 import { CancelReason } from './book/api.ts';
 import type { MarketInput, OpResult } from './engine-types.ts';
@@ -23,7 +24,7 @@ import { rowOf, type MarketState, type MarketTable } from './market-table.ts';
 import type { MarketMeta, ResultRecord } from './protocol.ts';
 import type { ShardLink } from './shard-link.ts';
 
-const TICKS = new Set([1, 10, 100, 1000]);
+const TICKS = new Set(TICK_PIPS);
 
 /** Throws PM_ERR_BAD_REQUEST unless `m` can be registered next to the markets already known. */
 function checkMarketInput(m: MarketInput, markets: MarketTable): void {
@@ -31,10 +32,10 @@ function checkMarketInput(m: MarketInput, markets: MarketTable): void {
   if (!Array.isArray(m.tokenIds) || m.tokenIds.length !== 2 || m.tokenIds[0] === m.tokenIds[1] || !m.tokenIds.every((t) => typeof t === 'string' && t.length > 0)) {
     throw apiError('PM_ERR_BAD_REQUEST', { detail: 'tokenIds must be two distinct token ids' });
   }
-  if (!TICKS.has(m.tickPips)) throw apiError('PM_ERR_BAD_REQUEST', { detail: `tickPips must be one of 1, 10, 100, 1000` });
+  if (!TICKS.has(m.tickPips)) throw apiError('PM_ERR_BAD_REQUEST', { detail: `tickPips must be one of ${[...TICKS].sort((a, b) => a - b).join(', ')}` });
   if (!Number.isSafeInteger(m.minSizeUnits) || m.minSizeUnits < 0) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'minSizeUnits must be a non-negative integer' });
   for (const f of [m.makerFeeBps, m.takerFeeBps]) {
-    if (!Number.isInteger(f) || f < 0 || f > 10_000) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'fee rates must be integers in [0, 10000] bps' });
+    if (!Number.isInteger(f) || f < 0 || f > BPS) throw apiError('PM_ERR_BAD_REQUEST', { detail: `fee rates must be integers in [0, ${BPS}] bps` });
   }
   for (const t of m.tokenIds) {
     const other = markets.token(t);

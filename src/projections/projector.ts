@@ -37,7 +37,6 @@
  * order acknowledged and asks for its positions next sees the fill.
  */
 import type { JournalEvent } from '../domain/events.ts';
-import type { Database } from 'lmdb';
 import type { Store } from '../journal/env.ts';
 import { metaKeys, prefixRange, type Key } from '../journal/keys.ts';
 import { readJournal } from '../journal/recovery.ts';
@@ -220,7 +219,7 @@ export class ViewStore implements ViewSink {
   private held: Pending[] = [];
 
   constructor(
-    readonly db: Database<unknown, Key>,
+    readonly db: Store['views'],
     readonly deferral?: ViewWrites,
   ) {
     deferral?.register(this);

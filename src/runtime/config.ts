@@ -11,8 +11,8 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
-import { DEFAULT_BUCKETS } from '../edge/rate-limit-buckets.ts';
-import { RateLimiter, compileIpList } from '../edge/rate-limit.ts';
+import { compileIpList } from '../domain/ip.ts';
+import { DEFAULT_BUCKETS, MAX_BUCKET_LIMIT } from '../domain/rate-limits.ts';
 
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
 const Domain = Type.Object(
@@ -20,7 +20,7 @@ const Domain = Type.Object(
   { additionalProperties: false },
 );
 const Bucket = Type.Object(
-  { limit: Type.Integer({ minimum: 1 }), windowSeconds: Type.Integer({ minimum: 1, maximum: 86400 }) },
+  { limit: Type.Integer({ minimum: 1, maximum: MAX_BUCKET_LIMIT }), windowSeconds: Type.Integer({ minimum: 1, maximum: 86400 }) },
   { additionalProperties: false },
 );
 
@@ -167,7 +167,7 @@ export function loadConfig(opts: LoadOptions = {}): Readonly<Config> {
   return finish(merged);
 }
 
-/** Schema check, bucket defaults, then the checks a schema cannot express (CIDRs, bucket arithmetic). */
+/** Schema check, bucket defaults, then the checks a schema cannot express (CIDRs). */
 function finish(merged: Json): Readonly<Config> {
   const err = firstError(merged);
   if (err) throw err;
@@ -180,11 +180,6 @@ function finish(merged: Json): Readonly<Config> {
     } catch (e) {
       throw new ConfigError(key, (e as Error).message);
     }
-  }
-  try {
-    new RateLimiter(cfg.rateLimits);
-  } catch (e) {
-    throw new ConfigError('rateLimits', (e as Error).message);
   }
   return deepFreeze(cfg);
 }

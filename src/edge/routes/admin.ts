@@ -8,7 +8,7 @@
  * answer 503. A resolution the engine accepted is then recorded in the catalog (closed, not accepting
  * orders, winner), and every market change is passed to the engine's market registry.
  */
-import { ApiError, Errors, apiError, errorByResult } from '../../domain/errors.ts';
+import { Errors, apiError, resultError } from '../../domain/errors.ts';
 import { formatAsset } from '../../domain/ids.ts';
 import { formatUnits, parseUnits } from '../../domain/units.ts';
 import { getProfile } from '../../queries/catalog.ts';
@@ -32,10 +32,6 @@ function engineOf(ctx: AppContext): EngineAdmin {
   return ctx.engine;
 }
 
-/** An engine result code as the catalogue error it stands for. */
-function engineError(code: number, vars: Record<string, string | number>): ApiError {
-  return new ApiError(errorByResult(code), vars);
-}
 
 /**
  * Tokens are listed by asset (condition id, then outcome): the ledger's own order follows the wallet's
@@ -72,7 +68,7 @@ export function adminRoutes(ctx: AppContext): AnyRoute[] {
         if (units === undefined || units <= 0) throw apiError('PM_ERR_AMOUNT');
         const engine = engineOf(ctx);
         const r = await engine[op](address, units);
-        if (!r.ok) throw engineError(r.code, { wallet: address });
+        if (!r.ok) throw resultError(r.code, { wallet: address });
         return balancesOf(engine, address);
       },
     });
@@ -131,7 +127,7 @@ export function adminRoutes(ctx: AppContext): AnyRoute[] {
         const r = await engineOf(ctx).resolveMarket(conditionId, winner);
         // "Already resolved" from the engine with an unresolved catalog means a crash fell between the
         // engine's commit and the catalog's: the retry completes the catalog side.
-        if (!r.ok && r.code !== Errors.PM_ERR_MARKET_RESOLVED.result) throw engineError(r.code, { conditionId, tokenId: market.clobTokenIds[0] });
+        if (!r.ok && r.code !== Errors.PM_ERR_MARKET_RESOLVED.result) throw resultError(r.code, { conditionId, tokenId: market.clobTokenIds[0] });
         const outcome = await write.markResolved(conditionId, winner);
         if (!outcome.ok) throw outcome.error;
         return read.marketCatalog(outcome.market);

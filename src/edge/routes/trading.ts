@@ -10,7 +10,7 @@
  * `{success:false, errorMsg}` element per rejected order, so one bad order never fails the others.
  */
 import { Type } from '@sinclair/typebox';
-import { apiError, ApiError, errorByResult } from '../../domain/errors.ts';
+import { apiError, resultError, type ApiError } from '../../domain/errors.ts';
 import { END_CURSOR, decodeCursor, encodeCursor, nextCursor } from '../../domain/cursor.ts';
 import { parseConditionId, parseOrderId, parseTokenId } from '../../domain/ids.ts';
 import { DEFAULT_OUTCOMES } from '../../domain/market-rules.ts';
@@ -64,9 +64,6 @@ function rejected(orderId: string, e: ApiError): OrderResult {
   return { success: false, errorMsg: e.message, orderID: orderId, status: '', makingAmount: '', takingAmount: '' };
 }
 
-function engineError(code: number, vars?: Record<string, string | number>): ApiError {
-  return new ApiError(errorByResult(code), vars);
-}
 
 /** The caller of a signed route: the edge guarantees both fields once the HMAC passed. */
 function signer(caller: Caller): OrderCaller {
@@ -112,14 +109,14 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
   // copied now and sent once what it shows is durable (never state a crash could still undo).
   const durable = async <T>(reply: T): Promise<T> => {
     const c = await engine.afterCommit();
-    if (!c.ok) throw engineError(c.code);
+    if (!c.ok) throw resultError(c.code);
     return reply;
   };
 
   // The ledger's refusals name the market (`market {conditionId} is not resolved`): fill it in.
   const walletOp = async (conditionId: string, p: Promise<{ ok: boolean; code: number }>) => {
     const r = await p;
-    if (!r.ok) throw engineError(r.code, { conditionId });
+    if (!r.ok) throw resultError(r.code, { conditionId });
     return { success: true };
   };
 
@@ -152,7 +149,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
         if (!checked.ok) throw checked.error;
         const r = await place(checked.order);
         ctx.metrics.orderEngine((performance.now() - t1) / 1000);
-        if (!r.ok) throw engineError(r.code, r.vars);
+        if (!r.ok) throw resultError(r.code, r.vars);
         return orderResult(r);
       },
     }),
@@ -180,7 +177,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
             continue;
           }
           const r = await placed[i]!;
-          out.push(r.ok ? orderResult(r) : rejected(r.orderId, engineError(r.code, r.vars)));
+          out.push(r.ok ? orderResult(r) : rejected(r.orderId, resultError(r.code, r.vars)));
         }
         if (placed.some((p) => p !== undefined)) ctx.metrics.orderEngine((performance.now() - t1) / 1000);
         return out;

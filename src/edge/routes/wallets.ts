@@ -14,7 +14,7 @@ import type { ClosedParams, PositionsParams } from '../../queries/wallets/positi
 import { WalletDataReader } from '../../queries/wallets/reader.ts';
 import type { TradesParams } from '../../queries/wallets/trades.ts';
 import type { AppContext } from '../context.ts';
-import { ipInCidrList } from '../rate-limit.ts';
+import { ipInCidrList } from '../../domain/ip.ts';
 import { reply, route, type AnyRoute, type Caller } from '../route.ts';
 import { Type } from '@sinclair/typebox';
 import { ClosedPosition, ClosedPositionsQuery, Position, PositionsQuery, Trade, TradesQuery } from '../schemas/wallets.ts';

@@ -27,10 +27,13 @@
  */
 
 import { Errors } from '../../domain/errors.ts';
+import { LOT_UNITS } from '../../domain/market-rules.ts';
+import { PIPS, UNITS } from '../../domain/units.ts';
 
-export const UNITS_PER_TOKEN = 1_000_000;
-export const PIPS_PER_UNIT_PRICE = 10_000;
-export const LOT_UNITS = 10_000;
+// The book's names for the domain's units (domain/units.ts, domain/market-rules.ts).
+export const UNITS_PER_TOKEN = UNITS;
+export const PIPS_PER_UNIT_PRICE = PIPS;
+export { LOT_UNITS };
 
 export const Side = { BUY: 0, SELL: 1 } as const;
 export type Side = (typeof Side)[keyof typeof Side];

@@ -36,6 +36,7 @@ import {
   type PlaceResult,
   type Side,
 } from './api.ts';
+import { BPS } from '../../domain/market-rules.ts';
 import { BID, ExpiryHeap, HandleIndex, LevelColumns, NIL, SlotTable } from './layout.ts';
 
 type OrderView = ReturnType<MatchingBook['orders']>[number];
@@ -91,7 +92,7 @@ export class BookState implements Omit<MatchingBook, 'place'> {
       const v = params[k];
       if (!Number.isSafeInteger(v) || v < 0) throw new Error(`book: ${k} must be a non-negative integer, got ${v}`);
     }
-    if (params.makerFeeBps > 10_000 || params.takerFeeBps > 10_000) throw new Error('book: fee bps above 10_000');
+    if (params.makerFeeBps > BPS || params.takerFeeBps > BPS) throw new Error(`book: fee bps above ${BPS}`);
     this.params = params;
     this.tick = t;
     this.n = PIPS_PER_UNIT_PRICE / t;

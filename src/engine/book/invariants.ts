@@ -10,6 +10,7 @@
  * expiry heap against the resting GTD orders.
  */
 
+import { onTick } from '../../domain/market-rules.ts';
 import { LOT_UNITS, PIPS_PER_UNIT_PRICE, type Level, type MatchingBook, type Outcome } from './api.ts';
 import { BookState } from './book-state.ts';
 import { ASK, BID, NIL } from './layout.ts';
@@ -42,7 +43,7 @@ function checkContract(book: MatchingBook, errors: string[]): void {
     if (!(o.remainingUnits > 0) || o.remainingUnits % LOT_UNITS !== 0) {
       errors.push(`handle ${o.handle}: remaining ${o.remainingUnits} not a positive multiple of LOT_UNITS`);
     }
-    if (o.pricePips % book.params.tickPips !== 0 || o.pricePips < book.params.tickPips || o.pricePips > PIPS_PER_UNIT_PRICE - book.params.tickPips) {
+    if (!onTick(o.pricePips, book.params.tickPips)) {
       errors.push(`handle ${o.handle}: resting price ${o.pricePips} off tick or out of range`);
     }
     if (o.expiresAt > 0 && (minExpiry === 0 || o.expiresAt < minExpiry)) minExpiry = o.expiresAt;

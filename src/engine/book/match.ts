@@ -82,6 +82,7 @@ import {
   type PlaceCommand,
   type PlaceResult,
 } from './api.ts';
+import { BPS } from '../../domain/market-rules.ts';
 import { BID, NIL, type HandleIndex, type LevelColumns, type SlotTable } from './layout.ts';
 
 /**
@@ -109,7 +110,7 @@ export interface MatchTarget {
   emitCancel(s: number, reason: CancelReason, sink: EventSink): void;
 }
 
-const FEE_DIV = 10_000;
+const FEE_DIV = BPS;
 
 function reject(r: PlaceResult, code: MatchCode): PlaceResult {
   r.code = code;

@@ -32,6 +32,7 @@
  *   - expire() and cancelAll() emit in priority order (bids best first, then asks best first).
  */
 
+import { onTick } from '../../domain/market-rules.ts';
 import {
   CancelReason,
   FillKind,
@@ -146,7 +147,7 @@ export function createReferenceBook(params: MarketParams): MatchingBook {
     const p = cmd.pricePips;
     if (!Number.isInteger(p)) return false;
     if (cmd.tif === Tif.GTC || cmd.tif === Tif.GTD) {
-      return p % params.tickPips === 0 && p >= params.tickPips && p <= PIPS_PER_UNIT_PRICE - params.tickPips;
+      return onTick(p, params.tickPips);
     }
     return p >= 1 && p <= PIPS_PER_UNIT_PRICE - 1;
   }

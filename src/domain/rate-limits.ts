@@ -1,0 +1,42 @@
+/**
+ * The spec's rate-limit caps (its "Limits" table, DESIGN section 8): the default of `rateLimits.buckets`,
+ * which configuration may raise per bucket. Which routes charge which buckets is the edge's business
+ * (edge/rate-limit-buckets.ts); how they are counted is edge/rate-limit.ts.
+ */
+
+export interface BucketSpec {
+  limit: number;
+  windowSeconds: number;
+}
+
+/** A bucket's limit must fit the limiter's 32-bit counters. */
+export const MAX_BUCKET_LIMIT = 0xffff_ffff;
+
+const tenSeconds = (limit: number): BucketSpec => ({ limit, windowSeconds: 10 });
+
+export const DEFAULT_BUCKETS: Record<string, BucketSpec> = {
+  catalog: tenSeconds(4000),
+  'catalog-events': tenSeconds(500),
+  'catalog-markets': tenSeconds(300),
+  'catalog-listing': tenSeconds(900),
+  'catalog-tags': tenSeconds(200),
+  'catalog-search': tenSeconds(350),
+  clob: tenSeconds(5000),
+  health: tenSeconds(50),
+  book: tenSeconds(200),
+  books: tenSeconds(80),
+  price: tenSeconds(200),
+  prices: tenSeconds(80),
+  midpoint: tenSeconds(200),
+  'prices-history': tenSeconds(100),
+  'batch-prices-history': tenSeconds(80),
+  // The spec's table gives no general cap for the wallet data API; the platform documents 1000 / 10s for
+  // its Data API (reference/platform-semantics.md section 5), so that is the default.
+  data: tenSeconds(1000),
+  'data-trades': tenSeconds(150),
+  'trading-burst': tenSeconds(2400),
+  'trading-sustained': { limit: 24000, windowSeconds: 600 },
+  // Not in the spec: admin calls are operator tooling (bulk imports, funding scripts), so the cap only
+  // stops a runaway loop.
+  admin: tenSeconds(10000),
+};
