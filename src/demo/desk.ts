@@ -234,16 +234,17 @@ export class Desk {
     return this.fairs[market]!.pips;
   }
 
-  /** One round (module header). `budget`: orders it may send (Infinity: every quote it wants). */
+  /** One round (module header). `budget`: orders it may send (Infinity: an opening round, every quote it wants and no taker). */
   async tick(now: number, budget: number): Promise<void> {
     const dt = now - this.last;
     this.last = now;
     for (const f of this.fairs) f.step(dt);
     await this.sync();
     await this.topUp(false);
-    // The takers get what the makers do not need, and at least `takerShare` of the budget.
+    // The takers get what the makers do not need, and at least `takerShare` of the budget; in an opening
+    // round (no budget) the makers put up their quotes first and the takers wait for them.
     const wanted = this.makerNeeds().filter((nd) => nd.want !== undefined).length;
-    const forTakers = Number.isFinite(budget) ? budget - Math.min(wanted, Math.floor(budget * (1 - this.o.takerShare))) : this.takers.length;
+    const forTakers = Number.isFinite(budget) ? budget - Math.min(wanted, Math.floor(budget * (1 - this.o.takerShare))) : 0;
     const taken = await this.take(now, forTakers);
     await this.sync();
     await this.quote(now, budget - taken);

@@ -121,8 +121,12 @@ test('the opening round quotes both sides of every market for every maker, signe
       assert.deepEqual(sides.sort(), ['0BUY', '1BUY']);
     }
   }
-  // Takers send FAK orders only.
-  for (const p of v.placed().filter((x) => x.wallet === WALLETS[2]!.address || x.wallet === WALLETS[3]!.address)) assert.equal(p.order.submission.orderType, 'FAK');
+  assert.equal(v.placed().length, quotes.length, 'the takers wait for the quotes');
+  // Later rounds: takers send FAK orders only.
+  for (let t = 2; t < 30; t++) await d.tick(t * 1_000, 6);
+  const taken = v.placed().filter((x) => x.wallet === WALLETS[2]!.address || x.wallet === WALLETS[3]!.address);
+  assert.ok(taken.length > 0);
+  for (const p of taken) assert.equal(p.order.submission.orderType, 'FAK');
 });
 
 test('a round never sends more orders than its budget, and cancels stale quotes before placing new ones', async () => {
