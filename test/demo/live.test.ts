@@ -4,9 +4,9 @@
  * bound and keeps trading while it runs; a restart keeps its history and trades on; the replay is
  * deterministic under its seed; `static` gives the catalog without trading and `off` an empty exchange.
  */
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApp, type App } from '../../src/app.ts';
@@ -21,7 +21,15 @@ const DAY = 86_400_000;
 const START_BOUND_MS = 15_000;
 
 const config = (dataDir: string, demo: 'live' | 'static' | 'off') => testConfig({ dataDir, http: { port: 0 }, demo, rateLimits: { enabled: false }, auth: { signatureThreads: 1 } });
-const tempDir = () => mkdtempSync(join(tmpdir(), 'pm-demo-'));
+const dirs: string[] = [];
+const tempDir = () => {
+  const d = mkdtempSync(join(tmpdir(), 'pm-demo-'));
+  dirs.push(d);
+  return d;
+};
+after(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
 
 async function get(app: App, path: string): Promise<any> {
   const r = await fetch(`http://127.0.0.1:${app.port}${path}`);

@@ -6,7 +6,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApp } from '../../src/app.ts';
@@ -18,8 +18,9 @@ const ADMIN = 'simulate-test-token';
 const units = (text: string) => Math.round(Number(text) * 1_000_000);
 
 test('simulate trades for a few seconds and its summary agrees with the service', async () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pm-simulate-'));
   const app = await startApp(
-    testConfig({ dataDir: mkdtempSync(join(tmpdir(), 'pm-simulate-')), http: { port: 0 }, adminToken: ADMIN, demo: 'off', auth: { signatureThreads: 1 } }),
+    testConfig({ dataDir, http: { port: 0 }, adminToken: ADMIN, demo: 'off', auth: { signatureThreads: 1 } }),
     { log: silentLogger },
   );
   const base = `http://127.0.0.1:${app.port}`;
@@ -75,5 +76,6 @@ test('simulate trades for a few seconds and its summary agrees with the service'
     assert.ok(app.ctx.engine.checkLedger().length === 0, app.ctx.engine.checkLedger().join('\n'));
   } finally {
     await app.stop();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 });
