@@ -7,6 +7,7 @@ import { metaKeys } from './journal/keys.ts';
 import { CatalogWriter } from './projections/catalog.ts';
 import { CatalogReader } from './queries/catalog.ts';
 import { loadDemo } from './demo/catalog.ts';
+import { LIVE_DEMO_DEFAULTS, ReplayClock, startLiveDemo, type LiveDemo, type LiveDemoOptions } from './demo/live.ts';
 import { createAuthServices } from './edge/auth.ts';
 import { Engine } from './engine/engine.ts';
 import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './projections/projector.ts';
@@ -29,12 +30,14 @@ export interface App {
   readonly ctx: AppContext;
   readonly server: EdgeServer;
   readonly port: number;
+  /** The demo traders (`demo: "live"`). */
+  readonly demo?: LiveDemo;
   /** Ordered stop: close the listen socket, let in-flight requests finish, then close what start-up opened, newest first (LMDB last). */
   stop(graceMs?: number): Promise<void>;
 }
 
 /** The start-up steps, in order; each has opened (and registered for closing) what it names. */
-export const START_STEPS = ['store', 'auth', 'view-writes', 'engine', 'projections', 'catalog', 'signatures', 'routes', 'listen'] as const;
+export const START_STEPS = ['store', 'auth', 'view-writes', 'engine', 'projections', 'catalog', 'signatures', 'demo', 'routes', 'listen'] as const;
 export type StartStep = (typeof START_STEPS)[number];
 
 export interface AppOptions {
@@ -46,6 +49,8 @@ export interface AppOptions {
   viewWrites?: ViewWritesOptions;
   /** Use this rate limiter instead of one built from config.rateLimits (test/edge/routes/ records what each request charges). */
   limiter?: RateLimiter;
+  /** The live demo's seed, rate and replay size (tests, embedding); defaults in demo/live.ts. */
+  demo?: Partial<LiveDemoOptions>;
   /**
    * Test seam: awaited after each start-up step, once what the step opened is registered for closing. A
    * throw fails the start at that point, as a real failure of the next step would (test/app.test.ts).
@@ -95,7 +100,9 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
 
 /** The start-up steps in dependency order; every resource registers its closer as soon as it is open. */
 async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, closers: Closers): Promise<App> {
-  const clock = opts.clock ?? systemClock;
+  // The living demo replays its history under this clock before it follows the base clock (demo/live.ts).
+  const replayClock = config.demo === 'live' ? new ReplayClock(opts.clock ?? systemClock) : undefined;
+  const clock = replayClock ?? opts.clock ?? systemClock;
   const done = async (step: StartStep) => opts.afterStep?.(step);
 
   const store = opts.store ?? openStore({ dataDir: config.dataDir });
@@ -134,11 +141,19 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   metrics.watchSignaturePool(() => auth.pool);
   await done('projections');
 
-  await startCatalog({ catalog, engine, store, config, clock, log });
+  await startCatalog({ catalog, engine, store, config, clock, log, history: replayClock && { clock: replayClock, ms: opts.demo?.replayMs ?? LIVE_DEMO_DEFAULTS.replayMs } });
   await done('catalog');
   // Listen only once the signature threads have loaded: the first orders would otherwise wait for them.
   await auth.pool.ready;
   await done('signatures');
+  // The demo traders sign and place through the signature pool and the engine, so they start after both;
+  // a fresh store gets its week of history here, before the listener opens.
+  let demo: LiveDemo | undefined;
+  if (replayClock) {
+    demo = await startLiveDemo({ engine, auth, catalog: catalog.read, clock: replayClock, log }, opts.demo);
+    closers.add('demo traders', () => demo!.stop());
+  }
+  await done('demo');
 
   const ctx: AppContext = Object.freeze({
     config,
@@ -190,6 +205,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     ctx,
     server,
     port: server.port,
+    demo,
     stop(graceMs = config.shutdown.graceMs) {
       stopping ??= (async () => {
         ctx.state.ready = false;
@@ -218,10 +234,20 @@ function openProjections(o: { store: Store; engine: Engine; viewWrites: ViewWrit
 
 /**
  * Connects the catalog to the engine's market registry and loads the demo catalog into an empty store:
- * every stored market is registered, and every later change is passed on as it commits.
+ * every stored market is registered, and every later change is passed on as it commits. With `history`
+ * (the live demo), a fresh store's clock is held `history.ms` back first, so the catalog and the demo
+ * funding date from where the replayed history starts; the catalog's own dates stay based on today.
  */
-async function startCatalog(o: { catalog: CatalogServices; engine: EngineAdmin; store: Store; config: Readonly<Config>; clock: Clock; log: Logger }): Promise<void> {
-  const { catalog, engine, store, config, clock, log } = o;
+async function startCatalog(o: {
+  catalog: CatalogServices;
+  engine: EngineAdmin;
+  store: Store;
+  config: Readonly<Config>;
+  clock: Clock;
+  log: Logger;
+  history?: { clock: ReplayClock; ms: number };
+}): Promise<void> {
+  const { catalog, engine, store, config, clock, log, history } = o;
   const register = (markets: ReturnType<CatalogReader['tradingMarkets']>) => {
     for (const m of markets) {
       try {
@@ -233,8 +259,10 @@ async function startCatalog(o: { catalog: CatalogServices; engine: EngineAdmin; 
   };
   register(catalog.read.tradingMarkets());
   catalog.write.onMarketsChanged(register);
-  if (config.demo && catalog.read.isEmpty() && store.meta.get(metaKeys.demoLoaded) === undefined) {
-    const { summary, funded } = await loadDemo(catalog.write, engine, clock.now());
+  if (config.demo !== 'off' && catalog.read.isEmpty() && store.meta.get(metaKeys.demoLoaded) === undefined) {
+    const today = clock.now();
+    history?.clock.hold(today - history.ms);
+    const { summary, funded } = await loadDemo(catalog.write, engine, today);
     await store.meta.put(metaKeys.demoLoaded, new Date(clock.now()).toISOString());
     log.info({ events: summary.events.created, markets: summary.markets.created, fundedWallets: funded }, 'demo catalog loaded');
   }

@@ -540,7 +540,8 @@ export function l2Headers(w: Pick<Wallet, 'address' | 'apiKey' | 'passphrase' | 
   };
 }
 
-async function l1Headers(account: PrivateKeyAccount, authDomain: { name: string; version: string; chainId: number }, nonce: bigint): Promise<Record<string, string>> {
+/** L1 headers (EIP-712 ClobAuth) for POST /auth/api-key and GET /auth/derive-api-key. */
+export async function l1Headers(account: PrivateKeyAccount, authDomain: { name: string; version: string; chainId: number }, nonce: bigint): Promise<Record<string, string>> {
   const ts = nowSec();
   const signature = await account.signTypedData({
     domain: authDomain,

@@ -88,13 +88,16 @@ function price(p: number, tick: number): [string, string] {
   return [yes.toFixed(dec), (1 - yes).toFixed(dec)];
 }
 
+/** The question id of a demo market: how the live demo tells its markets from ones an admin added. */
+export const demoQuestionId = (slug: string) => hex32(`pm-exchange demo question ${slug}`);
+
 function market(slugBase: string, spec: MarketSpec, creator: string | undefined): MarketInput {
   const tick = spec.tick ?? '0.01';
   const slug = `${slugBase}${spec.group ? '-' + spec.group.toLowerCase().replace(/[^a-z0-9]+/g, '-') : ''}`;
   return {
     question: spec.question,
     slug,
-    questionID: hex32(`pm-exchange demo question ${slug}`),
+    questionID: demoQuestionId(slug),
     outcomes: JSON.stringify(spec.outcomes ?? ['Yes', 'No']),
     outcomePrices: JSON.stringify(price(spec.yes, Number(tick))),
     orderPriceMinTickSize: tick,

@@ -68,6 +68,19 @@ export interface OrderCaller {
   address: string;
 }
 
+/**
+ * The checks' dependencies as the trading routes build them (the in-process demo traders build theirs
+ * here too, so their orders are checked exactly as a client's): the auth services' signature pool and
+ * order domains, the clock, and the engine's token -> market map.
+ */
+export function orderCheckDeps(o: {
+  auth: { pool: SigPool; orderDomains: OrderDomains };
+  clock: Clock;
+  engine: { tokenMarketOf(tokenId: string): { readonly market: TokenMarket } | undefined };
+}): OrderCheckDeps {
+  return { pool: o.auth.pool, domains: o.auth.orderDomains, clock: o.clock, market: (tokenId) => o.engine.tokenMarketOf(tokenId)?.market };
+}
+
 export function orderDomainsOf(auth: Config['auth']): OrderDomains {
   const d = (x: Config['auth']['orderDomain']): OrderDomain => ({ name: x.name, version: x.version, chainId: auth.chainId, verifyingContract: x.verifyingContract });
   return { normal: d(auth.orderDomain), negRisk: d(auth.negRiskOrderDomain) };

@@ -3,7 +3,7 @@
  * environment variables. The merged result is validated against `ConfigSchema` and frozen; a bad
  * value stops start-up with a message naming the key (`ConfigError`).
  *
- * Environment variables: HOST, PORT, DATA_DIR, ADMIN_TOKEN, DEMO (0/1/false/true), LOG_LEVEL,
+ * Environment variables: HOST, PORT, DATA_DIR, ADMIN_TOKEN, DEMO (live/static/off), LOG_LEVEL,
  * SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, CONFIG_FILE.
  */
 import { readFileSync } from 'node:fs';
@@ -41,7 +41,9 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false },
     ),
     dataDir: Type.String({ minLength: 1 }),
-    demo: Type.Boolean(),
+    demo: Type.Union([Type.Literal('live'), Type.Literal('static'), Type.Literal('off')], {
+      description: 'what an empty store starts with: live = the demo catalog, a replayed week of trading and live traders; static = the catalog and funded demo wallets; off = nothing',
+    }),
     adminToken: Type.String(),
     log: Type.Object(
       { level: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l))) },
@@ -119,6 +121,16 @@ function envBool(key: string, v: string): boolean {
   throw new ConfigError(key, `expected 0/1/true/false, got ${JSON.stringify(v)}`);
 }
 
+export type DemoMode = Config['demo'];
+
+/** DEMO: 1/true/on/live, static, 0/false/off (the first and last forms are the boolean it used to be). */
+function envDemo(v: string): DemoMode {
+  if (/^(1|true|on|yes|live)$/i.test(v)) return 'live';
+  if (/^static$/i.test(v)) return 'static';
+  if (/^(0|false|off|no)$/i.test(v)) return 'off';
+  throw new ConfigError('DEMO', `expected live, static or off (or 1/0), got ${JSON.stringify(v)}`);
+}
+
 function envInt(key: string, v: string): number {
   if (!/^-?\d+$/.test(v)) throw new ConfigError(key, `expected an integer, got ${JSON.stringify(v)}`);
   return Number(v);
@@ -135,7 +147,7 @@ function envOverlay(env: NodeJS.ProcessEnv): Json {
   if (Object.keys(http).length) o.http = http;
   if (env.DATA_DIR !== undefined) o.dataDir = env.DATA_DIR;
   if (env.ADMIN_TOKEN !== undefined) o.adminToken = env.ADMIN_TOKEN;
-  if (env.DEMO !== undefined) o.demo = envBool('DEMO', env.DEMO);
+  if (env.DEMO !== undefined) o.demo = envDemo(env.DEMO);
   if (env.LOG_LEVEL !== undefined) o.log = { level: env.LOG_LEVEL };
   if (env.SHARDS !== undefined) o.engine = { shards: envInt('SHARDS', env.SHARDS) };
   if (env.RATE_LIMITS !== undefined) o.rateLimits = { enabled: envBool('RATE_LIMITS', env.RATE_LIMITS) };
@@ -169,6 +181,8 @@ export function loadConfig(opts: LoadOptions = {}): Readonly<Config> {
 
 /** Schema check, bucket defaults, then the checks a schema cannot express (CIDRs). */
 function finish(merged: Json): Readonly<Config> {
+  // Files written when `demo` was a boolean keep working: true was the demo, now its live form.
+  if (typeof merged.demo === 'boolean') merged = { ...merged, demo: merged.demo ? 'live' : 'off' };
   const err = firstError(merged);
   if (err) throw err;
   const cfg = merged as Config;
@@ -192,8 +206,12 @@ function deepFreeze<T>(v: T): T {
   return v;
 }
 
-/** For tests: a validated configuration built from defaults plus overrides, without reading env. */
+/**
+ * For tests: a validated configuration built from defaults plus overrides, without reading env. The demo
+ * is `static` unless the overrides name it: a live demo replays a week of trading at every fresh start
+ * (seconds) and keeps trading beside whatever the test does.
+ */
 export function testConfig(overrides: Json = {}): Readonly<Config> {
-  return finish(overlay(readJson(DEFAULT_CONFIG_PATH, 'config/default.json'), overrides));
+  return finish(overlay({ ...readJson(DEFAULT_CONFIG_PATH, 'config/default.json'), demo: 'static' }, overrides));
 }
 

@@ -30,7 +30,7 @@ test('CONFIG_FILE overlays defaults key by key, environment overlays both', () =
   assert.equal(c.http.port, 9000);
   assert.equal(c.http.host, '0.0.0.0');
   assert.equal(c.http.maxBodyBytes, 1024 * 1024, 'sibling keys survive an overlay');
-  assert.equal(c.demo, false);
+  assert.equal(c.demo, 'off');
   assert.equal(c.rateLimits.enabled, false);
   assert.equal(c.engine.shards, 2);
   assert.deepEqual(c.rateLimits.buckets.book, { limit: 5, windowSeconds: 1 });
@@ -38,10 +38,25 @@ test('CONFIG_FILE overlays defaults key by key, environment overlays both', () =
   assert.equal(loadConfig({ env: { CONFIG_FILE: p, PORT: '1234' } }).http.port, 1234);
 });
 
+test('DEMO and `demo` take live, static or off; the boolean forms they used to have still work', () => {
+  assert.equal(loadConfig({ env: {} }).demo, 'live');
+  const cases: [string, string][] = [
+    ['1', 'live'], ['true', 'live'], ['on', 'live'], ['live', 'live'], ['LIVE', 'live'],
+    ['static', 'static'],
+    ['0', 'off'], ['false', 'off'], ['off', 'off'],
+  ];
+  for (const [env, mode] of cases) assert.equal(loadConfig({ env: { DEMO: env } }).demo, mode, `DEMO=${env}`);
+  for (const [value, mode] of [[true, 'live'], [false, 'off'], ['static', 'static']] as const) {
+    const p = file(`demo-${String(value)}.json`, JSON.stringify({ demo: value }));
+    assert.equal(loadConfig({ env: { CONFIG_FILE: p } }).demo, mode, `"demo": ${JSON.stringify(value)}`);
+  }
+});
+
 const bad: { name: string; env?: Record<string, string>; file?: unknown; key: string }[] = [
   { name: 'non-numeric PORT', env: { PORT: 'abc' }, key: 'PORT' },
   { name: 'PORT out of range', env: { PORT: '70000' }, key: 'http.port' },
   { name: 'bad DEMO', env: { DEMO: 'maybe' }, key: 'DEMO' },
+  { name: 'bad demo in file', file: { demo: 'sometimes' }, key: 'demo' },
   { name: 'bad log level', env: { LOG_LEVEL: 'loud' }, key: 'log.level' },
   { name: 'zero shards', env: { SHARDS: '0' }, key: 'engine.shards' },
   { name: 'unknown key in file', file: { http: { prot: 1 } }, key: 'http.prot' },

@@ -18,7 +18,7 @@ import { formatPips, formatUnits, parseUnits } from '../../domain/units.ts';
 import type { FillEvent, OrderRecord } from '../../domain/events.ts';
 import type { PlaceResponse } from '../../engine/engine.ts';
 import type { AppContext } from '../context.ts';
-import { checkOrders, type NormalizedOrder, type OrderCheckDeps, type OrderCaller } from '../order-check.ts';
+import { checkOrders, orderCheckDeps, type NormalizedOrder, type OrderCaller } from '../order-check.ts';
 import { walletFills } from '../../queries/fills.ts';
 import { route, type AnyRoute, type Caller } from '../route.ts';
 import {
@@ -72,12 +72,7 @@ function signer(caller: Caller): OrderCaller {
 
 export function tradingRoutes(ctx: AppContext): AnyRoute[] {
   const engine = ctx.engine;
-  const deps: OrderCheckDeps = {
-    pool: ctx.auth.pool,
-    domains: ctx.auth.orderDomains,
-    clock: ctx.clock,
-    market: (tokenId) => engine.tokenMarketOf(tokenId)?.market,
-  };
+  const deps = orderCheckDeps(ctx);
 
   const place = (o: NormalizedOrder) => engine.placeOrder(o);
 
