@@ -18,10 +18,11 @@ import type { AppContext, CatalogServices, EngineAdmin } from './edge/context.ts
 import { Metrics } from './edge/metrics.ts';
 import { buildOpenApi } from './edge/openapi.ts';
 import { RateLimiter } from './edge/rate-limit.ts';
+import { ReplayGuard } from './edge/replays.ts';
 import { buildRoutes } from './edge/routes.ts';
 import { startServer, type EdgeServer } from './edge/server.ts';
 import type { Config } from './runtime/config.ts';
-import { systemClock, type Clock } from './runtime/clock.ts';
+import { nowSeconds, systemClock, type Clock } from './runtime/clock.ts';
 import { createLogger, type Logger } from './runtime/log.ts';
 
 export const VERSION = '0.1.0';
@@ -111,6 +112,9 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   // E.g. a master key that did not issue the stored API keys throws here.
   const auth = createAuthServices({ config, store, clock, log });
   closers.add('auth', () => auth.close());
+  // Signed requests already answered, for their window (edge/replays.ts); durable ones live in the store.
+  const replays = new ReplayGuard(store.replays, () => nowSeconds(clock), log);
+  closers.add('replays', () => replays.close());
   await done('auth');
   // Every view write (projections, midpoint samples) and the projection cursors go out together, coalesced
   // (projections/projector.ts). Opened before the engine so that it closes after it: the engine's last
@@ -188,6 +192,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     log,
     clock,
     auth: auth.authenticator,
+    replays,
   });
   // stop() drains with its own grace period; a failed start closes with the configured one.
   let draining: Promise<void> | undefined;

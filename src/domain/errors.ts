@@ -46,6 +46,8 @@ export const Errors = define({
   PM_ERR_INTERNAL: { result: 7, status: 500, message: 'internal error', doc: 'An unexpected server fault; never a client mistake.' },
   PM_ERR_UNAVAILABLE: { result: 8, status: 503, message: 'service unavailable', doc: 'The service is starting or shutting down.' },
   PM_ERR_NOT_FOUND_ENTITY: { result: 9, status: 404, message: '{detail}', doc: 'A named resource (token, order) does not exist.' },
+  PM_ERR_JSON_TOO_DEEP: { result: 10, status: 400, message: 'invalid JSON body: nested deeper than {max} levels', doc: 'The body nests arrays and objects deeper than any route accepts.' },
+  PM_ERR_BAD_FRAMING: { result: 11, status: 400, message: 'conflicting request framing', doc: 'Content-Length given twice with different values, or a transfer coding other than a single `chunked`; the connection is closed.' },
 
   // ---- 1xxx order validation -------------------------------------------------------------------
   PM_ERR_ORDER_TICK: { result: 1001, status: 400, message: 'order {id} is invalid. Price ({price}) breaks minimum tick size rule: {tick}', doc: 'GTC/GTD price is not a multiple of the tick or lies outside [tick, 1 - tick].' },
@@ -68,6 +70,8 @@ export const Errors = define({
   PM_ERR_CREATE_API_KEY: { result: 2007, status: 400, message: 'Could not create api key', doc: 'The nonce is already used for this address.' },
   PM_ERR_DERIVE_API_KEY: { result: 2008, status: 400, message: 'Could not derive api key!', doc: 'No created, unrevoked key for (address, nonce).' },
   PM_ERR_MAKER_SIGNER: { result: 2009, status: 400, message: 'the order maker has to be the signer for signature type 0 (EOA)', doc: 'An EOA order (signatureType 0) whose maker differs from its signer.' },
+  PM_ERR_TOO_MANY_KEYS: { result: 2010, status: 400, message: 'too many API keys for this wallet: at most {max}; revoke one first', doc: 'Creating another key would exceed auth.maxKeysPerWallet usable keys.' },
+  PM_ERR_REPLAY_UNKNOWN: { result: 2011, status: 409, message: 'this signed request was received before a restart and its outcome is unknown; read your orders and balances', doc: 'A replay of a signed request whose answer was not recorded before the service restarted.' },
 
   // ---- 3xxx risk / balances ----------------------------------------------------------------------
   PM_ERR_BALANCE: { result: 3001, status: 400, message: 'not enough balance / allowance', doc: 'Available balance does not cover the order (or operation).' },

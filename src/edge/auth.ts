@@ -35,7 +35,7 @@ import type { Config } from '../runtime/config.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { AuthDomain, OrderDomains } from './eip712.ts';
 import { orderDomainsOf } from './order-check.ts';
-import type { Authenticator } from './server.ts';
+import type { Authenticator } from './pipeline.ts';
 import { SigPool } from './sig-pool.ts';
 
 export interface Credentials {
@@ -185,14 +185,15 @@ export class ApiKeyService {
     private readonly store: Store,
     private readonly master: Buffer,
     private readonly clock: Clock,
+    private readonly maxPerWallet: number,
   ) {}
 
   /**
    * Loads every stored key record. Throws when the store holds keys issued under another master key
    * (their secrets could no longer be derived).
    */
-  static open(store: Store, master: Buffer, clock: Clock): ApiKeyService {
-    const svc = new ApiKeyService(store, master, clock);
+  static open(store: Store, master: Buffer, clock: Clock, maxPerWallet = Infinity): ApiKeyService {
+    const svc = new ApiKeyService(store, master, clock, maxPerWallet);
     for (const { key, value } of store.apiKeys.getRange()) {
       if (typeof key !== 'string') continue;
       svc.index({ record: value as ApiKeyRecord, pending: false });
@@ -234,6 +235,9 @@ export class ApiKeyService {
   /** Creates the key of (address, nonce); a nonce once used (even revoked) stays taken. Answers after the commit. */
   async create(address: string, nonce: string): Promise<Credentials> {
     if (this.byNonce.has(nonceId(address, nonce))) throw apiError('PM_ERR_CREATE_API_KEY');
+    // Usable keys only (pending ones included: two concurrent creates count twice); revoked ones free a place.
+    const usable = (this.byAddress.get(address) ?? []).filter((k) => !this.byKey.get(k)?.record.revoked).length;
+    if (usable >= this.maxPerWallet) throw apiError('PM_ERR_TOO_MANY_KEYS', { max: this.maxPerWallet });
     const creds = deriveCredentials(this.master, address, nonce);
     // A UUID collision between two (address, nonce) pairs is a 2^-122 event; refuse rather than alias.
     if (this.byKey.has(creds.apiKey)) throw apiError('PM_ERR_CREATE_API_KEY');
@@ -384,8 +388,10 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       if (!given) return undefined;
       const pass = Buffer.from(passphrase);
       if (pass.length !== key.passphrase.length || !timingSafeEqual(pass, key.passphrase)) return undefined;
-      if (!timingSafeEqual(l2Digest(key.hmacKey, timestamp, method, path, rawBody), given)) return undefined;
-      return { apiKey, address: key.address };
+      const digest = l2Digest(key.hmacKey, timestamp, method, path, rawBody);
+      if (!timingSafeEqual(digest, given)) return undefined;
+      // The digest names the signed content whatever encoding the header used (replays.ts).
+      return { apiKey, address: key.address, replayKey: `${apiKey}|${digest.toString('hex')}`, expiresAt: Number(timestamp) + skew };
     },
 
     async l1(headers) {
@@ -398,7 +404,8 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
         return undefined;
       }
       const recovered = await pool.recoverClobAuth({ address, timestamp, nonce, signature }, domain);
-      return recovered === address ? { address, nonce } : undefined;
+      // What the EIP-712 message covers, not the signature bytes (ECDSA signatures have a second valid form).
+      return recovered === address ? { address, nonce, replayKey: `${address}|${timestamp}|${nonce}`, expiresAt: Number(timestamp) + skew } : undefined;
     },
   };
 }
@@ -417,7 +424,7 @@ export interface AuthServices {
 
 export function createAuthServices(opts: { config: Readonly<Config>; store: Store; clock: Clock; log: Logger }): AuthServices {
   const { config, store, clock, log } = opts;
-  const keys = ApiKeyService.open(store, loadMasterKey(config.auth, config.dataDir), clock);
+  const keys = ApiKeyService.open(store, loadMasterKey(config.auth, config.dataDir), clock, config.auth.maxKeysPerWallet);
   const pool = new SigPool({ threads: config.auth.signatureThreads, onError: (err) => log.error({ err }, 'signature worker failed') });
   pool.backend().then(
     (b) => {

@@ -28,6 +28,7 @@ export function problemError(group: RouteGroup, p: FieldProblem, fieldMessages?:
     case 'admin':
       return apiError('PM_ERR_ADMIN_INVALID', undefined, { errors: p.all ?? [{ path: p.field, message: p.kind }] });
     default: {
+      if (p.kind === 'too-many') return apiError('PM_ERR_BAD_REQUEST', { detail: `too many items: ${p.count}, max allowed: ${p.max}` });
       const custom = fieldMessages?.[p.field];
       if (custom) return apiError('PM_ERR_BAD_REQUEST', { detail: custom });
       return apiError('PM_ERR_BAD_REQUEST', { detail: `${p.kind === 'missing' ? 'missing' : 'invalid'} ${p.field}` });

@@ -65,6 +65,8 @@ export interface ServeOptions {
   maxBodyBytes: number;
   /** Called when the body passes the cap: the answer to send before closing. */
   tooLarge: () => Outgoing;
+  /** Called when the framing headers conflict: the answer to send before closing. */
+  badFraming: () => Outgoing;
   /** Called when a processor throws or rejects (a bug): the answer to send. */
   onFault: (err: unknown, req: Incoming) => Outgoing;
   /** In-flight accounting for graceful shutdown. */
@@ -180,8 +182,44 @@ export function writeAnswer(res: HttpResponse, out: Outgoing, sink: AnswerSink):
 
 // uWS calls forEach's callback synchronously; a module-level target avoids a closure per request.
 let headerTarget: Record<string, string> = {};
+let framingBad = false;
 function copyHeader(k: string, v: string): void {
+  if (k === 'content-length' || k === 'transfer-encoding') noteFraming(k, v);
   headerTarget[k] = v;
+}
+
+/**
+ * Framing a proxy in front could read differently from uWS (which takes the first Content-Length and
+ * reads any transfer coding list ending in chunked as chunked): Content-Length twice with different
+ * values, Transfer-Encoding twice, or a transfer coding other than a single `chunked`. Such a request is
+ * refused with 400 and its connection closed, so nothing rides in its body as a second request.
+ */
+function noteFraming(k: string, v: string): void {
+  const prev = headerTarget[k];
+  if (k === 'content-length') {
+    if (prev !== undefined && prev !== v) framingBad = true;
+  } else if (prev !== undefined || v.trim().toLowerCase() !== 'chunked') {
+    framingBad = true;
+  }
+}
+
+const framingSeen: Record<string, string> = {};
+function checkFraming(k: string, v: string): void {
+  if (k !== 'content-length' && k !== 'transfer-encoding') return;
+  headerTarget = framingSeen;
+  noteFraming(k, v);
+  framingSeen[k] = v;
+}
+
+/** Whether the request's framing headers conflict (see noteFraming); cheap when it has neither. */
+function framingConflicts(req: HttpRequest, copiedAll: boolean): boolean {
+  if (copiedAll) return framingBad;
+  if (req.getHeader('content-length') === '' && req.getHeader('transfer-encoding') === '') return false;
+  framingBad = false;
+  delete framingSeen['content-length'];
+  delete framingSeen['transfer-encoding'];
+  req.forEach(checkFraming);
+  return framingBad;
 }
 
 /**
@@ -298,6 +336,7 @@ export function serve(res: HttpResponse, req: HttpRequest, opts: ServeOptions, p
   const headers: Record<string, string> = {};
   if (opts.allHeaders) {
     headerTarget = headers;
+    framingBad = false;
     req.forEach(copyHeader);
   } else {
     for (const name of opts.headerNames) {
@@ -325,6 +364,10 @@ export function serve(res: HttpResponse, req: HttpRequest, opts: ServeOptions, p
   res.onAborted(() => x.abort());
   opts.tracker.enter();
 
+  if (framingConflicts(req, opts.allHeaders)) {
+    x.answer({ ...opts.badFraming(), close: true });
+    return;
+  }
   if (!opts.readBody) {
     x.run();
     return;

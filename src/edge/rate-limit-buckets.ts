@@ -11,6 +11,9 @@ import { DEFAULT_BUCKETS } from '../domain/rate-limits.ts';
 export { DEFAULT_BUCKETS };
 
 
+/** Buckets charged to the wallet (all its API keys together) as well as to the key (DESIGN section 8). */
+export const WALLET_BUCKETS: readonly string[] = Object.freeze(['trading-burst', 'trading-sustained']);
+
 const CATALOG = ['catalog'] as const;
 const CLOB = ['clob'] as const;
 const DATA = ['data'] as const;

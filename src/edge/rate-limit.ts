@@ -188,6 +188,15 @@ export class RateLimiter {
 
   /** Charges `cost` units to every (caller, bucket) pair of `charges`, or to none if any of them refuses. */
   takeAll(charges: readonly Charge[], cost: number, nowMs: number): Verdict {
+    return this.#take(charges, cost, nowMs, true);
+  }
+
+  /** Whether takeAll would admit, without charging anything (the edge asks before it parses a body). */
+  admits(charges: readonly Charge[], cost: number, nowMs: number): Verdict {
+    return this.#take(charges, cost, nowMs, false);
+  }
+
+  #take(charges: readonly Charge[], cost: number, nowMs: number, charge: boolean): Verdict {
     if (!Number.isInteger(cost) || cost < 0) {
       throw new RangeError(`rate limit cost must be a non-negative integer, got ${String(cost)}`);
     }
@@ -214,6 +223,7 @@ export class RateLimiter {
       if (this.#sum[cells[j]!]! + cost > this.#limits[b]!) refused = true;
     }
     if (refused) return this.#refusal(n, cost, t);
+    if (!charge) return this.#probe(n, cost, t);
 
     let bestJ = 0;
     let bestRemaining = Infinity;
@@ -305,6 +315,21 @@ export class RateLimiter {
   #resetSeconds(c: number, b: number, t: number): number {
     const nextEdge = ((this.#head[c]! + 1) * this.#windowMs[b]!) / S;
     return Math.max(1, Math.ceil((nextEdge - t) / 1000));
+  }
+
+  /** The verdict of an admitting probe: as takeAll's, as if `cost` had been charged, nothing changed. */
+  #probe(n: number, cost: number, t: number): Verdict {
+    let bestJ = 0;
+    let bestRemaining = Infinity;
+    for (let j = 0; j < n; j++) {
+      const remaining = this.#limits[this.#cellBucket[j]!]! - this.#sum[this.#cells[j]!]! - cost;
+      if (remaining < bestRemaining) {
+        bestRemaining = remaining;
+        bestJ = j;
+      }
+    }
+    const b = this.#cellBucket[bestJ]!;
+    return { ok: true, bucket: this.#names[b]!, limit: this.#limits[b]!, remaining: bestRemaining, resetSeconds: this.#resetSeconds(this.#cells[bestJ]!, b, t), retryAfterSeconds: 0 };
   }
 
   /** Builds the refusal verdict; cells were only rolled, nothing charged. */

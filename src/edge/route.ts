@@ -8,6 +8,7 @@
  */
 import type { Static, TSchema, TObject } from '@sinclair/typebox';
 import type { ApiError } from '../domain/errors.ts';
+import type { ReplayKind } from './replays.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -99,6 +100,16 @@ export interface RouteDef<Q extends TObject | undefined = any, B extends TSchema
   limitCost?: (body: unknown) => number;
   /** Clob/trading groups: the error text for a bad value of a named field (e.g. token_id -> "Invalid token id"). */
   fieldMessages?: Record<string, string>;
+  /**
+   * How a replay of this route's signed request is recognised (edge/replays.ts). Default: `memory` for l1
+   * routes and l2 routes that are not GET, `none` otherwise; `durable` where money moves; `none` where the
+   * route is idempotent on its own (order placement, by order id).
+   */
+  replay?: ReplayKind;
+  /** The error for a body array longer than its schema's maxItems (default: the group's invalid-body error). */
+  tooMany?: (count: number, max: number) => ApiError;
+  /** A smaller body cap than http.maxBodyBytes for a route whose body is bounded (413 past it, before any parse). */
+  maxBodyBytes?: number;
   /** Refuses a caller before its input is validated (e.g. the wallet data IP allowlist); undefined admits. */
   guard?: (caller: Caller) => ApiError | undefined;
   handler: (req: RouteRequest<S<Q>, S<B>, S<P>>) => unknown;

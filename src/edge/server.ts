@@ -1,36 +1,24 @@
 /**
- * The HTTP front end: creates the uWS app, mounts every route of the table, listens, and closes the
- * listen socket on shutdown. Each request runs the same pipeline:
- *
- *   copy + capped body (http.ts) -> auth (l2: HMAC over the raw bytes before the body is parsed;
- *   admin: bearer token; l1: EIP-712) -> rate limit (by API key once the HMAC passed, by client address
- *   otherwise) -> path params, query and JSON body validated (validate.ts) -> handler -> JSON answer.
- *
- * Every failure becomes a catalogue error in its group's form (error-reply.ts). A handler that throws
- * something unexpected answers 500 and is logged; it never takes the process down.
+ * The HTTP front end: creates the uWS app, mounts every route of the table (each request then runs the
+ * stages of pipeline.ts), answers what no route matches, listens, and closes the listen socket on shutdown.
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { HttpRequest, HttpResponse, us_listen_socket } from 'uWebSockets.js';
-import { apiError, type ApiError } from '../domain/errors.ts';
+import { apiError } from '../domain/errors.ts';
+import { clientAddress } from '../domain/ip.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { Clock } from '../runtime/clock.ts';
-import { errorReply, problemError, toApiError } from './error-reply.ts';
+import { errorReply } from './error-reply.ts';
 import { InFlight, releasePending, serve, statusLine, writeAnswer, type AnswerSink, type Incoming, type Outgoing } from './http.ts';
-import type { Metrics, RouteMetrics } from './metrics.ts';
-import { clientAddress } from '../domain/ip.ts';
-import { RateLimiter, type Verdict } from './rate-limit.ts';
+import type { Metrics } from './metrics.ts';
+import { processorFor, rateLimitHeaders, replayKindOf, serialize, walletBucketsOf, type Authenticator, type Mounted } from './pipeline.ts';
+import type { RateLimiter } from './rate-limit.ts';
 import { bucketsFor } from './rate-limit-buckets.ts';
-import { isReply, type AnyRoute, type Caller, type HttpMethod, type Reply, type RouteRequest } from './route.ts';
+import type { ReplayGuard } from './replays.ts';
+import type { AnyRoute, HttpMethod } from './route.ts';
 import { loadUws, type Uws, type UwsBuild } from './uws.ts';
-import { compileRoute, paramNamesOf, type CompiledRoute } from './validate.ts';
+import { compileRoute, paramNamesOf } from './validate.ts';
 
-/** Verifies signed headers. Implemented by the trading/auth module; absent = every signed route answers 401. */
-export interface Authenticator {
-  /** L2: API key + HMAC over `timestamp + METHOD + path + rawBody`. Undefined when anything fails. */
-  l2(method: string, path: string, headers: Readonly<Record<string, string>>, rawBody: Buffer | undefined): { apiKey: string; address: string } | undefined;
-  /** L1: EIP-712 ClobAuth signature. Undefined when anything fails. */
-  l1(headers: Readonly<Record<string, string>>): Promise<{ address: string; nonce: string } | undefined>;
-}
+export type { Authenticator } from './pipeline.ts';
 
 export interface EdgeOptions {
   routes: readonly AnyRoute[];
@@ -46,6 +34,8 @@ export interface EdgeOptions {
   log: Logger;
   clock: Clock;
   auth?: Authenticator;
+  /** Remembers signed requests for their window so a replay changes nothing (replays.ts); absent: no protection. */
+  replays?: ReplayGuard;
   /** Serve on this uWS module instead of the one uws.ts chooses (bench/edge/http.bench.ts compares builds). */
   uws?: { uws: Uws; build: UwsBuild };
 }
@@ -61,13 +51,6 @@ export interface EdgeServer {
   close(graceMs: number): Promise<boolean>;
 }
 
-interface Mounted {
-  route: AnyRoute;
-  compiled: CompiledRoute;
-  buckets: readonly string[];
-  label: string;
-  metrics: RouteMetrics;
-}
 
 /**
  * Client address and rate-limit key per (peer, X-Forwarded-For): the same few peers send most requests,
@@ -89,7 +72,6 @@ class CallerCache {
   }
 }
 
-const JSON_NOT_FOUND = JSON.stringify({ error: 'not found' });
 
 /** Requests no route matched count against the order-book API's general cap (rate-limit-buckets.ts). */
 const UNMATCHED_BUCKETS = bucketsFor('GET', '(unmatched)');
@@ -105,24 +87,8 @@ export function methodLabel(method: string): string {
   return METHOD_LABELS.has(method) ? method : 'OTHER';
 }
 
-function serialize(r: Reply): Outgoing {
-  return { status: r.status, headers: r.headers, body: r.raw ?? (r.body === undefined ? 'null' : JSON.stringify(r.body)) };
-}
 
-function rateLimitHeaders(v: Verdict): Record<string, string> {
-  return {
-    'Retry-After': String(v.retryAfterSeconds),
-    'RateLimit-Limit': String(v.limit),
-    'RateLimit-Remaining': String(v.remaining),
-    'RateLimit-Reset': String(v.resetSeconds),
-  };
-}
 
-function sameSecret(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
 
 /** Compiled path patterns for telling 404 from 405. */
 function patternRegex(pattern: string): RegExp {
@@ -141,144 +107,21 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
   const mounted: Mounted[] = [];
 
   const tooLarge = (): Outgoing => serialize(errorReply(apiError('PM_ERR_BODY_TOO_LARGE')));
-
-  const finish = (m: Mounted, req: Incoming, out: Outgoing): Outgoing => {
-    m.metrics.observe(out.status, (Date.now() - req.receivedAt) / 1000);
-    return out;
-  };
   const callers = new CallerCache(opts.trustedProxies);
-
-  const fail = (m: Mounted, req: Incoming, e: ApiError, headers?: Record<string, string>): Outgoing => finish(m, req, serialize(errorReply(e, headers)));
-
-  const limited = (m: Mounted, req: Incoming, v: Verdict): Outgoing => {
-    metrics.rateLimited(v.bucket);
-    return fail(m, req, apiError('PM_ERR_RATE_LIMITED'), rateLimitHeaders(v));
-  };
-
-  const onFault = (m: Mounted) => (err: unknown, req: Incoming): Outgoing => {
-    log.error({ err, route: m.label }, 'request processing failed');
-    return fail(m, req, apiError('PM_ERR_INTERNAL'));
-  };
-
-  /** Runs validation and the handler once auth and rate limits passed. */
-  const dispatch = (m: Mounted, req: Incoming, caller: Caller, json: unknown): Outgoing | Promise<Outgoing> => {
-    const { route, compiled } = m;
-    const refused = route.guard?.(caller);
-    if (refused) return fail(m, req, refused);
-    const params = compiled.parseParams(req.params);
-    if (!params.ok) return fail(m, req, problemError(route.group, params.problem, route.fieldMessages));
-    const query = compiled.parseQuery(req.query);
-    if (!query.ok) return fail(m, req, problemError(route.group, query.problem, route.fieldMessages));
-    let body: unknown = undefined;
-    if (compiled.hasBody) {
-      const checked = compiled.checkBody(json);
-      if (!checked.ok) return fail(m, req, problemError(route.group, checked.problem, route.fieldMessages));
-      body = checked.value;
-    }
-    const rr: RouteRequest = {
-      method: req.method as HttpMethod,
-      path: req.path,
-      query: query.value,
-      body,
-      params: params.value,
-      headers: req.headers,
-      rawBody: req.body,
-      caller,
-      receivedAt: req.receivedAt,
-    };
-    let result: unknown;
-    try {
-      result = route.handler(rr);
-    } catch (e) {
-      return handlerFailed(m, req, e);
-    }
-    if (result instanceof Promise) {
-      return result.then(
-        (v: unknown) => settle(m, req, v),
-        (e: unknown) => handlerFailed(m, req, e),
-      );
-    }
-    return settle(m, req, result);
-  };
-
-  const settle = (m: Mounted, req: Incoming, v: unknown): Outgoing =>
-    finish(m, req, isReply(v) ? serialize(v) : { status: 200, body: v === undefined ? 'null' : JSON.stringify(v) });
-
-  const handlerFailed = (m: Mounted, req: Incoming, e: unknown): Outgoing => {
-    const { error, unexpected } = toApiError(e);
-    if (unexpected) log.error({ err: e, route: m.label }, 'handler failed');
-    return fail(m, req, error);
-  };
-
-  const processorFor = (m: Mounted) => (req: Incoming): Outgoing | Promise<Outgoing> => {
-    const { route } = m;
-    const who0 = callers.get(req.peer, req.headers['x-forwarded-for']);
-    const ip = who0.ip;
-    const caller: Caller = { ip };
-    const auth = route.auth ?? 'none';
-
-    if (auth === 'admin') {
-      // Without a configured token the admin API does not exist.
-      if (!opts.adminToken) return finish(m, req, { status: 404, body: JSON_NOT_FOUND });
-      const given = req.headers['authorization'] ?? '';
-      if (!given.startsWith('Bearer ') || !sameSecret(given.slice(7), opts.adminToken)) {
-        const v = limiter.take(who0.key, m.buckets, 1, clock.now());
-        return v.ok ? fail(m, req, apiError('PM_ERR_ADMIN_UNAUTHORIZED')) : limited(m, req, v);
-      }
-    }
-
-    // Signed routes: the HMAC is checked over the raw bytes before anything parses them, and failures
-    // are charged to the client address so random keys cannot dodge the caps.
-    let limitKey = who0.key;
-    if (auth === 'l2') {
-      const who = opts.auth?.l2(req.method, req.path, req.headers, req.body);
-      if (!who) {
-        const v = limiter.take(limitKey, m.buckets, 1, clock.now());
-        return v.ok ? fail(m, req, apiError('PM_ERR_UNAUTHORIZED')) : limited(m, req, v);
-      }
-      caller.apiKey = who.apiKey;
-      caller.address = who.address;
-      limitKey = `key:${who.apiKey}`;
-    }
-
-    let json: unknown = undefined;
-    let jsonError = false;
-    if (m.compiled.hasBody && req.body !== undefined && req.body.length > 0) {
-      try {
-        json = JSON.parse(req.body.toString('utf8'));
-      } catch {
-        jsonError = true;
-      }
-    }
-    let cost = 1;
-    if (route.limitCost && !jsonError) cost = Math.max(1, route.limitCost(json));
-    const v = limiter.take(limitKey, m.buckets, cost, clock.now());
-    if (!v.ok) return limited(m, req, v);
-    if (jsonError) return fail(m, req, apiError('PM_ERR_INVALID_JSON'));
-
-    if (auth === 'l1') {
-      const l1 = opts.auth?.l1(req.headers);
-      if (!l1) return fail(m, req, apiError('PM_ERR_L1_HEADERS'));
-      return l1.then((who) => {
-        if (!who) return fail(m, req, apiError('PM_ERR_L1_HEADERS'));
-        caller.address = who.address;
-        caller.nonce = who.nonce;
-        return dispatch(m, req, caller, json);
-      });
-    }
-    return dispatch(m, req, caller, json);
-  };
+  const who = (req: Incoming) => callers.get(req.peer, req.headers['x-forwarded-for']);
 
   const seen = new Set<string>();
   for (const route of opts.routes) {
     const key = `${route.method} ${route.path}`;
     if (seen.has(key)) throw new Error(`route registered twice: ${key}`);
     seen.add(key);
-    const compiled = compileRoute(route);
+    const buckets = route.limits ?? bucketsFor(route.method, route.path);
     const m: Mounted = {
       route,
-      compiled,
-      buckets: route.limits ?? bucketsFor(route.method, route.path),
+      compiled: compileRoute(route),
+      buckets,
+      walletBuckets: route.auth === 'l2' ? walletBucketsOf(buckets) : [],
+      replay: replayKindOf(route),
       label: route.path,
       metrics: metrics.route(route.method, route.path),
     };
@@ -296,12 +139,18 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
       headerNames,
       paramCount: paramNamesOf(route.path).length,
       readBody: route.method !== 'GET',
-      maxBodyBytes: opts.maxBodyBytes,
+      maxBodyBytes: Math.min(route.maxBodyBytes ?? opts.maxBodyBytes, opts.maxBodyBytes),
       tooLarge,
-      onFault: onFault(m),
+      badFraming: () => serialize(errorReply(apiError('PM_ERR_BAD_FRAMING'))),
+      onFault: (err: unknown): Outgoing => {
+        log.error({ err, route: m.label }, 'request processing failed');
+        const out = serialize(errorReply(apiError('PM_ERR_INTERNAL')));
+        m.metrics.observe(out.status, 0);
+        return out;
+      },
       tracker: inFlight,
     };
-    const processor = processorFor(m);
+    const processor = processorFor(m, { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays }, who);
     const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, serveOpts, processor);
     switch (route.method) {
       case 'GET': app.get(route.path, handler); break;

@@ -8,21 +8,32 @@
  * check fails and names the field. Unknown query parameters are errors only on wallet data routes; other
  * routes drop them (clients send extras, DESIGN section 7).
  *
- * Failures come back as a `FieldProblem` (unknown / missing / invalid + the field's name); error-reply.ts
- * turns it into the group's error body.
+ * Failures come back as a `FieldProblem` (unknown / missing / invalid / too-many + the field's name);
+ * error-reply.ts turns it into the group's error body. Only the first few errors are ever looked at (the
+ * admin API lists up to MAX_LISTED): enumerating every error of a megabyte of wrong array elements cost
+ * 300 ms of the main thread per request. A body array longer than its schema's maxItems is refused on its
+ * length alone, before any element is checked.
  */
 import { Kind, type TSchema, type TObject } from '@sinclair/typebox';
 import { TypeCompiler, type TypeCheck } from '@sinclair/typebox/compiler';
-import { ValueErrorType } from '@sinclair/typebox/errors';
+import { ValueErrorType, type ValueError } from '@sinclair/typebox/errors';
 import type { AnyRoute } from './route.ts';
 
-export type ProblemKind = 'unknown' | 'missing' | 'invalid';
+export type ProblemKind = 'unknown' | 'missing' | 'invalid' | 'too-many';
 export interface FieldProblem {
   kind: ProblemKind;
   field: string;
-  /** Every problem found (admin routes list them all). */
+  /** The problems found, at most MAX_LISTED (admin routes list them). */
   all?: { path: string; message: string }[];
+  /** too-many: the array's length and its bound. */
+  count?: number;
+  max?: number;
 }
+
+/** The most problems an admin answer lists. */
+export const MAX_LISTED = 50;
+/** How far past the first error to look for a missing property (reported after its type error). */
+const LOOK_FOR_REQUIRED = 8;
 
 export type Parsed<T> = { ok: true; value: T } | { ok: false; problem: FieldProblem };
 
@@ -61,7 +72,12 @@ function fieldFromPath(path: string): string {
 }
 
 function problemOf(check: TypeCheck<TSchema>, value: unknown, collectAll: boolean): FieldProblem {
-  const errors = [...check.Errors(value)];
+  const errors: ValueError[] = [];
+  const limit = collectAll ? MAX_LISTED : LOOK_FOR_REQUIRED;
+  for (const e of check.Errors(value)) {
+    errors.push(e);
+    if (errors.length >= limit) break;
+  }
   const first = errors[0];
   let kind: ProblemKind = 'invalid';
   let field = first ? fieldFromPath(first.path) : '';
@@ -98,6 +114,7 @@ export function compileRoute(r: AnyRoute): CompiledRoute {
   const paramsCheck = r.params ? TypeCompiler.Compile(r.params) : undefined;
   const queryCheck = r.query ? TypeCompiler.Compile(r.query) : undefined;
   const bodyCheck = r.body ? TypeCompiler.Compile(r.body) : undefined;
+  const maxItems = r.body?.[Kind] === 'Array' && typeof r.body.maxItems === 'number' ? (r.body.maxItems as number) : undefined;
   const queryProps: Record<string, TSchema> = (r.query as TObject | undefined)?.properties ?? {};
   const converters = new Map(Object.entries(queryProps).map(([k, s]) => [k, converterFor(s)]));
 
@@ -139,6 +156,9 @@ export function compileRoute(r: AnyRoute): CompiledRoute {
       return { ok: false, problem };
     },
     checkBody(json) {
+      if (maxItems !== undefined && Array.isArray(json) && json.length > maxItems) {
+        return { ok: false, problem: { kind: 'too-many', field: 'body', count: json.length, max: maxItems } };
+      }
       if (!bodyCheck || bodyCheck.Check(json)) return { ok: true, value: json };
       return { ok: false, problem: problemOf(bodyCheck, json, collectAll) };
     },

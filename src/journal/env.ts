@@ -50,6 +50,11 @@ export interface Store {
   readonly profiles: Database<unknown, string>;
   /** API keys: key apiKey (uuid); also [address, nonce] entries for derive. */
   readonly apiKeys: Database<unknown, string | (string | number)[]>;
+  /**
+   * Signed requests already answered, kept for the clock-skew window so a replay changes nothing
+   * (edge/replays.ts); keys: replayKeys in keys.ts.
+   */
+  readonly replays: Database<unknown, (string | number)[]>;
   /** Price history samples: key [tokenId, unixSeconds] -> price in pips. */
   readonly prices: Database<unknown, (string | number)[]>;
   /** Read models projected from the journal (positions, per-wallet trade rows, ...). */
@@ -96,6 +101,7 @@ export function openStore(opts: StoreOptions): Store {
     catalog: db<(string | number)[]>('catalog'),
     profiles: db<string>('profiles'),
     apiKeys: db<string | (string | number)[]>('api-keys'),
+    replays: db<(string | number)[]>('replays'),
     prices: db<(string | number)[]>('prices'),
     views: db<(string | number)[]>('views'),
     engineMarkets: db<string>('engine-markets'),

@@ -51,6 +51,18 @@ export const apiKeyByNonce = (address: string, nonce: string): Key => ['by-nonce
 /** Meta key (db `meta`): fingerprint of the master key the stored API keys derive from. */
 export const masterKeyIdMetaKey = 'auth:masterKeyId';
 
+/**
+ * Replays (edge/replays.ts): ['r', key] holds a signed request's recorded answer, ['e', expiresAtSeconds,
+ * key] orders the same records by expiry so the expired ones are found without a scan.
+ */
+export const replayKeys = {
+  record: (key: string): Key => ['r', key],
+  byExpiry: (expiresAt: number, key: string): Key => ['e', expiresAt, key],
+  /** Records whose expiry is at most `nowSeconds`. */
+  expired: (nowSeconds: number) => ({ start: ['e'] as Key, end: ['e', nowSeconds + 1] as Key }),
+  all: () => prefixRange(['r']),
+};
+
 // ---- price history -------------------------------------------------------------------------------
 export const priceKey = (tokenId: string, unixSeconds: number): Key => [tokenId, unixSeconds];
 export const priceRange = (tokenId: string, fromSec: number, toSec: number) => ({

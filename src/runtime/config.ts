@@ -59,6 +59,7 @@ export const ConfigSchema = Type.Object(
         negRiskOrderDomain: Domain,
         masterKey: Type.String({ description: 'hex or base64 secret from which API credentials derive; empty = generated into DATA_DIR' }),
         signatureThreads: Type.Integer({ minimum: 0, maximum: 256, description: 'signature-recovery worker threads; 0 = os.availableParallelism()' }),
+        maxKeysPerWallet: Type.Integer({ minimum: 1, maximum: 1000, description: 'usable (unrevoked) API keys a wallet may hold at once' }),
       },
       { additionalProperties: false },
     ),

@@ -208,6 +208,9 @@ test('the unchanged V2 client creates a key, reads a book, posts, reads and canc
   assert.equal(after.order.status, 'CANCELED');
   assert.deepEqual((await client.getOrderBook(tokenID)).bids, []);
   assert.equal((await client.getBalanceAllowance({ asset_type: AssetType.COLLATERAL })).balance, String(100_000_000), 'the cancel released the reservation');
+  // Sent again in a later second (the same signed cancel in the same second would be a replay, answered as
+  // the first one), it is a new request: the order is already canceled.
+  await new Promise((r) => setTimeout(r, 1000 - (Date.now() % 1000) + 5));
   assert.deepEqual(await client.cancelOrder({ orderID: posted.orderID }), { canceled: [], not_canceled: { [posted.orderID]: 'order already canceled' } });
 });
 

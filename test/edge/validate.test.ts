@@ -288,7 +288,7 @@ const bodies: { name: string; path: string; body: unknown; status: number; expec
   { name: 'array element field invalid (custom message)', path: '/prices', body: [{ token_id: 'x' }], status: 400, expected: { error: 'Invalid token id in first entry' } },
   { name: 'array element field invalid', path: '/prices', body: [{ token_id: '1' }, { token_id: 'y' }], status: 400, expected: { error: 'invalid [1].token_id' } },
   { name: 'array element field missing', path: '/prices', body: [{ token_id: '1' }, {}], status: 400, expected: { error: 'missing [1].token_id' } },
-  { name: 'array too long', path: '/prices', body: [{ token_id: '1' }, { token_id: '1' }, { token_id: '1' }, { token_id: '1' }], status: 400, expected: { error: 'invalid body' } },
+  { name: 'array too long', path: '/prices', body: [{ token_id: '1' }, { token_id: '1' }, { token_id: '1' }, { token_id: '1' }], status: 400, expected: { error: 'too many items: 4, max allowed: 3' } },
   { name: 'object where an array is due', path: '/prices', body: { token_id: '1' }, status: 400, expected: { error: 'invalid body' } },
 ];
 

@@ -30,8 +30,10 @@ import {
   LastTradeReply,
   LastTradesReply,
   MarketByTokenReply,
+  BookBatch,
   MAX_BOOKS_PER_REQUEST,
   MAX_TOKENS_PER_REQUEST,
+  TOKEN_BATCH_BODY_BYTES,
   MidpointReply,
   NegRiskReply,
   OrderBookSummary,
@@ -72,8 +74,10 @@ function tokenOf(raw: string): string {
 }
 
 /** Token ids of a batch body, checked in order: count, shape, side, then that a market has each. */
+const tooManyTokens = (count: number, max: number) => bad(`Payload exceeds the limit: ${count} token ids, max allowed: ${max}`);
+
 function batchTokens(md: MarketDataReader, items: TokenBatch, max: number): string[] {
-  if (items.length > max) throw bad(`Payload exceeds the limit: ${items.length} token ids, max allowed: ${max}`);
+  if (items.length > max) throw tooManyTokens(items.length, max);
   const ids = items.map((it, i) => {
     const t = parseTokenId(it.token_id);
     if (t === undefined) throw bad(`Invalid token id at [${i}]`);
@@ -134,8 +138,10 @@ export function marketDataRoutes(ctx: AppContext): AnyRoute[] {
       method: 'POST',
       path: '/books',
       group: 'clob',
+      maxBodyBytes: TOKEN_BATCH_BODY_BYTES,
+      tooMany: tooManyTokens,
       summary: `Order books of up to ${MAX_BOOKS_PER_REQUEST} tokens, in request order`,
-      body: TokenBatch,
+      body: BookBatch,
       response: Type.Array(OrderBookSummary),
       fieldMessages: TOKEN_MESSAGES,
       handler: ({ body }) => {
@@ -162,6 +168,8 @@ export function marketDataRoutes(ctx: AppContext): AnyRoute[] {
       method: 'POST',
       path: '/prices',
       group: 'clob',
+      maxBodyBytes: TOKEN_BATCH_BODY_BYTES,
+      tooMany: tooManyTokens,
       summary: `Best bid (BUY) and best ask (SELL) of up to ${MAX_TOKENS_PER_REQUEST} tokens`,
       body: TokenBatch,
       response: QuoteMap,
@@ -203,6 +211,8 @@ export function marketDataRoutes(ctx: AppContext): AnyRoute[] {
       method: 'POST',
       path: '/last-trades-prices',
       group: 'clob',
+      maxBodyBytes: TOKEN_BATCH_BODY_BYTES,
+      tooMany: tooManyTokens,
       summary: `Last trade of up to ${MAX_TOKENS_PER_REQUEST} tokens, in request order`,
       body: TokenBatch,
       response: LastTradesReply,

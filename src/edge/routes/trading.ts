@@ -30,6 +30,8 @@ import {
   PostOrderBody,
   PostOrdersBody,
   PostOrdersResult,
+  ORDER_BODY_BYTES,
+  ORDERS_BODY_BYTES,
 } from '../schemas/orders.ts';
 import {
   BalanceAllowance,
@@ -131,6 +133,8 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
     route({
       method: 'POST',
       path: '/order',
+      replay: 'none',
+      maxBodyBytes: ORDER_BODY_BYTES,
       group: 'trading',
       auth: 'l2',
       summary: 'Place one signed order; answered after the journal commit',
@@ -151,6 +155,9 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
     route({
       method: 'POST',
       path: '/orders',
+      replay: 'none',
+      maxBodyBytes: ORDERS_BODY_BYTES,
+      tooMany: (count, max) => apiError('PM_ERR_TOO_MANY_ORDERS', { count, max }),
       group: 'trading',
       auth: 'l2',
       summary: `Place up to ${MAX_ORDERS_PER_REQUEST} signed orders; one result per order, in order`,
@@ -181,6 +188,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
     route({
       method: 'DELETE',
       path: '/order',
+      replay: 'durable',
       group: 'trading',
       auth: 'l2',
       summary: 'Cancel one of the caller\'s orders (`orderId` or `orderID`)',
@@ -195,6 +203,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
     route({
       method: 'DELETE',
       path: '/orders',
+      replay: 'durable',
       group: 'trading',
       auth: 'l2',
       summary: `Cancel up to ${MAX_CANCEL_IDS} of the caller's orders by id`,
@@ -209,6 +218,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
     route({
       method: 'DELETE',
       path: '/cancel-market-orders',
+      replay: 'durable',
       group: 'trading',
       auth: 'l2',
       summary: 'Cancel the caller\'s open orders of a market and/or token (at least one; both must match)',
@@ -230,6 +240,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
     route({
       method: 'DELETE',
       path: '/cancel-all',
+      replay: 'durable',
       group: 'trading',
       auth: 'l2',
       summary: 'Cancel every open order of the caller',
@@ -344,6 +355,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
     route({
       method: 'POST',
       path: '/split',
+      replay: 'durable',
       group: 'trading',
       auth: 'l2',
       summary: 'Split USDC into one of each outcome token of a market',
@@ -357,6 +369,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
     route({
       method: 'POST',
       path: '/merge',
+      replay: 'durable',
       group: 'trading',
       auth: 'l2',
       summary: 'Merge one of each outcome token of a market back into USDC',
@@ -370,6 +383,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
     route({
       method: 'POST',
       path: '/redeem',
+      replay: 'durable',
       group: 'trading',
       auth: 'l2',
       summary: 'Redeem every token of a resolved market: the winning outcome pays 1 USDC each',

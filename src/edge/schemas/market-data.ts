@@ -44,15 +44,20 @@ export type ConditionParams = Static<typeof ConditionParams>;
 export const PriceQuery = Type.Object({ token_id: TokenId, side: Side });
 export type PriceQuery = Static<typeof PriceQuery>;
 
+const TokenItem = Type.Object({
+  token_id: Type.String({ maxLength: 100, description: 'uint256 decimal string' }),
+  side: Type.Optional(Type.String({ maxLength: 10, description: 'BUY or SELL; both sides are answered' })),
+});
+
 /** `[{token_id, side?}]`; `side` is accepted (the platform client always sends it) and checked, not used. */
-export const TokenBatch = Type.Array(
-  Type.Object({
-    token_id: Type.String({ maxLength: 100, description: 'uint256 decimal string' }),
-    side: Type.Optional(Type.String({ maxLength: 10, description: 'BUY or SELL; both sides are answered' })),
-  }),
-  { description: `at most ${MAX_TOKENS_PER_REQUEST} items (${MAX_BOOKS_PER_REQUEST} for POST /books)` },
-);
+export const TokenBatch = Type.Array(TokenItem, { maxItems: MAX_TOKENS_PER_REQUEST, description: `at most ${MAX_TOKENS_PER_REQUEST} items` });
 export type TokenBatch = Static<typeof TokenBatch>;
+
+/** POST /books: the same items, fewer of them (each answer is a whole book). */
+export const BookBatch = Type.Array(TokenItem, { maxItems: MAX_BOOKS_PER_REQUEST, description: `at most ${MAX_BOOKS_PER_REQUEST} items` });
+
+/** Bodies of the token batches: the largest batch with generous room per item (whitespace, long ids). */
+export const TOKEN_BATCH_BODY_BYTES = 256 * 1024;
 
 export const HistoryQuery = Type.Object({
   market: TokenId,

@@ -65,7 +65,11 @@ export const PostOrderBody = OrderSubmission;
  * its own `{success: false}` entry instead of failing the batch. More than MAX_ORDERS_PER_REQUEST
  * answers 400 PM_ERR_TOO_MANY_ORDERS.
  */
-export const PostOrdersBody = Type.Array(Type.Unknown(), { description: `array of order submissions (POST /order bodies), at most ${MAX_ORDERS_PER_REQUEST}` });
+export const PostOrdersBody = Type.Array(Type.Unknown(), { maxItems: MAX_ORDERS_PER_REQUEST, description: `array of order submissions (POST /order bodies), at most ${MAX_ORDERS_PER_REQUEST}` });
+
+/** Body caps of the order routes: a signed order is under 2 KB; room for whitespace and extras. */
+export const ORDER_BODY_BYTES = 16 * 1024;
+export const ORDERS_BODY_BYTES = MAX_ORDERS_PER_REQUEST * ORDER_BODY_BYTES;
 
 export const OrderResult = Type.Object({
   success: Type.Boolean(),
