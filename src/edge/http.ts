@@ -129,9 +129,13 @@ function writeHead(res: HttpResponse, out: Outgoing): void {
   if (out.headers) for (const k in out.headers) res.writeHeader(k, out.headers[k]);
 }
 
-/** Who is told when a pending answer is complete; `pendingSize` is what it holds of MAX_PENDING_BYTES. */
+/**
+ * Who is told when a pending answer is complete; `pendingSize` is what it holds of MAX_PENDING_BYTES;
+ * `aborted` once uWS reported the client gone (nothing may be written then).
+ */
 export interface AnswerSink {
   pendingSize: number;
+  aborted: boolean;
   written(): void;
 }
 
@@ -148,11 +152,20 @@ export function releasePending(sink: AnswerSink): void {
  */
 export function writeAnswer(res: HttpResponse, out: Outgoing, sink: AnswerSink): boolean {
   if (out.close === true) {
-    res.cork(() => {
-      writeHead(res, out);
-      res.end(out.body, true);
+    // Written on the next turn: from inside its own parser callback uWS does not close the connection
+    // but goes on to the next pipelined request, which is what a refusal with a close must prevent. With
+    // the answer pending, uWS parses nothing more from the connection; if the client pipelined more, uWS
+    // closes the connection itself and this answer is not sent, but nothing after the refused request runs.
+    setImmediate(() => {
+      if (!sink.aborted) {
+        res.cork(() => {
+          writeHead(res, out);
+          res.end(out.body, true);
+        });
+      }
+      sink.written();
     });
-    return true;
+    return false;
   }
   const size = Buffer.byteLength(out.body);
   let complete = true;

@@ -167,9 +167,9 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
     const method = req.getCaseSensitiveMethod();
     const path = req.getUrl();
     const who = callers.get(Buffer.from(res.getRemoteAddressAsText()).toString(), opts.trustedProxies.length > 0 ? req.getHeader('x-forwarded-for') || undefined : undefined);
-    const sink: AnswerSink & { gone: boolean } = { pendingSize: 0, gone: false, written: () => undefined };
+    const sink: AnswerSink = { pendingSize: 0, aborted: false, written: () => undefined };
     res.onAborted(() => {
-      sink.gone = true;
+      sink.aborted = true;
       releasePending(sink);
     });
     // Unmatched requests are charged like any other (the order-book API's general cap), so a flood of
