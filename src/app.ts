@@ -19,6 +19,7 @@ import { Metrics } from './edge/metrics.ts';
 import { buildOpenApi } from './edge/openapi.ts';
 import { RateLimiter } from './edge/rate-limit.ts';
 import { ReplayGuard } from './edge/replays.ts';
+import { pendingAnswerBytes } from './edge/http.ts';
 import { buildRoutes } from './edge/routes.ts';
 import { startServer, type EdgeServer } from './edge/server.ts';
 import type { Config } from './runtime/config.ts';
@@ -143,6 +144,15 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   closers.add('midpoint sampler', () => sampler.stop());
   metrics.watchEngine(() => engine.stats());
   metrics.watchSignaturePool(() => auth.pool);
+  metrics.watch('replay', () => replays.stats(), {
+    entries: 'Signed requests remembered in memory for their window (edge/replays.ts)',
+    bytes: 'Bytes those entries hold (bounded by MAX_REPLAY_BYTES)',
+    replays: 'Replays answered with the first answer since start',
+    evicted: 'Entries forgotten before their window closed because memory was full, since start',
+  });
+  metrics.watch('http', () => ({ pendingAnswerBytes: pendingAnswerBytes() }), {
+    pendingAnswerBytes: 'Answer bytes waiting for clients that read slowly (bounded by MAX_PENDING_BYTES, edge/http.ts)',
+  });
   await done('projections');
 
   await startCatalog({ catalog, engine, store, config, clock, log, history: replayClock && { clock: replayClock, ms: opts.demo?.replayMs ?? LIVE_DEMO_DEFAULTS.replayMs } });

@@ -49,12 +49,14 @@ export interface Outgoing {
   body: string;
   /** Close the connection after answering (used when the request body was not read). */
   close?: boolean;
+  /** Status and headers only (the answer to HEAD). */
+  noBody?: boolean;
 }
 
 export type Processor = (req: Incoming) => Outgoing | Promise<Outgoing>;
 
 export interface ServeOptions {
-  /** The route's method: uWS matched it, so there is no need to ask. */
+  /** The route's method: uWS matched it, so there is no need to ask; '' = the request's own (any route). */
   method: string;
   /** Copy every header (signed routes hash and read many), or only these lowercase names. */
   allHeaders: boolean;
@@ -62,6 +64,8 @@ export interface ServeOptions {
   paramCount: number;
   /** Read a body for this route. */
   readBody: boolean;
+  /** Read the body only to drop it (no copy is kept): what no route matched. */
+  discardBody?: boolean;
   maxBodyBytes: number;
   /** Called when the body passes the cap: the answer to send before closing. */
   tooLarge: () => Outgoing;
@@ -166,6 +170,13 @@ export function writeAnswer(res: HttpResponse, out: Outgoing, sink: AnswerSink):
       sink.written();
     });
     return false;
+  }
+  if (out.noBody === true) {
+    res.cork(() => {
+      writeHead(res, out);
+      res.endWithoutBody();
+    });
+    return true;
   }
   const size = Buffer.byteLength(out.body);
   let complete = true;
@@ -335,7 +346,7 @@ class Exchange implements AnswerSink {
       return;
     }
     // Buffer.from(Uint8Array) copies; the ArrayBuffer is reused by uWS after this callback.
-    if (chunk.byteLength > 0) (this.chunks ??= []).push(Buffer.from(new Uint8Array(chunk)));
+    if (chunk.byteLength > 0 && this.opts.discardBody !== true) (this.chunks ??= []).push(Buffer.from(new Uint8Array(chunk)));
     if (isLast) {
       const c = this.chunks;
       this.incoming.body = c === undefined ? undefined : c.length === 1 ? c[0] : Buffer.concat(c, this.received);
@@ -363,7 +374,7 @@ export function serve(res: HttpResponse, req: HttpRequest, opts: ServeOptions, p
     for (let i = 0; i < opts.paramCount; i++) params.push(req.getParameter(i) ?? '');
   }
   const incoming: Incoming = {
-    method: opts.method,
+    method: opts.method || req.getCaseSensitiveMethod(),
     path: req.getUrl(),
     query: req.getQuery() ?? '',
     headers,
@@ -381,7 +392,10 @@ export function serve(res: HttpResponse, req: HttpRequest, opts: ServeOptions, p
     x.answer({ ...opts.badFraming(), close: true });
     return;
   }
-  if (!opts.readBody) {
+  // A body only dropped is read only when the request says it has one: uWS reports no data at all for a
+  // bodiless GET, so waiting for it would never answer.
+  const dropOnly = opts.discardBody === true && (headers['content-length'] ?? '0') === '0' && req.getHeader('transfer-encoding') === '';
+  if (!opts.readBody || dropOnly) {
     x.run();
     return;
   }

@@ -129,6 +129,20 @@ export class Metrics {
     }
   }
 
+  /** Gauges read at scrape time from `read()`: one per key, named `name_<key in snake case>`. */
+  watch<K extends string>(prefix: string, read: () => Record<K, number>, help: Record<K, string>): void {
+    for (const key of Object.keys(help) as K[]) {
+      new Gauge({
+        name: `${prefix}_${key.replace(/[A-Z]/g, (c) => '_' + c.toLowerCase())}`,
+        help: help[key],
+        registers: [this.registry],
+        collect() {
+          this.set(read()[key]);
+        },
+      });
+    }
+  }
+
   /** The signature pool's counters: orders per task is what its batching buys (each task wakes a thread). */
   watchSignaturePool(stats: () => { tasks: number; orders: number }): void {
     for (const [key, help] of [

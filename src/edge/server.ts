@@ -8,7 +8,7 @@ import { clientAddress } from '../domain/ip.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { errorReply } from './error-reply.ts';
-import { InFlight, releasePending, serve, statusLine, writeAnswer, type AnswerSink, type Incoming, type Outgoing } from './http.ts';
+import { InFlight, serve, type Incoming, type Outgoing } from './http.ts';
 import type { Metrics } from './metrics.ts';
 import { processorFor, rateLimitHeaders, replayKindOf, serialize, walletBucketsOf, type Authenticator, type Mounted } from './pipeline.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -161,44 +161,44 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
   }
 
   const patterns = mounted.map((m) => ({ re: patternRegex(m.route.path), method: m.route.method }));
-  app.any('/*', (res, req) => {
-    // Copied at once: the request dies when this handler returns. The method is the request's own
-    // spelling (uWS accepts any token), so it never becomes a metrics label as it is.
-    const method = req.getCaseSensitiveMethod();
-    const path = req.getUrl();
-    const who = callers.get(Buffer.from(res.getRemoteAddressAsText()).toString(), opts.trustedProxies.length > 0 ? req.getHeader('x-forwarded-for') || undefined : undefined);
-    const sink: AnswerSink = { pendingSize: 0, aborted: false, written: () => undefined };
-    res.onAborted(() => {
-      sink.aborted = true;
-      releasePending(sink);
-    });
-    // Unmatched requests are charged like any other (the order-book API's general cap), so a flood of
-    // made-up paths or methods is limited per client like everything else.
-    const v = limiter.take(who.key, UNMATCHED_BUCKETS, 1, clock.now());
+  // What no route matches goes through the same lifecycle (its body, if any, is read and dropped within
+  // the cap, so it is never parsed as a next request) and is charged like any other request (the order-book
+  // API's general cap), so a flood of made-up paths or methods is limited per client like everything else.
+  const unmatched = (req: Incoming): Outgoing => {
+    const method = req.method;
+    const v = limiter.take(who(req).key, UNMATCHED_BUCKETS, 1, clock.now());
     let out: Outgoing;
     if (!v.ok) {
       metrics.rateLimited(v.bucket);
       out = serialize(errorReply(apiError('PM_ERR_RATE_LIMITED'), rateLimitHeaders(v)));
     } else {
-      const allowed = patterns.filter((p) => p.re.test(path)).map((p) => p.method);
+      const allowed = patterns.filter((p) => p.re.test(req.path)).map((p) => p.method);
       out = allowed.length > 0 && !allowed.includes(method as HttpMethod)
         ? { ...serialize(errorReply(apiError('PM_ERR_METHOD_NOT_ALLOWED'))), headers: { Allow: [...new Set(allowed)].join(', ') } }
         : serialize(errorReply(apiError('PM_ERR_NOT_FOUND')));
     }
-    metrics.observe(methodLabel(method), UNMATCHED_ROUTE, out.status, 0);
-    // A HEAD answer carries no content (RFC 9110 9.3.2): bytes after its header block would be read by a
-    // keep-alive client as the start of the next response.
-    if (method === 'HEAD') {
-      res.cork(() => {
-        res.writeStatus(statusLine(out.status)).writeHeader('content-type', 'application/json');
-        if (out.headers) for (const k in out.headers) res.writeHeader(k, out.headers[k]);
-        res.endWithoutBody();
-      });
-      return;
-    }
-    // The body of an unmatched request is never read: close so it is not parsed as the next request.
-    writeAnswer(res, { ...out, close: method !== 'GET' }, sink);
-  });
+    // The method is the request's own spelling (uWS accepts any token): never a metrics label as it is.
+    metrics.observe(methodLabel(method), UNMATCHED_ROUTE, out.status, (Date.now() - req.receivedAt) / 1000);
+    // A HEAD answer carries no content (RFC 9110 9.3.2).
+    return method === 'HEAD' ? { ...out, noBody: true } : out;
+  };
+  const unmatchedOpts = {
+    method: '',
+    allHeaders: false,
+    headerNames: ['content-length', ...(opts.trustedProxies.length > 0 ? ['x-forwarded-for'] : [])],
+    paramCount: 0,
+    readBody: true,
+    discardBody: true,
+    maxBodyBytes: opts.maxBodyBytes,
+    tooLarge,
+    badFraming: () => serialize(errorReply(apiError('PM_ERR_BAD_FRAMING'))),
+    onFault: (err: unknown): Outgoing => {
+      log.error({ err }, 'unmatched request failed');
+      return serialize(errorReply(apiError('PM_ERR_INTERNAL')));
+    },
+    tracker: inFlight,
+  };
+  app.any('/*', (res, req) => serve(res, req, unmatchedOpts, unmatched));
 
   return new Promise((resolve, reject) => {
     app.listen(opts.host, opts.port, (socket) => {

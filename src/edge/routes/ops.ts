@@ -6,6 +6,9 @@ import type { AppContext } from '../context.ts';
 import { reply, route, type AnyRoute } from '../route.ts';
 
 export function opsRoutes(ctx: AppContext): AnyRoute[] {
+  // The document never changes while the process runs: serialized once (146 KB of JSON per request was
+  // one of the ways one client could keep the main thread busy).
+  let openapiText: string | undefined;
   return [
     route({
       method: 'GET',
@@ -32,7 +35,7 @@ export function opsRoutes(ctx: AppContext): AnyRoute[] {
       group: 'ops',
       summary: 'This OpenAPI 3.1 document, generated from the route table',
       response: Type.Object({ openapi: Type.String() }),
-      handler: () => ctx.openapi(),
+      handler: () => reply({ raw: (openapiText ??= JSON.stringify(ctx.openapi())) }),
     }),
     route({
       method: 'GET',
