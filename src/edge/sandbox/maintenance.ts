@@ -35,6 +35,8 @@ export interface PhaseAt {
   until: number | undefined;
 }
 
+const OPEN: Readonly<PhaseAt> = Object.freeze({ phase: 'open', until: undefined });
+
 export class MaintenanceWindows {
   private admin: Window | undefined;
   /** Start of a scheduled window ended early by the admin API: skipped. */
@@ -46,7 +48,9 @@ export class MaintenanceWindows {
   ) {}
 
   /** Where trading stands at `now`: a window's phase wins over a post-only period, the later end of each is told. */
-  phaseAt(now = this.clock.now()): PhaseAt {
+  phaseAt(now = this.clock.now()): Readonly<PhaseAt> {
+    // Asked once per order request: nothing to compute (or allocate) without a schedule or an admin window.
+    if (this.admin === undefined && this.settings.weekly.length === 0) return OPEN;
     let maintenanceEnd = -1;
     let postOnlyEnd = -1;
     for (const w of this.windows(now)) {
@@ -56,7 +60,7 @@ export class MaintenanceWindows {
     }
     if (maintenanceEnd >= 0) return { phase: 'maintenance', until: maintenanceEnd };
     if (postOnlyEnd >= 0) return { phase: 'post-only', until: postOnlyEnd };
-    return { phase: 'open', until: undefined };
+    return OPEN;
   }
 
   /** Admin: a window from now, then its post-only period (default: the configured one). */
