@@ -21,9 +21,10 @@ import { RateLimiter } from './edge/rate-limit.ts';
 import { ReplayGuard } from './edge/replays.ts';
 import { pendingAnswerBytes } from './edge/http.ts';
 import { buildRoutes } from './edge/routes.ts';
+import { Sandbox } from './edge/sandbox/sandbox.ts';
 import { startServer, type EdgeServer } from './edge/server.ts';
 import type { Config } from './runtime/config.ts';
-import { nowSeconds, systemClock, type Clock } from './runtime/clock.ts';
+import { nowSeconds, systemClock, type Clock, type Timers } from './runtime/clock.ts';
 import { createLogger, type Logger } from './runtime/log.ts';
 
 export const VERSION = '0.1.0';
@@ -44,6 +45,8 @@ export type StartStep = (typeof START_STEPS)[number];
 
 export interface AppOptions {
   clock?: Clock;
+  /** Timers on `clock` (the engine's trade lifecycle): a ManualClock's in tests. Default: the system's. */
+  timers?: Timers;
   log?: Logger;
   /** Use this store instead of opening config.dataDir (tests that inject faults). The app closes it like its own. */
   store?: Store;
@@ -125,8 +128,18 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   await done('view-writes');
   // The engine recovers books and balances from the store before anything can trade.
   const metrics = new Metrics();
-  const engine = await Engine.open({ store, shards: config.engine.shards, log, now: () => clock.now(), onCommit: (s) => metrics.commit(s) });
+  const engine = await Engine.open({
+    store,
+    shards: config.engine.shards,
+    log,
+    now: () => clock.now(),
+    onCommit: (s) => metrics.commit(s),
+    trades: config.sandbox.trades,
+    timers: opts.timers,
+  });
   closers.add('engine', () => engine.close());
+  // Maintenance windows, closed-only wallets, the fault scenario of sandbox.faultsFile (a bad file fails the start).
+  const sandbox = new Sandbox({ config, store, clock, log, metrics, engine });
   await done('engine');
 
   const { views, prices, marketDataStore } = openProjections({ store, engine, viewWrites, log });
@@ -184,6 +197,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     auth,
     catalog,
     marketData,
+    sandbox,
   });
   const routes = buildRoutes(ctx);
   const openapi = buildOpenApi(routes, VERSION);

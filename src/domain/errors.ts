@@ -48,6 +48,8 @@ export const Errors = define({
   PM_ERR_NOT_FOUND_ENTITY: { result: 9, status: 404, message: '{detail}', doc: 'A named resource (token, order) does not exist.' },
   PM_ERR_JSON_TOO_DEEP: { result: 10, status: 400, message: 'invalid JSON body: nested deeper than {max} levels', doc: 'The body nests arrays and objects deeper than any route accepts.' },
   PM_ERR_BAD_FRAMING: { result: 11, status: 400, message: 'conflicting request framing', doc: 'Content-Length given twice with different values, or a transfer coding other than a single `chunked`; the connection is closed.' },
+  PM_ERR_NOT_READY: { result: 12, status: 425, message: 'service not ready', doc: 'A maintenance window (the platform\'s weekly engine restart) is under way: order routes refuse until it ends; reads keep working.' },
+  PM_ERR_POST_ONLY_MODE: { result: 13, status: 503, message: 'post-only mode: only post-only orders and cancels are allowed', doc: 'The post-only period after a maintenance window: an order without postOnly is refused (body adds `code` and `retry_after_seconds`, header Retry-After).' },
 
   // ---- 1xxx order validation -------------------------------------------------------------------
   PM_ERR_ORDER_TICK: { result: 1001, status: 400, message: 'order {id} is invalid. Price ({price}) breaks minimum tick size rule: {tick}', doc: 'GTC/GTD price is not a multiple of the tick or lies outside [tick, 1 - tick].' },
@@ -59,6 +61,7 @@ export const Errors = define({
   PM_ERR_POST_ONLY_TYPE: { result: 1007, status: 400, message: 'invalid post-only order: post-only is only supported for GTC and GTD orders', doc: 'postOnly combined with FOK or FAK.' },
   PM_ERR_CONDITION_MISMATCH: { result: 1008, status: 400, message: 'order {id} is invalid. conditionId does not match the token market', doc: 'conditionId given but not the market of tokenId.' },
   PM_ERR_TOO_MANY_ORDERS: { result: 1009, status: 400, message: 'Too many orders in payload: {count}, max allowed: {max}', doc: 'POST /orders carried more orders than allowed.' },
+  PM_ERR_CLOSED_ONLY: { result: 1010, status: 400, message: "'{address}' address in closed only mode", doc: 'The wallet is in closed-only mode (admin): only cancels and SELL orders, which reduce a position, are accepted.' },
 
   // ---- 2xxx authentication ---------------------------------------------------------------------
   PM_ERR_UNAUTHORIZED: { result: 2001, status: 401, message: 'Unauthorized/Invalid api key', doc: 'Missing or invalid L2 headers, stale timestamp, bad HMAC, wrong passphrase or address.' },

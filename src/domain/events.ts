@@ -13,6 +13,13 @@
  * Order lifecycle: `order` (accepted; LIVE with its full size) -> zero or more `fill`s -> at most one
  * final `status` (MATCHED, CANCELED or CANCELED_MARKET_RESOLVED). An order rejected by matching with
  * nothing filled (killed FOK, FAK without a match, post-only that crosses) is never journaled.
+ *
+ * Trade lifecycle (engine/trade-lifecycle.ts). A fill without `deferred` is a CONFIRMED trade from its
+ * commit on (the default). A `deferred` fill is a MATCHED trade: what it delivers (tokens to a buyer, USDC
+ * to a seller, fees to the fee wallet) is held but not spendable until a `trade` event moves it to MINED;
+ * later `trade` events move it to CONFIRMED, or through RETRYING to MINED or FAILED. A FAILED trade is
+ * reversed: its proceeds leave their receivers and what each party gave (USDC with its fee, tokens) goes
+ * back to it, available.
  */
 
 /** The wallet that collects trading fees: an ordinary ledger wallet, so fees are part of conservation. */
@@ -24,6 +31,8 @@ export type FillKindName = 'TRANSFER' | 'MINT' | 'MERGE';
 export type OrderStatusName = 'LIVE' | 'MATCHED' | 'CANCELED' | 'CANCELED_MARKET_RESOLVED';
 /** Why an order stopped: USER, EXPIRED, SELF_TRADE, MARKET_RESOLVED, UNFILLED (FAK/FOK remainder), FILLED. */
 export type StatusReason = 'USER' | 'EXPIRED' | 'SELF_TRADE' | 'MARKET_RESOLVED' | 'UNFILLED' | 'FILLED';
+/** Where a trade stands after its match (the platform's statuses, engine/trade-lifecycle.ts). */
+export type TradeStatusName = 'MATCHED' | 'MINED' | 'CONFIRMED' | 'RETRYING' | 'FAILED';
 
 interface Base {
   seq: number;
@@ -113,6 +122,11 @@ export interface FillEvent extends Base {
   makerRemaining: number;
   /** Builder code (bytes32 hex) of the taker order. */
   builder: string;
+  /**
+   * Set (true) when the trade settles later: it is MATCHED, and what it delivers becomes spendable with its
+   * MINED `trade` event. Absent: CONFIRMED at its commit, spendable at once.
+   */
+  deferred?: true;
 }
 
 export interface OrderStatusEvent extends Base {
@@ -126,6 +140,23 @@ export interface OrderStatusEvent extends Base {
   remaining: number;
   /** Total filled over the order's life. */
   matched: number;
+}
+
+/**
+ * A deferred fill's trade moved on (MATCHED is the fill itself). Carries what a client-facing `trade`
+ * message routes by (market, wallets, API keys); the rest of the trade is the fill at `fillSeq`.
+ */
+export interface TradeEvent extends Base {
+  type: 'trade';
+  tradeId: string;
+  /** Journal seq of the fill. */
+  fillSeq: number;
+  status: Exclude<TradeStatusName, 'MATCHED'>;
+  conditionId: string;
+  takerWallet: string;
+  makerWallet: string;
+  takerOwner: string;
+  makerOwner: string;
 }
 
 export interface BalanceMoveEvent extends Base {
@@ -174,6 +205,7 @@ export type JournalEvent =
   | OrderAcceptedEvent
   | FillEvent
   | OrderStatusEvent
+  | TradeEvent
   | BalanceMoveEvent
   | SplitEvent
   | MergeEvent
@@ -227,6 +259,22 @@ export function redeemEvent(wallet: string, conditionId: string, tokenIds: [stri
 
 export function statusEvent(rec: OrderRecord, status: OrderStatusName, reason: StatusReason, remaining: number): OrderStatusEvent {
   return { type: 'status', seq: 0, ts: 0, orderId: rec.orderId, wallet: rec.wallet, conditionId: rec.conditionId, status, reason, remaining, matched: rec.sizeMatched };
+}
+
+export function tradeEvent(f: FillEvent, status: TradeEvent['status']): TradeEvent {
+  return {
+    type: 'trade',
+    seq: 0,
+    ts: 0,
+    tradeId: f.tradeId,
+    fillSeq: f.seq,
+    status,
+    conditionId: f.conditionId,
+    takerWallet: f.takerWallet,
+    makerWallet: f.makerWallet,
+    takerOwner: f.takerOwner,
+    makerOwner: f.makerOwner,
+  };
 }
 
 /** The `order` event of a record at acceptance (before any fill). */

@@ -15,6 +15,7 @@ import type { MarketDataReader } from '../queries/market-data.ts';
 import type { CatalogWriter } from '../projections/catalog.ts';
 import type { TradingMarket } from '../projections/catalog-index.ts';
 import type { Engine } from '../engine/engine.ts';
+import type { Sandbox } from './sandbox/sandbox.ts';
 
 /** The catalog: reads (queries/catalog.ts) and admin writes (projections/catalog.ts). */
 export interface CatalogServices {
@@ -65,4 +66,6 @@ export interface AppContext {
   readonly engine: Engine;
   /** Books, quotes, price history and builder trades (queries/market-data.ts). */
   readonly marketData: MarketDataReader;
+  /** Maintenance windows, closed-only wallets and fault injection (edge/sandbox/sandbox.ts). */
+  readonly sandbox: Sandbox;
 }

@@ -70,6 +70,7 @@ const table: Record<string, readonly string[]> = {
   'GET /auth/derive-api-key': CLOB,
   'GET /auth/api-keys': CLOB,
   'DELETE /auth/api-key': CLOB,
+  'GET /auth/ban-status/closed-only': CLOB,
 
   'GET /trades': ['data', 'data-trades'],
   'GET /positions': DATA,
@@ -82,6 +83,12 @@ const table: Record<string, readonly string[]> = {
   'POST /admin/wallets/:address/withdraw': ADMIN,
   'GET /admin/wallets/:address': ADMIN,
   'PUT /admin/wallets/:address/profile': ADMIN,
+  'PUT /admin/wallets/:address/closed-only': ADMIN,
+  'GET /admin/sandbox': ADMIN,
+  'POST /admin/sandbox/maintenance': ADMIN,
+  'DELETE /admin/sandbox/maintenance': ADMIN,
+  'PUT /admin/sandbox/faults': ADMIN,
+  'DELETE /admin/sandbox/faults': ADMIN,
 };
 
 export const ROUTE_BUCKETS: Readonly<Record<string, readonly string[]>> = Object.freeze(

@@ -22,7 +22,7 @@
  * An L1 replay from another client address than the first request's is refused (PM_ERR_L1_HEADERS): its
  * first answer is the secret, which a captured request must not fetch again; the client's own retry (same
  * address) gets it.
- * Answers that say nothing happened and invite a retry, 429 and 503, are not remembered.
+ * Answers that say nothing happened and invite a retry, 425, 429 and 503, are not remembered.
  *
  * The catch of a nonce-less scheme: two identical requests within the same second are one request. A bot
  * that sends `DELETE /cancel-all` twice in one second gets the first answer the second time; README says so.
@@ -112,7 +112,7 @@ export class ReplayGuard {
     const entry: Entry = { key, exp, ip, out: undefined, waiting: new Promise<Outgoing>((r) => (resolve = r)), bytes: ENTRY_OVERHEAD + key.length };
     this.add(entry);
     const settle = async (out: Outgoing): Promise<Outgoing> => {
-      const forget = out.status === 429 || out.status === 503;
+      const forget = out.status === 425 || out.status === 429 || out.status === 503;
       const kept = forget || Buffer.byteLength(out.body) <= MAX_ANSWER_BYTES ? out : tooLargeToKeep(out);
       if (kind === 'durable') {
         if (forget) await this.removeDurable(key, exp);

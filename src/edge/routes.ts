@@ -1,7 +1,9 @@
 /**
  * The route table: every endpoint the service answers, by group. Each group module returns its routes
  * built on the shared context; adding an endpoint is a change to one group module (and adding a group
- * is one line here). Rate-limit buckets per route are listed in rate-limit-buckets.ts and README.
+ * is one line here). Rate-limit buckets per route are listed in rate-limit-buckets.ts and README. Every
+ * route passes through the sandbox's gate (edge/sandbox/sandbox.ts: maintenance windows and injected
+ * faults), which leaves the routes it never touches as they are.
  */
 import type { AppContext } from './context.ts';
 import type { AnyRoute } from './route.ts';
@@ -12,7 +14,17 @@ import { adminRoutes } from './routes/admin.ts';
 import { walletRoutes } from './routes/wallets.ts';
 import { marketDataRoutes } from './routes/market-data.ts';
 import { tradingRoutes } from './routes/trading.ts';
+import { sandboxRoutes } from './routes/sandbox.ts';
 
 export function buildRoutes(ctx: AppContext): AnyRoute[] {
-  return [...opsRoutes(ctx), ...authRoutes(ctx), ...catalogRoutes(ctx), ...adminRoutes(ctx), ...walletRoutes(ctx), ...marketDataRoutes(ctx), ...tradingRoutes(ctx)];
+  return [
+    ...opsRoutes(ctx),
+    ...authRoutes(ctx),
+    ...catalogRoutes(ctx),
+    ...adminRoutes(ctx),
+    ...walletRoutes(ctx),
+    ...marketDataRoutes(ctx),
+    ...tradingRoutes(ctx),
+    ...sandboxRoutes(ctx),
+  ].map((r) => ctx.sandbox.gate(r));
 }

@@ -1,6 +1,6 @@
 /**
  * The engine's state, read whole to be checked: the canonical state the store's hash is computed over, and
- * the ledger's invariants against the orders that hold reservations.
+ * the ledger's invariants against the orders that hold reservations and the trades still settling.
  *
  * Start-up compares both with the store before the engine takes a request (startup.ts), close() records the
  * hash for the next start, tests and benchmarks call them after every step. Both allocate and walk every
@@ -13,13 +13,17 @@ import type { Ledger, ReservationView } from './ledger.ts';
 import type { MarketTable } from './market-table.ts';
 import type { OrderTable } from './order-table.ts';
 import { needOf } from './reservation.ts';
+import type { TradeLifecycle } from './trade-lifecycle.ts';
 
-/** Balances, open orders, market resolutions and net deposits, as journal/recovery.ts canonicalizes them. */
-function canonicalState(ledger: Ledger, orders: OrderTable, markets: MarketTable): CanonicalState {
+/**
+ * Balances (pending proceeds included), open orders, market resolutions, trades still settling and net
+ * deposits, as journal/recovery.ts canonicalizes them.
+ */
+function canonicalState(ledger: Ledger, orders: OrderTable, markets: MarketTable, trades: TradeLifecycle): CanonicalState {
   const balances = new Map<string, number>();
   for (const w of ledger.wallets.values()) {
-    balances.set(balanceMapKey(w.wallet, USDC_ASSET), w.usdcAvailable + w.usdcReserved);
-    for (const [tokenId, t] of w.tokens) balances.set(balanceMapKey(w.wallet, tokenId), t.available + t.reserved);
+    balances.set(balanceMapKey(w.wallet, USDC_ASSET), w.usdcAvailable + w.usdcReserved + w.usdcPending);
+    for (const [tokenId, t] of w.tokens) balances.set(balanceMapKey(w.wallet, tokenId), t.available + t.reserved + t.pending);
   }
   const openOrders: CanonicalState['openOrders'] = [];
   for (const o of orders.all()) {
@@ -27,16 +31,19 @@ function canonicalState(ledger: Ledger, orders: OrderTable, markets: MarketTable
   }
   const resolutions = new Map<string, number>();
   for (const m of markets.values()) resolutions.set(m.conditionId, m.resolved);
-  return { balances, openOrders, markets: resolutions, netDeposits: ledger.netDeposits };
+  return { balances, openOrders, markets: resolutions, netDeposits: ledger.netDeposits, trades: trades.statuses() };
 }
 
 /** Hash of the canonical state (journal/recovery.ts hashState). */
-export function stateHash(ledger: Ledger, orders: OrderTable, markets: MarketTable): string {
-  return hashState(canonicalState(ledger, orders, markets));
+export function stateHash(ledger: Ledger, orders: OrderTable, markets: MarketTable, trades: TradeLifecycle): string {
+  return hashState(canonicalState(ledger, orders, markets, trades));
 }
 
-/** Ledger invariants against the orders that hold reservations (ledger.checkLedger); the problems found. */
-export function checkLedger(ledger: Ledger, orders: OrderTable): string[] {
+/**
+ * Ledger invariants against the orders that hold reservations and the trades whose proceeds are pending
+ * (ledger.checkLedger); the problems found.
+ */
+export function checkLedger(ledger: Ledger, orders: OrderTable, trades: TradeLifecycle): string[] {
   const views: ReservationView[] = [];
   for (const o of orders.all()) {
     views.push({
@@ -48,5 +55,5 @@ export function checkLedger(ledger: Ledger, orders: OrderTable): string[] {
       need: needOf(o),
     });
   }
-  return ledger.checkLedger(views);
+  return ledger.checkLedger(views, trades.pendingFills());
 }

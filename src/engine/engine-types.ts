@@ -5,6 +5,7 @@
  */
 import type { OrderSubmission } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
+import type { Timers } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { BookFactoryRef, BookKind } from './book-factory.ts';
 
@@ -26,6 +27,29 @@ export interface EngineOptions {
   snapshotIntervalMs?: number;
   /** Told each journal transaction's seconds from its puts to durable (/metrics: journal_commit_duration_seconds). */
   onCommit?: (seconds: number) => void;
+  /** How trades settle after their match (trade-lifecycle.ts). Default: every trade CONFIRMED at its commit. */
+  trades?: TradeSettlement;
+  /** Timers on the clock of `now` (the trade lifecycle's). Default: the system's. */
+  timers?: Timers;
+}
+
+/**
+ * Trade settlement (trade-lifecycle.ts): delays of each move in ms of the engine's clock, the share of
+ * trades that go through RETRYING and the share of those that end FAILED, and the seed that picks them.
+ */
+export interface TradeSettlement {
+  minedDelayMs: number;
+  confirmedDelayMs: number;
+  retryingShare: number;
+  retryDelayMs: number;
+  failedShare: number;
+  seed: number;
+}
+
+/** What deferred trades have delivered to a wallet and it cannot spend yet (MATCHED or RETRYING trades). */
+export interface UnsettledView {
+  usdc: number;
+  tokens: Array<{ tokenId: string; pending: number }>;
 }
 
 export interface MarketInput {

@@ -25,6 +25,11 @@
  * per-shard queue (in order) while the engine awaits Atomics.waitAsync on the ring's head; past the bound
  * new orders and cancels are refused with PM_ERR_ENGINE_BUSY (counted in stats().busyRejects).
  *
+ * Settlement after the match (trade-lifecycle.ts): with the default settings every trade is CONFIRMED at its
+ * commit; with delays or failure shares configured, fills are deferred and the trade lifecycle moves each
+ * trade to MINED (its proceeds spendable), CONFIRMED, or through RETRYING to FAILED (the fill reversed), each
+ * move a journal event, on timers the engine owns.
+ *
  * Failure. A shard's unexpected throw, a worker exit, a ledger invariant broken or a failed commit halts
  * the engine (lifecycle.ts): every pending and later request answers PM_ERR_ENGINE_DOWN, nothing more is
  * journaled, and a restart recovers the last committed state.
@@ -43,7 +48,7 @@ import { verifyStore, type VerifiedStore } from '../journal/recovery.ts';
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
 import { Admission } from './admission.ts';
 import { checkLedger, stateHash } from './audit.ts';
-import type { BalancesView, CancelResponse, EngineOptions, EngineStats, MarketInput, OpResult, OpenOrdersFilter, PlaceInput, PlaceResponse } from './engine-types.ts';
+import type { BalancesView, CancelResponse, EngineOptions, EngineStats, MarketInput, OpResult, OpenOrdersFilter, PlaceInput, PlaceResponse, TradeSettlement, UnsettledView } from './engine-types.ts';
 import { GroupCommit } from './group-commit.ts';
 import { Ledger } from './ledger.ts';
 import { Lifecycle } from './lifecycle.ts';
@@ -54,10 +59,24 @@ import { Settlement } from './settlement.ts';
 import { ShardLink } from './shard-link.ts';
 import { Snapshots } from './snapshots.ts';
 import { startEngine } from './startup.ts';
+import { INSTANT_SETTLEMENT, TradeLifecycle } from './trade-lifecycle.ts';
 import { WalletOps } from './wallet-ops.ts';
+import { systemTimers } from '../runtime/clock.ts';
 
 export type { JournalEvent, OrderRecord } from '../domain/events.ts';
-export type { BalancesView, CancelResponse, EngineOptions, EngineStats, MarketInput, OpResult, OpenOrdersFilter, PlaceInput, PlaceResponse } from './engine-types.ts';
+export type {
+  BalancesView,
+  CancelResponse,
+  EngineOptions,
+  EngineStats,
+  MarketInput,
+  OpResult,
+  OpenOrdersFilter,
+  PlaceInput,
+  PlaceResponse,
+  TradeSettlement,
+  UnsettledView,
+} from './engine-types.ts';
 
 export class Engine {
   private readonly store: Store;
@@ -69,6 +88,7 @@ export class Engine {
   private readonly commit: GroupCommit;
   private readonly link: ShardLink;
   private readonly snapshots: Snapshots;
+  private readonly trades: TradeLifecycle;
   private readonly settlement: Settlement;
   private readonly admission: Admission;
   private readonly marketAdmin: MarketAdmin;
@@ -88,22 +108,37 @@ export class Engine {
     this.writer = new JournalWriter(opts.store, lastSeq, now);
     this.commit = new GroupCommit({ writer: this.writer, committedSeq: lastSeq, ledger: this.ledger, orders: this.orders, life: this.life, log, onCommit: opts.onCommit });
     // 3. Shards: what they send goes to the published books (every RESULT, publications) and to
-    //    settlement (each command's group, expiries), and a drained turn is flushed.
+    //    settlement (each command's group, expiries); at the end of a drained turn the trades due move on and
+    //    the turn is flushed.
     this.link = new ShardLink(opts, this.life, log, {
       snapshots: (shard, msg) => this.snapshots.arrived(shard, msg),
       result: (shard, r, group) => this.snapshots.noteResult(shard, r, group),
       expired: (group) => this.settlement.expired(group),
       answered: (inf, r, group) => this.settlement.apply(inf, r, group),
-      drained: () => this.commit.scheduleFlush(),
+      drained: () => {
+        this.trades.poll();
+        this.commit.scheduleFlush();
+      },
     });
     this.snapshots = new Snapshots(this.markets, this.link, this.life, log);
-    // 4. R2: the shards' answers applied to orders, ledger and journal.
-    this.settlement = new Settlement(this.ledger, this.orders, this.markets, this.writer, this.commit);
+    // 4. R2: the shards' answers applied to orders, ledger and journal; the trades' moves after the match.
+    this.trades = new TradeLifecycle({
+      ledger: this.ledger,
+      writer: this.writer,
+      commit: this.commit,
+      life: this.life,
+      now,
+      timers: opts.timers ?? systemTimers,
+      settings: opts.trades ?? INSTANT_SETTLEMENT,
+    });
+    this.settlement = new Settlement(this.ledger, this.orders, this.markets, this.writer, this.commit, this.trades);
     // 5. Requests: orders and cancels (checks, R1), markets, wallet operations.
     this.admission = new Admission({ store: opts.store, ledger: this.ledger, markets: this.markets, orders: this.orders, link: this.link, commit: this.commit, life: this.life, now });
     this.marketAdmin = new MarketAdmin(this.markets, this.ledger, this.link, this.writer, this.commit, this.life);
     this.walletOps = new WalletOps(this.ledger, this.markets, this.writer, this.commit, this.life);
-    // 6. Halt, in this order: answers waiting for a commit, snapshot readers, commands in flight, workers.
+    // 6. Halt, in this order: trade moves, answers waiting for a commit, snapshot readers, commands in
+    //    flight, workers.
+    this.life.onHalt(() => this.trades.stop());
     this.life.onHalt(() => this.commit.answerDown());
     this.life.onHalt(() => this.snapshots.releaseWaiters());
     this.life.onHalt(() => this.settlement.answerDown(this.link.takeUnanswered()));
@@ -118,7 +153,7 @@ export class Engine {
     const e = new Engine(opts, verified.materialized.lastSeq);
     try {
       await startEngine(
-        { ledger: e.ledger, markets: e.markets, orders: e.orders, link: e.link, marketAdmin: e.marketAdmin, admission: e.admission, life: e.life, log: opts.log },
+        { store: opts.store, ledger: e.ledger, markets: e.markets, orders: e.orders, link: e.link, marketAdmin: e.marketAdmin, admission: e.admission, trades: e.trades, life: e.life, log: opts.log },
         verified,
         t0,
       );
@@ -126,6 +161,7 @@ export class Engine {
       await e.link.terminate();
       throw err;
     }
+    e.trades.start();
     return e;
   }
 
@@ -140,6 +176,7 @@ export class Engine {
       await this.commit.drain();
       return;
     }
+    this.trades.stop();
     const stops = this.link.stop();
     this.life.closing = true;
     await Promise.all(stops);
@@ -232,6 +269,16 @@ export class Engine {
     return this.walletOps.balances(wallet);
   }
 
+  /** What the wallet's MATCHED and RETRYING trades delivered and it cannot spend yet (not in balances()). */
+  unsettled(wallet: string): UnsettledView {
+    return this.walletOps.unsettled(wallet);
+  }
+
+  /** How trades settle (the engine's settings) and how many are still settling, by status. */
+  tradeSettlement(): { settings: Readonly<TradeSettlement>; settling: { MATCHED: number; RETRYING: number; MINED: number } } {
+    return { settings: this.trades.settings, settling: this.trades.counts() };
+  }
+
   /**
    * Current state of an order: in memory while open or not yet committed, else from LMDB. The in-memory
    * state may hold effects not yet durable: a reply built from it waits for afterCommit().
@@ -293,14 +340,14 @@ export class Engine {
     this.snapshots.onSnapshots(listener);
   }
 
-  /** Hash of balances, open orders, market resolutions and net deposits (journal/recovery.ts). */
+  /** Hash of balances, open orders, market resolutions, trades still settling and net deposits (journal/recovery.ts). */
   stateHash(): string {
-    return stateHash(this.ledger, this.orders, this.markets);
+    return stateHash(this.ledger, this.orders, this.markets, this.trades);
   }
 
   /** Allocates: tests and benchmarks. Ledger invariants against the open orders (ledger.checkLedger). */
   checkLedger(): string[] {
-    return checkLedger(this.ledger, this.orders);
+    return checkLedger(this.ledger, this.orders, this.trades);
   }
 
   /** USDC totals of the collateral identity: wallets + collateral == netDeposits. */

@@ -174,13 +174,13 @@ export class GroupCommit {
     for (const w of this.ledger.takeDirty()) {
       if (w.usdcDirty) {
         w.usdcDirty = false;
-        this.writer.putBalance(w.wallet, USDC_ASSET, w.usdcAvailable + w.usdcReserved);
+        this.writer.putBalance(w.wallet, USDC_ASSET, w.usdcAvailable + w.usdcReserved + w.usdcPending);
       }
       for (const tokenId of w.dirtyTokens) {
         const t = w.tokens.get(tokenId);
         if (t === undefined) continue;
         t.dirty = false;
-        this.writer.putBalance(w.wallet, tokenId, t.available + t.reserved);
+        this.writer.putBalance(w.wallet, tokenId, t.available + t.reserved + t.pending);
       }
       w.dirtyTokens = [];
     }

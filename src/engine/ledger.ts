@@ -13,6 +13,13 @@
  *   release      cancel, expiry, FAK remainder, killed FOK, price improvement: the part of the reservation
  *                the order can no longer spend goes back to available.
  *
+ * Deferred settlement (trade-lifecycle.ts). A deferred fill settles the same way, except that what it
+ * delivers (the buyer's tokens, the seller's USDC, the fee wallet's fees) goes to `pending`, held but not
+ * spendable: `landProceeds` moves it to available when the trade is MINED; `reverseFill` undoes a FAILED
+ * trade exactly: the proceeds leave `pending` (they were never spendable, so they are all there) and what
+ * each party gave (USDC with its fee, tokens) comes back to it, available; a MINT burns the pairs it made, a
+ * MERGE mints back the pairs it burned. Held = available + reserved + pending everywhere below.
+ *
  * Collateral identity (checked by `checkLedger`): every complete set of outcome tokens is backed by one
  * USDC. Per market, while unresolved, supply(outcome 0) == supply(outcome 1) == collateral; once resolved
  * with winner w, collateral == supply(w) (loser tokens are worthless and redeem for 0). So
@@ -30,7 +37,7 @@
  */
 
 import { Errors } from '../domain/errors.ts';
-import { FEE_WALLET } from '../domain/events.ts';
+import { FEE_WALLET, type FillEvent } from '../domain/events.ts';
 import { LOT_UNITS } from '../domain/market-rules.ts';
 import { PIPS } from '../domain/units.ts';
 
@@ -87,12 +94,16 @@ export function buyNeed(resting: boolean, pricePips: number, remaining: number, 
 export interface TokenBalance {
   available: number;
   reserved: number;
+  /** Delivered by deferred fills not MINED yet: held, not spendable. */
+  pending: number;
   dirty: boolean;
 }
 
 export class WalletBalance {
   usdcAvailable = 0;
   usdcReserved = 0;
+  /** Delivered by deferred fills not MINED yet: held, not spendable. */
+  usdcPending = 0;
   usdcDirty = false;
   readonly tokens = new Map<string, TokenBalance>();
   /** Token ids whose balance changed since the last takeDirty() (their `dirty` flag is set). */
@@ -104,7 +115,7 @@ export class WalletBalance {
   token(tokenId: string): TokenBalance {
     let t = this.tokens.get(tokenId);
     if (t === undefined) {
-      t = { available: 0, reserved: 0, dirty: false };
+      t = { available: 0, reserved: 0, pending: 0, dirty: false };
       this.tokens.set(tokenId, t);
     }
     return t;
@@ -117,6 +128,29 @@ export interface MarketSupply {
   supply: [number, number];
   /** -1 while trading; the winning outcome once resolved. */
   resolved: -1 | 0 | 1;
+}
+
+/** What a deferred fill delivers to one receiver: `units` of USDC (tokenId undefined) or of a token. */
+export interface Proceeds {
+  wallet: string;
+  tokenId: string | undefined;
+  units: number;
+}
+
+/**
+ * Allocates: what a fill delivers, receiver by receiver: `size` tokens to each BUY party, `usdc - fee` to
+ * each SELL party, both fees to FEE_WALLET. Zero amounts are left out.
+ */
+export function proceedsOf(f: FillEvent): Proceeds[] {
+  const out: Proceeds[] = [];
+  const party = (side: string, wallet: string, tokenId: string, usdc: number, fee: number) => {
+    if (side === 'BUY') out.push({ wallet, tokenId, units: f.size });
+    else if (usdc - fee > 0) out.push({ wallet, tokenId: undefined, units: usdc - fee });
+  };
+  party(f.takerSide, f.takerWallet, f.takerTokenId, f.takerUsdc, f.takerFee);
+  party(f.makerSide, f.makerWallet, f.makerTokenId, f.makerUsdc, f.makerFee);
+  if (f.takerFee + f.makerFee > 0) out.push({ wallet: FEE_WALLET, tokenId: undefined, units: f.takerFee + f.makerFee });
+  return out;
 }
 
 /** One open order's reservation, as the engine holds it, for checkLedger. */
@@ -258,35 +292,105 @@ export class Ledger {
 
   // ---- R2 settle -------------------------------------------------------------------------------------
 
-  /** A BUY party: pays `usdc + fee` out of its reservation, receives `size` tokens. */
-  settleBuy(w: WalletBalance, tokenId: string, size: number, usdc: number, fee: number): void {
+  /** A BUY party: pays `usdc + fee` out of its reservation, receives `size` tokens (pending when `deferred`). */
+  settleBuy(w: WalletBalance, tokenId: string, size: number, usdc: number, fee: number, deferred = false): void {
     const pay = usdc + fee;
     if (w.usdcReserved < pay) throw new LedgerError(`${w.wallet} pays ${pay} but has ${w.usdcReserved} reserved`);
     w.usdcReserved -= pay;
     this.touchUsdc(w);
     const t = w.token(tokenId);
-    t.available += size;
+    if (deferred) t.pending += size;
+    else t.available += size;
     this.touchToken(w, tokenId, t);
-    this.collectFee(fee);
+    this.collectFee(fee, deferred);
   }
 
-  /** A SELL party: gives `size` reserved tokens, receives `usdc - fee`. */
-  settleSell(w: WalletBalance, tokenId: string, size: number, usdc: number, fee: number): void {
+  /** A SELL party: gives `size` reserved tokens, receives `usdc - fee` (pending when `deferred`). */
+  settleSell(w: WalletBalance, tokenId: string, size: number, usdc: number, fee: number, deferred = false): void {
     const t = w.token(tokenId);
     if (t.reserved < size) throw new LedgerError(`${w.wallet} sells ${size} of ${tokenId} but has ${t.reserved} reserved`);
     if (fee > usdc) throw new LedgerError(`fee ${fee} exceeds proceeds ${usdc}`);
     t.reserved -= size;
     this.touchToken(w, tokenId, t);
-    w.usdcAvailable += usdc - fee;
+    if (deferred) w.usdcPending += usdc - fee;
+    else w.usdcAvailable += usdc - fee;
     this.touchUsdc(w);
-    this.collectFee(fee);
+    this.collectFee(fee, deferred);
   }
 
-  private collectFee(fee: number): void {
+  private collectFee(fee: number, deferred: boolean): void {
     if (fee === 0) return;
     const f = this.wallet(FEE_WALLET);
-    f.usdcAvailable += fee;
+    if (deferred) f.usdcPending += fee;
+    else f.usdcAvailable += fee;
     this.touchUsdc(f);
+  }
+
+  // ---- deferred settlement ---------------------------------------------------------------------------
+
+  /** Moves a receiver's proceeds from pending to available, from available to pending, or out of pending ('gone'). */
+  private movePending(p: Proceeds, to: 'available' | 'pending' | 'gone'): void {
+    const w = this.wallet(p.wallet);
+    if (p.tokenId === undefined) {
+      if (to === 'pending') {
+        if (w.usdcAvailable < p.units) throw new LedgerError(`${w.wallet} holds ${w.usdcAvailable} USDC available, less than the ${p.units} pending`);
+        w.usdcAvailable -= p.units;
+        w.usdcPending += p.units;
+      } else {
+        if (w.usdcPending < p.units) throw new LedgerError(`${w.wallet} has ${w.usdcPending} USDC pending, less than the ${p.units} a trade delivered`);
+        w.usdcPending -= p.units;
+        if (to === 'available') w.usdcAvailable += p.units;
+      }
+      this.touchUsdc(w);
+      return;
+    }
+    const t = w.token(p.tokenId);
+    if (to === 'pending') {
+      if (t.available < p.units) throw new LedgerError(`${w.wallet} holds ${t.available} of ${p.tokenId} available, less than the ${p.units} pending`);
+      t.available -= p.units;
+      t.pending += p.units;
+    } else {
+      if (t.pending < p.units) throw new LedgerError(`${w.wallet} has ${t.pending} of ${p.tokenId} pending, less than the ${p.units} a trade delivered`);
+      t.pending -= p.units;
+      if (to === 'available') t.available += p.units;
+    }
+    this.touchToken(w, p.tokenId, t);
+  }
+
+  /** MINED: what the deferred fill delivered becomes spendable. */
+  landProceeds(f: FillEvent): void {
+    for (const p of proceedsOf(f)) this.movePending(p, 'available');
+  }
+
+  /**
+   * Start-up: the proceeds of a deferred fill not MINED yet, restored as available from the balances
+   * table, are set aside as pending again. Throws when a wallet does not hold them (a damaged store).
+   */
+  holdProceeds(f: FillEvent): void {
+    for (const p of proceedsOf(f)) this.movePending(p, 'pending');
+  }
+
+  /**
+   * FAILED: the deferred fill is undone. Its proceeds leave pending; each party gets back, available, what
+   * it gave (a BUY its `usdc + fee`, a SELL its tokens); a MINT's pairs are burned, a MERGE's minted back.
+   */
+  reverseFill(f: FillEvent): void {
+    for (const p of proceedsOf(f)) this.movePending(p, 'gone');
+    const giveBack = (side: string, wallet: string, tokenId: string, usdc: number, fee: number) => {
+      const w = this.wallet(wallet);
+      if (side === 'BUY') {
+        w.usdcAvailable += usdc + fee;
+        this.touchUsdc(w);
+      } else {
+        const t = w.token(tokenId);
+        t.available += f.size;
+        this.touchToken(w, tokenId, t);
+      }
+    };
+    giveBack(f.takerSide, f.takerWallet, f.takerTokenId, f.takerUsdc, f.takerFee);
+    giveBack(f.makerSide, f.makerWallet, f.makerTokenId, f.makerUsdc, f.makerFee);
+    if (f.kind === 'MINT') this.burn(f.conditionId, f.size);
+    else if (f.kind === 'MERGE') this.mint(f.conditionId, f.size);
   }
 
   /** MINT fill: the two buyers' USDC (summing to `size`) becomes `size` token pairs. */
@@ -411,7 +515,7 @@ export class Ledger {
   /** Sum of USDC held by wallets plus collateral locked in markets; equals netDeposits when conserved. */
   totalUsdc(): { wallets: number; collateral: number; netDeposits: number } {
     let wallets = 0;
-    for (const w of this.wallets.values()) wallets += w.usdcAvailable + w.usdcReserved;
+    for (const w of this.wallets.values()) wallets += w.usdcAvailable + w.usdcReserved + w.usdcPending;
     let collateral = 0;
     for (const m of this.markets.values()) collateral += this.collateral(m);
     return { wallets, collateral, netDeposits: this.netDeposits };
@@ -420,11 +524,19 @@ export class Ledger {
   /**
    * Allocates: tests, benchmarks and debug only. Every invariant of the ledger against the engine's open
    * orders: nothing negative, each order reserves exactly what it can still spend, each wallet's reserved
-   * amounts are the sum of its orders' reservations, token supplies match holdings, every complete set is
-   * backed by one USDC, and USDC is conserved. Returns the problems found (empty = consistent).
+   * amounts are the sum of its orders' reservations, each pending amount is what the deferred fills not
+   * MINED yet (`settling`) delivered, token supplies match holdings, every complete set is backed by one
+   * USDC, and USDC is conserved. Returns the problems found (empty = consistent).
    */
-  checkLedger(open: Iterable<ReservationView>): string[] {
+  checkLedger(open: Iterable<ReservationView>, settling: Iterable<FillEvent> = []): string[] {
     const problems: string[] = [];
+    const pending = new Map<string, number>();
+    for (const f of settling) {
+      for (const p of proceedsOf(f)) {
+        const k = p.wallet + '\u0000' + (p.tokenId ?? '');
+        pending.set(k, (pending.get(k) ?? 0) + p.units);
+      }
+    }
     const usdcRes = new Map<string, number>();
     const tokRes = new Map<string, number>();
     for (const r of open) {
@@ -435,17 +547,24 @@ export class Ledger {
     }
     const held = new Map<string, number>();
     for (const w of this.wallets.values()) {
-      if (w.usdcAvailable < 0 || w.usdcReserved < 0) problems.push(`${w.wallet} has negative USDC ${w.usdcAvailable}/${w.usdcReserved}`);
-      if (!Number.isSafeInteger(w.usdcAvailable) || !Number.isSafeInteger(w.usdcReserved)) problems.push(`${w.wallet} USDC is not an integer`);
+      if (w.usdcAvailable < 0 || w.usdcReserved < 0 || w.usdcPending < 0) problems.push(`${w.wallet} has negative USDC ${w.usdcAvailable}/${w.usdcReserved}/${w.usdcPending}`);
+      if (!Number.isSafeInteger(w.usdcAvailable) || !Number.isSafeInteger(w.usdcReserved) || !Number.isSafeInteger(w.usdcPending)) problems.push(`${w.wallet} USDC is not an integer`);
       if (w.usdcReserved !== (usdcRes.get(w.wallet) ?? 0)) problems.push(`${w.wallet} reserves ${w.usdcReserved} USDC but its orders need ${usdcRes.get(w.wallet) ?? 0}`);
+      const usdcPending = pending.get(w.wallet + '\u0000') ?? 0;
+      pending.delete(w.wallet + '\u0000');
+      if (w.usdcPending !== usdcPending) problems.push(`${w.wallet} has ${w.usdcPending} USDC pending but its unsettled trades delivered ${usdcPending}`);
       for (const [tokenId, t] of w.tokens) {
-        if (t.available < 0 || t.reserved < 0) problems.push(`${w.wallet} has negative ${tokenId}`);
-        if (!Number.isSafeInteger(t.available) || !Number.isSafeInteger(t.reserved)) problems.push(`${w.wallet} ${tokenId} is not an integer`);
+        if (t.available < 0 || t.reserved < 0 || t.pending < 0) problems.push(`${w.wallet} has negative ${tokenId}`);
+        if (!Number.isSafeInteger(t.available) || !Number.isSafeInteger(t.reserved) || !Number.isSafeInteger(t.pending)) problems.push(`${w.wallet} ${tokenId} is not an integer`);
         const want = tokRes.get(w.wallet + '\u0000' + tokenId) ?? 0;
         if (t.reserved !== want) problems.push(`${w.wallet} reserves ${t.reserved} of ${tokenId} but its orders need ${want}`);
-        held.set(tokenId, (held.get(tokenId) ?? 0) + t.available + t.reserved);
+        const tokPending = pending.get(w.wallet + '\u0000' + tokenId) ?? 0;
+        pending.delete(w.wallet + '\u0000' + tokenId);
+        if (t.pending !== tokPending) problems.push(`${w.wallet} has ${t.pending} of ${tokenId} pending but its unsettled trades delivered ${tokPending}`);
+        held.set(tokenId, (held.get(tokenId) ?? 0) + t.available + t.reserved + t.pending);
       }
     }
+    for (const [k, units] of pending) problems.push(`unsettled trades delivered ${units} of ${k.split('\u0000')[1] || 'USDC'} to ${k.split('\u0000')[0]}, which holds none pending`);
     for (const m of this.markets.values()) {
       for (const o of [0, 1] as const) {
         const h = held.get(m.tokenIds[o]) ?? 0;

@@ -13,6 +13,9 @@
  * never holds half a command: a killed FOK leaves nothing, and the books rebuilt after a crash were never
  * crossed.
  *
+ * When trades settle later (trade-lifecycle.ts `deferring`), a fill is journaled `deferred`, what it delivers
+ * is credited as pending, and the trade lifecycle takes it from MATCHED on.
+ *
  * Invariants, checked on every record (a violation throws EngineHalt or LedgerError and halts the engine):
  * the shard's remaining size of every maker and canceled order equals the sequencer's; a fill names the taker
  * of its group and a resting maker; an order pays no more than it reserved and, while it rests, still holds
@@ -32,6 +35,7 @@ import { LIVE_UNFILLED, appended, rejectResponse, responseOf, type OrderState, t
 import { OP_CANCEL, OP_CANCEL_ALL_MARKET, OP_PLACE, type CanceledRecord, type FillRecord, type ResultRecord } from './protocol.ts';
 import { releaseAll, settleReservation } from './reservation.ts';
 import type { Inflight, ShardRecord } from './shard-link.ts';
+import type { TradeLifecycle } from './trade-lifecycle.ts';
 
 const SIDE_NAMES = ['BUY', 'SELL'] as const;
 const KIND_NAMES = ['TRANSFER', 'MINT', 'MERGE'] as const;
@@ -52,6 +56,7 @@ export class Settlement {
     private readonly markets: MarketTable,
     private readonly writer: JournalWriter,
     private readonly commit: GroupCommit,
+    private readonly trades: TradeLifecycle,
   ) {}
 
   /** A command's RESULT with the records it caused (ShardEvents.answered). */
@@ -188,13 +193,14 @@ export class Settlement {
     }
     const takerFee = feeOf(taker.rec.takerFeeBps, f.takerPricePips, size);
     const makerFee = feeOf(maker.rec.makerFeeBps, f.makerPricePips, size);
-    this.settleParty(taker, size, f.takerUsdc, takerFee);
-    this.settleParty(maker, size, f.makerUsdc, makerFee);
+    const deferred = this.trades.deferring;
+    this.settleParty(taker, size, f.takerUsdc, takerFee, deferred);
+    this.settleParty(maker, size, f.makerUsdc, makerFee, deferred);
     const cid = taker.market.conditionId;
     if (f.kind === FillKind.MINT) this.ledger.mint(cid, size);
     else if (f.kind === FillKind.MERGE) this.ledger.burn(cid, size);
 
-    const ev = this.writer.append<FillEvent>({
+    const fill: FillEvent = {
       type: 'fill',
       seq: 0,
       ts: 0,
@@ -223,7 +229,11 @@ export class Settlement {
       makerFee,
       makerRemaining: f.makerRemainingUnits,
       builder: taker.rec.builder,
-    });
+    };
+    // Set before append: the writer encodes the record there.
+    if (deferred) fill.deferred = true;
+    const ev = this.writer.append(fill);
+    if (deferred) this.trades.matched(ev);
     this.counters.fills++;
     const pending = taker.pending as PendingPlace;
     if (taker.side === Side.BUY) {
@@ -250,15 +260,15 @@ export class Settlement {
     }
   }
 
-  private settleParty(o: OrderState, size: number, usdc: number, fee: number): void {
+  private settleParty(o: OrderState, size: number, usdc: number, fee: number, deferred: boolean): void {
     if (o.side === Side.BUY) {
       const pay = usdc + fee;
       if (o.reserved < pay) throw new LedgerError(`order ${o.rec.orderId} pays ${pay} but reserved ${o.reserved}`);
-      this.ledger.settleBuy(o.wb, o.rec.tokenId, size, usdc, fee);
+      this.ledger.settleBuy(o.wb, o.rec.tokenId, size, usdc, fee, deferred);
       o.reserved -= pay;
     } else {
       if (o.reserved < size) throw new LedgerError(`order ${o.rec.orderId} sells ${size} but reserved ${o.reserved}`);
-      this.ledger.settleSell(o.wb, o.rec.tokenId, size, usdc, fee);
+      this.ledger.settleSell(o.wb, o.rec.tokenId, size, usdc, fee, deferred);
       o.reserved -= size;
     }
   }

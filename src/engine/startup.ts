@@ -3,7 +3,8 @@
  * engine that takes requests.
  *
  * In order: the markets, balances, net deposits and resolutions of the tables go into the market table and
- * the ledger; the shard workers start; each market is registered with its shard, with the last trade prices
+ * the ledger; the trades still settling go back to the trade lifecycle (their fills read from the fills
+ * table), the proceeds of those not MINED set aside as pending again; the shard workers start; each market is registered with its shard, with the last trade prices
  * the journal replay found; every open order is placed again on its book, in seq order (the books' time
  * priority), holding its reservation again (admission.ts restore), and must rest there unchanged. Before any
  * shard answer is applied the ledger invariants are checked and the engine's state hash must equal the
@@ -14,6 +15,8 @@
  * journaled during start-up.
  */
 import type { OrderRecord } from '../domain/events.ts';
+import type { Store } from '../journal/env.ts';
+import { readFill } from '../journal/fill-codec.ts';
 import type { VerifiedStore } from '../journal/recovery.ts';
 import { USDC_ASSET } from '../journal/keys.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -26,14 +29,17 @@ import type { MarketAdmin } from './market-admin.ts';
 import type { MarketTable } from './market-table.ts';
 import type { OrderTable } from './order-table.ts';
 import type { ShardLink } from './shard-link.ts';
+import type { TradeLifecycle } from './trade-lifecycle.ts';
 
 export interface StartupParts {
+  store: Store;
   ledger: Ledger;
   markets: MarketTable;
   orders: OrderTable;
   link: ShardLink;
   marketAdmin: MarketAdmin;
   admission: Admission;
+  trades: TradeLifecycle;
   life: Lifecycle;
   log: Logger;
 }
@@ -45,6 +51,11 @@ export async function startEngine(p: StartupParts, verified: VerifiedStore, t0: 
   for (const b of m.balances) p.ledger.setHeld(b.wallet, b.asset, b.held, USDC_ASSET);
   p.ledger.netDeposits = m.netDeposits;
   for (const row of m.markets) if (row.resolved >= 0) p.ledger.resolve(row.conditionId, row.resolved as 0 | 1);
+  for (const t of m.trades) {
+    const f = readFill(p.store.fills, t.fillSeq);
+    if (f === undefined) throw new Error(`refusing to start: the trades table names fill ${t.fillSeq}, which the fills table does not hold`);
+    p.trades.restore(f, t.status, t.updatedAt);
+  }
 
   await p.link.start();
   const registered: Promise<unknown>[] = [];
@@ -54,7 +65,7 @@ export async function startEngine(p: StartupParts, verified: VerifiedStore, t0: 
 
   await restoreOpenOrders(p, m.openOrders, verified.hash);
   p.log.info(
-    { journalSeq: m.lastSeq, events: verified.events, markets: m.markets.length, openOrders: m.openOrders.length, ms: Math.round(performance.now() - t0) },
+    { journalSeq: m.lastSeq, events: verified.events, markets: m.markets.length, openOrders: m.openOrders.length, settlingTrades: m.trades.length, ms: Math.round(performance.now() - t0) },
     'engine recovered',
   );
 }
@@ -64,9 +75,9 @@ async function restoreOpenOrders(p: StartupParts, openOrders: OrderRecord[], sto
   for (const rec of openOrders) restored.push(p.admission.restore(rec));
   // Checked now, before any shard result can be applied: a GTD order that expired while the engine was
   // down is expired by its shard right after it rests, a legitimate change that must not fail the check.
-  const problems = checkLedger(p.ledger, p.orders);
+  const problems = checkLedger(p.ledger, p.orders, p.trades);
   if (problems.length > 0) throw new Error(`refusing to start: ledger inconsistent after recovery: ${problems.slice(0, 5).join('; ')}`);
-  const h = stateHash(p.ledger, p.orders, p.markets);
+  const h = stateHash(p.ledger, p.orders, p.markets, p.trades);
   if (h !== storeHash) throw new Error(`refusing to start: recovered engine state hash ${h} differs from the store's ${storeHash}`);
   const answers = await Promise.all(restored);
   if (p.life.halted) throw p.life.halted;

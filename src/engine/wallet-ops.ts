@@ -1,6 +1,7 @@
 /**
  * Wallet operations that touch only the ledger: deposits, withdrawals, split, merge and redeem, and the
- * balances view.
+ * balances views (available and reserved; pending proceeds of unsettled trades apart). Every operation spends
+ * only what is available: proceeds of a trade not MINED yet cannot be withdrawn, split, merged or redeemed.
  *
  * Each operation is checked and applied by the ledger at once (ledger.ts returns a LedgerCode, a catalogue
  * result), journals one event when it changed something, and is answered through group commit, so only
@@ -10,7 +11,7 @@
 import { Errors } from '../domain/errors.ts';
 import { depositEvent, redeemEvent, splitEvent } from '../domain/events.ts';
 import type { JournalWriter } from '../journal/writer.ts';
-import type { BalancesView, OpResult } from './engine-types.ts';
+import type { BalancesView, OpResult, UnsettledView } from './engine-types.ts';
 import type { GroupCommit } from './group-commit.ts';
 import { LedgerCode, type Ledger } from './ledger.ts';
 import type { Lifecycle } from './lifecycle.ts';
@@ -86,6 +87,15 @@ export class WalletOps {
       tokens.push({ tokenId, conditionId: tm.market.conditionId, outcome: tm.outcome, available: t.available, reserved: t.reserved });
     }
     return { usdc: { available: w.usdcAvailable, reserved: w.usdcReserved }, tokens };
+  }
+
+  /** Allocates: what the wallet's unsettled trades delivered (pending), tokens with any. */
+  unsettled(wallet: string): UnsettledView {
+    const w = this.ledger.wallets.get(wallet);
+    if (w === undefined) return { usdc: 0, tokens: [] };
+    const tokens: UnsettledView['tokens'] = [];
+    for (const [tokenId, t] of w.tokens) if (t.pending > 0) tokens.push({ tokenId, pending: t.pending });
+    return { usdc: w.usdcPending, tokens };
   }
 
   /** The ledger accepted the split or merge, so the market exists. */

@@ -16,16 +16,19 @@ import { open, type Database, type RootDatabase } from 'lmdb';
 import { mkdirSync } from 'node:fs';
 
 /** Bump when a stored shape changes incompatibly; start-up refuses a store written by another version. */
-export const STORE_VERSION = 6;
+export const STORE_VERSION = 7;
 /**
  * Older versions this build upgrades in place, raising the version so the older build refuses the store
  * from then on (it could not read what this build writes):
  *   4  also kept an `order-ids` table (order id -> seq), now an in-memory index rebuilt from the journal
  *      (orders.ts): the table is dropped;
  *   5  wrote `status` events as msgpack objects only. Version 6 writes them as status-codec.ts records,
- *      which a version-5 build cannot decode; it reads both, so nothing is converted.
+ *      which a version-5 build cannot decode; it reads both, so nothing is converted;
+ *   6  had no trade lifecycle: no `trade` events, no deferred fills (the flag in a fill record's kind
+ *      byte), no `trades` table. Its fills are all CONFIRMED trades, which version 7 reads as they are, so
+ *      nothing is converted; a version-6 build could not replay a deferred fill or a reversal.
  */
-const UPGRADABLE_FROM = [4, 5];
+const UPGRADABLE_FROM = [4, 5, 6];
 
 export interface Store {
   readonly root: RootDatabase;
@@ -63,6 +66,8 @@ export interface Store {
   // ---- engine (journal/writer.ts, journal/recovery.ts) ---------------------------------------------
   /** Engine markets by condition id: numeric id, token ids, trading parameters, flags, resolution. */
   readonly engineMarkets: Database<unknown, string>;
+  /** Status of each deferred fill's trade by the fill's seq: [status code, ms of its last move] (trades.ts). */
+  readonly trades: Database<unknown, number>;
 
   close(): Promise<void>;
 }
@@ -105,6 +110,7 @@ export function openStore(opts: StoreOptions): Store {
     prices: db<(string | number)[]>('prices'),
     views: db<(string | number)[]>('views'),
     engineMarkets: db<string>('engine-markets'),
+    trades: root.openDB<unknown, number>({ name: 'trades', encoding: 'msgpack', keyEncoding: 'uint32' }),
     close: () => root.close(),
   };
   checkVersion(store);

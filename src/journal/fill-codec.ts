@@ -32,7 +32,8 @@
  *      120     8  takerFee
  *      128     8  makerFee
  *      136     8  makerRemaining
- *      144     1  kind (0 TRANSFER, 1 MINT, 2 MERGE)
+ *      144     1  kind (0 TRANSFER, 1 MINT, 2 MERGE), + 0x80 when `deferred` (the trade settles later,
+ *                          store version 7; the flag is clear in every record of older stores)
  *      145     1  takerOutcome
  *      146     1  makerOutcome
  *      147     1  takerSide (0 BUY, 1 SELL)
@@ -69,6 +70,8 @@ const STRING_FIELDS = [
 
 const KINDS: readonly FillKindName[] = ['TRANSFER', 'MINT', 'MERGE'];
 const SIDES: readonly SideName[] = ['BUY', 'SELL'];
+/** Bit of the kind byte set for a deferred fill. */
+const DEFERRED = 0x80;
 const TAG_UTF8 = 0;
 const TAG_HEX = 1;
 
@@ -170,7 +173,7 @@ export function encodeFill(f: FillEvent, slab: Buffer, at: number, ids?: TradeId
     slab.fill(0, at + 32, at + 64);
     for (let i = 0; i < NUM_FIELDS.length; i++) slab.writeDoubleLE(f[NUM_FIELDS[i]], at + NUMS_AT + 8 * i);
   }
-  slab[at + BYTES_AT] = f.kind === 'TRANSFER' ? 0 : f.kind === 'MINT' ? 1 : 2;
+  slab[at + BYTES_AT] = (f.kind === 'TRANSFER' ? 0 : f.kind === 'MINT' ? 1 : 2) | (f.deferred === true ? DEFERRED : 0);
   slab[at + BYTES_AT + 1] = f.takerOutcome;
   slab[at + BYTES_AT + 2] = f.makerOutcome;
   slab[at + BYTES_AT + 3] = f.takerSide === 'BUY' ? 0 : 1;
@@ -305,7 +308,8 @@ export function decodeFill(r: Uint8Array): FillEvent {
   // Checked as it is read (enum bytes in range, every string inside, nothing after): a damaged record throws
   // rather than decode to another fill.
   if (b.length < STRINGS_AT) throw damaged(b, `shorter than its ${STRINGS_AT}-byte head`);
-  if (b[BYTES_AT] >= KINDS.length || (b[BYTES_AT + 1] | b[BYTES_AT + 2] | b[BYTES_AT + 3] | b[BYTES_AT + 4]) > 1) {
+  const kindByte = b[BYTES_AT] & ~DEFERRED;
+  if (kindByte >= KINDS.length || (b[BYTES_AT + 1] | b[BYTES_AT + 2] | b[BYTES_AT + 3] | b[BYTES_AT + 4]) > 1) {
     throw damaged(b, `kind, outcome or side bytes ${b.subarray(BYTES_AT, STRINGS_AT).join(' ')}`);
   }
   const f = {
@@ -315,7 +319,7 @@ export function decodeFill(r: Uint8Array): FillEvent {
     tradeId: '0x' + b.toString('hex', 0, 32),
     txHash: '0x' + b.toString('hex', 32, 64),
     conditionId: '',
-    kind: KINDS[b[BYTES_AT]],
+    kind: KINDS[kindByte],
     size: b.readDoubleLE(NUMS_AT + 16),
     takerOrderId: '',
     makerOrderId: '',
@@ -347,6 +351,7 @@ export function decodeFill(r: Uint8Array): FillEvent {
     p += 3 + n;
   }
   if (p !== b.length) throw damaged(b, `its fields end at ${p}`);
+  if ((b[BYTES_AT] & DEFERRED) !== 0) f.deferred = true;
   return f;
 }
 

@@ -30,6 +30,8 @@ export const metaKeys = {
   tradeIdPrefix: 'tradeIdPrefix',
   /** Per-projection cursor: last journal sequence the projection applied. */
   projectionCursor: (name: string) => `projection:${name}`,
+  /** Wallets in closed-only mode (edge/sandbox/closed-only.ts): a sorted array of lowercase addresses. */
+  closedOnlyWallets: 'sandbox:closedOnly',
 } as const;
 
 // ---- balances ------------------------------------------------------------------------------------
@@ -155,7 +157,8 @@ export const profileKey = (address: string): string => address;
 // Written by the wallet projections through the ViewStore, read by the wallet data queries. Wallets are
 // lowercase addresses. A trade row is one party's side of a fill: role 0 = taker, 1 = maker; its entry
 // carries what the row filters need ([side 0 BUY | 1 SELL, size units, usdc units, and on the per-wallet
-// index the condition id]), so a filtered page loads only the fills it returns.
+// index the condition id]), so a filtered page loads only the fills it returns. The row of a deferred fill
+// is keyed by the seq of its MINED move (when it lands on the data API) and carries the fill's seq fifth.
 
 /** Role of a trade row in its fill. */
 export const TAKER_ROLE = 0;
@@ -177,6 +180,12 @@ export const walletViewKeys = {
   /** Every trade row in one role: ['wtr-a', role, seq] (the global feed, filtered without loading fills). */
   tradeAll: (role: number, seq: number): Key => ['wtr-a', role, seq],
   tradesAllPrefix: (role: number): Key => ['wtr-a', role],
+  /**
+   * A deferred fill a wallet took part in, by the fill's seq: ['wtr-d', wallet, seq] (the CLOB's view of its
+   * trades, whatever their status; the rows above list a deferred trade only once MINED, under that move's seq).
+   */
+  deferredTrade: (wallet: string, seq: number): Key => ['wtr-d', wallet, seq],
+  deferredTradesPrefix: (wallet: string): Key => ['wtr-d', wallet],
 } as const;
 
 // ==== market data (projections/market-data.ts, queries/market-data.ts) ============================

@@ -2,8 +2,8 @@
  * Start-up recovery and its proof.
  *
  * The engine restarts from the materialized tables, not from the journal: balances from `balances`
- * (integer units held), markets from `engineMarkets`, open orders from `orders` (status LIVE, remaining =
- * size - sizeMatched), re-placed into the books in sequence order (their original time priority) by the
+ * (integer units held, proceeds of unsettled trades included), markets from `engineMarkets`, trades still
+ * settling from `trades` (trades.ts), open orders from `orders` (status LIVE, remaining = size - sizeMatched), re-placed into the books in sequence order (their original time priority) by the
  * engine without re-matching: the sequencer journals a command's effects only once the shard has finished
  * it, so the committed books were never crossed. Reservations are recomputed from the open orders.
  *
@@ -16,18 +16,20 @@
  *   B <wallet> <asset> <held>                      every non-zero balance (asset 'USDC' or a token id)
  *   O <conditionId> <seq> <orderId> <remaining>    every open order, per market in priority (seq) order
  *   M <conditionId> <resolved>                      every market (-1 trading, else the winning outcome)
+ *   T <fillSeq> <status>                            every trade still settling (MATCHED, RETRYING, MINED)
  *   N <deposits - withdrawals>
  * Engine.stateHash() computes the same lines from memory, so "hash before shutdown == hash after restart"
  * and "tables == journal" are both checkable.
  */
 import { createHash } from 'node:crypto';
-import { FEE_WALLET, type FillEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord } from '../domain/events.ts';
+import { FEE_WALLET, type FillEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord, type TradeStatusName } from '../domain/events.ts';
 import type { Store } from './env.ts';
 import { readFillsFrom } from './fill-codec.ts';
 import { USDC_ASSET, engineMetaKeys, metaKeys } from './keys.ts';
 import { OrderIndex } from './order-index.ts';
 import { ORDER_RECORD_KIND, decodeOrderEvent, journalEventOf, orderRecordHead } from './order-codec.ts';
 import { installOrderIndex, openOrdersOf } from './orders.ts';
+import { unsettledTrades, type TradeState } from './trades.ts';
 import type { MarketRow } from './writer.ts';
 
 export class RecoveryError extends Error {}
@@ -47,6 +49,8 @@ export interface CanonicalState {
   /** conditionId -> resolved (-1 | 0 | 1). */
   markets: Map<string, number>;
   netDeposits: number;
+  /** fill seq -> status of every trade still settling (MATCHED, RETRYING, MINED); absent = none. */
+  trades?: Map<number, TradeStatusName>;
 }
 
 export const balanceMapKey = (wallet: string, asset: string) => wallet + '\u0000' + asset;
@@ -60,6 +64,7 @@ function canonicalLines(s: CanonicalState): string[] {
   }
   for (const o of s.openOrders) lines.push(`O ${o.conditionId} ${String(o.seq).padStart(16, '0')} ${o.orderId} ${o.remaining}`);
   for (const [cid, r] of s.markets) lines.push(`M ${cid} ${r}`);
+  if (s.trades !== undefined) for (const [seq, status] of s.trades) lines.push(`T ${String(seq).padStart(16, '0')} ${status}`);
   lines.push(`N ${s.netDeposits}`);
   return lines.sort();
 }
@@ -88,6 +93,8 @@ export interface MaterializedState {
   balances: Array<{ wallet: string; asset: string; held: number }>;
   /** LIVE orders, oldest first. */
   openOrders: OrderRecord[];
+  /** Trades still settling (trades.ts), by fill seq. */
+  trades: Array<{ fillSeq: number } & TradeState>;
 }
 
 /** Allocates: reads every engine table (start-up only). */
@@ -102,7 +109,7 @@ export function loadMaterialized(store: Store, orderEvents?: ReadonlyMap<number,
     balances.push({ wallet: String(key[0]), asset: String(key[1]), held: value as number });
   }
   const openOrders = openOrdersOf(store, orderEvents);
-  return { lastSeq, netDeposits, markets, balances, openOrders };
+  return { lastSeq, netDeposits, markets, balances, openOrders, trades: unsettledTrades(store) };
 }
 
 export function canonicalOfTables(m: MaterializedState): CanonicalState {
@@ -113,6 +120,7 @@ export function canonicalOfTables(m: MaterializedState): CanonicalState {
     openOrders: m.openOrders.map((o) => ({ conditionId: o.conditionId, seq: o.seq, orderId: o.orderId, remaining: o.sizeUnits - o.sizeMatched })),
     markets: new Map(m.markets.map((r) => [r.conditionId, r.resolved])),
     netDeposits: m.netDeposits,
+    trades: new Map(m.trades.map((t) => [t.fillSeq, t.status])),
   };
 }
 
@@ -180,6 +188,15 @@ export function lastTradeSide(f: { kind: string; takerSide: string }): 'BUY' | '
   return f.takerSide as 'BUY' | 'SELL';
 }
 
+/** The moves a trade may make from each status (the platform's lifecycle; MATCHED is the fill). */
+export const TRADE_MOVES: Readonly<Record<TradeStatusName, readonly TradeStatusName[]>> = {
+  MATCHED: ['MINED', 'RETRYING'],
+  RETRYING: ['MINED', 'FAILED'],
+  MINED: ['CONFIRMED'],
+  CONFIRMED: [],
+  FAILED: [],
+};
+
 interface ReplayOrder extends OpenOrderView {
   wallet: string;
   /** The order's event: decoded (an object-form event), or its record's bytes, decoded if it stays open. */
@@ -198,6 +215,8 @@ export function replayJournal(store: Store): ReplayResult {
   const markets = new Map<string, number>();
   const tokensOf = new Map<string, [string, string]>();
   const lastTrades = new Map<string, LastTrade>();
+  // Deferred fills whose trade is still settling, and where it stands.
+  const settling = new Map<number, { fill: FillEvent; status: TradeStatusName }>();
   // Every order id at its seq: the store's id index (orders.ts), built here because this loop reads every event.
   const ids = new OrderIndex();
   let netDeposits = 0;
@@ -217,6 +236,16 @@ export function replayJournal(store: Store): ReplayResult {
     } else {
       add(wallet, tokenId, -f.size, f.seq);
       add(wallet, USDC_ASSET, usdc - fee, f.seq);
+    }
+  };
+  // One party of a FAILED trade: what it received leaves, what it gave comes back.
+  const unfillParty = (f: FillEvent, side: 'BUY' | 'SELL', wallet: string, tokenId: string, usdc: number, fee: number, at: number) => {
+    if (side === 'BUY') {
+      add(wallet, tokenId, -f.size, at);
+      add(wallet, USDC_ASSET, usdc + fee, at);
+    } else {
+      add(wallet, USDC_ASSET, -(usdc - fee), at);
+      add(wallet, tokenId, f.size, at);
     }
   };
   const reduce = (orderId: string, size: number, at: number) => {
@@ -260,6 +289,23 @@ export function replayJournal(store: Store): ReplayResult {
         const side = lastTradeSide(e);
         lastTrades.set(e.takerTokenId, { pricePips: e.takerPricePips, side });
         lastTrades.set(e.makerTokenId, { pricePips: e.makerPricePips, side });
+        if (e.deferred === true) settling.set(e.seq, { fill: e, status: 'MATCHED' });
+        break;
+      }
+      case 'trade': {
+        const t = settling.get(e.fillSeq);
+        if (t === undefined) throw new RecoveryError(`journal seq ${e.seq}: trade of fill ${e.fillSeq} which is not settling`);
+        if (!TRADE_MOVES[t.status].includes(e.status)) throw new RecoveryError(`journal seq ${e.seq}: trade of fill ${e.fillSeq} moves from ${t.status} to ${e.status}`);
+        t.status = e.status;
+        if (e.status === 'FAILED') {
+          // The reversal: each party gets back what it gave and loses what it received; the fee wallet its fees.
+          const f = t.fill;
+          unfillParty(f, f.takerSide, f.takerWallet, f.takerTokenId, f.takerUsdc, f.takerFee, e.seq);
+          unfillParty(f, f.makerSide, f.makerWallet, f.makerTokenId, f.makerUsdc, f.makerFee, e.seq);
+          const fees = f.takerFee + f.makerFee;
+          if (fees > 0) add(FEE_WALLET, USDC_ASSET, -fees, e.seq);
+        }
+        if (e.status === 'CONFIRMED' || e.status === 'FAILED') settling.delete(e.fillSeq);
         break;
       }
       case 'status':
@@ -298,10 +344,12 @@ export function replayJournal(store: Store): ReplayResult {
     }
   }
   installOrderIndex(store, ids);
+  const trades = new Map<number, TradeStatusName>();
+  for (const [seq, t] of settling) trades.set(seq, t.status);
   const openOrders = [...open.values()].map(({ conditionId, seq: s, orderId, remaining }) => ({ conditionId, seq: s, orderId, remaining }));
   const openEvents = new Map<number, OrderAcceptedEvent>();
   for (const o of open.values()) openEvents.set(o.seq, o.event instanceof Uint8Array ? decodeOrderEvent(o.event, o.seq) : o.event);
-  return { lastSeq: seq, events, state: { balances, openOrders, markets, netDeposits }, lastTrades, openEvents };
+  return { lastSeq: seq, events, state: { balances, openOrders, markets, netDeposits, trades }, lastTrades, openEvents };
 }
 
 export interface VerifiedStore {

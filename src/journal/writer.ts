@@ -30,16 +30,18 @@
  *                          a new order's id -> seq goes to the in-memory index (orders.ts, order-index.ts)
  *   balances[wallet,asset] integer units held (available + reserved) of each balance touched
  *   engineMarkets[cid]     MarketRow of each market touched
+ *   trades[fillSeq]        the status of each deferred fill's trade that moved in the batch (trades.ts)
  *   meta                   journalSeq (last seq of the batch), engine:netDeposits
  */
 import { randomBytes } from 'node:crypto';
-import type { FillEvent, JournalEvent, OrderRecord } from '../domain/events.ts';
+import type { FillEvent, JournalEvent, OrderRecord, TradeStatusName } from '../domain/events.ts';
 import type { Store } from './env.ts';
 import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, sealFills, writeSlot } from './fill-codec.ts';
 import { balanceKey, engineMetaKeys, metaKeys } from './keys.ts';
 import { encodeOrderEvent } from './order-codec.ts';
 import { indexOrderId, putOrderState } from './orders.ts';
 import { encodeStatusEvent } from './status-codec.ts';
+import { tradeRow } from './trades.ts';
 
 /** What the engine-markets table stores per market. */
 export interface MarketRow {
@@ -94,6 +96,7 @@ export class JournalWriter {
   private newOrders: OrderRecord[] = [];
   private balances: Array<[string, string, number]> = [];
   private markets = new Map<string, MarketRow>();
+  private trades = new Map<number, [number, number]>();
   private netDeposits: number | undefined;
   private lastPromise: Promise<unknown> | undefined;
   /** Distinct LMDB transactions used so far (group-commit measurement). */
@@ -121,7 +124,9 @@ export class JournalWriter {
   }
 
   get pending(): boolean {
-    return this.events.length > 0 || this.orders.size > 0 || this.balances.length > 0 || this.markets.size > 0 || this.netDeposits !== undefined;
+    return (
+      this.events.length > 0 || this.orders.size > 0 || this.balances.length > 0 || this.markets.size > 0 || this.trades.size > 0 || this.netDeposits !== undefined
+    );
   }
 
   /**
@@ -181,6 +186,11 @@ export class JournalWriter {
     this.markets.set(row.conditionId, row);
   }
 
+  /** Buffers the status of a deferred fill's trade (the latest one per fill leaves with the batch). */
+  putTrade(fillSeq: number, status: TradeStatusName, ts: number): void {
+    this.trades.set(fillSeq, tradeRow(status, ts));
+  }
+
   putNetDeposits(units: number): void {
     this.netDeposits = units;
   }
@@ -208,6 +218,7 @@ export class JournalWriter {
     for (const rec of this.orders.values()) p = putOrderState(s, rec);
     for (const [w, a, held] of this.balances) p = s.balances.put(balanceKey(w, a), held);
     for (const row of this.markets.values()) p = s.engineMarkets.put(row.conditionId, row);
+    for (const [seq, row] of this.trades) p = s.trades.put(seq, row);
     if (this.netDeposits !== undefined) p = s.meta.put(engineMetaKeys.netDeposits, this.netDeposits);
     p = s.meta.put(metaKeys.journalSeq, this.seq);
     this.events = [];
@@ -220,6 +231,7 @@ export class JournalWriter {
     this.newOrders = [];
     this.balances = [];
     this.markets = new Map();
+    if (this.trades.size > 0) this.trades = new Map();
     this.netDeposits = undefined;
     this.batches++;
     if (p !== this.lastPromise) {

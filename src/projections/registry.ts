@@ -3,6 +3,7 @@
  * journal adds its projection here; the projector gives each its own cursor.
  */
 import type { Store } from '../journal/env.ts';
+import { readFill } from '../journal/fill-codec.ts';
 import type { Projection, ViewStore } from './projector.ts';
 import { walletProjections } from './wallets.ts';
 import { BuilderTradesProjection, MarketDataStore, TradePriceProjection } from './market-data.ts';
@@ -22,5 +23,5 @@ export interface ProjectionDeps {
 
 export function buildProjections(deps: ProjectionDeps): Projection[] {
   const md = deps.marketData ?? new MarketDataStore(deps.store, deps.views.deferral);
-  return [...walletProjections(deps.views), new TradePriceProjection(md), new BuilderTradesProjection(md)];
+  return [...walletProjections(deps.views, (seq) => readFill(deps.store.fills, seq)), new TradePriceProjection(md), new BuilderTradesProjection(md)];
 }

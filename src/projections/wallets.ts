@@ -15,6 +15,15 @@
  *                     role 0 = taker, 1 = maker, so `takerOnly` (the default) walks role 0 alone; the
  *                     values carry what the filters need, so a filtered page reads (at random) only the
  *                     fills it shows, while the entries it skips are walked in key order.
+ *                       ['wtr-d', wallet, fillSeq]        -> 0
+ *                     every deferred fill of a wallet, whatever its trade's status (GET /data/trades).
+ *
+ * Deferred fills (the trade lifecycle, engine/trade-lifecycle.ts). The data API shows what the platform's
+ * chain shows: a deferred fill enters positions and /trades when its trade is MINED, never if it FAILED.
+ * So a deferred fill adds only its 'wtr-d' rows; its MINED `trade` event applies the fill (read back from
+ * the fills table) to both positions, at the move's seq and time, and writes its trade rows under the
+ * move's seq with the fill's seq fifth ([side, size, usdc, conditionId, fillSeq] in all three indexes):
+ * rows only ever appear above the committed cursor, as the readers of queries/wallets/ rely on.
  *
  * Position arithmetic is the platform's PnL subgraph's (reference/platform-semantics.md section 1.2), on
  * integers: sizes in units (10^-6 token), prices and the average in micro-USDC per token (10^-6), money in
@@ -40,7 +49,7 @@
  * bumped synchronously in the same call that issues the writes, so a cache can never serve a wallet's
  * rows from before a write it could already read through the ViewStore overlay.
  */
-import type { FillEvent, JournalEvent, SideName } from '../domain/events.ts';
+import type { FillEvent, JournalEvent, SideName, TradeEvent } from '../domain/events.ts';
 import { UNITS, UNITS_PER_PIP } from '../domain/units.ts';
 import { MAKER_ROLE, TAKER_ROLE, walletViewKeys, type Key } from '../journal/keys.ts';
 import type { Projection } from './projector.ts';
@@ -81,8 +90,20 @@ export interface MarketFacts {
 
 export const SIDE_BUY = 0;
 export const SIDE_SELL = 1;
-/** A trade row's index value: side code, size units, usdc units (+ condition id on the per-wallet index). */
-export type TradeEntry = [side: number, size: number, usdc: number, conditionId?: string];
+/**
+ * A trade row's index value: side code, size units, usdc units (+ condition id on the per-wallet index; on
+ * every index for a deferred fill, followed by the fill's seq, the row being keyed by its MINED move).
+ */
+export type TradeEntry = [side: number, size: number, usdc: number, conditionId?: string, fillSeq?: number];
+
+/** Reads a committed fill by its seq (the fills table): what a deferred fill's MINED move applies. */
+export type FillReader = (seq: number) => FillEvent | undefined;
+
+function minedFill(fills: FillReader | undefined, e: TradeEvent): FillEvent {
+  const f = fills?.(e.fillSeq);
+  if (f === undefined) throw new Error(`journal seq ${e.seq}: MINED trade of fill ${e.fillSeq}, which ${fills === undefined ? 'no fill reader was given to read' : 'the fills table does not hold'}`);
+  return f;
+}
 
 /** What the projections write through: the ViewStore in the app, a plain map in bulk loaders. */
 export interface ViewWriter {
@@ -178,7 +199,11 @@ export class WalletPositionsProjection implements Projection {
   readonly name = POSITIONS_PROJECTION;
   private readonly changes: WalletViewChanges;
 
-  constructor(private readonly views: ViewWriter, changes?: WalletViewChanges) {
+  constructor(
+    private readonly views: ViewWriter,
+    changes?: WalletViewChanges,
+    private readonly fills?: FillReader,
+  ) {
     this.changes = changes ?? walletViewChanges(views);
   }
 
@@ -202,17 +227,10 @@ export class WalletPositionsProjection implements Projection {
         return;
       }
       case 'fill':
-        if (e.takerWallet.toLowerCase() === e.makerWallet.toLowerCase() && e.takerOutcome === e.makerOutcome) {
-          // Both sides on one position (a wallet trading with itself): one update, or the seq guard would
-          // drop the second side.
-          this.update(e.takerWallet, e.conditionId, e.takerOutcome, e.seq, e.ts, (s) => {
-            this.side(s, e, e.takerSide, e.takerPricePips);
-            this.side(s, e, e.makerSide, e.makerPricePips);
-          });
-          return;
-        }
-        this.update(e.takerWallet, e.conditionId, e.takerOutcome, e.seq, e.ts, (s) => this.side(s, e, e.takerSide, e.takerPricePips));
-        this.update(e.makerWallet, e.conditionId, e.makerOutcome, e.seq, e.ts, (s) => this.side(s, e, e.makerSide, e.makerPricePips));
+        if (e.deferred !== true) this.applyFill(e, e.seq, e.ts);
+        return;
+      case 'trade':
+        if (e.status === 'MINED') this.applyFill(minedFill(this.fills, e), e.seq, e.ts);
         return;
       case 'split':
         for (const o of [0, 1] as const) this.update(e.wallet, e.conditionId, o, e.seq, e.ts, (s) => applyBuy(s, e.amount, HALF_MICRO, e.ts));
@@ -231,10 +249,25 @@ export class WalletPositionsProjection implements Projection {
     }
   }
 
-  private side(s: PositionState, f: FillEvent, side: SideName, pricePips: number): void {
+  /** Both parties of a fill, as an event at `seq` and time `ts` (the fill's own, or its MINED move's). */
+  private applyFill(f: FillEvent, seq: number, ts: number): void {
+    if (f.takerWallet.toLowerCase() === f.makerWallet.toLowerCase() && f.takerOutcome === f.makerOutcome) {
+      // Both sides on one position (a wallet trading with itself): one update, or the seq guard would
+      // drop the second side.
+      this.update(f.takerWallet, f.conditionId, f.takerOutcome, seq, ts, (s) => {
+        this.side(s, f, f.takerSide, f.takerPricePips, ts);
+        this.side(s, f, f.makerSide, f.makerPricePips, ts);
+      });
+      return;
+    }
+    this.update(f.takerWallet, f.conditionId, f.takerOutcome, seq, ts, (s) => this.side(s, f, f.takerSide, f.takerPricePips, ts));
+    this.update(f.makerWallet, f.conditionId, f.makerOutcome, seq, ts, (s) => this.side(s, f, f.makerSide, f.makerPricePips, ts));
+  }
+
+  private side(s: PositionState, f: FillEvent, side: SideName, pricePips: number, ts: number): void {
     const price = pricePips * UNITS_PER_PIP;
-    if (side === 'BUY') applyBuy(s, f.size, price, f.ts);
-    else applySell(s, f.size, price, f.ts);
+    if (side === 'BUY') applyBuy(s, f.size, price, ts);
+    else applySell(s, f.size, price, ts);
   }
 
   private update(walletRaw: string, conditionId: string, outcome: number, seq: number, ts: number, fn: (s: PositionState) => void): void {
@@ -255,22 +288,44 @@ export class WalletPositionsProjection implements Projection {
 export class WalletTradesProjection implements Projection {
   readonly name = TRADES_PROJECTION;
 
-  constructor(private readonly views: ViewWriter) {}
+  constructor(
+    private readonly views: ViewWriter,
+    private readonly fills?: FillReader,
+  ) {}
 
   apply(e: JournalEvent): void {
-    if (e.type !== 'fill') return;
-    this.row(e, TAKER_ROLE, e.takerWallet, e.takerSide, e.takerUsdc);
-    this.row(e, MAKER_ROLE, e.makerWallet, e.makerSide, e.makerUsdc);
+    if (e.type === 'fill') {
+      if (e.deferred === true) {
+        this.views.put(walletViewKeys.deferredTrade(e.takerWallet.toLowerCase(), e.seq), 0);
+        this.views.put(walletViewKeys.deferredTrade(e.makerWallet.toLowerCase(), e.seq), 0);
+        return;
+      }
+      this.row(e, e.seq, TAKER_ROLE, e.takerWallet, e.takerSide, e.takerUsdc);
+      this.row(e, e.seq, MAKER_ROLE, e.makerWallet, e.makerSide, e.makerUsdc);
+    } else if (e.type === 'trade' && e.status === 'MINED') {
+      const f = minedFill(this.fills, e);
+      this.row(f, e.seq, TAKER_ROLE, f.takerWallet, f.takerSide, f.takerUsdc);
+      this.row(f, e.seq, MAKER_ROLE, f.makerWallet, f.makerSide, f.makerUsdc);
+    }
   }
 
-  private row(f: FillEvent, role: number, wallet: string, side: SideName, usdc: number): void {
+  /** One party's rows under `seq`: the fill's own, or (deferred) its MINED move's, naming the fill. */
+  private row(f: FillEvent, seq: number, role: number, wallet: string, side: SideName, usdc: number): void {
     const s = side === 'BUY' ? SIDE_BUY : SIDE_SELL;
-    this.views.put(walletViewKeys.tradeByWallet(wallet.toLowerCase(), role, f.seq), [s, f.size, usdc, f.conditionId] satisfies TradeEntry);
-    this.views.put(walletViewKeys.tradeByMarket(f.conditionId, role, f.seq), [s, f.size, usdc] satisfies TradeEntry);
-    this.views.put(walletViewKeys.tradeAll(role, f.seq), [s, f.size, usdc] satisfies TradeEntry);
+    if (seq === f.seq) {
+      this.views.put(walletViewKeys.tradeByWallet(wallet.toLowerCase(), role, seq), [s, f.size, usdc, f.conditionId] satisfies TradeEntry);
+      this.views.put(walletViewKeys.tradeByMarket(f.conditionId, role, seq), [s, f.size, usdc] satisfies TradeEntry);
+      this.views.put(walletViewKeys.tradeAll(role, seq), [s, f.size, usdc] satisfies TradeEntry);
+      return;
+    }
+    const entry: TradeEntry = [s, f.size, usdc, f.conditionId, f.seq];
+    this.views.put(walletViewKeys.tradeByWallet(wallet.toLowerCase(), role, seq), entry);
+    this.views.put(walletViewKeys.tradeByMarket(f.conditionId, role, seq), entry);
+    this.views.put(walletViewKeys.tradeAll(role, seq), entry);
   }
 }
 
-export function walletProjections(views: ViewWriter): Projection[] {
-  return [new WalletPositionsProjection(views), new WalletTradesProjection(views)];
+/** `fills` reads a committed fill (the fills table): a deferred fill's MINED move needs it. */
+export function walletProjections(views: ViewWriter, fills?: FillReader): Projection[] {
+  return [new WalletPositionsProjection(views, undefined, fills), new WalletTradesProjection(views, fills)];
 }

@@ -7,31 +7,48 @@
  * (journal/keys.ts walletViewKeys). Read through the ViewStore, the rows include fills whose view writes
  * are still queued, and the projection applies a batch before its orders are acknowledged, so a bot
  * that got an order answered finds its fills here. The fills themselves come from the fills table.
+ *
+ * Deferred fills (the trade lifecycle) are listed from the moment they match, whatever their trade's status:
+ * their rows are ['wtr-d', wallet, seq] by the fill's seq; the wallet's trade rows of a deferred fill (under
+ * its MINED move's seq, naming the fill fifth) are the data API's and are skipped here.
  */
 import type { FillEvent } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
 import { readFill } from '../journal/fill-codec.ts';
 import { MAKER_ROLE, TAKER_ROLE, walletViewKeys, type Key } from '../journal/keys.ts';
 import type { ViewStore } from '../projections/projector.ts';
+import type { TradeEntry } from '../projections/wallets.ts';
+
+/** The fill seqs of a view range, ascending: the key's last element, the trade rows of deferred fills left out. */
+function seqsOf(rows: ReadonlyArray<{ key: unknown; value: unknown }>): number[] {
+  const out: number[] = [];
+  for (const r of rows) {
+    const v = r.value as TradeEntry | number;
+    if (Array.isArray(v) && v[4] !== undefined) continue;
+    const key = r.key as Key;
+    out.push(key[key.length - 1] as number);
+  }
+  return out;
+}
 
 /** Journal seqs of every fill `wallet` took part in (either side, a self-trade once), ascending. */
 export function walletFillSeqs(views: ViewStore, wallet: string): number[] {
   const w = wallet.toLowerCase();
-  const taker = views.range(walletViewKeys.tradesByWalletPrefix(w, TAKER_ROLE));
-  const maker = views.range(walletViewKeys.tradesByWalletPrefix(w, MAKER_ROLE));
-  // Both lists are in seq order (the key's last element): merge them.
+  const lists = [
+    seqsOf(views.range(walletViewKeys.tradesByWalletPrefix(w, TAKER_ROLE))),
+    seqsOf(views.range(walletViewKeys.tradesByWalletPrefix(w, MAKER_ROLE))),
+    seqsOf(views.range(walletViewKeys.deferredTradesPrefix(w))),
+  ];
+  // Every list is in seq order: merge them, a seq in several once.
+  const at = [0, 0, 0];
   const out: number[] = [];
-  let i = 0;
-  let j = 0;
-  while (i < taker.length || j < maker.length) {
-    const a = i < taker.length ? ((taker[i].key as Key)[3] as number) : Infinity;
-    const b = j < maker.length ? ((maker[j].key as Key)[3] as number) : Infinity;
-    const next = Math.min(a, b);
-    if (a === next) i++;
-    if (b === next) j++;
+  for (;;) {
+    let next = Infinity;
+    for (let k = 0; k < 3; k++) if (at[k] < lists[k].length && lists[k][at[k]] < next) next = lists[k][at[k]];
+    if (next === Infinity) return out;
+    for (let k = 0; k < 3; k++) if (at[k] < lists[k].length && lists[k][at[k]] === next) at[k]++;
     out.push(next);
   }
-  return out;
 }
 
 /** The fills of `walletFillSeqs`, decoded one at a time as the caller walks them. */

@@ -35,6 +35,7 @@ import type {
   Quote,
 } from '../edge/schemas/market-data.ts';
 import { readFill } from '../journal/fill-codec.ts';
+import { tradeStateOf } from '../journal/trades.ts';
 import { builderTradeKeys, priceKey, type BuilderTradeDim } from '../journal/keys.ts';
 import type { BuilderTradeFields, BuilderTradeIdEntry, MarketDataStore } from '../projections/market-data.ts';
 import { EMPTY_TOP, NO_PRICE, currentPricePips, midpointPips, parseBookTop, tight, twoSided, type BookTop } from './current-price.ts';
@@ -500,10 +501,12 @@ export class MarketDataReader {
 
   /**
    * A fill in the platform's trade shape, seen from its taker. `x` carries what the fill itself does not:
-   * the position among the taker order's fills and both orders' fee rates.
+   * the position among the taker order's fills and both orders' fee rates. The status and its time are the
+   * trade's as committed (journal/trades.ts): CONFIRMED at the match unless the fill was deferred.
    */
   tradeOut(f: FillEvent, x: BuilderTradeFields): BuilderTrade {
     const time = new Date(f.ts).toISOString();
+    const state = tradeStateOf(this.md.store, f);
     return {
       id: f.tradeId,
       taker_order_id: f.takerOrderId,
@@ -513,13 +516,13 @@ export class MarketDataReader {
       size: formatUnits(f.size),
       fee_rate_bps: String(x.tf),
       price: formatPips(f.takerPricePips),
-      status: 'CONFIRMED',
+      status: state.status,
       outcome: this.outcome(f.conditionId, f.takerOutcome),
       maker_address: f.takerWallet,
       owner: f.takerOwner,
       transaction_hash: f.txHash,
       match_time: time,
-      last_update: time,
+      last_update: new Date(state.updatedAt).toISOString(),
       bucket_index: x.b,
       type: 'TAKER',
       maker_orders: [

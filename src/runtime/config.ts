@@ -4,7 +4,7 @@
  * value stops start-up with a message naming the key (`ConfigError`).
  *
  * Environment variables: HOST, PORT, DATA_DIR, ADMIN_TOKEN, DEMO (live/static/off), LOG_LEVEL,
- * SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, CONFIG_FILE.
+ * SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, FAULTS_FILE, CONFIG_FILE.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -19,6 +19,46 @@ const Domain = Type.Object(
   { name: Type.String({ minLength: 1 }), version: Type.String({ minLength: 1 }), verifyingContract: Address },
   { additionalProperties: false },
 );
+const Share = (description: string) => Type.Number({ minimum: 0, maximum: 1, description });
+const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 86_400_000, description });
+const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
+
+/** The sandbox's behaviour (engine/trade-lifecycle.ts, edge/sandbox/): all off by default. */
+const Sandbox = Type.Object(
+  {
+    trades: Type.Object(
+      {
+        minedDelayMs: Ms('from the match to MINED (what a trade delivers becomes spendable); 0 = at once'),
+        confirmedDelayMs: Ms('from MINED to CONFIRMED'),
+        retryingShare: Share('share of trades that go MATCHED -> RETRYING instead of MINED'),
+        retryDelayMs: Ms('from RETRYING to MINED or FAILED'),
+        failedShare: Share('share of the RETRYING trades that end FAILED (reversed)'),
+        seed: Type.Integer({ description: 'picks which trades retry and fail (the same seed and journal: the same trades)' }),
+      },
+      { additionalProperties: false },
+    ),
+    maintenance: Type.Object(
+      {
+        weekly: Type.Array(
+          Type.Object(
+            {
+              day: Type.Union(WEEKDAYS.map((d) => Type.Literal(d))),
+              at: Type.String({ pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$', description: 'HH:MM, UTC' }),
+            },
+            { additionalProperties: false },
+          ),
+          { description: 'weekly maintenance windows (the platform restarts its engine on Tuesdays at 7:00 ET, 11:00 or 12:00 UTC)' },
+        ),
+        durationSeconds: Type.Integer({ minimum: 1, maximum: 86_400, description: 'length of a scheduled window (order routes answer 425)' }),
+        postOnlySeconds: Type.Integer({ minimum: 0, maximum: 86_400, description: 'after each window: orders without postOnly are refused' }),
+      },
+      { additionalProperties: false },
+    ),
+    faultsFile: Type.String({ description: 'fault scenario loaded at start (JSON, the body of PUT /admin/sandbox/faults); empty = none' }),
+  },
+  { additionalProperties: false },
+);
+
 const Bucket = Type.Object(
   { limit: Type.Integer({ minimum: 1, maximum: MAX_BUCKET_LIMIT }), windowSeconds: Type.Integer({ minimum: 1, maximum: 86400 }) },
   { additionalProperties: false },
@@ -73,6 +113,7 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false },
     ),
     shutdown: Type.Object({ graceMs: Type.Integer({ minimum: 0, maximum: 600_000 }) }, { additionalProperties: false }),
+    sandbox: Sandbox,
   },
   { additionalProperties: false },
 );
@@ -152,6 +193,7 @@ function envOverlay(env: NodeJS.ProcessEnv): Json {
   if (env.LOG_LEVEL !== undefined) o.log = { level: env.LOG_LEVEL };
   if (env.SHARDS !== undefined) o.engine = { shards: envInt('SHARDS', env.SHARDS) };
   if (env.RATE_LIMITS !== undefined) o.rateLimits = { enabled: envBool('RATE_LIMITS', env.RATE_LIMITS) };
+  if (env.FAULTS_FILE !== undefined) o.sandbox = { faultsFile: env.FAULTS_FILE };
   return o;
 }
 

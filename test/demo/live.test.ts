@@ -157,3 +157,31 @@ test('static: the catalog and funded demo wallets, no trading; off: an empty exc
     await off.stop();
   }
 });
+
+test('with settlement lag the demo keeps trading: traders whose proceeds are pending are refused like any client', async () => {
+  const lagging = testConfig({
+    dataDir: tempDir(),
+    http: { port: 0 },
+    demo: 'live',
+    rateLimits: { enabled: false },
+    auth: { signatureThreads: 1 },
+    sandbox: { trades: { minedDelayMs: 1_500, confirmedDelayMs: 1_000, retryingShare: 0.2, retryDelayMs: 1_000, failedShare: 0.3, seed: 4 } },
+  });
+  const app = await startApp(lagging, { log: silentLogger, demo: { seed: 3, replayMs: DAY, replayStepMs: 3_600_000, replayOrders: 300, ordersPerSecond: 40 } });
+  try {
+    const desk = app.demo!.desk;
+    const replayed = desk.stats.trades;
+    assert.ok(replayed > 50, `${replayed} trades replayed`);
+    await new Promise((r) => setTimeout(r, 3_000));
+    const s = desk.stats;
+    assert.ok(s.trades > replayed, 'live rounds keep trading');
+    assert.ok((s.errors['not enough balance / allowance'] ?? 0) > 0, `some orders met unsettled proceeds: ${JSON.stringify(s.errors)}`);
+    const unexpected = Object.keys(s.errors).filter((e) => e !== 'not enough balance / allowance' && !e.startsWith('no orders found to match with FAK order'));
+    assert.deepEqual(unexpected, [], 'no other refusal');
+    assert.deepEqual(app.ctx.engine.checkLedger(), []);
+    const settled: any[] = await get(app, '/trades?limit=10000&takerOnly=false');
+    assert.ok(settled.length > 0, 'settled trades reach the data API');
+  } finally {
+    await app.stop();
+  }
+});

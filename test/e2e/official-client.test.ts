@@ -323,3 +323,15 @@ function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknow
   for (const k of keys) out[k] = typeof o[k] === 'string' && (k === 'makerAddress' || k === 'market') ? (o[k] as string).toLowerCase() : o[k];
   return out;
 }
+
+test('the unchanged V2 client reads its closed-only mode (getClosedOnlyMode) as the admin sets it', { timeout: 60_000 }, async () => {
+  const client = await clientOf(taker);
+  assert.deepEqual(await client.getClosedOnlyMode(), { closed_only: false });
+  const put = await fetch(`${host}/admin/wallets/${taker.account.address}/closed-only`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ closedOnly: true }),
+  });
+  assert.equal(put.status, 200);
+  assert.deepEqual(await client.getClosedOnlyMode(), { closed_only: true });
+});

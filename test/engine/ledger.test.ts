@@ -1,9 +1,11 @@
 /**
  * Ledger cases, table-driven: R1 reserve, R2 settle per fill kind with fees, release, wallet operations,
- * never negative, and the collateral identity after every step (checkLedger).
+ * never negative, and the collateral identity after every step (checkLedger); deferred settlement per fill
+ * kind: proceeds pending until landed, a reversal that restores both wallets, the fees and the supply.
  */
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import type { FillEvent } from '../../src/domain/events.ts';
 import { FEE_WALLET, Ledger, LedgerCode, buyNeed, feeOf, type ReservationView } from '../../src/engine/ledger.ts';
 
 const T = 1_000_000;
@@ -266,5 +268,94 @@ describe('R1 reserve, R2 settle, release per fill kind', () => {
     l.deposit('a', 5 * T);
     l.wallet('a').usdcAvailable += 1;
     assert.ok(l.checkLedger([]).some((p) => p.startsWith('USDC not conserved')));
+  });
+});
+
+/** The fill event of a case (what landProceeds and reverseFill read). */
+function fillOf(c: FillCase): FillEvent {
+  return {
+    type: 'fill', seq: 1, ts: 0, tradeId: '', txHash: '', conditionId: CID, kind: c.kind, size: c.size,
+    takerOrderId: 't', makerOrderId: 'm', takerWallet: c.taker.wallet, makerWallet: c.maker.wallet, takerOwner: '', makerOwner: '',
+    takerTokenId: c.taker.tokenId, makerTokenId: c.maker.tokenId, takerOutcome: c.taker.tokenId === YES ? 0 : 1, makerOutcome: c.maker.tokenId === YES ? 0 : 1,
+    takerSide: c.taker.side, makerSide: c.maker.side, takerPricePips: 0, makerPricePips: 0, takerUsdc: c.taker.usdc, makerUsdc: c.maker.usdc,
+    takerFee: c.taker.fee, makerFee: c.maker.fee, makerRemaining: 0, builder: '', deferred: true,
+  };
+}
+
+/** Every balance of a wallet: [available, reserved, pending] of USDC and both tokens. */
+function full(l: Ledger, wallet: string) {
+  const w = l.wallets.get(wallet);
+  const tok = (t: string) => {
+    const b = w?.tokens.get(t);
+    return [b?.available ?? 0, b?.reserved ?? 0, b?.pending ?? 0];
+  };
+  return { usdc: [w?.usdcAvailable ?? 0, w?.usdcReserved ?? 0, w?.usdcPending ?? 0], yes: tok(YES), no: tok(NO) };
+}
+
+describe('deferred settlement per fill kind', () => {
+  for (const c of fillCases) {
+    test(c.name, () => {
+      const { l } = setup();
+      for (const w of ['a', 'b']) {
+        l.deposit(w, 20 * T);
+        l.split(w, CID, 10 * T);
+      }
+      const start = ['a', 'b', FEE_WALLET].map((w) => full(l, w));
+      for (const p of [c.taker, c.maker]) {
+        const w = l.wallet(p.wallet);
+        if (p.side === 'BUY') l.reserveUsdc(w, p.usdc + p.fee);
+        else l.reserveTokens(w, p.tokenId, c.size);
+      }
+      for (const p of [c.taker, c.maker]) {
+        const w = l.wallet(p.wallet);
+        if (p.side === 'BUY') l.settleBuy(w, p.tokenId, c.size, p.usdc, p.fee, true);
+        else l.settleSell(w, p.tokenId, c.size, p.usdc, p.fee, true);
+      }
+      if (c.kind === 'MINT') l.mint(CID, c.size);
+      if (c.kind === 'MERGE') l.burn(CID, c.size);
+      const f = fillOf(c);
+      assert.deepEqual(l.checkLedger([], [f]), [], 'pending is what the unsettled fill delivered');
+      assert.ok(l.checkLedger([], []).some((p) => /pending but its unsettled trades delivered 0/.test(p)), 'pending without a fill is reported');
+      assert.equal(l.wallets.get(FEE_WALLET)?.usdcAvailable ?? 0, 0, 'fees wait too');
+      const matched = ['a', 'b', FEE_WALLET].map((w) => full(l, w));
+
+      // Landed: the same balances as an immediate settlement.
+      l.landProceeds(f);
+      assert.deepEqual(l.checkLedger([], []), []);
+      const flat = (x: ReturnType<typeof full>) => ({ usdc: x.usdc.slice(0, 2), yes: x.yes.slice(0, 2), no: x.no.slice(0, 2) });
+      assert.deepEqual(flat(full(l, c.taker.wallet)), c.expectTaker);
+      assert.deepEqual(flat(full(l, c.maker.wallet)), c.expectMaker);
+      assert.equal(l.wallets.get(FEE_WALLET)?.usdcAvailable ?? 0, c.fees);
+
+      // Reversed instead (from the MATCHED state): every wallet as before the trade, supply too.
+      const r = new Ledger();
+      r.addMarket(CID, [YES, NO]);
+      for (const [i, w] of ['a', 'b', FEE_WALLET].entries()) {
+        const b = r.wallet(w);
+        [b.usdcAvailable, b.usdcReserved, b.usdcPending] = matched[i].usdc;
+        for (const [t, v] of [[YES, matched[i].yes], [NO, matched[i].no]] as const) Object.assign(b.token(t), { available: v[0], reserved: v[1], pending: v[2] });
+      }
+      r.netDeposits = l.netDeposits;
+      const supply = c.collateral;
+      r.markets.get(CID)!.supply = [supply, supply];
+      assert.deepEqual(r.checkLedger([], [f]), []);
+      r.reverseFill(f);
+      assert.deepEqual(['a', 'b', FEE_WALLET].map((w) => full(r, w)), start);
+      assert.deepEqual(r.markets.get(CID)!.supply, [20 * T, 20 * T]);
+      assert.deepEqual(r.checkLedger([], []), []);
+    });
+  }
+
+  test('holdProceeds sets restored proceeds aside, and refuses a wallet that does not hold them', () => {
+    const { l } = setup();
+    l.deposit('a', 10 * T);
+    l.split('a', CID, 10 * T);
+    l.deposit('b', 5 * T);
+    const f = fillOf(fillCases[0]);
+    l.holdProceeds(f);
+    assert.deepEqual(full(l, 'a').yes, [0, 0, 10 * T]);
+    assert.deepEqual(full(l, 'b').usdc, [T, 0, 4 * T]);
+    assert.deepEqual(l.checkLedger([], [f]), []);
+    assert.throws(() => l.holdProceeds(f), /less than the \d+ pending/);
   });
 });

@@ -1,8 +1,8 @@
 /**
  * The store's version check (journal/env.ts): a new store is stamped with the current version, a
  * version-4 store is upgraded in place (its order-id table dropped: the index is rebuilt from the
- * journal), a version-5 store has its version raised (nothing to convert), and any other version is
- * refused with both versions named.
+ * journal), a version-5 or version-6 store has its version raised (nothing to convert), and any other
+ * version (an older one, or a newer store opened by an older build) is refused with both versions named.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -52,6 +52,22 @@ test('a version-5 store is raised to the current version with its tables untouch
   assert.equal(s.meta.get('storeVersion'), STORE_VERSION);
   assert.equal([...s.root.getKeys({})].includes('order-ids'), true, 'only a version-4 store loses a table');
   await s.close();
+});
+
+test('a version-6 store (before the trade lifecycle) is raised to version 7 and gains the trades table', async (t) => {
+  assert.equal(STORE_VERSION, 7);
+  const dir = await legacyStore(6);
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  const s = openStore({ dataDir: dir, mapSize: 2 ** 26 });
+  assert.equal(s.meta.get('storeVersion'), 7);
+  assert.equal(s.trades.getCount(), 0);
+  await s.close();
+});
+
+test('a store of a newer version is refused: an older build never opens what it cannot read', async (t) => {
+  const dir = await legacyStore(STORE_VERSION + 1);
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  assert.throws(() => openStore({ dataDir: dir, mapSize: 2 ** 26 }), new RegExp(`version ${STORE_VERSION + 1}; this build reads version ${STORE_VERSION}`));
 });
 
 test('a store of any other version is refused, naming both versions', async (t) => {

@@ -194,3 +194,18 @@ test('a damaged record is refused rather than read as another fill', () => {
   assert.throws(() => readFill(fills, 6), /damaged/);
   assert.throws(() => [...readFillsFrom(fills, 6)], /damaged/);
 });
+
+test('a deferred fill keeps its flag in the kind byte; other fills have none', () => {
+  for (const kind of ['TRANSFER', 'MINT', 'MERGE'] as FillKindName[]) {
+    const f = fill(300, { kind, deferred: true });
+    const back = roundTrip(f);
+    assert.deepEqual(back, f, kind);
+    assert.equal(back.deferred, true);
+    const rec = recordIn(encodeFillRecord(f), f.seq)!;
+    assert.equal(rec[144], 0x80 | ['TRANSFER', 'MINT', 'MERGE'].indexOf(kind), 'the flag is the kind byte\'s high bit');
+    assert.equal('deferred' in roundTrip(fill(301, { kind })), false, 'absent, not false, when not deferred');
+  }
+  const damagedKind = Buffer.from(recordIn(encodeFillRecord(fill(302, { deferred: true })), 302)!);
+  damagedKind[144] = 0x83;
+  assert.throws(() => decodeFill(damagedKind), /damaged/);
+});

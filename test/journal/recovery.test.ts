@@ -67,3 +67,64 @@ test('a gap in the journal stops start-up', async () => {
     await env.cleanup();
   }
 });
+
+/** A store with one deferred trade in each unsettled status and one of each final status. */
+async function settlingStore() {
+  const env = tempStore('pm-recovery-');
+  const { ManualClock } = await import('../../src/runtime/clock.ts');
+  const clock = new ManualClock();
+  const e = await Engine.open({
+    store: env.store,
+    shards: 1,
+    log: silentLogger,
+    now: () => clock.now(),
+    timers: clock.timers,
+    trades: { minedDelayMs: 1_000, confirmedDelayMs: 1_000, retryingShare: 0, retryDelayMs: 0, failedShare: 0, seed: 1 },
+  });
+  const m = market(1, { takerFeeBps: 100 });
+  e.registerMarket(m);
+  await e.deposit(wallet(1), 100 * T);
+  await e.split(wallet(1), m.conditionId, 50 * T);
+  await e.deposit(wallet(2), 100 * T);
+  await e.placeOrder(order({ wallet: wallet(1), tokenId: m.tokenIds[0], side: 'SELL', price: 5000, size: 30 * T }));
+  const buy = () => e.placeOrder(order({ wallet: wallet(2), tokenId: m.tokenIds[0], side: 'BUY', price: 5000, size: 1 * T }));
+  await buy();
+  clock.advance(1_000); // the first MINED
+  await buy();
+  await e.afterCommit();
+  clock.advance(1_000); // the first CONFIRMED, the second MINED
+  await buy(); // the third MATCHED
+  await e.afterCommit();
+  const hash = e.stateHash();
+  await e.close();
+  return { env, hash };
+}
+
+test('trades still settling are in the state hash: the trades table and the replay agree, a row that drifts stops start-up', async () => {
+  const { env, hash } = await settlingStore();
+  try {
+    const replay = replayJournal(env.store);
+    const tables = canonicalOfTables(loadMaterialized(env.store));
+    assert.deepEqual([...(replay.state.trades ?? new Map()).values()].sort(), ['MATCHED', 'MINED']);
+    assert.equal(hashState(replay.state), hashState(tables));
+    assert.equal(verifyStore(env.store).hash, hash);
+    // A MATCHED trade the table calls MINED: the proceeds would be spendable; the journal says not.
+    const [seq] = [...replay.state.trades!].find(([, s]) => s === 'MATCHED')!;
+    env.store.trades.putSync(seq, [1, 0]);
+    await assert.rejects(Engine.open({ store: env.store, shards: 1, log: silentLogger }), /refusing to start: state hash of the tables .* differs from the journal replay .*; tables have "T 0+\d+ MINED" which the journal does not/);
+  } finally {
+    await env.cleanup();
+  }
+});
+
+test('a trade event the journal cannot place stops start-up', async () => {
+  const { env } = await settlingStore();
+  try {
+    const last = env.store.meta.get('journalSeq') as number;
+    env.store.journal.putSync(last + 1, { type: 'trade', seq: last + 1, ts: 0, tradeId: '0x', fillSeq: 1, status: 'MINED', conditionId: '', takerWallet: '', makerWallet: '', takerOwner: '', makerOwner: '' });
+    env.store.meta.putSync('journalSeq', last + 1);
+    await assert.rejects(Engine.open({ store: env.store, shards: 1, log: silentLogger }), /journal seq \d+: trade of fill 1 which is not settling/);
+  } finally {
+    await env.cleanup();
+  }
+});

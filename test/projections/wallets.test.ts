@@ -294,3 +294,49 @@ test('the change feed moves for the wallets written and for market facts', () =>
   apply(market(), resolve(0));
   assert.equal(changes.markets, m0 + 2);
 });
+
+test('a deferred fill enters positions and trade rows at its MINED move, under that move\'s seq; a FAILED one never does', () => {
+  const views = new MapViews();
+  const changes = new WalletViewChanges();
+  const stored = new Map<number, FillEvent>();
+  const positions = new WalletPositionsProjection(views, changes, (s) => stored.get(s));
+  const trades = new WalletTradesProjection(views, (s) => stored.get(s));
+  const apply = (...events: JournalEvent[]) => {
+    for (const e of events) {
+      if (e.type === 'fill') stored.set(e.seq, e);
+      positions.apply(e);
+      trades.apply(e);
+    }
+  };
+  const move = (f: FillEvent, status: 'MINED' | 'RETRYING' | 'FAILED' | 'CONFIRMED'): JournalEvent => {
+    const s = ++seq;
+    return { type: 'trade', seq: s, ts: ts(s), tradeId: f.tradeId, fillSeq: f.seq, status, conditionId: f.conditionId, takerWallet: f.takerWallet, makerWallet: f.makerWallet, takerOwner: 'k1', makerOwner: 'k2' };
+  };
+  const rows = (prefix: Key) => [...views.m.values()].filter((e) => JSON.stringify(e.key).startsWith(JSON.stringify(prefix).slice(0, -1))).map((e) => [e.key, e.value]);
+  const s0 = split('split', B, 30 * U);
+  const f1 = { ...fill({ taker: A, maker: B, size: 10 * U, takerPricePips: 4000, makerPricePips: 4000 }), deferred: true as const };
+  const f2 = { ...fill({ taker: A, maker: B, size: 5 * U, takerPricePips: 5000, makerPricePips: 5000 }), deferred: true as const };
+  apply(s0, f1, f2);
+  assert.equal(views.get(walletViewKeys.position(A, CID, 0)), undefined, 'not on chain yet: no position');
+  assert.deepEqual(rows(walletViewKeys.tradesByWalletPrefix(A, 0)), []);
+  assert.deepEqual(rows(walletViewKeys.deferredTradesPrefix(A)).map(([k]) => k), [walletViewKeys.deferredTrade(A, f1.seq), walletViewKeys.deferredTrade(A, f2.seq)]);
+  assert.equal(rows(walletViewKeys.deferredTradesPrefix(B)).length, 2);
+
+  const mined = move(f1, 'MINED');
+  const version = changes.walletVersion(A);
+  apply(move(f2, 'RETRYING'), mined, move(f2, 'FAILED'), move(f1, 'CONFIRMED'));
+  assert.ok(changes.walletVersion(A) > version, 'the MINED move touched the wallet');
+  // Only f1: A bought 10 at 0.40; B sold 10 of its split at 0.5 -> realized -1.
+  assert.deepEqual(nums(views.get<PositionState>(walletViewKeys.position(A, CID, 0))), { size: 10 * U, avg: 400_000, bought: 10 * U, realized: 0, closePrice: 0, closed: false });
+  assert.deepEqual(nums(views.get<PositionState>(walletViewKeys.position(B, CID, 0))), { size: 20 * U, avg: 500_000, bought: 30 * U, realized: -1_000_000, closePrice: 0, closed: false });
+  assert.equal(views.get<PositionState>(walletViewKeys.position(A, CID, 0))!.last, mined.ts, 'at the time it landed');
+  // The rows sit under the MINED move's seq and name the fill.
+  assert.deepEqual(rows(walletViewKeys.tradesByWalletPrefix(A, 0)), [[walletViewKeys.tradeByWallet(A, 0, mined.seq), [0, 10 * U, 4 * U, CID, f1.seq]]]);
+  assert.deepEqual(rows(walletViewKeys.tradesByMarketPrefix(CID, 1)), [[walletViewKeys.tradeByMarket(CID, 1, mined.seq), [1, 10 * U, 4 * U, CID, f1.seq]]]);
+  assert.deepEqual(rows(walletViewKeys.tradesAllPrefix(0)), [[walletViewKeys.tradeAll(0, mined.seq), [0, 10 * U, 4 * U, CID, f1.seq]]]);
+  // Applying it all again changes nothing.
+  const snap = views.snapshot();
+  apply(mined);
+  assert.equal(views.snapshot(), snap);
+  assert.throws(() => new WalletPositionsProjection(new MapViews()).apply(mined), /no fill reader/);
+});

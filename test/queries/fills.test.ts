@@ -49,3 +49,25 @@ test('both roles merged by seq, a self-trade listed once, queued view rows inclu
   assert.deepEqual(walletFillSeqs(views, '0x' + 'd'.repeat(40)), []);
   assert.deepEqual([...walletFills(env.store, views, A)], [evs[0], evs[1], evs[3]], 'the fills themselves, decoded');
 });
+
+test('deferred fills are listed at their own seq from the match on, once, whatever their trade became', async () => {
+  const views = new ViewStore(env.store.views);
+  const projections = buildProjections({ store: env.store, views, prices: new ViewStore(env.store.prices), marketData: new MarketDataStore(env.store) });
+  const w = new JournalWriter(env.store, 100, () => 1_700_000_000_000);
+  const D = '0x' + 'd'.repeat(40);
+  const E = '0x' + 'e'.repeat(40);
+  const deferred = (f: FillEvent): FillEvent => ({ ...f, deferred: true });
+  const f1 = w.append(deferred(fill(D, E, 11)));
+  const f2 = w.append(fill(D, E, 12));
+  const f3 = w.append(deferred(fill(E, D, 13)));
+  await w.flush()!.committed;
+  const move = (f: FillEvent, status: 'MINED' | 'FAILED' | 'RETRYING') =>
+    w.append({ type: 'trade', seq: 0, ts: 0, tradeId: f.tradeId, fillSeq: f.seq, status, conditionId: CID, takerWallet: f.takerWallet, makerWallet: f.makerWallet, takerOwner: 'k1', makerOwner: 'k2' });
+  const moves = [move(f1, 'MINED'), move(f3, 'RETRYING'), move(f3, 'FAILED')];
+  await w.flush()!.committed;
+  for (const e of [f1, f2, f3, ...moves]) for (const p of projections) p.apply(e);
+  // f1 also has trade rows (under its MINED move's seq): listed once, at its own seq; f3 FAILED is still D's trade.
+  assert.deepEqual(walletFillSeqs(views, D), [f1.seq, f2.seq, f3.seq]);
+  assert.deepEqual(walletFillSeqs(views, E), [f1.seq, f2.seq, f3.seq]);
+  assert.deepEqual([...walletFills(env.store, views, D)].map((f) => [f.seq, f.deferred === true]), [[f1.seq, true], [f2.seq, false], [f3.seq, true]]);
+});

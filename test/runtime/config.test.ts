@@ -93,3 +93,20 @@ test('npm start with a bad value stops with a message naming the key and exit co
   assert.equal(r.status, 1);
   assert.match(r.stderr, /invalid configuration: PORT/);
 });
+
+test('the sandbox is off by default; its keys come from a file and FAULTS_FILE, and bad values name their key', () => {
+  const d = loadConfig({ env: {} });
+  assert.deepEqual(d.sandbox, {
+    trades: { minedDelayMs: 0, confirmedDelayMs: 0, retryingShare: 0, retryDelayMs: 0, failedShare: 0, seed: 1 },
+    maintenance: { weekly: [], durationSeconds: 90, postOnlySeconds: 120 },
+    faultsFile: '',
+  });
+  const p = file('sandbox.json', JSON.stringify({ sandbox: { trades: { minedDelayMs: 2000, retryingShare: 0.1 }, maintenance: { weekly: [{ day: 'tue', at: '11:00' }] } } }));
+  const c = loadConfig({ env: { CONFIG_FILE: p, FAULTS_FILE: '/tmp/faults.json' } });
+  assert.deepEqual([c.sandbox.trades.minedDelayMs, c.sandbox.trades.retryingShare, c.sandbox.trades.confirmedDelayMs], [2000, 0.1, 0]);
+  assert.deepEqual(c.sandbox.maintenance.weekly, [{ day: 'tue', at: '11:00' }]);
+  assert.equal(c.sandbox.faultsFile, '/tmp/faults.json');
+  const bad = (sandbox: unknown) => file('bad-sandbox.json', JSON.stringify({ sandbox }));
+  assert.throws(() => loadConfig({ env: { CONFIG_FILE: bad({ trades: { failedShare: 2 } }) } }), (e: unknown) => e instanceof ConfigError && e.key === 'sandbox.trades.failedShare');
+  assert.throws(() => loadConfig({ env: { CONFIG_FILE: bad({ maintenance: { weekly: [{ day: 'tue', at: '25:00' }] } }) } }), (e: unknown) => e instanceof ConfigError && e.key.startsWith('sandbox.maintenance.weekly'));
+});

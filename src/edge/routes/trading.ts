@@ -8,6 +8,11 @@
  * only after the engine's journal commit. Rejections carry the platform's wording (domain/errors.ts).
  * `POST /order` answers a rejection with 400 `{error}`; `POST /orders` answers 200 with one
  * `{success:false, errorMsg}` element per rejected order, so one bad order never fails the others.
+ *
+ * The sandbox (edge/sandbox/sandbox.ts) adds its order rules between the checks and the engine: a BUY of a
+ * closed-only wallet is refused (400), and so is an order without postOnly in the post-only period after a
+ * maintenance window (503 with `code`, `retry_after_seconds` and Retry-After, as the platform answers);
+ * maintenance windows and injected faults wrap these routes from outside (its gate).
  */
 import { Type } from '@sinclair/typebox';
 import { apiError, resultError, type ApiError } from '../../domain/errors.ts';
@@ -18,6 +23,7 @@ import { formatPips, formatUnits, parseUnits } from '../../domain/units.ts';
 import type { FillEvent, OrderRecord } from '../../domain/events.ts';
 import type { PlaceResponse } from '../../engine/engine.ts';
 import type { AppContext } from '../context.ts';
+import { errorReply } from '../error-reply.ts';
 import { checkOrders, orderCheckDeps, type NormalizedOrder, type OrderCaller } from '../order-check.ts';
 import { walletFills } from '../../queries/fills.ts';
 import { route, type AnyRoute, type Caller } from '../route.ts';
@@ -146,6 +152,11 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
         const t1 = performance.now();
         ctx.metrics.orderChecks((t1 - t0) / 1000);
         if (!checked.ok) throw checked.error;
+        const refused = ctx.sandbox.orderRefusal(checked.order);
+        if (refused !== undefined) {
+          if (refused.retryAfterSeconds === undefined) throw refused.error;
+          return errorReply(refused.error, { 'Retry-After': String(refused.retryAfterSeconds) });
+        }
         const r = await place(checked.order);
         ctx.metrics.orderEngine((performance.now() - t1) / 1000);
         if (!r.ok) throw resultError(r.code, r.vars);
@@ -169,13 +180,19 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
         const checked = await checkOrders(req.body, signer(req.caller), deps);
         const t1 = performance.now();
         ctx.metrics.orderChecks((t1 - t0) / 1000);
+        const refusals = checked.map((c) => (c.ok ? ctx.sandbox.orderRefusal(c.order) : undefined));
         // Issued in submission order within one turn: the sequencer sees them in that order.
-        const placed = checked.map((c) => (c.ok ? place(c.order) : undefined));
+        const placed = checked.map((c, i) => (c.ok && refusals[i] === undefined ? place(c.order) : undefined));
         const out: OrderResult[] = [];
         for (let i = 0; i < checked.length; i++) {
           const c = checked[i];
           if (!c.ok) {
             out.push(rejected(c.orderId, c.error));
+            continue;
+          }
+          const refused = refusals[i];
+          if (refused !== undefined) {
+            out.push(rejected(c.order.orderId, refused.error));
             continue;
           }
           const r = await placed[i]!;

@@ -3,7 +3,8 @@
  * deep offsets and filtered /trades pages walk memory instead of decoding LMDB entries on every request.
  *
  * A range is one prefix of walletViewKeys' trade keys (a wallet's, a market's or every trade, per role),
- * whose entries are `[side, size, usdc, conditionId?]` by seq. Committed rows never change and new ones
+ * whose entries are `[side, size, usdc, conditionId?, fillSeq?]` by seq (a deferred fill's row is keyed by
+ * its MINED move and names its fill: `fill` below is the seq to render, the key's own otherwise). Committed rows never change and new ones
  * only appear above the committed cursor, so a run of a range stays exact: every row with seq in
  * (next, top], none missing. It is brought up to the current cursor (rows above `top` go to `newer`,
  * oldest first) and extended downwards on demand (`older`, newest first), both column by column (RunRows:
@@ -46,11 +47,14 @@ export class RunRows {
   side = new Uint8Array(0);
   /** Index of the condition id (TradeRuns.marketIndex), -1 when the view entry has none. */
   market = new Int32Array(0);
+  /** Seq of the fill the row shows (its key's seq but for a deferred fill). */
+  fill = new Float64Array(0);
 
-  push(seq: number, side: number, size: number, usdc: number, market: number): void {
+  push(seq: number, side: number, size: number, usdc: number, market: number, fill = seq): void {
     const i = this.n;
     if (i === this.seq.length) this.grow(Math.max(64, i * 2));
     this.seq[i] = seq;
+    this.fill[i] = fill;
     this.side[i] = side;
     this.size[i] = size;
     this.usdc[i] = usdc;
@@ -59,7 +63,7 @@ export class RunRows {
   }
 
   copyFrom(o: RunRows, i: number): void {
-    this.push(o.seq[i], o.side[i], o.size[i], o.usdc[i], o.market[i]);
+    this.push(o.seq[i], o.side[i], o.size[i], o.usdc[i], o.market[i], o.fill[i]);
   }
 
   private grow(cap: number): void {
@@ -73,6 +77,7 @@ export class RunRows {
     this.usdc = grown(this.usdc, (n) => new Float64Array(n));
     this.side = grown(this.side, (n) => new Uint8Array(n));
     this.market = grown(this.market, (n) => new Int32Array(n));
+    this.fill = grown(this.fill, (n) => new Float64Array(n));
   }
 }
 
@@ -117,6 +122,8 @@ export class RunCursor {
   size = 0;
   usdc = 0;
   market = -1;
+  /** Seq of the fill the current row shows. */
+  fill = -1;
   private i = 0;
   private it: Iterator<{ key: unknown; value: unknown }> | undefined;
 
@@ -141,6 +148,7 @@ export class RunCursor {
       this.size = rows.size[j];
       this.usdc = rows.usdc[j];
       this.market = rows.market[j];
+      this.fill = rows.fill[j];
       return;
     }
     if (run.done) {
@@ -160,6 +168,7 @@ export class RunCursor {
     this.size = v[1];
     this.usdc = v[2];
     this.market = v[3] === undefined ? -1 : this.src.marketIndex(v[3]);
+    this.fill = v[4] ?? this.seq;
   }
 
   close(): void {
@@ -288,6 +297,6 @@ export class TradeRuns implements RunSource {
 
   /** Appends one view entry to `rows`; the condition id (per-wallet entries only) is interned. */
   private pushRow(rows: RunRows, seq: number, v: TradeEntry): void {
-    rows.push(seq, v[0], v[1], v[2], v[3] === undefined ? -1 : this.marketIndex(v[3]));
+    rows.push(seq, v[0], v[1], v[2], v[3] === undefined ? -1 : this.marketIndex(v[3]), v[4] ?? seq);
   }
 }

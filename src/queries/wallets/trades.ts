@@ -44,6 +44,8 @@ interface CachedTradePage {
 /** A candidate trade row before its fill is loaded. */
 interface TradeCand {
   seq: number;
+  /** The fill it shows (a deferred fill's row is keyed by its MINED move). */
+  fill: number;
   role: number;
   side: number;
   size: number;
@@ -67,7 +69,7 @@ function rangesOf(p: TradesParams): [prefix: Key, role: number][] {
 
 /**
  * The rows of one page, offered newest first: those that pass the filters are skipped up to the offset,
- * then picked until the page is full.
+ * then picked until the page is full. `seqs` are the picked rows' fills.
  */
 class PagePicker {
   readonly seqs: number[] = [];
@@ -88,14 +90,14 @@ class PagePicker {
     this.markets = p.user !== undefined && p.markets !== undefined ? new Set(p.markets) : undefined;
   }
 
-  /** Offers one row; false once the page is full. */
-  offer(seq: number, role: number, side: number, size: number, usdc: number, conditionId: string | undefined): boolean {
+  /** Offers one row (`fill`: the seq of the fill it shows); false once the page is full. */
+  offer(fill: number, role: number, side: number, size: number, usdc: number, conditionId: string | undefined): boolean {
     if (this.markets !== undefined && !this.markets.has(conditionId!)) return true;
     // The filter compares the number the row shows (usdcSize or size).
     if ((this.side >= 0 && side !== this.side) || (this.filtered && unitsToNumber(this.cash ? usdc : size) < this.min)) return true;
     if (this.skipped < this.p.offset) this.skipped++;
     else {
-      this.seqs.push(seq);
+      this.seqs.push(fill);
       this.roles.push(role);
     }
     return this.seqs.length < this.p.limit;
@@ -132,7 +134,7 @@ export class TradePages {
     const picker = new PagePicker(p);
     let full = false;
     for (const c of this.freshRows(p, cursor)) {
-      if (!picker.offer(c.seq, c.role, c.side, c.size, c.usdc, c.conditionId)) {
+      if (!picker.offer(c.fill, c.role, c.side, c.size, c.usdc, c.conditionId)) {
         full = true;
         break;
       }
@@ -172,7 +174,7 @@ export class TradePages {
     for (const [prefix, role] of rangesOf(p)) {
       for (const { key, value: v } of this.views.queuedUnder<TradeEntry>(prefix)) {
         const seq = key[prefix.length] as number;
-        if (seq > after) out.push({ seq, role, side: v[0], size: v[1], usdc: v[2], conditionId: v[3] });
+        if (seq > after) out.push({ seq, fill: v[4] ?? seq, role, side: v[0], size: v[1], usdc: v[2], conditionId: v[3] });
       }
     }
     return out.sort(compareCand);
@@ -188,7 +190,7 @@ export class TradePages {
         let best: RunCursor | undefined;
         for (const h of heads) if (h.seq >= 0 && (best === undefined || h.seq > best.seq || (h.seq === best.seq && h.role < best.role))) best = h;
         if (best === undefined) break;
-        if (!picker.offer(best.seq, best.role, best.side, best.size, best.usdc, this.runs.marketName(best.market))) break;
+        if (!picker.offer(best.fill, best.role, best.side, best.size, best.usdc, this.runs.marketName(best.market))) break;
         best.advance();
       }
     } finally {

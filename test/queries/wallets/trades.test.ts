@@ -237,3 +237,43 @@ test('trades: a condition id listed twice in `market` lists its rows once', asyn
   }
   await s.close();
 });
+
+test('a deferred fill is listed once MINED, in the place of its MINED move, rendered from its own fill; a FAILED one never', async () => {
+  const s = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-wt-')) });
+  const v = new ViewStore(s.views);
+  const A = '0x' + '1'.repeat(40);
+  const B = '0x' + '2'.repeat(40);
+  const writer = new JournalWriter(s, 0, () => Date.UTC(2026, 0, 2));
+  const fillOf = (i: number, deferred: boolean): FillEvent => ({
+    type: 'fill', seq: 0, ts: 0, tradeId: '', txHash: '', conditionId: cid('a'), kind: 'TRANSFER', size: i * U, takerOrderId: `t${i}`, makerOrderId: `m${i}`,
+    takerWallet: A, makerWallet: B, takerOwner: 'k', makerOwner: 'k', takerTokenId: '1', makerTokenId: '1', takerOutcome: 0, makerOutcome: 0,
+    takerSide: 'BUY', makerSide: 'SELL', takerPricePips: 5000, makerPricePips: 5000, takerUsdc: (i * U) / 2, makerUsdc: (i * U) / 2, takerFee: 0, makerFee: 0,
+    makerRemaining: 0, builder: '0x', ...(deferred ? { deferred: true as const } : {}),
+  });
+  const move = (f: FillEvent, status: 'MINED' | 'RETRYING' | 'FAILED') =>
+    writer.append({ type: 'trade', seq: 0, ts: 0, tradeId: f.tradeId, fillSeq: f.seq, status, conditionId: f.conditionId, takerWallet: A, makerWallet: B, takerOwner: 'k', makerOwner: 'k' });
+  const d1 = writer.append(fillOf(1, true));
+  const d2 = writer.append(fillOf(2, true));
+  const n3 = writer.append(fillOf(3, false));
+  await writer.flush()!.committed;
+  const events = [d1, d2, n3, move(d2, 'RETRYING'), move(d1, 'MINED'), move(d2, 'FAILED')];
+  await writer.flush()!.committed;
+  const stored = new Map([d1, d2, n3].map((f) => [f.seq, f]));
+  const trades = new WalletTradesProjection(v, (seq) => stored.get(seq));
+  const r = new WalletDataReader({ store: s, views: v, catalog: new CatalogReader(s) });
+  const list = () => r.trades({ limit: 10, offset: 0, takerOnly: false, user: A }).map((t) => [t.size, t.transactionHash]);
+  // Newest first: d1 landed (MINED) after n3 matched; d2 failed and is never listed.
+  const expected = [[1, d1.txHash], [3, n3.txHash]];
+  for (const e of events.slice(0, 4)) trades.apply(e);
+  assert.deepEqual(list(), [[3, n3.txHash]], 'before MINED only the immediate trade');
+  for (const e of events.slice(4)) trades.apply(e);
+  assert.deepEqual(list(), expected, 'queued above the cursor');
+  await s.meta.put(metaKeys.projectionCursor(TRADES_PROJECTION), events[events.length - 1].seq);
+  await s.views.flushed;
+  await new Promise((done) => setImmediate(done));
+  const fresh = new WalletDataReader({ store: s, views: v, catalog: new CatalogReader(s) });
+  assert.deepEqual(fresh.trades({ limit: 10, offset: 0, takerOnly: false, user: A }).map((t) => [t.size, t.transactionHash]), expected, 'committed');
+  assert.deepEqual(fresh.trades({ limit: 10, offset: 0, takerOnly: true, markets: [cid('a')] }).map((t) => t.size), [1, 3], 'per market');
+  assert.deepEqual(fresh.trades({ limit: 1, offset: 1, takerOnly: true }).map((t) => t.size), [3], 'global feed, paged');
+  await s.close();
+});

@@ -1,0 +1,81 @@
+/**
+ * The sandbox module (src/edge/routes/sandbox.ts) through the real app: the admin views and controls of
+ * maintenance windows, faults and closed-only wallets, and the wallet's ban-status read (L2), each answer in
+ * their schema and charge their buckets; a payload that fails validation answers in its group's error form.
+ * What the controls do: test/e2e/sandbox.test.ts. Test harness: test/fixtures/route-contract.ts.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
+import type { AnyRoute } from '../../../src/edge/route.ts';
+import { sandboxRoutes } from '../../../src/edge/routes/sandbox.ts';
+import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
+import { TestClient } from '../../fixtures/trading-client.ts';
+
+let h: RouteApp;
+let routes: AnyRoute[];
+let client: TestClient;
+const WALLET = '0x' + '5b'.repeat(20);
+
+before(async () => {
+  h = await startRouteApp();
+  routes = sandboxRoutes(h.app.ctx);
+  client = new TestClient(h.base, DEMO_WALLETS[0].privateKey, await TestClient.info(h.base));
+  await client.createKey();
+});
+after(() => h.close());
+
+const CASES: RouteCase[] = [
+  { route: 'GET /admin/sandbox', group: 'admin', ok: () => h.admin('GET', '/admin/sandbox') },
+  {
+    route: 'POST /admin/sandbox/maintenance',
+    group: 'admin',
+    ok: () => h.admin('POST', '/admin/sandbox/maintenance', { durationSeconds: 60, postOnlySeconds: 0 }),
+    bad: { send: () => h.admin('POST', '/admin/sandbox/maintenance', { durationSeconds: 0 }), status: 400, error: 'invalid request' },
+  },
+  { route: 'DELETE /admin/sandbox/maintenance', group: 'admin', ok: () => h.admin('DELETE', '/admin/sandbox/maintenance') },
+  {
+    route: 'PUT /admin/sandbox/faults',
+    group: 'admin',
+    ok: () => h.admin('PUT', '/admin/sandbox/faults', { seed: 2, ackLatency: { distribution: 'fixed', ms: 0 } }),
+    bad: { send: () => h.admin('PUT', '/admin/sandbox/faults', { error503: { share: 'all' } }), status: 400, error: 'invalid request' },
+  },
+  { route: 'DELETE /admin/sandbox/faults', group: 'admin', ok: () => h.admin('DELETE', '/admin/sandbox/faults') },
+  {
+    route: 'PUT /admin/wallets/:address/closed-only',
+    group: 'admin',
+    ok: () => h.admin('PUT', `/admin/wallets/${WALLET}/closed-only`, { closedOnly: true }),
+    bad: { send: () => h.admin('PUT', `/admin/wallets/${WALLET}/closed-only`, { closedOnly: 'yes' }), status: 400, error: 'invalid request' },
+  },
+  {
+    route: 'GET /auth/ban-status/closed-only',
+    group: 'trading',
+    ok: () => client.call('GET', '/auth/ban-status/closed-only'),
+    bad: { send: () => client.call('GET', '/auth/ban-status/closed-only', undefined, { ...client.creds!, passphrase: 'wrong' }), status: 401, error: 'Unauthorized/Invalid api key' },
+  },
+];
+
+test('the module serves exactly its seven routes, six admin and one signed', () => {
+  assertServes(routes, CASES);
+});
+
+for (const c of CASES) {
+  test(`${c.route} answers in its schema and charges its buckets`, async () => {
+    await assertAnswers(h, routes, c);
+  });
+}
+
+for (const c of CASES.filter((x) => x.bad)) {
+  test(`${c.route}: a bad request answers in the error form of its group`, async () => {
+    const bad = c.bad!;
+    assertGroupError(c.group, await bad.send(), bad.status, bad.error);
+  });
+}
+
+test('the admin routes answer 401 without the token', async () => {
+  for (const c of CASES.filter((x) => x.group === 'admin')) {
+    const [method, path] = c.route.split(' ');
+    const res = await h.send(method, path.replace(':address', WALLET), { body: method === 'GET' || method === 'DELETE' ? undefined : {} });
+    assert.equal(res.status, 401, c.route);
+  }
+});
