@@ -12,8 +12,9 @@ import { createAuthServices } from './edge/auth.ts';
 import { Engine } from './engine/engine.ts';
 import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './projections/projector.ts';
 import { buildProjections } from './projections/registry.ts';
+import { CommittedBooks } from './projections/committed-books.ts';
 import { MarketDataStore, MidpointSampler } from './projections/market-data.ts';
-import { MarketDataReader } from './queries/market-data.ts';
+import { MarketDataReader, type BookSource } from './queries/market-data.ts';
 import type { AppContext, CatalogServices, EngineAdmin } from './edge/context.ts';
 import { Metrics } from './edge/metrics.ts';
 import { buildOpenApi } from './edge/openapi.ts';
@@ -125,6 +126,11 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   await done('engine');
 
   const { views, prices, marketDataStore } = openProjections({ store, engine, viewWrites, log });
+  // The books as committed: GET /book, the quotes and the streams read this one state (docs/decisions.md,
+  // "Streaming"), so a client applying the stream's deltas lands on what /book serves.
+  const books = new CommittedBooks();
+  books.seed({ ...engine.bookSeed(), ts: clock.now() });
+  engine.onCommitted((events) => books.apply(events));
   const catalog: CatalogServices = Object.freeze({
     // The catalog's live prices come from market data (the midpoint, or the last trade when the spread is
     // wider than 0.10), and market data labels outcomes from the catalog: each asks the other only when
@@ -132,9 +138,19 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     read: new CatalogReader(store, (tokenId) => marketData.displayPrice(tokenId)),
     write: new CatalogWriter(store, clock),
   });
-  const marketData = new MarketDataReader(engine, marketDataStore, (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes);
+  const bookSource: BookSource = {
+    bookSnapshot: (tokenId) => books.book(tokenId),
+    lastTradePrice: (tokenId) => books.lastTrade(tokenId),
+    tokenOutcome: (tokenId) => engine.tokenOutcome(tokenId),
+    market: (conditionId) => engine.market(conditionId),
+    // Committed state is current by construction: an acknowledged order was applied before its answer left.
+    snapshotStale: () => false,
+    refreshSnapshot: () => Promise.resolve(),
+  };
+  const marketData = new MarketDataReader(bookSource, marketDataStore, (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes);
+  const bookChanges = { onSnapshots: (l: (tokenIds: readonly string[]) => void) => books.onApplied((changes) => changes.length > 0 && l(changes.flatMap((c) => c.tokenIds))) };
   // Records midpoints as books change (projections/market-data.ts); trade prices come from the projector.
-  const sampler = new MidpointSampler({ feed: engine, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), log });
+  const sampler = new MidpointSampler({ feed: bookChanges, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), log });
   sampler.start();
   closers.add('midpoint sampler', () => sampler.stop());
   metrics.watchEngine(() => engine.stats());
