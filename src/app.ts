@@ -8,11 +8,13 @@ import { CatalogWriter } from './projections/catalog.ts';
 import { CatalogReader } from './queries/catalog.ts';
 import { loadDemo } from './demo/catalog.ts';
 import { LIVE_DEMO_DEFAULTS, ReplayClock, startLiveDemo, type LiveDemo, type LiveDemoOptions } from './demo/live.ts';
-import { createAuthServices } from './edge/auth.ts';
+import { createAuthServices, type AuthServices } from './edge/auth.ts';
 import { Engine } from './engine/engine.ts';
 import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './projections/projector.ts';
 import { buildProjections } from './projections/registry.ts';
 import { CommittedBooks } from './projections/committed-books.ts';
+import { LIFECYCLE_TOPIC, StreamFeed, bookMessage, customTopic, marketTopic, userTopic } from './projections/stream-feed.ts';
+import { StreamChannels } from './edge/ws/channels.ts';
 import { MarketDataStore, MidpointSampler } from './projections/market-data.ts';
 import { MarketDataReader, type BookSource } from './queries/market-data.ts';
 import type { AppContext, CatalogServices, EngineAdmin } from './edge/context.ts';
@@ -187,6 +189,8 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     catalog,
     marketData,
   });
+  const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
+  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, limiter, metrics, clock, log });
   const routes = buildRoutes(ctx);
   const openapi = buildOpenApi(routes, VERSION);
   await done('routes');
@@ -199,11 +203,12 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     maxHeaderBytes: config.http.maxHeaderBytes,
     trustedProxies: config.http.trustedProxies,
     adminToken: config.adminToken,
-    limiter: opts.limiter ?? new RateLimiter(config.rateLimits),
+    limiter,
     metrics,
     log,
     clock,
     auth: auth.authenticator,
+    sockets: stream.mount,
   });
   // stop() drains with its own grace period; a failed start closes with the configured one.
   let draining: Promise<void> | undefined;
@@ -212,6 +217,8 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
       if (!drained) log.warn({ inFlight: server.inFlight.size }, 'shutdown grace period ended with requests in flight');
     }));
   closers.add('server', () => drain(config.shutdown.graceMs));
+  // Closed before the listener drains: sockets get 1001 and a reason rather than a cut connection.
+  closers.add('stream', () => stream.close());
   await done('listen');
   log.info({ uws: server.build }, 'uWebSockets.js build');
   ctx.state.ready = true;
@@ -246,6 +253,56 @@ function openProjections(o: { store: Store; engine: Engine; viewWrites: ViewWrit
   projector.catchUp();
   engine.onCommitted(projector.onCommitted);
   return { views, prices, marketDataStore };
+}
+
+/**
+ * The streaming channels: the feed turns each batch the committed books applied into frames, one per topic
+ * that has subscribers, and the channels publish them on the edge's app (mounted by startServer).
+ */
+function openStream(o: {
+  config: Readonly<Config>;
+  books: CommittedBooks;
+  engine: Engine;
+  catalog: CatalogServices;
+  keys: AuthServices['keys'];
+  limiter: RateLimiter;
+  metrics: Metrics;
+  clock: Clock;
+  log: Logger;
+}): StreamChannels {
+  const { books, catalog } = o;
+  const channels = new StreamChannels({
+    limits: o.config.stream,
+    books: { bookEvent: (tokenId) => { const b = books.book(tokenId); return b === undefined ? undefined : bookMessage(b); } },
+    topics: { market: marketTopic, custom: customTopic, lifecycle: LIFECYCLE_TOPIC, user: userTopic },
+    keys: o.keys,
+    limiter: o.limiter,
+    trustedProxies: o.config.http.trustedProxies,
+    clock: o.clock,
+    metrics: o.metrics.stream(),
+    log: o.log,
+  });
+  const feed = new StreamFeed({
+    books,
+    sink: channels.sink,
+    order: (orderId) => o.engine.getOrder(orderId),
+    outcomes: (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes,
+    marketInfo: (conditionId) => {
+      const m = catalog.read.marketByCondition(conditionId);
+      if (m === undefined) return undefined;
+      const ev = catalog.read.event(m.eventId);
+      return {
+        id: m.id,
+        question: m.question,
+        slug: m.slug,
+        description: m.description,
+        outcomes: m.outcomes,
+        event: { id: ev?.id ?? '', ticker: ev?.ticker ?? '', slug: ev?.slug ?? '', title: ev?.title ?? '', description: ev?.description ?? '' },
+      };
+    },
+  });
+  books.onApplied(feed.onApplied);
+  return channels;
 }
 
 /**

@@ -10,7 +10,7 @@
  * something unexpected answers 500 and is logged; it never takes the process down.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { HttpRequest, HttpResponse, us_listen_socket } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { apiError, type ApiError } from '../domain/errors.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { Clock } from '../runtime/clock.ts';
@@ -46,6 +46,8 @@ export interface EdgeOptions {
   log: Logger;
   clock: Clock;
   auth?: Authenticator;
+  /** Mounts the WebSocket routes on the same app before the catch-all route (edge/ws/channels.ts). */
+  sockets?: (app: TemplatedApp) => void;
   /** Serve on this uWS module instead of the one uws.ts chooses (bench/edge/http.bench.ts compares builds). */
   uws?: { uws: Uws; build: UwsBuild };
 }
@@ -310,6 +312,8 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
       case 'DELETE': app.del(route.path, handler); break;
     }
   }
+
+  opts.sockets?.(app);
 
   const patterns = mounted.map((m) => ({ re: patternRegex(m.route.path), method: m.route.method }));
   app.any('/*', (res, req) => {
