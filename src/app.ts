@@ -212,13 +212,12 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   });
   // stop() drains with its own grace period; a failed start closes with the configured one.
   let draining: Promise<void> | undefined;
+  // Sockets first: they get 1001 and a reason before the listener closes and the app cuts what is left.
   const drain = (graceMs: number) =>
-    (draining ??= server.close(graceMs).then((drained) => {
+    (draining ??= (stream.close(), server.close(graceMs)).then((drained) => {
       if (!drained) log.warn({ inFlight: server.inFlight.size }, 'shutdown grace period ended with requests in flight');
     }));
   closers.add('server', () => drain(config.shutdown.graceMs));
-  // Closed before the listener drains: sockets get 1001 and a reason rather than a cut connection.
-  closers.add('stream', () => stream.close());
   await done('listen');
   log.info({ uws: server.build }, 'uWebSockets.js build');
   ctx.state.ready = true;

@@ -21,7 +21,7 @@
  *   - upgrades are rate-limited per client address like any route (rate-limit-buckets.ts: clob + ws-connect)
  *     and capped at maxSocketsPerAddress open sockets per address (429 past either);
  *   - maxSubscriptionsPerSocket assets (market) or markets (user); a message past it is refused whole;
- *   - incoming messages larger than maxMessageBytes close the socket (uWS, 1009);
+ *   - incoming messages larger than maxMessageBytes close the socket (1009);
  *   - a socket's send buffer is bounded by maxBackpressureBytes: a frame that would pass it is dropped by
  *     uWS for that socket only, and the socket is then closed (4003, "slow consumer"), so a slow reader
  *     never holds memory or delays the others (publish never waits for a socket);
@@ -145,7 +145,9 @@ export class StreamChannels {
     for (const channel of ['market', 'user'] as const) {
       const buckets = bucketsFor('GET', `/ws/${channel}`);
       app.ws<{ conn: Conn }>(`/ws/${channel}`, {
-        maxPayloadLength: this.d.limits.maxMessageBytes,
+        // Past maxMessageBytes our own check closes with 1009 and a reason; uWS cuts a frame past twice that
+        // without reading it (the client sees 1006, the close counts as abnormal).
+        maxPayloadLength: 2 * this.d.limits.maxMessageBytes,
         maxBackpressure: this.d.limits.maxBackpressureBytes,
         closeOnBackpressureLimit: false,
         // Our own sweep closes idle sockets with a reason; uWS's timer would close them without one.
@@ -249,6 +251,7 @@ export class StreamChannels {
     const conn = ws.getUserData().conn;
     if (conn.closing !== undefined) return;
     conn.lastSeen = Date.now();
+    if (message.byteLength > this.d.limits.maxMessageBytes) return this.end(ws, 'message_too_large', 1009, `message too big: at most ${this.d.limits.maxMessageBytes} bytes`);
     const text = decoder.decode(message);
     if (text === 'PING') {
       this.send(ws, 'PONG');
