@@ -125,6 +125,9 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const metrics = new Metrics();
   const engine = await Engine.open({ store, shards: config.engine.shards, log, now: () => clock.now(), onCommit: (s) => metrics.commit(s) });
   closers.add('engine', () => engine.close());
+  // The first listener of each commit: when it became durable, for the streams' commit-to-publish metric.
+  const committed = { at: 0 };
+  engine.onCommitted(() => (committed.at = performance.now()));
   await done('engine');
 
   const { views, prices, marketDataStore } = openProjections({ store, engine, viewWrites, log });
@@ -190,7 +193,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     marketData,
   });
   const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
-  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, limiter, metrics, clock, log });
+  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, limiter, metrics, clock, log, committed });
   const routes = buildRoutes(ctx);
   const openapi = buildOpenApi(routes, VERSION);
   await done('routes');
@@ -268,17 +271,24 @@ function openStream(o: {
   metrics: Metrics;
   clock: Clock;
   log: Logger;
+  committed: { at: number };
 }): StreamChannels {
   const { books, catalog } = o;
+  const metrics = o.metrics.stream();
   const channels = new StreamChannels({
     limits: o.config.stream,
-    books: { bookEvent: (tokenId) => { const b = books.book(tokenId); return b === undefined ? undefined : bookMessage(b); } },
+    books: {
+      bookEvent: (tokenId) => {
+        const b = books.book(tokenId);
+        return b === undefined ? undefined : bookMessage(b);
+      },
+    },
     topics: { market: marketTopic, custom: customTopic, lifecycle: LIFECYCLE_TOPIC, user: userTopic },
     keys: o.keys,
     limiter: o.limiter,
     trustedProxies: o.config.http.trustedProxies,
     clock: o.clock,
-    metrics: o.metrics.stream(),
+    metrics,
     log: o.log,
   });
   const feed = new StreamFeed({
@@ -286,6 +296,7 @@ function openStream(o: {
     sink: channels.sink,
     order: (orderId) => o.engine.getOrder(orderId),
     outcomes: (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes,
+    published: () => metrics.published((performance.now() - o.committed.at) / 1000),
     marketInfo: (conditionId) => {
       const m = catalog.read.marketByCondition(conditionId);
       if (m === undefined) return undefined;

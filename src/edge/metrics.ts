@@ -26,6 +26,8 @@ export interface StreamMetrics {
   sent(channel: string, frames: number, bytes: number): void;
   /** A frame uWS dropped for a socket past its send-buffer bound. */
   dropped(channel: string): void;
+  /** Seconds from a batch's commit being durable to its last frame published. */
+  published(seconds: number): void;
 }
 
 export interface RouteMetrics {
@@ -185,6 +187,12 @@ export class Metrics {
     const drops = new Counter({ name: 'ws_frames_dropped_total', help: 'Frames dropped for sockets past their send-buffer bound (the socket is then closed), by channel', labelNames: ['channel'] as const, registers: reg });
     const closes = new Counter({ name: 'ws_closes_total', help: 'WebSocket closes, by channel and reason', labelNames: ['channel', 'reason'] as const, registers: reg });
     const refused = new Counter({ name: 'ws_upgrades_refused_total', help: 'Upgrade requests answered with an HTTP error, by channel and status', labelNames: ['channel', 'status'] as const, registers: reg });
+    const delay = new Histogram({
+      name: 'ws_commit_to_publish_seconds',
+      help: 'Per committed batch with frames: from the commit being durable (projections included) to its last frame handed to the sockets',
+      buckets: STAGE_BUCKETS,
+      registers: reg,
+    });
     const per = <T>(make: (channel: string) => T) => {
       const m = new Map<string, T>();
       return (channel: string) => {
@@ -210,6 +218,7 @@ export class Metrics {
         s.bytes.inc(b);
       },
       dropped: (c) => drops.labels(c).inc(),
+      published: (seconds) => delay.observe(seconds),
     };
   }
 

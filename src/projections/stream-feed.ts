@@ -100,6 +100,8 @@ export interface FeedDeps {
   outcomes(conditionId: string): readonly [string, string] | undefined;
   /** The catalog's description of a market. */
   marketInfo(conditionId: string): MarketInfo | undefined;
+  /** Called after a batch's frames are published (the commit-to-publish metric). */
+  published?: () => void;
 }
 
 /** The `book` event of a committed body: the same bytes with `event_type` first and the timestamp in ms. */
@@ -123,7 +125,7 @@ export class StreamFeed {
     const out = new Frames();
     for (const c of changes) this.marketEvents(c, out);
     this.userEvents(events, out);
-    out.flush(this.d.sink, this.counters);
+    if (out.flush(this.d.sink, this.counters) > 0) this.d.published?.();
   };
 
   private marketEvents(c: MarketChange, out: Frames): void {
@@ -378,11 +380,13 @@ class Frames {
     for (const t of topics) this.add(t, event);
   }
 
-  flush(sink: StreamSink, counters: { frames: number; events: number }): void {
+  /** Publishes every topic's frame; returns how many. */
+  flush(sink: StreamSink, counters: { frames: number; events: number }): number {
     for (const [topic, list] of this.byTopic) {
       sink.publish(topic, list.length === 1 ? list[0] : '[' + list.join(',') + ']');
       counters.frames++;
       counters.events += list.length;
     }
+    return this.byTopic.size;
   }
 }
