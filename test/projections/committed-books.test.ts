@@ -167,12 +167,13 @@ test('a seeded random workload through the engine: the committed books equal the
     for (const m of markets) await e.refreshSnapshot(m.conditionId);
     for (const t of tokens) assert.deepEqual(content(b.book(t)!.json), content(e.bookSnapshot(t)!.json), `${when}: token ${t}`);
   };
+  let e: Engine | undefined;
   try {
-    let e = await Engine.open({ store: env.store, shards: 2, log: silentLogger });
+    e = await Engine.open({ store: env.store, shards: 2, log: silentLogger });
     let b = new CommittedBooks();
     b.seed({ ...e.bookSeed(), ts: Date.now() });
     const kinds = new Set<string>();
-    e.onCommitted((events) => {
+    e!.onCommitted((events) => {
       for (const ev of events) if (ev.type === 'fill') kinds.add(ev.kind);
       b.apply(events);
     });
@@ -185,12 +186,14 @@ test('a seeded random workload through the engine: the committed books equal the
     const rnd = lcg(20);
     const ids: string[] = [];
     const types = ['GTC', 'GTC', 'GTC', 'FAK', 'FOK'] as const;
+    const inFlight: Promise<unknown>[] = [];
     for (let i = 0; i < 600; i++) {
       const m = markets[rnd(2)];
       const step = m.tickPips!;
       const price = step * (1 + rnd(Math.floor(10_000 / step) - 1));
       const type = types[rnd(types.length)];
       const p = e.placeOrder(order({ wallet: wallets[rnd(4)], tokenId: m.tokenIds[rnd(2)], side: rnd(2) === 0 ? 'BUY' : 'SELL', price: type === 'GTC' ? price : Math.min(9900, Math.max(100, price - (price % 100))), size: (1 + rnd(20)) * T, type }));
+      inFlight.push(p);
       if (i % 7 === 0) {
         const r = await p;
         if (r.status === 'live') ids.push(r.orderId);
@@ -198,6 +201,8 @@ test('a seeded random workload through the engine: the committed books equal the
       if (i % 11 === 0 && ids.length > 0) await e.cancelOrders(wallets[0], [ids[rnd(ids.length)]]);
       if (i % 50 === 0) await e.afterCommit();
     }
+    // Every order answered (the shards hold nothing the journal has not committed), then committed.
+    await Promise.all(inFlight);
     await e.afterCommit();
     assert.equal(b.unknownOrders, 0);
     assert.deepEqual([...kinds].sort(), ['MERGE', 'MINT', 'TRANSFER']);
@@ -205,16 +210,19 @@ test('a seeded random workload through the engine: the committed books equal the
     await compare(e, b, 'after the workload');
     const before = tokens.map((t) => content(b.book(t)!.json));
     await e.close();
+    e = undefined;
 
-    e = await Engine.open({ store: env.store, shards: 2, log: silentLogger });
+    const e2 = await Engine.open({ store: env.store, shards: 2, log: silentLogger });
+    e = e2;
     b = new CommittedBooks();
-    b.seed({ ...e.bookSeed(), ts: Date.now() });
-    e.onCommitted((events) => b.apply(events));
-    await until(() => tokens.every((t) => e.bookSnapshot(t) !== undefined));
+    b.seed({ ...e2.bookSeed(), ts: Date.now() });
+    e2.onCommitted((events) => b.apply(events));
+    await until(() => tokens.every((t) => e2.bookSnapshot(t) !== undefined));
     assert.deepEqual(tokens.map((t) => content(b.book(t)!.json)), before, 'the seed equals the state before the restart');
-    await compare(e, b, 'after the restart');
-    await e.close();
+    await compare(e2, b, 'after the restart');
   } finally {
+    // Closed on a failure too: its shard threads would keep the test process alive.
+    await e?.close();
     await env.cleanup();
   }
 });
