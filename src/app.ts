@@ -272,7 +272,7 @@ function openStream(o: {
   clock: Clock;
   log: Logger;
   committed: { at: number };
-}): StreamChannels {
+}): { mount: StreamChannels['mount']; close(): void } {
   const { books, catalog } = o;
   const metrics = o.metrics.stream();
   const channels = new StreamChannels({
@@ -297,6 +297,7 @@ function openStream(o: {
     order: (orderId) => o.engine.getOrder(orderId),
     outcomes: (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes,
     published: () => metrics.published((performance.now() - o.committed.at) / 1000),
+    bookIntervalMs: o.config.stream.bookIntervalMs,
     marketInfo: (conditionId) => {
       const m = catalog.read.marketByCondition(conditionId);
       if (m === undefined) return undefined;
@@ -312,7 +313,13 @@ function openStream(o: {
     },
   });
   books.onApplied(feed.onApplied);
-  return channels;
+  return {
+    mount: channels.mount,
+    close: () => {
+      feed.close();
+      channels.close();
+    },
+  };
 }
 
 /**

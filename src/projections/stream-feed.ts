@@ -15,11 +15,15 @@
  *
  * Market channel, per token and batch:
  *   - tick_size_change when the batch changed the tick;
- *   - a batch with fills in the market: one last_trade_price per fill that fills this token (a MINT or
- *     MERGE fills both, each at its own price), then the token's `book` (the full committed book);
- *   - otherwise one price_change with every level of this token whose total changed, each entry with the
- *     hash GET /book serves after the batch and the best bid and ask. Each token's topic gets its own
- *     entries (one order changes both tokens' books: a client on both tokens receives both frames).
+ *   - one last_trade_price per fill of the batch that fills this token (a MINT or MERGE fills both, each
+ *     at its own price);
+ *   - one price_change with every level of this token whose total changed, each entry with the hash GET
+ *     /book serves after the batch and the best bid and ask. Each token's topic gets its own entries (one
+ *     order changes both tokens' books: a client on both tokens receives both frames);
+ *   - after a batch with fills, the token's full `book`: at once, or, when its last post-trade book left
+ *     less than bookIntervalMs ago, once that interval ends (one book for the trades in between; the
+ *     price_changes keep clients exact meanwhile). Full books of deep markets after every trade were the
+ *     bulk of the bytes (docs/decisions.md, "Streaming").
  * A client that applies price_change totals to its last `book` holds what GET /book serves: both come from
  * the same committed state (test/e2e/stream.test.ts replays 2,000 random orders to check it).
  *
@@ -102,6 +106,8 @@ export interface FeedDeps {
   marketInfo(conditionId: string): MarketInfo | undefined;
   /** Called after a batch's frames are published (the commit-to-publish metric). */
   published?: () => void;
+  /** Least time between two post-trade `book` events of a token (0: after every batch with a trade). */
+  bookIntervalMs?: number;
 }
 
 /** The `book` event of a committed body: the same bytes with `event_type` first and the timestamp in ms. */
@@ -117,8 +123,66 @@ const price = (pips: number) => (pips > 0 ? formatPips(pips) : '');
 export class StreamFeed {
   /** Frames published (one per topic and batch) and events in them, since start. */
   readonly counters = { frames: 0, events: 0 };
+  /** Per token: when its last post-trade `book` left (ms, performance.now()). */
+  private readonly lastBook = new Map<string, number>();
+  /** Tokens traded since their last `book`, waiting for their interval, with their topics. */
+  private readonly booksDue = new Map<string, string>();
+  private bookTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly d: FeedDeps) {}
+
+  /** Stops the timer of the books waiting for their interval. */
+  close(): void {
+    if (this.bookTimer !== undefined) clearTimeout(this.bookTimer);
+    this.bookTimer = undefined;
+    this.booksDue.clear();
+  }
+
+  /**
+   * A trade touched the token's book: its `book` goes out now if the last one left at least bookIntervalMs
+   * ago, else when that interval ends (one frame however many trades came in between). The price_change of
+   * the same batch already carries the levels, so a client is exact meanwhile; the `book` is the refresh.
+   */
+  private bookAfterTrade(token: string, topic: string, out: Frames): void {
+    const interval = this.d.bookIntervalMs ?? 0;
+    const now = performance.now();
+    const last = this.lastBook.get(token);
+    if (last === undefined || now - last >= interval) {
+      this.lastBook.set(token, now);
+      this.booksDue.delete(token);
+      out.add(topic, bookMessage(this.d.books.book(token)!));
+      return;
+    }
+    this.booksDue.set(token, topic);
+    if (this.bookTimer === undefined) {
+      this.bookTimer = setTimeout(() => this.sendDueBooks(), Math.max(1, last + interval - now));
+      this.bookTimer.unref();
+    }
+  }
+
+  private sendDueBooks(): void {
+    this.bookTimer = undefined;
+    const interval = this.d.bookIntervalMs ?? 0;
+    const now = performance.now();
+    const out = new Frames();
+    let next = Infinity;
+    for (const [token, topic] of this.booksDue) {
+      const due = (this.lastBook.get(token) ?? 0) + interval;
+      if (due > now) {
+        next = Math.min(next, due);
+        continue;
+      }
+      this.booksDue.delete(token);
+      this.lastBook.set(token, now);
+      const book = this.d.books.book(token);
+      if (book !== undefined && this.d.sink.wants(topic)) out.add(topic, bookMessage(book));
+    }
+    out.flush(this.d.sink, this.counters);
+    if (next !== Infinity) {
+      this.bookTimer = setTimeout(() => this.sendDueBooks(), Math.max(1, next - now));
+      this.bookTimer.unref();
+    }
+  }
 
   /** committed-books.ts onApplied: the batch's frames, one per topic that has a subscriber. */
   onApplied = (changes: readonly MarketChange[], events: readonly JournalEvent[]): void => {
@@ -157,14 +221,13 @@ export class StreamFeed {
             };
             out.add(topic, JSON.stringify(ev));
           }
-          out.add(topic, bookMessage(book));
-        } else {
-          const levels = this.priceChanges(c, outcome, token, book);
-          if (levels.length > 0) {
-            const ev: PriceChangeEvent = { event_type: 'price_change', market: c.conditionId, timestamp: ts, price_changes: levels };
-            out.add(topic, JSON.stringify(ev));
-          }
         }
+        const levels = this.priceChanges(c, outcome, token, book);
+        if (levels.length > 0) {
+          const ev: PriceChangeEvent = { event_type: 'price_change', market: c.conditionId, timestamp: ts, price_changes: levels };
+          out.add(topic, JSON.stringify(ev));
+        }
+        if (c.fills.length > 0) this.bookAfterTrade(token, topic, out);
       }
       const custom = customTopic(token);
       if (sink.wants(custom)) {

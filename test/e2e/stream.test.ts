@@ -1,6 +1,6 @@
 /**
  * The streaming channels over real sockets on loopback, against one app (rate limits off, a 2 s idle
- * time, 64 KiB send buffers): the `book` on subscribe equals GET /book; a resting order, a cancel, a
+ * time, 64 KiB send buffers, a `book` after every commit with a trade): the `book` on subscribe equals GET /book; a resting order, a cancel, a
  * transfer, a mint and a merge give the documented events on both tokens (and to the two wallets on the
  * user channel); a client replaying deltas over 2,000 seeded random orders holds the REST book and hash of
  * every token; subscribe, unsubscribe and operation updates; PING/PONG and the idle close; user isolation
@@ -72,7 +72,7 @@ before(async () => {
       demo: 'off',
       rateLimits: { enabled: false },
       auth: { signatureThreads: 1 },
-      stream: { idleSeconds: 2, maxBackpressureBytes: 65536, maxSocketsPerAddress: 1200, maxSubscriptionsPerSocket: 4 },
+      stream: { idleSeconds: 2, maxBackpressureBytes: 65536, maxSocketsPerAddress: 1200, maxSubscriptionsPerSocket: 4, bookIntervalMs: 0 },
     }),
     { log: silentLogger },
   );

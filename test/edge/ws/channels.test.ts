@@ -12,7 +12,9 @@ import { after, before, test } from 'node:test';
 import { startApp, type App } from '../../../src/app.ts';
 import { testConfig } from '../../../src/runtime/config.ts';
 import { silentLogger } from '../../../src/runtime/log.ts';
+import type { BookEvent, PriceChangeEvent } from '../../../src/edge/schemas/stream.ts';
 import { StreamClient } from '../../../tools/stream-client.ts';
+import { T, order, wallet } from '../../fixtures/engine-harness.ts';
 
 let app: App;
 let dir: string;
@@ -131,6 +133,40 @@ test('a message past maxMessageBytes closes the socket (1009); churn leaves noth
   assert.ok(rssGrowth < 48 * 1024 * 1024, `rss grew ${rssGrowth} bytes over 20,000 cycles`);
   assert.ok(heapGrowth < 16 * 1024 * 1024, `heap grew ${heapGrowth} bytes over 20,000 cycles`);
   open.push(c);
+});
+
+test('post-trade books: the first at once, the next after bookIntervalMs; price_change carries the trade meanwhile', async () => {
+  const e = app.ctx.engine;
+  const [maker, taker] = [wallet(0x51), wallet(0x52)];
+  const cid = app.ctx.engine.tokenOutcome(token)!.conditionId;
+  for (const w of [maker, taker]) {
+    await e.deposit(w, 1000 * T);
+    await e.split(w, cid, 100 * T);
+  }
+  const c = open[open.length - 1];
+  await pong(c);
+  c.send({ operation: 'subscribe', assets_ids: [token], initial_dump: false });
+  await pong(c);
+  await e.placeOrder(order({ wallet: maker, tokenId: token, side: 'SELL', price: 6000, size: 10 * T }));
+  await pong(c);
+  const from = c.events.length;
+  const trade = async () => {
+    await e.placeOrder(order({ wallet: taker, tokenId: token, side: 'BUY', price: 6000, size: T, type: 'FAK' }));
+    await pong(c);
+  };
+  const t0 = Date.now();
+  await trade();
+  await trade();
+  await trade();
+  const books = () => c.events.slice(from).filter((x) => x.event_type === 'book');
+  assert.equal(books().length, 1, 'the first trade\'s book at once, the next two wait');
+  const pc = c.events.slice(from).filter((x) => x.event_type === 'price_change') as PriceChangeEvent[];
+  assert.deepEqual(pc.map((x) => x.price_changes[0].size), ['9', '8', '7']);
+  await c.next((x) => x.event_type === 'book', 3000, from + c.events.slice(from).indexOf(books()[0]) + 1);
+  assert.ok(Date.now() - t0 >= 900, 'after the interval');
+  const last = books().at(-1) as BookEvent;
+  assert.deepEqual(last.asks, [{ price: '0.6', size: '7' }]);
+  assert.equal(last.hash, pc.at(-1)!.price_changes[0].hash);
 });
 
 test('stopping the app closes open sockets with 1001 and a reason', async () => {
