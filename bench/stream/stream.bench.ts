@@ -20,7 +20,8 @@
  *   (c) frames/s delivered (ws_frames_sent_total: a publish counts once per socket) and service CPU per
  *       delivered frame ((CPU of B - mean CPU of A, A2) / frames of B);
  *   (d) memory per idle subscribed socket: the service's RSS before and after IDLE_SOCKETS raw sockets each
- *       subscribed to one token (target <= 8 KiB).
+ *       subscribed to one token of a fresh market, on the fresh service before the windows (target <= 8 KiB;
+ *       the heap's own movement between two readings is ~1 KiB per socket at this count).
  * Excluded from timing: service start, market creation, funding, keys, order signing, socket set-up.
  * Self-checks (a failure throws): no order errors and the load tool's checks of every window
  * (verifyLoad: balances, open and filled orders agree with the acknowledgements); every probe's local
@@ -41,7 +42,7 @@ const RATE = Number(process.env.STREAM_BENCH_RATE ?? 1000);
 const SECONDS = Number(process.env.STREAM_BENCH_SECONDS ?? 8);
 const SUBSCRIBERS = 1000;
 const PROBES = 16;
-const IDLE_SOCKETS = 5000;
+const IDLE_SOCKETS = 15_000;
 const ADMIN_TOKEN = 'stream-bench';
 
 /** A WebSocket reader in a few lines: upgrade, one masked subscribe frame, then read and discard. */
@@ -124,7 +125,7 @@ async function idleSockets(svc: ServiceProcess, raw: Array<{ socket: Socket }>):
   const tokens = ((await (await fetch(`${svc.url}/clob-markets/${conditionId}`)).json()) as { t: { t: string }[] }).t.map((x) => x.t);
   // Warm the paths a socket uses once, so the first sockets do not carry one-time allocations.
   for (let i = 0; i < 200; i++) raw.push(await rawSubscriber(svc.port, [tokens[i % 2]]));
-  await new Promise((res) => setTimeout(res, 500));
+  await new Promise((res) => setTimeout(res, 2000));
   const rss0 = rssKiB(svc.pid);
   for (let i = 0; i < IDLE_SOCKETS; i++) raw.push(await rawSubscriber(svc.port, [tokens[i % 2]]));
   await new Promise((res) => setTimeout(res, 1000));
@@ -212,7 +213,9 @@ export default async function run(): Promise<void> {
     console.log(`      service CPU with subscribers ${b.cpuS.toFixed(2)} s vs ${((a.cpuS + a2.cpuS) / 2).toFixed(2)} s: ${((extraCpu / frames) * 1e6).toFixed(2)} µs per delivered frame`);
 
     console.log('  (d) memory per idle subscribed socket (measured first, on the fresh service)');
-    console.log(`      ${idle.open} sockets open; service RSS ${(idle.rss0 / 1024).toFixed(1)} -> ${(idle.rss1 / 1024).toFixed(1)} MiB: ${(idle.perSocket / 1024).toFixed(2)} KiB per socket; target <= 8 KiB ${idle.perSocket <= 8192 ? 'met' : 'NOT met'}`);
+    // The service's heap moves by megabytes between two readings (GC): a figure below ~1 KiB per socket is
+    // within that noise; 8 KiB per socket would be IDLE_SOCKETS x 8 KiB of growth, plainly visible.
+    console.log(`      ${idle.open} sockets open; service RSS ${(idle.rss0 / 1024).toFixed(1)} -> ${(idle.rss1 / 1024).toFixed(1)} MiB: ${(idle.perSocket / 1024).toFixed(2)} KiB per socket (GC noise ~1 KiB); target <= 8 KiB ${idle.perSocket <= 8192 ? 'met' : 'NOT met'}`);
   } finally {
     for (const s of raw) s.socket.destroy();
     for (const p of probes) p.close();
