@@ -8,12 +8,15 @@ import { CatalogWriter } from './projections/catalog.ts';
 import { CatalogReader } from './queries/catalog.ts';
 import { loadDemo } from './demo/catalog.ts';
 import { LIVE_DEMO_DEFAULTS, ReplayClock, startLiveDemo, type LiveDemo, type LiveDemoOptions } from './demo/live.ts';
-import { createAuthServices } from './edge/auth.ts';
+import { createAuthServices, type AuthServices } from './edge/auth.ts';
 import { Engine } from './engine/engine.ts';
 import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './projections/projector.ts';
 import { buildProjections } from './projections/registry.ts';
+import { CommittedBooks } from './projections/committed-books.ts';
+import { LIFECYCLE_TOPIC, StreamFeed, bookMessage, customTopic, marketTopic, userTopic } from './projections/stream-feed.ts';
+import { StreamChannels } from './edge/ws/channels.ts';
 import { MarketDataStore, MidpointSampler } from './projections/market-data.ts';
-import { MarketDataReader } from './queries/market-data.ts';
+import { MarketDataReader, type BookSource } from './queries/market-data.ts';
 import type { AppContext, CatalogServices, EngineAdmin } from './edge/context.ts';
 import { Metrics } from './edge/metrics.ts';
 import { buildOpenApi } from './edge/openapi.ts';
@@ -140,9 +143,17 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   closers.add('engine', () => engine.close());
   // Maintenance windows, closed-only wallets, the fault scenario of sandbox.faultsFile (a bad file fails the start).
   const sandbox = new Sandbox({ config, store, clock, log, metrics, engine });
+  // The first listener of each commit: when it became durable, for the streams' commit-to-publish metric.
+  const committed = { at: 0 };
+  engine.onCommitted(() => (committed.at = performance.now()));
   await done('engine');
 
   const { views, prices, marketDataStore } = openProjections({ store, engine, viewWrites, log });
+  // The books as committed: GET /book, the quotes and the streams read this one state (docs/decisions.md,
+  // "Streaming"), so a client applying the stream's deltas lands on what /book serves.
+  const books = new CommittedBooks();
+  books.seed({ ...engine.bookSeed(), ts: clock.now() });
+  engine.onCommitted((events) => books.apply(events));
   const catalog: CatalogServices = Object.freeze({
     // The catalog's live prices come from market data (the midpoint, or the last trade when the spread is
     // wider than 0.10), and market data labels outcomes from the catalog: each asks the other only when
@@ -150,9 +161,19 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     read: new CatalogReader(store, (tokenId) => marketData.displayPrice(tokenId)),
     write: new CatalogWriter(store, clock),
   });
-  const marketData = new MarketDataReader(engine, marketDataStore, (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes);
+  const bookSource: BookSource = {
+    bookSnapshot: (tokenId) => books.book(tokenId),
+    lastTradePrice: (tokenId) => books.lastTrade(tokenId),
+    tokenOutcome: (tokenId) => engine.tokenOutcome(tokenId),
+    market: (conditionId) => engine.market(conditionId),
+    // Committed state is current by construction: an acknowledged order was applied before its answer left.
+    snapshotStale: () => false,
+    refreshSnapshot: () => Promise.resolve(),
+  };
+  const marketData = new MarketDataReader(bookSource, marketDataStore, (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes);
+  const bookChanges = { onSnapshots: (l: (tokenIds: readonly string[]) => void) => books.onApplied((changes) => changes.length > 0 && l(changes.flatMap((c) => c.tokenIds))) };
   // Records midpoints as books change (projections/market-data.ts); trade prices come from the projector.
-  const sampler = new MidpointSampler({ feed: engine, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), log });
+  const sampler = new MidpointSampler({ feed: bookChanges, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), log });
   sampler.start();
   closers.add('midpoint sampler', () => sampler.stop());
   metrics.watchEngine(() => engine.stats());
@@ -199,6 +220,8 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     marketData,
     sandbox,
   });
+  const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
+  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, limiter, metrics, clock, log, committed });
   const routes = buildRoutes(ctx);
   const openapi = buildOpenApi(routes, VERSION);
   await done('routes');
@@ -211,17 +234,19 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     maxHeaderBytes: config.http.maxHeaderBytes,
     trustedProxies: config.http.trustedProxies,
     adminToken: config.adminToken,
-    limiter: opts.limiter ?? new RateLimiter(config.rateLimits),
+    limiter,
     metrics,
     log,
     clock,
     auth: auth.authenticator,
     replays,
+    sockets: stream.mount,
   });
   // stop() drains with its own grace period; a failed start closes with the configured one.
   let draining: Promise<void> | undefined;
+  // Sockets first: they get 1001 and a reason before the listener closes and the app cuts what is left.
   const drain = (graceMs: number) =>
-    (draining ??= server.close(graceMs).then((drained) => {
+    (draining ??= (stream.close(), server.close(graceMs)).then((drained) => {
       if (!drained) log.warn({ inFlight: server.inFlight.size }, 'shutdown grace period ended with requests in flight');
     }));
   closers.add('server', () => drain(config.shutdown.graceMs));
@@ -259,6 +284,71 @@ function openProjections(o: { store: Store; engine: Engine; viewWrites: ViewWrit
   projector.catchUp();
   engine.onCommitted(projector.onCommitted);
   return { views, prices, marketDataStore };
+}
+
+/**
+ * The streaming channels: the feed turns each batch the committed books applied into frames, one per topic
+ * that has subscribers, and the channels publish them on the edge's app (mounted by startServer).
+ */
+function openStream(o: {
+  config: Readonly<Config>;
+  books: CommittedBooks;
+  engine: Engine;
+  catalog: CatalogServices;
+  keys: AuthServices['keys'];
+  limiter: RateLimiter;
+  metrics: Metrics;
+  clock: Clock;
+  log: Logger;
+  committed: { at: number };
+}): { mount: StreamChannels['mount']; close(): void } {
+  const { books, catalog } = o;
+  const metrics = o.metrics.stream();
+  const channels = new StreamChannels({
+    limits: o.config.stream,
+    books: {
+      bookEvent: (tokenId) => {
+        const b = books.book(tokenId);
+        return b === undefined ? undefined : bookMessage(b);
+      },
+    },
+    topics: { market: marketTopic, custom: customTopic, lifecycle: LIFECYCLE_TOPIC, user: userTopic },
+    keys: o.keys,
+    limiter: o.limiter,
+    trustedProxies: o.config.http.trustedProxies,
+    clock: o.clock,
+    metrics,
+    log: o.log,
+  });
+  const feed = new StreamFeed({
+    books,
+    sink: channels.sink,
+    order: (orderId) => o.engine.getOrder(orderId),
+    outcomes: (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes,
+    published: () => metrics.published((performance.now() - o.committed.at) / 1000),
+    bookIntervalMs: o.config.stream.bookIntervalMs,
+    marketInfo: (conditionId) => {
+      const m = catalog.read.marketByCondition(conditionId);
+      if (m === undefined) return undefined;
+      const ev = catalog.read.event(m.eventId);
+      return {
+        id: m.id,
+        question: m.question,
+        slug: m.slug,
+        description: m.description,
+        outcomes: m.outcomes,
+        event: { id: ev?.id ?? '', ticker: ev?.ticker ?? '', slug: ev?.slug ?? '', title: ev?.title ?? '', description: ev?.description ?? '' },
+      };
+    },
+  });
+  books.onApplied(feed.onApplied);
+  return {
+    mount: channels.mount,
+    close: () => {
+      feed.close();
+      channels.close();
+    },
+  };
 }
 
 /**

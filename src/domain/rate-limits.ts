@@ -36,6 +36,9 @@ export const DEFAULT_BUCKETS: Record<string, BucketSpec> = {
   'data-trades': tenSeconds(150),
   'trading-burst': tenSeconds(2400),
   'trading-sustained': { limit: 24000, windowSeconds: 600 },
+  // Not in the spec: WebSocket upgrades per client address (a bot reconnects a few sockets; a loop that
+  // reconnects without pause is stopped), beside the order-book API's general cap.
+  'ws-connect': tenSeconds(100),
   // Not in the spec: admin calls are operator tooling (bulk imports, funding scripts), so the cap only
   // stops a runaway loop.
   admin: tenSeconds(10000),

@@ -14,6 +14,22 @@ const STAGE_BUCKETS = [0.00025, 0.0005, 0.001, 0.002, 0.003, 0.005, 0.0075, 0.01
 /** The main thread's GC pauses stop every request in flight: the same resolution (prom-client's default is 1 ms, 10 ms, ...). */
 const GC_BUCKETS = [0.0005, 0.001, 0.002, 0.004, 0.008, 0.016, 0.032, 0.064, 0.128, 0.5, 1, 5];
 
+/** The WebSocket channels' counters (edge/ws/channels.ts); `channel` is market or user, `reason` a closed set. */
+export interface StreamMetrics {
+  opened(channel: string): void;
+  closed(channel: string, reason: string): void;
+  /** Upgrades answered with an HTTP error (429, 503) instead of a socket. */
+  refused(channel: string, status: string): void;
+  /** Subscriptions added (negative: removed). */
+  subscriptions(channel: string, delta: number): void;
+  /** `frames` frames of `bytes` bytes in all were queued to sockets. */
+  sent(channel: string, frames: number, bytes: number): void;
+  /** A frame uWS dropped for a socket past its send-buffer bound. */
+  dropped(channel: string): void;
+  /** Seconds from a batch's commit being durable to its last frame published. */
+  published(seconds: number): void;
+}
+
 export interface RouteMetrics {
   observe(status: number, seconds: number): void;
 }
@@ -173,6 +189,51 @@ export class Metrics {
   /** One journal transaction, from its puts to durable (Engine's onCommit). */
   commit(seconds: number): void {
     this.commits.observe(seconds);
+  }
+
+  /** The WebSocket channels' metrics (label children cached per channel: a publish costs two increments). */
+  stream(): StreamMetrics {
+    const reg = [this.registry];
+    const sockets = new Gauge({ name: 'ws_sockets', help: 'Open WebSocket connections, by channel', labelNames: ['channel'] as const, registers: reg });
+    const subs = new Gauge({ name: 'ws_subscriptions', help: 'Subscriptions held by open sockets (assets on market, markets on user), by channel', labelNames: ['channel'] as const, registers: reg });
+    const frames = new Counter({ name: 'ws_frames_sent_total', help: 'Frames queued to sockets (a publish counts once per subscribed socket), by channel', labelNames: ['channel'] as const, registers: reg });
+    const bytes = new Counter({ name: 'ws_bytes_sent_total', help: 'Payload bytes queued to sockets, by channel', labelNames: ['channel'] as const, registers: reg });
+    const drops = new Counter({ name: 'ws_frames_dropped_total', help: 'Frames dropped for sockets past their send-buffer bound (the socket is then closed), by channel', labelNames: ['channel'] as const, registers: reg });
+    const closes = new Counter({ name: 'ws_closes_total', help: 'WebSocket closes, by channel and reason', labelNames: ['channel', 'reason'] as const, registers: reg });
+    const refused = new Counter({ name: 'ws_upgrades_refused_total', help: 'Upgrade requests answered with an HTTP error, by channel and status', labelNames: ['channel', 'status'] as const, registers: reg });
+    const delay = new Histogram({
+      name: 'ws_commit_to_publish_seconds',
+      help: 'Per committed batch with frames: from the commit being durable (projections included) to its last frame handed to the sockets',
+      buckets: STAGE_BUCKETS,
+      registers: reg,
+    });
+    const per = <T>(make: (channel: string) => T) => {
+      const m = new Map<string, T>();
+      return (channel: string) => {
+        let c = m.get(channel);
+        if (c === undefined) m.set(channel, (c = make(channel)));
+        return c;
+      };
+    };
+    const sent = per((c) => ({ frames: frames.labels(c), bytes: bytes.labels(c) }));
+    const socketsOf = per((c) => sockets.labels(c));
+    const subsOf = per((c) => subs.labels(c));
+    return {
+      opened: (c) => socketsOf(c).inc(),
+      closed: (c, reason) => {
+        socketsOf(c).dec();
+        closes.labels(c, reason).inc();
+      },
+      refused: (c, status) => refused.labels(c, status).inc(),
+      subscriptions: (c, delta) => subsOf(c).inc(delta),
+      sent: (c, n, b) => {
+        const s = sent(c);
+        s.frames.inc(n);
+        s.bytes.inc(b);
+      },
+      dropped: (c) => drops.labels(c).inc(),
+      published: (seconds) => delay.observe(seconds),
+    };
   }
 
   rateLimited(bucket: string): void {

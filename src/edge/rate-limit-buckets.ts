@@ -52,6 +52,8 @@ const table: Record<string, readonly string[]> = {
   'GET /data/order/:id': CLOB,
   'GET /openapi.json': CLOB,
   'GET /metrics': CLOB,
+  'GET /ws/market': ['clob', 'ws-connect'],
+  'GET /ws/user': ['clob', 'ws-connect'],
 
   // POST /orders debits one unit per order it carries (the edge passes the count as the cost).
   'POST /order': TRADING,

@@ -2,7 +2,7 @@
  * The HTTP front end: creates the uWS app, mounts every route of the table (each request then runs the
  * stages of pipeline.ts), answers what no route matches, listens, and closes the listen socket on shutdown.
  */
-import type { HttpRequest, HttpResponse, us_listen_socket } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { apiError } from '../domain/errors.ts';
 import { clientAddress } from '../domain/ip.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -36,6 +36,8 @@ export interface EdgeOptions {
   auth?: Authenticator;
   /** Remembers signed requests for their window so a replay changes nothing (replays.ts); absent: no protection. */
   replays?: ReplayGuard;
+  /** Mounts the WebSocket routes on the same app before the catch-all route (edge/ws/channels.ts). */
+  sockets?: (app: TemplatedApp) => void;
   /** Serve on this uWS module instead of the one uws.ts chooses (bench/edge/http.bench.ts compares builds). */
   uws?: { uws: Uws; build: UwsBuild };
 }
@@ -159,6 +161,8 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
       case 'DELETE': app.del(route.path, handler); break;
     }
   }
+
+  opts.sockets?.(app);
 
   const patterns = mounted.map((m) => ({ re: patternRegex(m.route.path), method: m.route.method }));
   // What no route matches goes through the same lifecycle (its body, if any, is read and dropped within

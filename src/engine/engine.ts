@@ -294,6 +294,18 @@ export class Engine {
     return this.orders.openOrders(wallet, filter);
   }
 
+  /**
+   * The books' committed state right after open(), for projections that follow the journal from there
+   * (projections/committed-books.ts): every market, every resting order, each token's last trade.
+   * Allocates. Only then is memory all committed (later it runs ahead of the journal by the batch in
+   * flight), so call it before anything is placed.
+   */
+  bookSeed(): { markets: MarketRow[]; resting: OrderRecord[]; lastTrades: Array<[string, { pricePips: number; side: 'BUY' | 'SELL' }]> } {
+    const resting: OrderRecord[] = [];
+    for (const o of this.orders.all()) if (o.live && o.accepted) resting.push(o.rec);
+    return { markets: [...this.markets.values()].map(rowOf), resting, lastTrades: [...this.markets.lastTrades] };
+  }
+
   bookSnapshot(tokenId: string): { version: number; json: string } | undefined {
     return this.snapshots.get(tokenId);
   }

@@ -114,6 +114,17 @@ export const ConfigSchema = Type.Object(
     ),
     shutdown: Type.Object({ graceMs: Type.Integer({ minimum: 0, maximum: 600_000 }) }, { additionalProperties: false }),
     sandbox: Sandbox,
+    stream: Type.Object(
+      {
+        maxBackpressureBytes: Type.Integer({ minimum: 16 * 1024, maximum: 256 * 1024 * 1024, description: 'send-buffer bound per WebSocket; a socket past it is closed (slow consumer)' }),
+        maxMessageBytes: Type.Integer({ minimum: 1024, maximum: 16 * 1024 * 1024, description: 'largest message a client may send; larger ones close the socket' }),
+        idleSeconds: Type.Number({ exclusiveMinimum: 0, maximum: 86_400, description: 'a socket that sends nothing (not even PING) for this long is closed' }),
+        maxSocketsPerAddress: Type.Integer({ minimum: 1, maximum: 1_000_000, description: 'open WebSockets per client address' }),
+        maxSubscriptionsPerSocket: Type.Integer({ minimum: 1, maximum: 100_000, description: 'assets (market channel) or markets (user channel) per socket' }),
+        bookIntervalMs: Type.Integer({ minimum: 0, maximum: 60_000, description: 'least time between two post-trade `book` events of a token; 0 = after every commit with a trade' }),
+      },
+      { additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 );

@@ -1,0 +1,455 @@
+/**
+ * The streams' events, produced from committed journal batches: after the committed books applied a batch
+ * (committed-books.ts onApplied), each topic that has a subscriber gets one frame with everything the batch
+ * means for it, serialized once (the edge publishes it to every socket on the topic, edge/ws/channels.ts).
+ * Nothing here runs before the commit, and batches arrive in journal order, so events leave in journal
+ * order and never report what a crash could undo.
+ *
+ * Topics:
+ *   market:<token>          book, price_change, last_trade_price, tick_size_change of one token
+ *   market-custom:<token>   best_bid_ask (custom_feature_enabled sockets)
+ *   market-lifecycle        new_market, market_resolved (custom_feature_enabled sockets)
+ *   user:<wallet>           every order and trade event of a wallet (a user socket with no `markets`)
+ *   user:<wallet>:<cid>     those of one market (a user socket that lists markets)
+ * A socket only ever subscribes to topics of its own wallet (edge/ws/channels.ts), which is the isolation.
+ *
+ * Market channel, per token and batch:
+ *   - tick_size_change when the batch changed the tick;
+ *   - one last_trade_price per fill of the batch that fills this token (a MINT or MERGE fills both, each
+ *     at its own price);
+ *   - one price_change with every level of this token whose total changed, each entry with the hash GET
+ *     /book serves after the batch and the best bid and ask. Each token's topic gets its own entries (one
+ *     order changes both tokens' books: a client on both tokens receives both frames);
+ *   - after a batch with fills, the token's full `book`: at once, or, when its last post-trade book left
+ *     less than bookIntervalMs ago, once that interval ends (one book for the trades in between; the
+ *     price_changes keep clients exact meanwhile). Full books of deep markets after every trade were the
+ *     bulk of the bytes (docs/decisions.md, "Streaming").
+ * A client that applies price_change totals to its last `book` holds what GET /book serves: both come from
+ * the same committed state (test/e2e/stream.test.ts replays 2,000 random orders to check it).
+ *
+ * User channel, per event: `order` accepted -> order PLACEMENT; `fill` -> a `trade` to each side's wallet
+ * (trader_side TAKER / MAKER) and an order UPDATE of each of the two orders; `status` CANCELED* -> order
+ * CANCELLATION (MATCHED needs none: the last UPDATE says MATCHED). Trade status is CONFIRMED: a trade is
+ * reported once it is committed. The trade lifecycle (DESIGN section 11) adds one journal event kind per
+ * status move; it maps to one more `case` in userEvents() that calls tradeEvent() with that status, for
+ * the fill it names (readFill by seq when the fill is not in the batch).
+ *
+ * Costs: nothing is built for a topic without subscribers (the `wants` check comes first); a book body is
+ * built once per version (committed-books.ts), shared by /book, the `book` event and price_change hashes.
+ */
+import type { FillEvent, JournalEvent, OrderAcceptedEvent, OrderStatusEvent, SideName } from '../domain/events.ts';
+import { DEFAULT_OUTCOMES } from '../domain/market-rules.ts';
+import { PIPS, formatPips, formatUnits } from '../domain/units.ts';
+import type {
+  BestBidAskEvent,
+  LastTradePriceEvent,
+  MarketResolvedEvent,
+  NewMarketEvent,
+  PriceChange,
+  PriceChangeEvent,
+  TickSizeChangeEvent,
+  UserOrderEvent,
+  UserTradeEvent,
+} from '../edge/schemas/stream.ts';
+import { lastTradeSide } from '../journal/recovery.ts';
+import type { BookTop, CommittedBook, CommittedBooks, MarketChange } from './committed-books.ts';
+
+export const marketTopic = (tokenId: string) => `market:${tokenId}`;
+export const customTopic = (tokenId: string) => `market-custom:${tokenId}`;
+export const LIFECYCLE_TOPIC = 'market-lifecycle';
+export const userTopic = (wallet: string, conditionId?: string) => (conditionId === undefined ? `user:${wallet}` : `user:${wallet}:${conditionId}`);
+
+/** Where frames go: uWS's topics (edge/ws/channels.ts), or a recorder in tests. */
+export interface StreamSink {
+  /** Whether any socket is subscribed to the topic. */
+  wants(topic: string): boolean;
+  publish(topic: string, frame: string): void;
+}
+
+/** The fields of an order that never change after acceptance (an OrderRecord has them). */
+export interface OrderFacts {
+  orderId: string;
+  wallet: string;
+  owner: string;
+  tokenId: string;
+  conditionId: string;
+  outcome: 0 | 1;
+  side: SideName;
+  pricePips: number;
+  sizeUnits: number;
+  orderType: string;
+  expiration: number;
+  /** ms since the epoch. */
+  createdAt: number;
+  makerFeeBps: number;
+  takerFeeBps: number;
+}
+
+/** What new_market and market_resolved say about a market (the catalog's record). */
+export interface MarketInfo {
+  id: string;
+  question: string;
+  slug: string;
+  description: string;
+  outcomes: readonly [string, string];
+  event: { id: string; ticker: string; slug: string; title: string; description: string };
+}
+
+export interface FeedDeps {
+  books: CommittedBooks;
+  sink: StreamSink;
+  /** An order's facts by id (the engine's order, in memory or stored). */
+  order(orderId: string): OrderFacts | undefined;
+  /** The catalog's outcome labels of a market. */
+  outcomes(conditionId: string): readonly [string, string] | undefined;
+  /** The catalog's description of a market. */
+  marketInfo(conditionId: string): MarketInfo | undefined;
+  /** Called after a batch's frames are published (the commit-to-publish metric). */
+  published?: () => void;
+  /** Least time between two post-trade `book` events of a token (0: after every batch with a trade). */
+  bookIntervalMs?: number;
+}
+
+/** The `book` event of a committed body: the same bytes with `event_type` first and the timestamp in ms. */
+export function bookMessage(b: CommittedBook): string {
+  const json = b.json;
+  const at = json.indexOf('"timestamp":"') + 13;
+  const end = json.indexOf('"', at);
+  return '{"event_type":"book",' + json.slice(1, at) + b.ts + json.slice(end);
+}
+
+const price = (pips: number) => (pips > 0 ? formatPips(pips) : '');
+
+export class StreamFeed {
+  /** Frames published (one per topic and batch) and events in them, since start. */
+  readonly counters = { frames: 0, events: 0 };
+  /** Per token: when its last post-trade `book` left (ms, performance.now()). */
+  private readonly lastBook = new Map<string, number>();
+  /** Tokens traded since their last `book`, waiting for their interval, with their topics. */
+  private readonly booksDue = new Map<string, string>();
+  private bookTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly d: FeedDeps) {}
+
+  /** Stops the timer of the books waiting for their interval. */
+  close(): void {
+    if (this.bookTimer !== undefined) clearTimeout(this.bookTimer);
+    this.bookTimer = undefined;
+    this.booksDue.clear();
+  }
+
+  /**
+   * A trade touched the token's book: its `book` goes out now if the last one left at least bookIntervalMs
+   * ago, else when that interval ends (one frame however many trades came in between). The price_change of
+   * the same batch already carries the levels, so a client is exact meanwhile; the `book` is the refresh.
+   */
+  private bookAfterTrade(token: string, topic: string, out: Frames): void {
+    const interval = this.d.bookIntervalMs ?? 0;
+    const now = performance.now();
+    const last = this.lastBook.get(token);
+    if (last === undefined || now - last >= interval) {
+      this.lastBook.set(token, now);
+      this.booksDue.delete(token);
+      out.add(topic, bookMessage(this.d.books.book(token)!));
+      return;
+    }
+    this.booksDue.set(token, topic);
+    if (this.bookTimer === undefined) {
+      this.bookTimer = setTimeout(() => this.sendDueBooks(), Math.max(1, last + interval - now));
+      this.bookTimer.unref();
+    }
+  }
+
+  private sendDueBooks(): void {
+    this.bookTimer = undefined;
+    const interval = this.d.bookIntervalMs ?? 0;
+    const now = performance.now();
+    const out = new Frames();
+    let next = Infinity;
+    for (const [token, topic] of this.booksDue) {
+      const due = (this.lastBook.get(token) ?? 0) + interval;
+      if (due > now) {
+        next = Math.min(next, due);
+        continue;
+      }
+      this.booksDue.delete(token);
+      this.lastBook.set(token, now);
+      const book = this.d.books.book(token);
+      if (book !== undefined && this.d.sink.wants(topic)) out.add(topic, bookMessage(book));
+    }
+    out.flush(this.d.sink, this.counters);
+    if (next !== Infinity) {
+      this.bookTimer = setTimeout(() => this.sendDueBooks(), Math.max(1, next - now));
+      this.bookTimer.unref();
+    }
+  }
+
+  /** committed-books.ts onApplied: the batch's frames, one per topic that has a subscriber. */
+  onApplied = (changes: readonly MarketChange[], events: readonly JournalEvent[]): void => {
+    const out = new Frames();
+    for (const c of changes) this.marketEvents(c, out);
+    this.userEvents(events, out);
+    if (out.flush(this.d.sink, this.counters) > 0) this.d.published?.();
+  };
+
+  private marketEvents(c: MarketChange, out: Frames): void {
+    const { sink, books } = this.d;
+    for (const outcome of [0, 1] as const) {
+      const token = c.tokenIds[outcome];
+      const topic = marketTopic(token);
+      if (sink.wants(topic)) {
+        const book = books.book(token)!;
+        const ts = String(book.ts);
+        if (c.tickBefore !== undefined) {
+          const ev: TickSizeChangeEvent = { event_type: 'tick_size_change', asset_id: token, market: c.conditionId, old_tick_size: formatPips(c.tickBefore), new_tick_size: JSON.parse(book.json).tick_size, timestamp: ts };
+          out.add(topic, JSON.stringify(ev));
+        }
+        if (c.fills.length > 0) {
+          for (const f of c.fills) {
+            const own = f.takerTokenId === token ? f.takerPricePips : f.makerTokenId === token ? f.makerPricePips : 0;
+            if (own === 0) continue;
+            const ev: LastTradePriceEvent = {
+              event_type: 'last_trade_price',
+              asset_id: token,
+              market: c.conditionId,
+              price: formatPips(own),
+              side: lastTradeSide(f),
+              size: formatUnits(f.size),
+              fee_rate_bps: String(this.d.order(f.takerOrderId)?.takerFeeBps ?? 0),
+              timestamp: String(f.ts),
+              transaction_hash: f.txHash,
+            };
+            out.add(topic, JSON.stringify(ev));
+          }
+        }
+        const levels = this.priceChanges(c, outcome, token, book);
+        if (levels.length > 0) {
+          const ev: PriceChangeEvent = { event_type: 'price_change', market: c.conditionId, timestamp: ts, price_changes: levels };
+          out.add(topic, JSON.stringify(ev));
+        }
+        if (c.fills.length > 0) this.bookAfterTrade(token, topic, out);
+      }
+      const custom = customTopic(token);
+      if (sink.wants(custom)) {
+        const before = c.topBefore[outcome];
+        const now = books.top(token)!;
+        if (before.bid !== now.bid || before.ask !== now.ask) {
+          const ev: BestBidAskEvent = { event_type: 'best_bid_ask', market: c.conditionId, asset_id: token, best_bid: price(now.bid), best_ask: price(now.ask), spread: spread(now), timestamp: String(books.book(token)!.ts) };
+          out.add(custom, JSON.stringify(ev));
+        }
+      }
+    }
+    if ((c.created || c.resolved !== undefined) && sink.wants(LIFECYCLE_TOPIC)) {
+      const info = this.d.marketInfo(c.conditionId);
+      const ts = String(this.d.books.book(c.tokenIds[0])!.ts);
+      const base: Omit<NewMarketEvent, 'event_type'> = {
+        id: info?.id ?? '',
+        question: info?.question ?? '',
+        market: c.conditionId,
+        slug: info?.slug ?? '',
+        description: info?.description ?? '',
+        assets_ids: [c.tokenIds[0], c.tokenIds[1]],
+        outcomes: [...(info?.outcomes ?? DEFAULT_OUTCOMES)],
+        event_message: info?.event ?? { id: '', ticker: '', slug: '', title: '', description: '' },
+        timestamp: ts,
+      };
+      if (c.created) out.add(LIFECYCLE_TOPIC, JSON.stringify({ event_type: 'new_market', ...base } satisfies NewMarketEvent));
+      if (c.resolved !== undefined) {
+        const w = c.resolved.winningOutcome;
+        const ev: MarketResolvedEvent = { ...base, event_type: 'market_resolved', winning_asset_id: c.tokenIds[w], winning_outcome: base.outcomes[w] };
+        out.add(LIFECYCLE_TOPIC, JSON.stringify(ev));
+      }
+    }
+  }
+
+  /** The changed levels of one token, in its own price space (outcome 1 mirrors outcome 0's levels). */
+  private priceChanges(c: MarketChange, outcome: 0 | 1, token: string, book: CommittedBook): PriceChange[] {
+    const books = this.d.books;
+    const top = books.top(token)!;
+    const bestBid = price(top.bid);
+    const bestAsk = price(top.ask);
+    const out: PriceChange[] = [];
+    const level = (p: number, side: 'BUY' | 'SELL') =>
+      out.push({ asset_id: token, price: formatPips(p), size: formatUnits(books.levelSize(token, side, p)), side, hash: book.hash, best_bid: bestBid, best_ask: bestAsk });
+    for (const p of c.bids) outcome === 0 ? level(p, 'BUY') : level(PIPS - p, 'SELL');
+    for (const p of c.asks) outcome === 0 ? level(p, 'SELL') : level(PIPS - p, 'BUY');
+    return out;
+  }
+
+  private userEvents(events: readonly JournalEvent[], out: Frames): void {
+    // Orders accepted in this batch (their facts without a look-up) and what their fills matched so far.
+    let placed: Map<string, OrderFacts> | undefined;
+    let matched: Map<string, number> | undefined;
+    for (const e of events) {
+      switch (e.type) {
+        case 'order': {
+          const facts = factsOf(e);
+          (placed ??= new Map()).set(e.orderId, facts);
+          const topics = this.walletTopics(e.wallet, e.conditionId);
+          if (topics !== undefined) out.addAll(topics, JSON.stringify(this.orderEvent(facts, 'PLACEMENT', 0, 'LIVE', [], e.ts)));
+          break;
+        }
+        case 'fill': {
+          const takerTopics = this.walletTopics(e.takerWallet, e.conditionId);
+          const makerTopics = e.makerWallet === e.takerWallet ? takerTopics : this.walletTopics(e.makerWallet, e.conditionId);
+          const takerSoFar = ((matched ??= new Map()).get(e.takerOrderId) ?? 0) + e.size;
+          matched.set(e.takerOrderId, takerSoFar);
+          if (takerTopics === undefined && makerTopics === undefined) break;
+          const taker = placed?.get(e.takerOrderId) ?? this.d.order(e.takerOrderId);
+          const maker = placed?.get(e.makerOrderId) ?? this.d.order(e.makerOrderId);
+          if (takerTopics !== undefined) {
+            out.addAll(takerTopics, JSON.stringify(this.tradeEvent(e, 'CONFIRMED', 'TAKER', taker, maker)));
+            if (taker !== undefined) out.addAll(takerTopics, JSON.stringify(this.orderEvent(taker, 'UPDATE', takerSoFar, takerSoFar >= taker.sizeUnits ? 'MATCHED' : 'LIVE', [e.tradeId], e.ts)));
+          }
+          if (makerTopics !== undefined) {
+            out.addAll(makerTopics, JSON.stringify(this.tradeEvent(e, 'CONFIRMED', 'MAKER', taker, maker)));
+            if (maker !== undefined) {
+              const m = maker.sizeUnits - e.makerRemaining;
+              out.addAll(makerTopics, JSON.stringify(this.orderEvent(maker, 'UPDATE', m, e.makerRemaining === 0 ? 'MATCHED' : 'LIVE', [e.tradeId], e.ts)));
+            }
+          }
+          break;
+        }
+        case 'status':
+          this.statusEvent(e, placed, out);
+          break;
+        default:
+          break;
+      }
+    }
+  }
+
+  private statusEvent(e: OrderStatusEvent, placed: Map<string, OrderFacts> | undefined, out: Frames): void {
+    if (e.status !== 'CANCELED' && e.status !== 'CANCELED_MARKET_RESOLVED') return;
+    const topics = this.walletTopics(e.wallet, e.conditionId);
+    if (topics === undefined) return;
+    const facts = placed?.get(e.orderId) ?? this.d.order(e.orderId);
+    if (facts !== undefined) out.addAll(topics, JSON.stringify(this.orderEvent(facts, 'CANCELLATION', e.matched, e.status, [], e.ts)));
+  }
+
+  /** The wallet's topics that have subscribers for an event of market `conditionId`, undefined when none. */
+  private walletTopics(wallet: string, conditionId: string): string[] | undefined {
+    const all = userTopic(wallet);
+    const one = userTopic(wallet, conditionId);
+    const a = this.d.sink.wants(all);
+    const b = this.d.sink.wants(one);
+    return a ? (b ? [all, one] : [all]) : b ? [one] : undefined;
+  }
+
+  private label(conditionId: string, outcome: 0 | 1): string {
+    return (this.d.outcomes(conditionId) ?? DEFAULT_OUTCOMES)[outcome];
+  }
+
+  private orderEvent(o: OrderFacts, type: UserOrderEvent['type'], sizeMatched: number, status: string, trades: string[], ts: number): UserOrderEvent {
+    return {
+      event_type: 'order',
+      id: o.orderId,
+      owner: o.owner,
+      order_owner: o.owner,
+      market: o.conditionId,
+      asset_id: o.tokenId,
+      side: o.side,
+      price: formatPips(o.pricePips),
+      original_size: formatUnits(o.sizeUnits),
+      size_matched: formatUnits(sizeMatched),
+      associate_trades: trades,
+      outcome: this.label(o.conditionId, o.outcome),
+      type,
+      created_at: String(Math.floor(o.createdAt / 1000)),
+      expiration: String(o.expiration),
+      order_type: o.orderType,
+      status,
+      maker_address: o.wallet,
+      timestamp: String(ts),
+    };
+  }
+
+  /** A fill as the platform's user-channel trade, as seen by one of its sides. */
+  tradeEvent(f: FillEvent, status: string, side: 'TAKER' | 'MAKER', taker: OrderFacts | undefined, maker: OrderFacts | undefined): UserTradeEvent {
+    const sec = String(Math.floor(f.ts / 1000));
+    return {
+      event_type: 'trade',
+      type: 'TRADE',
+      id: f.tradeId,
+      taker_order_id: f.takerOrderId,
+      market: f.conditionId,
+      asset_id: f.takerTokenId,
+      side: f.takerSide,
+      size: formatUnits(f.size),
+      price: formatPips(f.takerPricePips),
+      fee_rate_bps: String(taker?.takerFeeBps ?? 0),
+      status,
+      matchtime: sec,
+      match_time: sec,
+      last_update: sec,
+      outcome: this.label(f.conditionId, f.takerOutcome),
+      owner: side === 'TAKER' ? f.takerOwner : f.makerOwner,
+      trade_owner: f.takerOwner,
+      maker_address: f.takerWallet,
+      maker_orders: [
+        {
+          asset_id: f.makerTokenId,
+          matched_amount: formatUnits(f.size),
+          order_id: f.makerOrderId,
+          outcome: this.label(f.conditionId, f.makerOutcome),
+          owner: f.makerOwner,
+          price: formatPips(f.makerPricePips),
+          fee_rate_bps: String(maker?.makerFeeBps ?? 0),
+          side: f.makerSide,
+          maker_address: f.makerWallet,
+        },
+      ],
+      timestamp: String(f.ts),
+      transaction_hash: f.txHash,
+      trader_side: side,
+    };
+  }
+}
+
+function factsOf(e: OrderAcceptedEvent): OrderFacts {
+  return {
+    orderId: e.orderId,
+    wallet: e.wallet,
+    owner: e.owner,
+    tokenId: e.tokenId,
+    conditionId: e.conditionId,
+    outcome: e.outcome,
+    side: e.side,
+    pricePips: e.pricePips,
+    sizeUnits: e.sizeUnits,
+    orderType: e.orderType,
+    expiration: e.expiration,
+    createdAt: e.ts,
+    makerFeeBps: e.makerFeeBps,
+    takerFeeBps: e.takerFeeBps,
+  };
+}
+
+function spread(t: BookTop): string {
+  return t.bid > 0 && t.ask > 0 ? formatPips(t.ask - t.bid) : '';
+}
+
+/** The batch's serialized events per topic, in order; one frame per topic (a JSON array when several). */
+class Frames {
+  private readonly byTopic = new Map<string, string[]>();
+
+  add(topic: string, event: string): void {
+    const list = this.byTopic.get(topic);
+    if (list === undefined) this.byTopic.set(topic, [event]);
+    else list.push(event);
+  }
+
+  addAll(topics: readonly string[], event: string): void {
+    for (const t of topics) this.add(t, event);
+  }
+
+  /** Publishes every topic's frame; returns how many. */
+  flush(sink: StreamSink, counters: { frames: number; events: number }): number {
+    for (const [topic, list] of this.byTopic) {
+      sink.publish(topic, list.length === 1 ? list[0] : '[' + list.join(',') + ']');
+      counters.frames++;
+      counters.events += list.length;
+    }
+    return this.byTopic.size;
+  }
+}
