@@ -218,6 +218,16 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     auth,
     catalog,
     marketData,
+    livePrices: {
+      bookSnapshot: (tokenId: string) => books.book(tokenId),
+      lastTradePrice: (tokenId: string) => books.lastTrade(tokenId),
+      onChanged: (listener: (tokenIds: readonly string[]) => void) =>
+        books.onApplied((changes, events) => {
+          const tokens = changes.flatMap((c) => c.tokenIds);
+          for (const e of events) if (e.type === 'fill') tokens.push(e.takerTokenId, e.makerTokenId);
+          if (tokens.length > 0) listener(tokens);
+        }),
+    },
     sandbox,
   });
   const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
@@ -342,6 +352,7 @@ function openStream(o: {
     },
   });
   books.onApplied(feed.onApplied);
+  o.keys.onRevoked((apiKey) => channels.revoked(apiKey));
   return {
     mount: channels.mount,
     close: () => {

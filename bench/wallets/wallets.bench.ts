@@ -22,7 +22,8 @@
  *     shards publish it) and a last trade; a few books are wider than 0.10 so the last trade is used.
  * The server is the real HTTP edge (edge/server.ts) with the real wallet routes on that store (rate
  * limits off); there is no engine (its recovery would replay the synthetic journal), so prices come from
- * a stand-in with the engine's bookSnapshot / lastTradePrice / onSnapshots / onCommitted surface.
+ * a stand-in with the committed books' surface the wallet routes read (ctx.livePrices: bookSnapshot,
+ * lastTradePrice, onChanged).
  *
  * Timed: HTTP requests only, from client child processes (the server keeps a core of its own; 10
  * connections). For each endpoint:
@@ -361,9 +362,8 @@ function fillOf(
 
 /** The engine's price surface as the wallet routes use it, with its publication events. */
 export interface PriceStandIn extends LivePrices {
-  onSnapshots(listener: (tokenIds: readonly string[]) => void): void;
-  onCommitted(listener: (events: readonly { type: string }[]) => void): void;
-  /** Republishes `count` random books, each mid moved by one tick, and notifies as the engine does. */
+  onChanged(listener: (tokenIds: readonly string[]) => void): void;
+  /** Republishes `count` random books, each mid moved by one tick, and notifies as the committed books do. */
   churn(count: number): void;
 }
 
@@ -396,8 +396,7 @@ export function livePrices(): PriceStandIn {
   return {
     bookSnapshot: (t) => books.get(t),
     lastTradePrice: (t) => last.get(t),
-    onSnapshots: (l) => void listeners.push(l),
-    onCommitted: () => undefined,
+    onChanged: (l) => void listeners.push(l),
     churn(count) {
       const ids: string[] = [];
       for (let i = 0; i < count; i++) {
@@ -427,9 +426,9 @@ function contextFor(store: Store, prices: PriceStandIn): AppContext {
     state: { ready: true },
     openapi: () => ({}),
     catalog: { read: new CatalogReader(store), write: new CatalogWriter(store, systemClock) },
-    engine: prices,
+    livePrices: prices,
   };
-  // walletRoutes reads config, store, views, log, catalog and the engine's price surface only.
+  // walletRoutes reads config, store, views, log, catalog and the live prices only.
   return ctx as unknown as AppContext;
 }
 

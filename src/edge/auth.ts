@@ -266,11 +266,19 @@ export class ApiKeyService {
     return deriveCredentials(this.master, address, nonce);
   }
 
+  private readonly revokedListeners: Array<(apiKey: string) => void> = [];
+
+  /** Told of each revoked key as soon as it stops working (the user channel closes its sockets). */
+  onRevoked(listener: (apiKey: string) => void): void {
+    this.revokedListeners.push(listener);
+  }
+
   /** Revokes a key: refused from the next request on (memory first), durable when the promise resolves. */
   async revoke(apiKey: string): Promise<void> {
     const e = this.byKey.get(apiKey);
     if (!e || e.record.revoked) return;
     e.record = { ...e.record, revoked: true, revokedAt: nowSeconds(this.clock) };
+    for (const l of this.revokedListeners) l(apiKey);
     await this.store.apiKeys.put(apiKeyRecordKey(apiKey), e.record);
   }
 

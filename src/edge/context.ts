@@ -37,10 +37,6 @@ export interface EngineAdmin {
     usdc: { available: number; reserved: number };
     tokens: { tokenId: string; conditionId: string; outcome: number; available: number; reserved: number }[];
   };
-  /** Wallet data curPrice: a token's published book (JSON, bids ascending and asks descending, best last). */
-  bookSnapshot?(tokenId: string): { version: number; json: string } | undefined;
-  /** Wallet data curPrice: a token's last trade, price in pips. */
-  lastTradePrice?(tokenId: string): { pricePips: number } | undefined;
 }
 
 export interface AppContext {
@@ -66,6 +62,15 @@ export interface AppContext {
   readonly engine: Engine;
   /** Books, quotes, price history and builder trades (queries/market-data.ts). */
   readonly marketData: MarketDataReader;
+  /**
+   * The committed books (projections/committed-books.ts) as wallet data's live prices: the same state
+   * /book and the streams serve, and a listener told which tokens' books or last trades each commit moved.
+   */
+  readonly livePrices: {
+    bookSnapshot(tokenId: string): { version: number; json: string } | undefined;
+    lastTradePrice(tokenId: string): { pricePips: number } | undefined;
+    onChanged(listener: (tokenIds: readonly string[]) => void): void;
+  };
   /** Maintenance windows, closed-only wallets and fault injection (edge/sandbox/sandbox.ts). */
   readonly sandbox: Sandbox;
 }

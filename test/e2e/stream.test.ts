@@ -357,6 +357,29 @@ describe('user channel', () => {
     assert.equal((await c.closed).code, 4001);
   });
 
+  test('revoking the API key closes the user sockets it opened (4001) and no other', async () => {
+    const sameWallet = await connect('/ws/user');
+    sameWallet.subscribeUser(creds.get(dave)!);
+    const other = await connect('/ws/user');
+    other.subscribeUser(creds.get(carol)!);
+    for (const c of [sameWallet, other]) {
+      c.send('PING');
+      await waitPong(c);
+    }
+    // A second key of Dave's: its socket closes when it is revoked; his first key's socket stays.
+    const second = await app.ctx.auth.keys.create(dave, '99');
+    const kept = await connect('/ws/user');
+    kept.subscribeUser(second);
+    kept.send('PING');
+    await waitPong(kept);
+    await app.ctx.auth.keys.revoke(second.apiKey);
+    assert.deepEqual(await kept.closed, { code: 4001, reason: 'API key revoked' });
+    sameWallet.send('PING');
+    await waitPong(sameWallet);
+    other.send('PING');
+    await waitPong(other);
+  });
+
   test('each wallet sees its own orders and trades, and only those', async () => {
     const cc = await connect('/ws/user');
     cc.subscribeUser(creds.get(carol)!);

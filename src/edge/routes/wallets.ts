@@ -22,23 +22,16 @@ import { ClosedPosition, ClosedPositionsQuery, Position, PositionsQuery, Trade, 
 const lowerAll = (list: string[] | undefined) => list?.map((s) => s.toLowerCase());
 
 export function walletRoutes(ctx: AppContext): AnyRoute[] {
-  // The engine is read at call time: it may be replaced or absent (then prices fall back to the catalog).
+  // The committed books: the state /book and the streams serve (without them, as in some benches' partial
+  // contexts, prices fall back to the catalog).
+  const live = ctx.livePrices as AppContext['livePrices'] | undefined;
   const prices: LivePrices = {
-    bookSnapshot: (tokenId) => ctx.engine?.bookSnapshot?.(tokenId),
-    lastTradePrice: (tokenId) => ctx.engine?.lastTradePrice?.(tokenId),
+    bookSnapshot: (tokenId) => live?.bookSnapshot(tokenId),
+    lastTradePrice: (tokenId) => live?.lastTradePrice(tokenId),
   };
-  const engine = ctx.engine as Partial<Pick<AppContext['engine'], 'onSnapshots' | 'onCommitted'>> | undefined;
-  const priceEvents = typeof engine?.onSnapshots === 'function' && typeof engine.onCommitted === 'function';
-  const reader = new WalletDataReader({ store: ctx.store, views: ctx.views, catalog: ctx.catalog.read, prices, priceEvents });
-  if (priceEvents) {
-    // Every change of a published book or of a last trade, by token: a new snapshot, or a committed fill.
-    engine.onSnapshots!((tokenIds) => reader.pricesChanged(tokenIds));
-    engine.onCommitted!((events) => {
-      let tokenIds: string[] | undefined;
-      for (const e of events) if (e.type === 'fill') (tokenIds ??= []).push(e.takerTokenId, e.makerTokenId);
-      if (tokenIds !== undefined) reader.pricesChanged(tokenIds);
-    });
-  }
+  const reader = new WalletDataReader({ store: ctx.store, views: ctx.views, catalog: ctx.catalog.read, prices, priceEvents: live !== undefined });
+  // Every change of a book or of a last trade, by token, as each commit is applied.
+  live?.onChanged((tokenIds) => reader.pricesChanged(tokenIds));
   ctx.catalog.write.onMarketsChanged((markets) => reader.catalogChanged(markets.map((m) => m.conditionId)));
 
   const allowlist = ctx.config.dataApi.ipAllowlist;

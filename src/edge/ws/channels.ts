@@ -98,8 +98,9 @@ interface Conn {
   /** Assets (market) or markets (user; '*' = all) it is subscribed to. */
   subs: Set<string>;
   custom: boolean;
-  /** User channel: the wallet, once its credentials checked. */
+  /** User channel: the wallet, once its credentials checked, and the API key that proved it. */
   wallet: string | undefined;
+  apiKey: string | undefined;
   /** Set when we close it, with why; the close handler counts it. */
   closing: CloseReason | undefined;
   closed: boolean;
@@ -117,6 +118,8 @@ const decoder = new TextDecoder();
 export class StreamChannels {
   private app: TemplatedApp | undefined;
   private readonly sockets = new Set<Socket>();
+  /** User sockets by the API key that authenticated them (closed when it is revoked). */
+  private readonly byKey = new Map<string, Set<Socket>>();
   private readonly perAddress = new Map<string, number>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private closing = false;
@@ -165,6 +168,11 @@ export class StreamChannels {
     this.sweepTimer.unref();
   };
 
+  /** A revoked API key's user sockets are closed at once: the key no longer proves anything (4001). */
+  revoked(apiKey: string): void {
+    for (const ws of [...(this.byKey.get(apiKey) ?? [])]) this.end(ws, 'unauthorized', CloseCode.UNAUTHORIZED, 'API key revoked');
+  }
+
   /** Sockets open now, per channel (tests, metrics). */
   count(channel?: Channel): number {
     let n = 0;
@@ -197,7 +205,7 @@ export class StreamChannels {
     const v = this.d.limiter.take(`ip:${ip}`, buckets, 1, this.d.clock.now());
     if (!v.ok) return refuse('429 Too Many Requests', 'Too Many Requests');
     if ((this.perAddress.get(ip) ?? 0) >= this.d.limits.maxSocketsPerAddress) return refuse('429 Too Many Requests', 'too many connections from this address');
-    const conn: Conn = { channel, ip, lastSeen: Date.now(), subs: new Set(), custom: false, wallet: undefined, closing: undefined, closed: false };
+    const conn: Conn = { channel, ip, lastSeen: Date.now(), subs: new Set(), custom: false, wallet: undefined, apiKey: undefined, closing: undefined, closed: false };
     res.upgrade({ conn }, key, protocol, extensions, context);
   }
 
@@ -212,6 +220,11 @@ export class StreamChannels {
     const conn = ws.getUserData().conn;
     conn.closed = true;
     this.sockets.delete(ws);
+    if (conn.apiKey !== undefined) {
+      const same = this.byKey.get(conn.apiKey);
+      same?.delete(ws);
+      if (same?.size === 0) this.byKey.delete(conn.apiKey);
+    }
     const left = (this.perAddress.get(conn.ip) ?? 1) - 1;
     if (left > 0) this.perAddress.set(conn.ip, left);
     else this.perAddress.delete(conn.ip);
@@ -323,6 +336,10 @@ export class StreamChannels {
       const wallet = this.authenticate(msg.auth);
       if (wallet === undefined) return this.end(ws, 'unauthorized', CloseCode.UNAUTHORIZED, 'Unauthorized/Invalid api key');
       conn.wallet = wallet;
+      conn.apiKey = msg.auth.apiKey;
+      const same = this.byKey.get(msg.auth.apiKey);
+      if (same) same.add(ws);
+      else this.byKey.set(msg.auth.apiKey, new Set([ws]));
       return this.subscribeMarkets(ws, conn, msg.markets ?? []);
     }
     if (checkUpdate.Check(msg) && msg.markets !== undefined) {
