@@ -212,8 +212,6 @@ export type JournalEvent =
   | ResolveEvent
   | RedeemEvent;
 
-export type JournalEventType = JournalEvent['type'];
-
 // The stored form of a fill is the journal's (journal/fill-codec.ts).
 
 /** Current state of an order as the orders table stores it and Engine.getOrder returns it. */

@@ -40,10 +40,6 @@ export function parseOrderId(s: string): OrderId | undefined {
   return HEX32.test(s) ? (s.toLowerCase() as OrderId) : undefined;
 }
 
-export function parseBytes32(s: string): Bytes32 | undefined {
-  return HEX32.test(s) ? (s.toLowerCase() as Bytes32) : undefined;
-}
-
 /** A uint256 in canonical decimal form (no sign, no leading zeros, at most 2^256 - 1). */
 export function parseTokenId(s: string): TokenId | undefined {
   if (!UINT.test(s)) return undefined;
@@ -65,7 +61,3 @@ export function parseAsset(s: string): { conditionId: ConditionId; outcome: Outc
   return { conditionId, outcome: Number(o) as OutcomeIndex };
 }
 
-/** Catalog ids (events, markets, tags, series) are decimal-digit strings. */
-export function parseCatalogId(s: string): string | undefined {
-  return /^\d{1,20}$/.test(s) ? s : undefined;
-}

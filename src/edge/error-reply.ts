@@ -42,5 +42,4 @@ export function toApiError(e: unknown): { error: ApiError; unexpected: boolean }
   return { error: apiError('PM_ERR_INTERNAL'), unexpected: true };
 }
 
-export const internalError = () => errorReply(apiError('PM_ERR_INTERNAL'));
 export { Errors };

@@ -30,7 +30,7 @@ import type { Config } from '../runtime/config.ts';
 import { orderDigest, orderDomainSeparator, type OrderDomain, type OrderDomains, type OrderStruct } from './eip712.ts';
 import { problemError } from './error-reply.ts';
 import type { OrderSubmission } from '../domain/events.ts';
-import { MAX_ORDERS_PER_REQUEST, OrderSubmission as SubmissionSchema, type OrderSide, type OrderType } from './schemas/orders.ts';
+import { MAX_ORDERS_PER_REQUEST, OrderSubmission as SubmissionSchema } from './schemas/orders.ts';
 import type { OrderToVerify, SigPool } from './sig-pool.ts';
 import { compileRoute } from './validate.ts';
 

@@ -26,7 +26,7 @@
  * range without materializing it. The midpoint samples are held and issued with the projections' writes
  * (same ViewWrites); they have no cursor.
  */
-import type { JournalEvent, OrderRecord } from '../domain/events.ts';
+import type { JournalEvent } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
 import { builderTradeKeys, priceKey, type Key } from '../journal/keys.ts';
 import { readOrder } from '../journal/orders.ts';

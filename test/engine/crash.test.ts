@@ -13,7 +13,6 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { OrderRecord } from '../../src/domain/events.ts';
 import { readFillsFrom } from '../../src/journal/fill-codec.ts';
 import { readOrder } from '../../src/journal/orders.ts';
 import { openStore } from '../../src/journal/env.ts';

@@ -7,7 +7,7 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
-import type { FillEvent, JournalEvent, MarketEvent, OrderAcceptedEvent, OrderStatusEvent } from '../../src/domain/events.ts';
+import type { FillEvent, MarketEvent, OrderAcceptedEvent, OrderStatusEvent } from '../../src/domain/events.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { CommittedBooks, hashOf } from '../../src/projections/committed-books.ts';
 import { silentLogger } from '../../src/runtime/log.ts';

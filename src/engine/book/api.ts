@@ -28,10 +28,9 @@
 
 import { Errors } from '../../domain/errors.ts';
 import { LOT_UNITS } from '../../domain/market-rules.ts';
-import { PIPS, UNITS } from '../../domain/units.ts';
+import { PIPS } from '../../domain/units.ts';
 
 // The book's names for the domain's units (domain/units.ts, domain/market-rules.ts).
-export const UNITS_PER_TOKEN = UNITS;
 export const PIPS_PER_UNIT_PRICE = PIPS;
 export { LOT_UNITS };
 
