@@ -8,6 +8,10 @@
  * are still queued, and the projection applies a batch before its orders are acknowledged, so a bot
  * that got an order answered finds its fills here. The fills themselves come from the fills table.
  *
+ * A market's latest fills (GET /markets/live-activity/{condition_id}) come from the same projection's per-market
+ * taker rows ['wtr-m', conditionId, 0, seq], newest first: the data API's view, where a deferred fill appears
+ * once its trade is MINED (its row then names the fill's seq fifth).
+ *
  * Deferred fills (the trade lifecycle) are listed from the moment they match, whatever their trade's status:
  * their rows are ['wtr-d', wallet, seq] by the fill's seq; the wallet's trade rows of a deferred fill (under
  * its MINED move's seq, naming the fill fifth) are the data API's and are skipped here.
@@ -57,4 +61,15 @@ export function* walletFills(store: Store, views: ViewStore, wallet: string): Ge
     const f = readFill(store.fills, seq);
     if (f !== undefined) yield f;
   }
+}
+
+/** The latest `limit` fills of a market, newest first (each fill once: its taker row). */
+export function recentMarketFills(store: Store, views: ViewStore, conditionId: string, limit: number): FillEvent[] {
+  const rows = views.range<TradeEntry>(walletViewKeys.tradesByMarketPrefix(conditionId.toLowerCase(), TAKER_ROLE), { reverse: true, limit });
+  const out: FillEvent[] = [];
+  for (const r of rows) {
+    const f = readFill(store.fills, r.value[4] ?? (r.key[r.key.length - 1] as number));
+    if (f !== undefined) out.push(f);
+  }
+  return out;
 }
