@@ -19,7 +19,7 @@
 import type { FillEvent } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
 import { readFill } from '../journal/fill-codec.ts';
-import { MAKER_ROLE, TAKER_ROLE, walletViewKeys, type Key } from '../journal/keys.ts';
+import { MAKER_ROLE, TAKER_ROLE, prefixRange, walletViewKeys, type Key } from '../journal/keys.ts';
 import type { ViewStore } from '../projections/projector.ts';
 import type { TradeEntry } from '../projections/wallets.ts';
 
@@ -63,12 +63,21 @@ export function* walletFills(store: Store, views: ViewStore, wallet: string): Ge
   }
 }
 
-/** The latest `limit` fills of a market, newest first (each fill once: its taker row). */
+/**
+ * The latest `limit` fills of a market, newest first (each fill once: its taker row). Reads the last `limit`
+ * committed rows backwards and merges the rows still queued (trade rows are only ever added), so a busy
+ * market costs `limit` rows, never a walk of its whole history (ViewStore.range merges whole prefixes).
+ */
 export function recentMarketFills(store: Store, views: ViewStore, conditionId: string, limit: number): FillEvent[] {
-  const rows = views.range<TradeEntry>(walletViewKeys.tradesByMarketPrefix(conditionId.toLowerCase(), TAKER_ROLE), { reverse: true, limit });
+  const prefix = walletViewKeys.tradesByMarketPrefix(conditionId.toLowerCase(), TAKER_ROLE);
+  const { start, end } = prefixRange(prefix);
+  const bySeq = new Map<number, TradeEntry>();
+  for (const { key, value } of views.db.getRange({ start: end, end: start, reverse: true, limit })) bySeq.set((key as Key)[3] as number, value as TradeEntry);
+  for (const { key, value } of views.queuedUnder<TradeEntry>(prefix)) bySeq.set(key[3] as number, value);
   const out: FillEvent[] = [];
-  for (const r of rows) {
-    const f = readFill(store.fills, r.value[4] ?? (r.key[r.key.length - 1] as number));
+  for (const seq of [...bySeq.keys()].sort((a, b) => b - a).slice(0, limit)) {
+    const v = bySeq.get(seq)!;
+    const f = readFill(store.fills, v[4] ?? seq);
     if (f !== undefined) out.push(f);
   }
   return out;
