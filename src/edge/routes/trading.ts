@@ -1,7 +1,10 @@
 /**
  * Trading: place one or many orders, read them, cancel them, and the wallet operations beyond the spec
- * (split, merge, redeem, balances). Every write route is L2-signed; the edge has already checked the HMAC
- * and rate-limited by API key before a handler runs.
+ * (split, merge, redeem, balances). Every write route is L2-signed with a trading key; the edge has already
+ * checked the HMAC and rate-limited by API key before a handler runs. The reads (open orders, trades,
+ * balances, pre-migration orders) take read-only keys too (route.ts READ_KEYS). `GET /data/order/{id}` and
+ * `/data/orders` answer the spec's Order, or the platform client's OpenOrder in the clob-client-v2 shapes
+ * (config compat.shapes).
  *
  * Flow of an order: schema (edge) -> checkOrders (owner, signer, EIP-712 signature in the signature
  * pool, market, amounts, expiration) -> Engine.placeOrder (tick, size, balance, matching) -> answered
