@@ -17,6 +17,10 @@ import { LIFECYCLE_TOPIC, StreamFeed, bookMessage, customTopic, marketTopic, use
 import { StreamChannels } from './edge/ws/channels.ts';
 import { MarketDataStore, MidpointSampler } from './projections/market-data.ts';
 import { MarketDataReader, type BookSource } from './queries/market-data.ts';
+import { RewardsReader } from './queries/rewards.ts';
+import { RewardsSampler } from './projections/rewards.ts';
+import { rewardProgram } from './domain/rewards.ts';
+import { Heartbeats } from './edge/heartbeats.ts';
 import type { AppContext, CatalogServices, EngineAdmin } from './edge/context.ts';
 import { Metrics } from './edge/metrics.ts';
 import { buildOpenApi } from './edge/openapi.ts';
@@ -27,7 +31,7 @@ import { buildRoutes } from './edge/routes.ts';
 import { Sandbox } from './edge/sandbox/sandbox.ts';
 import { startServer, type EdgeServer } from './edge/server.ts';
 import type { Config } from './runtime/config.ts';
-import { nowSeconds, systemClock, type Clock, type Timers } from './runtime/clock.ts';
+import { nowSeconds, systemClock, systemTimers, type Clock, type Timers } from './runtime/clock.ts';
 import { createLogger, type Logger } from './runtime/log.ts';
 
 export const VERSION = '0.1.0';
@@ -48,7 +52,7 @@ export type StartStep = (typeof START_STEPS)[number];
 
 export interface AppOptions {
   clock?: Clock;
-  /** Timers on `clock` (the engine's trade lifecycle): a ManualClock's in tests. Default: the system's. */
+  /** Timers on `clock` (the engine's trade lifecycle, the heartbeats): a ManualClock's in tests. Default: the system's. */
   timers?: Timers;
   log?: Logger;
   /** Use this store instead of opening config.dataDir (tests that inject faults). The app closes it like its own. */
@@ -203,6 +207,26 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   }
   await done('demo');
 
+  // Liquidity rewards: the sampler scores the open orders of the rewards markets every rewards.sampleSeconds.
+  const rewardsSampler = new RewardsSampler({
+    views,
+    markets: () =>
+      catalog.read.samplingRecords().flatMap((m) => {
+        const program = rewardProgram(m);
+        return program === undefined ? [] : [{ conditionId: m.conditionId, token0: m.clobTokenIds[0], program }];
+      }),
+    midpoint: (token0) => marketData.midpointPips(token0),
+    orders: (cids) => engine.restingOrders(cids),
+    now: () => clock.now(),
+    sampleSeconds: config.rewards.sampleSeconds,
+    log,
+  });
+  rewardsSampler.start();
+  closers.add('rewards sampler', () => rewardsSampler.stop());
+  // Restored heartbeats get their full timeout from here, once nothing but the listener is left to open.
+  const heartbeats = new Heartbeats({ store, engine, log, timers: opts.timers ?? systemTimers, timeoutSeconds: config.heartbeats.timeoutSeconds });
+  closers.add('heartbeats', () => heartbeats.close());
+
   const ctx: AppContext = Object.freeze({
     config,
     store,
@@ -229,6 +253,8 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
         }),
     },
     sandbox,
+    heartbeats,
+    rewards: new RewardsReader(views, catalog.read, () => clock.now()),
   });
   const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
   const stream = openStream({ config, books, engine, catalog, keys: auth.keys, limiter, metrics, clock, log, committed });

@@ -62,6 +62,7 @@ export const Errors = define({
   PM_ERR_CONDITION_MISMATCH: { result: 1008, status: 400, message: 'order {id} is invalid. conditionId does not match the token market', doc: 'conditionId given but not the market of tokenId.' },
   PM_ERR_TOO_MANY_ORDERS: { result: 1009, status: 400, message: 'Too many orders in payload: {count}, max allowed: {max}', doc: 'POST /orders carried more orders than allowed.' },
   PM_ERR_CLOSED_ONLY: { result: 1010, status: 400, message: "'{address}' address in closed only mode", doc: 'The wallet is in closed-only mode (admin): only cancels and SELL orders, which reduce a position, are accepted.' },
+  PM_ERR_HEARTBEAT_ID: { result: 1011, status: 400, message: 'invalid heartbeat id: {id} (send "" to start a new heartbeat)', doc: 'POST /v1/heartbeats named an id that is not the wallet\'s running heartbeat (it lapsed, and the wallet\'s orders were canceled, or it never existed).' },
 
   // ---- 2xxx authentication ---------------------------------------------------------------------
   PM_ERR_UNAUTHORIZED: { result: 2001, status: 401, message: 'Unauthorized/Invalid api key', doc: 'Missing or invalid L2 headers, stale timestamp, bad HMAC, wrong passphrase or address.' },

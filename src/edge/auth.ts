@@ -22,8 +22,21 @@
  * createdAt, revoked}; the service holds every record in memory (keys are few) with the HMAC key and
  * passphrase bytes derived on first use. A fingerprint of the master key sits in the store's meta so
  * a start with a different key (which would silently invalidate every issued secret) is refused.
+ *
+ * Key kinds (route.ts KeyKind). Trading keys are the (address, nonce) keys above. Read-only and builder keys
+ * are created by a trading key (L2) and derive the same way from (address, `<kind>:<32 random hex>`): the
+ * random part, kept in the record's `nonce`, makes each one new; `derive` never answers for them (their
+ * "nonce" is no decimal). All three are credential triples of the same form, so a read-only key signs its
+ * requests exactly as a trading key does (the platform's client works with it unchanged) and a builder key
+ * signs the builder headers. A record without `kind` is a trading key (stores written before kinds existed).
+ * `auth.maxKeysPerWallet` caps the usable keys of each kind separately: a wallet's read-only or builder keys
+ * never take a trading key's place, and every kind stays bounded, so keys cannot multiply a caller's
+ * per-key rate limits without bound.
+ *
+ * A wallet's builder code (the bytes32 its orders carry in `builder` to attribute them) is
+ * sha256("pm-exchange/builder-code\0" ‖ address): public, fixed, the same for all of its builder keys.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiError } from '../domain/errors.ts';
@@ -35,7 +48,8 @@ import type { Config } from '../runtime/config.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { AuthDomain, OrderDomains } from './eip712.ts';
 import { orderDomainsOf } from './order-check.ts';
-import type { Authenticator } from './pipeline.ts';
+import type { Authenticator, SignedCaller } from './pipeline.ts';
+import type { KeyKind } from './route.ts';
 import { SigPool } from './sig-pool.ts';
 
 export interface Credentials {
@@ -55,6 +69,16 @@ export interface ApiKeyRecord {
   createdAt: number;
   revoked: boolean;
   revokedAt?: number;
+  /** Absent: a trading key. */
+  kind?: 'readonly' | 'builder';
+}
+
+/** The kind of a stored key. */
+export const kindOf = (r: ApiKeyRecord): KeyKind => r.kind ?? 'trading';
+
+/** A wallet's builder code: the bytes32 (0x + 64 hex) its orders name in `builder`. */
+export function builderCodeOf(address: string): string {
+  return '0x' + createHash('sha256').update(`pm-exchange/builder-code\0${address.toLowerCase()}`).digest('hex');
 }
 
 // ---- master key --------------------------------------------------------------------------------
@@ -170,6 +194,7 @@ interface KeyEntry {
 /** What L2 verification needs of a live key. */
 export interface KeyVerifier {
   address: string;
+  kind: KeyKind;
   hmacKey: Buffer;
   passphrase: Buffer;
 }
@@ -215,7 +240,7 @@ export class ApiKeyService {
   private index(e: KeyEntry): void {
     const r = e.record;
     this.byKey.set(r.apiKey, e);
-    this.byNonce.set(nonceId(r.address, r.nonce), r.apiKey);
+    if (r.kind === undefined) this.byNonce.set(nonceId(r.address, r.nonce), r.apiKey);
     const list = this.byAddress.get(r.address);
     if (list) list.push(r.apiKey);
     else this.byAddress.set(r.address, [r.apiKey]);
@@ -223,7 +248,7 @@ export class ApiKeyService {
 
   private unindex(r: ApiKeyRecord): void {
     this.byKey.delete(r.apiKey);
-    this.byNonce.delete(nonceId(r.address, r.nonce));
+    if (r.kind === undefined) this.byNonce.delete(nonceId(r.address, r.nonce));
     const list = this.byAddress.get(r.address);
     if (list) {
       const i = list.indexOf(r.apiKey);
@@ -235,27 +260,40 @@ export class ApiKeyService {
   /** Creates the key of (address, nonce); a nonce once used (even revoked) stays taken. Answers after the commit. */
   async create(address: string, nonce: string): Promise<Credentials> {
     if (this.byNonce.has(nonceId(address, nonce))) throw apiError('PM_ERR_CREATE_API_KEY');
-    // Usable keys only (pending ones included: two concurrent creates count twice); revoked ones free a place.
-    const usable = (this.byAddress.get(address) ?? []).filter((k) => !this.byKey.get(k)?.record.revoked).length;
+    return this.issue(address, nonce, undefined);
+  }
+
+  /**
+   * Creates a read-only or builder key of the wallet (its creator is a trading key, checked by the route).
+   * Answers after the commit.
+   */
+  async createKind(address: string, kind: 'readonly' | 'builder'): Promise<Credentials> {
+    return this.issue(address, `${kind}:${randomBytes(16).toString('hex')}`, kind);
+  }
+
+  private issue(address: string, nonce: string, kind: ApiKeyRecord['kind']): Promise<Credentials> {
+    // Usable keys of the kind only (pending ones included: two concurrent creates count twice); revoked ones free a place.
+    const usable = this.recordsOf(address, kind ?? 'trading', true).filter((r) => !r.revoked).length;
     if (usable >= this.maxPerWallet) throw apiError('PM_ERR_TOO_MANY_KEYS', { max: this.maxPerWallet });
     const creds = deriveCredentials(this.master, address, nonce);
     // A UUID collision between two (address, nonce) pairs is a 2^-122 event; refuse rather than alias.
     if (this.byKey.has(creds.apiKey)) throw apiError('PM_ERR_CREATE_API_KEY');
-    const record: ApiKeyRecord = { apiKey: creds.apiKey, address, nonce, createdAt: nowSeconds(this.clock), revoked: false };
+    const record: ApiKeyRecord = { apiKey: creds.apiKey, address, nonce, createdAt: nowSeconds(this.clock), revoked: false, ...(kind ? { kind } : {}) };
     const entry: KeyEntry = { record, pending: true };
     // Indexed before the write so a concurrent create of the same nonce is refused at once.
     this.index(entry);
-    try {
-      await Promise.all([
-        this.store.apiKeys.put(apiKeyRecordKey(record.apiKey), record),
-        this.store.apiKeys.put(apiKeyByNonce(address, nonce), record.apiKey),
-      ]);
-    } catch (e) {
-      this.unindex(record);
-      throw e;
-    }
-    entry.pending = false;
-    return creds;
+    const writes = [this.store.apiKeys.put(apiKeyRecordKey(record.apiKey), record)];
+    if (kind === undefined) writes.push(this.store.apiKeys.put(apiKeyByNonce(address, nonce), record.apiKey));
+    return Promise.all(writes).then(
+      () => {
+        entry.pending = false;
+        return creds;
+      },
+      (e: unknown) => {
+        this.unindex(record);
+        throw e;
+      },
+    );
   }
 
   /** The credentials of a created, unrevoked key for (address, nonce). */
@@ -282,19 +320,34 @@ export class ApiKeyService {
     await this.store.apiKeys.put(apiKeyRecordKey(apiKey), e.record);
   }
 
-  /** The wallet's usable API keys, oldest first. */
   /**
-   * Usable keys of a wallet, oldest first: by creation second, then nonce, then key, so the same keys list
-   * the same way before and after a restart (which loads them in key order).
+   * Usable trading keys of a wallet, oldest first: by creation second, then nonce, then key, so the same keys
+   * list the same way before and after a restart (which loads them in key order).
    */
   list(address: string): string[] {
-    const usable: ApiKeyRecord[] = [];
+    return this.recordsOf(address, 'trading', false)
+      .filter((r) => !r.revoked)
+      .map((r) => r.apiKey);
+  }
+
+  /** Every committed record of one kind of the wallet, revoked ones included, in list order. Allocates. */
+  records(address: string, kind: KeyKind): ApiKeyRecord[] {
+    return this.recordsOf(address, kind, false);
+  }
+
+  private recordsOf(address: string, kind: KeyKind, pendingToo: boolean): ApiKeyRecord[] {
+    const out: ApiKeyRecord[] = [];
     for (const k of this.byAddress.get(address) ?? []) {
       const e = this.byKey.get(k);
-      if (e !== undefined && !e.pending && !e.record.revoked) usable.push(e.record);
+      if (e !== undefined && (pendingToo || !e.pending) && kindOf(e.record) === kind) out.push(e.record);
     }
-    usable.sort((a, b) => a.createdAt - b.createdAt || a.nonce.length - b.nonce.length || (a.nonce < b.nonce ? -1 : a.nonce > b.nonce ? 1 : 0) || (a.apiKey < b.apiKey ? -1 : 1));
-    return usable.map((r) => r.apiKey);
+    return out.sort((a, b) => a.createdAt - b.createdAt || a.nonce.length - b.nonce.length || (a.nonce < b.nonce ? -1 : a.nonce > b.nonce ? 1 : 0) || (a.apiKey < b.apiKey ? -1 : 1));
+  }
+
+  /** The committed, unrevoked record of a key, else undefined. */
+  usable(apiKey: string): ApiKeyRecord | undefined {
+    const e = this.byKey.get(apiKey);
+    return e === undefined || e.pending || e.record.revoked ? undefined : e.record;
   }
 
   /** The record of a key, whatever its state (tests, admin). */
@@ -311,7 +364,7 @@ export class ApiKeyService {
       e.hmacKey = mac(this.master, 'secret', address, nonce);
       e.passphrase = Buffer.from(mac(this.master, 'passphrase', address, nonce).toString('hex'));
     }
-    return { address: e.record.address, hmacKey: e.hmacKey, passphrase: e.passphrase };
+    return { address: e.record.address, kind: kindOf(e.record), hmacKey: e.hmacKey, passphrase: e.passphrase };
   }
 
   get size(): number {
@@ -341,6 +394,14 @@ const NAMES = {
   timestamp: headerNames('timestamp'),
   signature: headerNames('signature'),
   nonce: headerNames('nonce'),
+} as const;
+
+/** The builder headers: `svc_builder_api_key`, `poly_builder_api_key`, ... (no address: the key names its wallet). */
+const BUILDER_NAMES = {
+  apiKey: headerNames('builder_api_key'),
+  passphrase: headerNames('builder_passphrase'),
+  timestamp: headerNames('builder_timestamp'),
+  signature: headerNames('builder_signature'),
 } as const;
 
 function header(h: Headers, names: readonly string[]): string | undefined {
@@ -381,6 +442,16 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 
   const fresh = (ts: string): boolean => TIMESTAMP.test(ts) && Math.abs(nowSeconds(clock) - Number(ts)) <= skew;
 
+  /** Passphrase and HMAC of a live key; the digest when both match (constant-time), else undefined. */
+  const verified = (key: KeyVerifier, passphrase: string, timestamp: string, signature: string, method: string, path: string, rawBody: Buffer | undefined): Buffer | undefined => {
+    const given = decodeSignature(signature);
+    if (!given) return undefined;
+    const pass = Buffer.from(passphrase);
+    if (pass.length !== key.passphrase.length || !timingSafeEqual(pass, key.passphrase)) return undefined;
+    const digest = l2Digest(key.hmacKey, timestamp, method, path, rawBody);
+    return timingSafeEqual(digest, given) ? digest : undefined;
+  };
+
   return {
     l2(method, path, headers, rawBody) {
       const apiKey = header(headers, NAMES.apiKey);
@@ -391,15 +462,37 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       if (apiKey === undefined || address === undefined || passphrase === undefined || timestamp === undefined || signature === undefined) return undefined;
       if (!fresh(timestamp)) return undefined;
       const key = keys.verifier(apiKey);
-      if (!key || address.length !== 42 || address.toLowerCase() !== key.address) return undefined;
-      const given = decodeSignature(signature);
-      if (!given) return undefined;
-      const pass = Buffer.from(passphrase);
-      if (pass.length !== key.passphrase.length || !timingSafeEqual(pass, key.passphrase)) return undefined;
-      const digest = l2Digest(key.hmacKey, timestamp, method, path, rawBody);
-      if (!timingSafeEqual(digest, given)) return undefined;
+      // Builder keys sign the builder headers only.
+      if (!key || key.kind === 'builder' || address.length !== 42 || address.toLowerCase() !== key.address) return undefined;
+      const digest = verified(key, passphrase, timestamp, signature, method, path, rawBody);
+      if (digest === undefined) return undefined;
       // The digest names the signed content whatever encoding the header used (replays.ts).
-      return { apiKey, address: key.address, replayKey: `${apiKey}|${digest.toString('hex')}`, expiresAt: Number(timestamp) + skew };
+      return { apiKey, address: key.address, keyKind: key.kind, replayKey: `${apiKey}|${digest.toString('hex')}`, expiresAt: Number(timestamp) + skew };
+    },
+
+    builder(method, path, headers, rawBody): SignedCaller | undefined {
+      const apiKey = header(headers, BUILDER_NAMES.apiKey);
+      const passphrase = header(headers, BUILDER_NAMES.passphrase);
+      const timestamp = header(headers, BUILDER_NAMES.timestamp);
+      const signature = header(headers, BUILDER_NAMES.signature);
+      if (apiKey === undefined || passphrase === undefined || timestamp === undefined || signature === undefined) return undefined;
+      if (!fresh(timestamp)) return undefined;
+      const key = keys.verifier(apiKey);
+      if (!key || key.kind !== 'builder') return undefined;
+      const digest = verified(key, passphrase, timestamp, signature, method, path, rawBody);
+      if (digest === undefined) return undefined;
+      return {
+        apiKey,
+        address: key.address,
+        keyKind: 'builder',
+        builderCode: builderCodeOf(key.address),
+        replayKey: `${apiKey}|${digest.toString('hex')}`,
+        expiresAt: Number(timestamp) + skew,
+      };
+    },
+
+    presented(headers) {
+      return header(headers, NAMES.apiKey) !== undefined || header(headers, BUILDER_NAMES.apiKey) !== undefined;
     },
 
     async l1(headers) {

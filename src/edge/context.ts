@@ -16,6 +16,8 @@ import type { CatalogWriter } from '../projections/catalog.ts';
 import type { TradingMarket } from '../projections/catalog-index.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { Sandbox } from './sandbox/sandbox.ts';
+import type { Heartbeats } from './heartbeats.ts';
+import type { RewardsReader } from '../queries/rewards.ts';
 
 /** The catalog: reads (queries/catalog.ts) and admin writes (projections/catalog.ts). */
 export interface CatalogServices {
@@ -73,4 +75,8 @@ export interface AppContext {
   };
   /** Maintenance windows, closed-only wallets and fault injection (edge/sandbox/sandbox.ts). */
   readonly sandbox: Sandbox;
+  /** The wallets' dead man's switches (POST /v1/heartbeats, edge/heartbeats.ts). */
+  readonly heartbeats: Heartbeats;
+  /** Liquidity-reward programs and earnings (queries/rewards.ts). */
+  readonly rewards: RewardsReader;
 }

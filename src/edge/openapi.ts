@@ -58,11 +58,24 @@ function parameters(r: AnyRoute): unknown[] {
   return out;
 }
 
+const L2 = { L2Address: [], L2ApiKey: [], L2Passphrase: [], L2Timestamp: [], L2Signature: [] };
+const BUILDER = { BuilderApiKey: [], BuilderPassphrase: [], BuilderTimestamp: [], BuilderSignature: [] };
 const SECURITY: Record<string, unknown[]> = {
   l1: [{ L1Address: [], L1Signature: [], L1Timestamp: [], L1Nonce: [] }],
-  l2: [{ L2Address: [], L2ApiKey: [], L2Passphrase: [], L2Timestamp: [], L2Signature: [] }],
   admin: [{ AdminBearer: [] }],
 };
+
+/** The requirements of a route: l2 by the key kinds it accepts (L2 headers, builder headers), none when optional. */
+function securityOf(r: AnyRoute): unknown[] | undefined {
+  if (!r.auth || r.auth === 'none') return undefined;
+  if (r.auth !== 'l2') return SECURITY[r.auth];
+  const keys = r.keys ?? ['trading'];
+  const out: unknown[] = [];
+  if (keys.includes('trading') || keys.includes('readonly')) out.push(L2);
+  if (keys.includes('builder')) out.push(BUILDER);
+  if (r.authOptional) out.push({});
+  return out;
+}
 
 export function buildOpenApi(routes: readonly AnyRoute[], version: string): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
@@ -83,7 +96,10 @@ export function buildOpenApi(routes: readonly AnyRoute[], version: string): Reco
     };
     if (r.description) op.description = r.description;
     if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: plain(r.body) } } };
-    if (r.auth && r.auth !== 'none') op.security = SECURITY[r.auth];
+    const security = securityOf(r);
+    if (security !== undefined) op.security = security;
+    // Which kinds of API key sign the route (route.ts KeyKind): a vendor extension, OpenAPI has no word for it.
+    if (r.auth === 'l2') op['x-key-kinds'] = r.keys ?? ['trading'];
     (paths[path] ??= {})[r.method.toLowerCase()] = op;
   }
   const header = (name: string) => ({ type: 'apiKey', in: 'header', name });
@@ -108,6 +124,10 @@ export function buildOpenApi(routes: readonly AnyRoute[], version: string): Reco
         L2Passphrase: header('SVC_PASSPHRASE'),
         L2Timestamp: header('SVC_TIMESTAMP'),
         L2Signature: header('SVC_SIGNATURE'),
+        BuilderApiKey: header('SVC_BUILDER_API_KEY'),
+        BuilderPassphrase: header('SVC_BUILDER_PASSPHRASE'),
+        BuilderTimestamp: header('SVC_BUILDER_TIMESTAMP'),
+        BuilderSignature: header('SVC_BUILDER_SIGNATURE'),
         AdminBearer: { type: 'http', scheme: 'bearer' },
       },
     },

@@ -4,7 +4,10 @@
  *
  *   gate       admin routes: the bearer token (404 when no token is configured)
  *   sign       l2 routes: API key + HMAC over the raw bytes, before anything parses them; a failure is
- *              charged to the client address, so random keys cannot dodge the caps
+ *              charged to the client address, so random keys cannot dodge the caps. A route names the key
+ *              kinds it accepts (RouteDef.keys: trading, read-only, builder); a valid key of another kind
+ *              is a failure like a bad signature. A route with `authOptional` serves a request that
+ *              carries no credential headers at all as a public one
  *   admit      rate limits (rate-limit.ts): the API key once the HMAC passed, else the client address; the
  *              trading windows also per wallet (all its keys together). A route that charges per item of
  *              its body (POST /orders) is first asked whether one unit fits, without charging, so a caller
@@ -28,7 +31,7 @@ import type { Metrics, RouteMetrics } from './metrics.ts';
 import type { Charge, RateLimiter, Verdict } from './rate-limit.ts';
 import { WALLET_BUCKETS } from './rate-limit-buckets.ts';
 import type { ReplayGuard, ReplayKind } from './replays.ts';
-import { isReply, type AnyRoute, type Caller, type HttpMethod, type Reply, type RouteRequest } from './route.ts';
+import { isReply, TRADING_KEYS, type AnyRoute, type Caller, type HttpMethod, type KeyKind, type Reply, type RouteRequest } from './route.ts';
 import type { CompiledRoute } from './validate.ts';
 
 /** Verifies signed headers. Implemented by auth.ts; absent = every signed route answers 401. */
@@ -38,6 +41,13 @@ export interface Authenticator {
    * `replayKey` names the signed content (key and digest), valid until `expiresAt` (unix seconds).
    */
   l2(method: string, path: string, headers: Readonly<Record<string, string>>, rawBody: Buffer | undefined): SignedCaller | undefined;
+  /**
+   * Builder headers (`*_BUILDER_API_KEY`, `*_BUILDER_PASSPHRASE`, `*_BUILDER_TIMESTAMP`,
+   * `*_BUILDER_SIGNATURE`): a builder key + the same HMAC. Undefined when anything fails.
+   */
+  builder(method: string, path: string, headers: Readonly<Record<string, string>>, rawBody: Buffer | undefined): SignedCaller | undefined;
+  /** Whether the request carries an API key or builder API key header (an `authOptional` route's test). */
+  presented(headers: Readonly<Record<string, string>>): boolean;
   /** L1: EIP-712 ClobAuth signature. Undefined when anything fails. */
   l1(headers: Readonly<Record<string, string>>): Promise<(SignedCaller & { nonce: string }) | undefined>;
 }
@@ -45,6 +55,10 @@ export interface Authenticator {
 export interface SignedCaller {
   address: string;
   apiKey?: string;
+  /** l2 and builder: the kind of the key that signed. */
+  keyKind?: KeyKind;
+  /** Builder keys: their builder code. */
+  builderCode?: string;
   replayKey: string;
   expiresAt: number;
 }
@@ -104,11 +118,23 @@ export function walletBucketsOf(buckets: readonly string[]): readonly string[] {
 
 const JSON_NOT_FOUND = JSON.stringify({ error: 'not found' });
 
+/**
+ * The signed caller of an l2 request when its credentials verify and are of a kind the route accepts: the L2
+ * headers (trading and read-only keys) first, then the builder headers where the route takes builder keys.
+ */
+function signedBy(keys: readonly KeyKind[], a: Authenticator | undefined, req: Incoming): SignedCaller | undefined {
+  if (a === undefined) return undefined;
+  const byKey = keys.includes('trading') || keys.includes('readonly') ? a.l2(req.method, req.path, req.headers, req.body) : undefined;
+  const s = byKey ?? (keys.includes('builder') ? a.builder(req.method, req.path, req.headers, req.body) : undefined);
+  return s !== undefined && s.keyKind !== undefined && keys.includes(s.keyKind) ? s : undefined;
+}
+
 /** The request processor of one mounted route: the stages of the header, in order. */
 export function processorFor(m: Mounted, d: PipelineDeps, who: (req: Incoming) => { ip: string; key: string }): (req: Incoming) => Outgoing | Promise<Outgoing> {
   const { limiter, metrics, log, clock } = d;
   const { route, compiled } = m;
   const auth = route.auth ?? 'none';
+  const keys = route.keys ?? TRADING_KEYS;
 
   const finish = (req: Incoming, out: Outgoing): Outgoing => {
     m.metrics.observe(out.status, (Date.now() - req.receivedAt) / 1000);
@@ -205,14 +231,17 @@ export function processorFor(m: Mounted, d: PipelineDeps, who: (req: Incoming) =
     // sign
     let charges: Charge[] = [{ caller: client.key, buckets: m.buckets }];
     let signed: SignedCaller | undefined;
-    if (auth === 'l2') {
-      signed = d.auth?.l2(req.method, req.path, req.headers, req.body);
+    // An authOptional route without any credential header is a public request: its charges stay on the address.
+    if (auth === 'l2' && (!route.authOptional || (d.auth?.presented(req.headers) ?? false))) {
+      signed = signedBy(keys, d.auth, req);
       if (!signed) {
         const v = limiter.take(client.key, m.buckets, 1, clock.now());
         return v.ok ? fail(req, apiError('PM_ERR_UNAUTHORIZED')) : limited(req, v);
       }
       caller.apiKey = signed.apiKey;
       caller.address = signed.address;
+      caller.keyKind = signed.keyKind;
+      caller.builderCode = signed.builderCode;
       charges = [{ caller: `key:${signed.apiKey}`, buckets: m.buckets }];
       if (m.walletBuckets.length > 0) charges.push({ caller: `wallet:${signed.address}`, buckets: m.walletBuckets });
     }

@@ -26,6 +26,19 @@ export type RouteGroup = 'data' | 'catalog' | 'clob' | 'trading' | 'admin' | 'op
 /** none; l1 = EIP-712 ClobAuth headers; l2 = API key + HMAC headers; admin = bearer ADMIN_TOKEN. */
 export type AuthKind = 'none' | 'l1' | 'l2' | 'admin';
 
+/**
+ * The kinds of API key an l2 route may be signed with (edge/auth.ts issues all three):
+ *   trading   the L2 key of POST /auth/api-key: every route, the only kind that places, cancels or manages keys
+ *   readonly  POST /auth/readonly-api-key: signs like a trading key, accepted only where a route lists it (reads)
+ *   builder   POST /auth/builder-api-key: signs the builder headers (`*_BUILDER_API_KEY`, ...), never the L2 ones
+ */
+export type KeyKind = 'trading' | 'readonly' | 'builder';
+
+/** What an l2 route accepts unless it says otherwise. */
+export const TRADING_KEYS: readonly KeyKind[] = Object.freeze(['trading']);
+/** Reads a read-only key may make: the wallet's orders, trades, balances, notifications, rewards. */
+export const READ_KEYS: readonly KeyKind[] = Object.freeze(['trading', 'readonly']);
+
 export interface Caller {
   /** Client address (X-Forwarded-For only from trusted proxies). */
   ip: string;
@@ -33,6 +46,10 @@ export interface Caller {
   apiKey?: string;
   /** Wallet address (lowercase) proven by l1 or owning the l2 key. */
   address?: string;
+  /** l2: the kind of key the request was signed with. */
+  keyKind?: KeyKind;
+  /** l2 signed with a builder key: its builder code (bytes32 hex, lowercase). */
+  builderCode?: string;
   /** l1 only: the nonce the caller signed. */
   nonce?: string;
 }
@@ -92,6 +109,16 @@ export interface RouteDef<Q extends TObject | undefined = any, B extends TSchema
   /** Response schema of the 200 answer (documentation and tests). */
   response?: TSchema;
   auth?: AuthKind;
+  /**
+   * l2 routes: the key kinds that authenticate it (default TRADING_KEYS). A request signed with a valid key
+   * of another kind is refused like a bad signature (401), and charged to the client address.
+   */
+  keys?: readonly KeyKind[];
+  /**
+   * l2 routes: a request that carries no credential headers at all is served as a public one (charged to the
+   * client address, `caller.address` unset); one that carries them must verify.
+   */
+  authOptional?: boolean;
   /** Extra request headers (lowercase) the handler reads. */
   headers?: readonly string[];
   /** Rate-limit buckets; defaults to the route's entry in ROUTE_BUCKETS. */

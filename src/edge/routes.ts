@@ -15,6 +15,8 @@ import { walletRoutes } from './routes/wallets.ts';
 import { marketDataRoutes } from './routes/market-data.ts';
 import { tradingRoutes } from './routes/trading.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
+import { accountRoutes } from './routes/account.ts';
+import { rewardsRoutes } from './routes/rewards.ts';
 
 export function buildRoutes(ctx: AppContext): AnyRoute[] {
   return [
@@ -26,5 +28,7 @@ export function buildRoutes(ctx: AppContext): AnyRoute[] {
     ...marketDataRoutes(ctx),
     ...tradingRoutes(ctx),
     ...sandboxRoutes(ctx),
+    ...accountRoutes(ctx),
+    ...rewardsRoutes(ctx),
   ].map((r) => ctx.sandbox.gate(r));
 }

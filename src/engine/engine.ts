@@ -306,6 +306,14 @@ export class Engine {
     return { markets: [...this.markets.values()].map(rowOf), resting, lastTrades: [...this.markets.lastTrades] };
   }
 
+  /**
+   * Allocates: every wallet's open (resting) orders in the given markets, oldest first (liquidity rewards).
+   * One pass over the orders in memory. The in-memory state may hold effects not yet durable.
+   */
+  restingOrders(conditionIds: ReadonlySet<string>): OrderRecord[] {
+    return this.orders.restingIn(conditionIds);
+  }
+
   bookSnapshot(tokenId: string): { version: number; json: string } | undefined {
     return this.snapshots.get(tokenId);
   }

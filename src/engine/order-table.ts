@@ -218,6 +218,14 @@ export class OrderTable {
     return out.sort((a, b) => a.seq - b.seq);
   }
 
+  /** Allocates: every wallet's open (accepted, resting) orders in the given markets, oldest first. */
+  restingIn(conditionIds: ReadonlySet<string>): OrderRecord[] {
+    const out: OrderRecord[] = [];
+    if (conditionIds.size === 0) return out;
+    for (const o of this.byHandle.values()) if (o.live && conditionIds.has(o.rec.conditionId)) out.push(o.rec);
+    return out.sort((a, b) => a.seq - b.seq);
+  }
+
   /** The order reached its final state (untracked by the caller): kept in `recent` until that is committed. */
   finished(rec: OrderRecord): void {
     this.recent.set(rec.orderId, rec);

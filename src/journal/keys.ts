@@ -32,6 +32,8 @@ export const metaKeys = {
   projectionCursor: (name: string) => `projection:${name}`,
   /** Wallets in closed-only mode (edge/sandbox/closed-only.ts): a sorted array of lowercase addresses. */
   closedOnlyWallets: 'sandbox:closedOnly',
+  /** Running heartbeats (edge/heartbeats.ts): [wallet, heartbeat id] pairs sorted by wallet. */
+  heartbeats: 'heartbeats',
 } as const;
 
 // ---- balances ------------------------------------------------------------------------------------
@@ -212,4 +214,32 @@ export const builderTradeKeys = {
   /** The builder fills of one taker order, in seq order: ['bt-tk', takerOrderId, seq] (bucket_index). */
   ofTaker: (takerOrderId: string, seq: number): Key => ['bt-tk', takerOrderId, seq],
   ofTakerRange: (takerOrderId: string) => prefixRange(['bt-tk', takerOrderId]),
+} as const;
+
+// ==== notifications (db `views`, projections/notifications.ts, queries/notifications.ts) ==========
+// A wallet's notifications by slot, the n-th it received (its id): [ntf, wallet, slot] -> the notification
+// without its id. Beside them the wallet's list state (slots [first, next) may exist; the last event seq
+// applied) and the wallets that took part in each market (orders, fills, splits, merges, redeems), who hear
+// of its resolution.
+
+export const notificationKeys = {
+  entry: (wallet: string, slot: number): Key => ['ntf', wallet, slot],
+  ofWallet: (wallet: string): Key => ['ntf', wallet],
+  state: (wallet: string): Key => ['ntf-s', wallet],
+  participant: (conditionId: string, wallet: string): Key => ['ntf-p', conditionId, wallet],
+  participantsOf: (conditionId: string): Key => ['ntf-p', conditionId],
+} as const;
+
+// ==== liquidity rewards (db `views`, projections/rewards.ts, queries/rewards.ts) ===================
+// Written by the rewards sampler (not a journal projection: scores are observations of live books, like the
+// midpoint samples). Dates are UTC `YYYY-MM-DD`.
+
+export const rewardKeys = {
+  /** A wallet's accrued share of one market's rewards on one day: ['rwd-u', wallet, date, conditionId] -> RewardAccrual. */
+  accrual: (wallet: string, date: string, conditionId: string): Key => ['rwd-u', wallet, date, conditionId],
+  accrualsOf: (wallet: string, date: string): Key => ['rwd-u', wallet, date],
+  /** One market's day: ['rwd-m', date, conditionId] -> MarketDay (samples in which it had scoring orders, their total score). */
+  marketDay: (date: string, conditionId: string): Key => ['rwd-m', date, conditionId],
+  /** Samples taken on a day: ['rwd-d', date] -> count. */
+  samples: (date: string): Key => ['rwd-d', date],
 } as const;

@@ -7,6 +7,7 @@ import { readFill } from '../journal/fill-codec.ts';
 import type { Projection, ViewStore } from './projector.ts';
 import { walletProjections } from './wallets.ts';
 import { BuilderTradesProjection, MarketDataStore, TradePriceProjection } from './market-data.ts';
+import { NotificationsProjection } from './notifications.ts';
 
 export interface ProjectionDeps {
   store: Store;
@@ -23,5 +24,10 @@ export interface ProjectionDeps {
 
 export function buildProjections(deps: ProjectionDeps): Projection[] {
   const md = deps.marketData ?? new MarketDataStore(deps.store, deps.views.deferral);
-  return [...walletProjections(deps.views, (seq) => readFill(deps.store.fills, seq)), new TradePriceProjection(md), new BuilderTradesProjection(md)];
+  return [
+    ...walletProjections(deps.views, (seq) => readFill(deps.store.fills, seq)),
+    new TradePriceProjection(md),
+    new BuilderTradesProjection(md),
+    new NotificationsProjection(deps.views, deps.store),
+  ];
 }

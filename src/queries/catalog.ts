@@ -25,6 +25,7 @@ import type {
   MarketCatalog,
   MarketWithEvents,
   SamplingMarket,
+  SimplifiedMarket,
   SearchResult,
   Series,
   Tag,
@@ -464,6 +465,30 @@ export class CatalogReader {
     };
   }
 
+  /** The platform's short form: condition id, rewards, tokens with their prices, status flags. */
+  simplifiedMarket(m: MarketRec): SimplifiedMarket {
+    const b = this.marketBook(m, () => []);
+    return {
+      condition_id: b.condition_id,
+      rewards: b.rewards,
+      tokens: b.tokens,
+      active: b.active,
+      closed: b.closed,
+      archived: b.archived,
+      accepting_orders: b.accepting_orders,
+    };
+  }
+
+  /** One market in the order-book form (GET /markets/{condition_id}), undefined for an unknown condition id. */
+  marketBookByCondition(conditionId: string): MarketBook | undefined {
+    this.fresh();
+    const m = this.marketByCondition(conditionId);
+    if (m === undefined) return undefined;
+    const e = this.event(m.eventId);
+    const labels = e ? this.tagsOf(e).map((t) => t.label) : [];
+    return this.marketBook(m, () => labels);
+  }
+
   samplingStatus(m: MarketRec): SamplingMarket['status'] {
     if (m.winner >= 0) return 'resolved';
     if (m.closed) return 'closed';
@@ -684,6 +709,23 @@ export class CatalogReader {
   samplingPage(offset: number, creator?: string): Page<SamplingMarket> {
     const page = this.marketPage(catalogIx.marketSamplingRange(creator !== undefined ? scopeCreator(creator) : scopeAll), offset);
     return { data: page.data.map((m) => this.samplingMarket(m)), more: page.more };
+  }
+
+  /** GET /simplified-markets (every market) and /sampling-simplified-markets (the sampling ones), by id. */
+  simplifiedPage(offset: number, sampling: boolean, creator?: string): Page<SimplifiedMarket> {
+    const scope = creator !== undefined ? scopeCreator(creator) : scopeAll;
+    const page = this.marketPage(sampling ? catalogIx.marketSamplingRange(scope) : catalogIx.marketListRange(scope), offset);
+    return { data: page.data.map((m) => this.simplifiedMarket(m)), more: page.more };
+  }
+
+  /** Records of the sampling markets (liquidity rewards configured, accepting orders), by id. Allocates. */
+  samplingRecords(): MarketRec[] {
+    const out: MarketRec[] = [];
+    for (let offset = 0; ; offset += MARKETS_PAGE_SIZE) {
+      const page = this.marketPage(catalogIx.marketSamplingRange(scopeAll), offset);
+      out.push(...page.data);
+      if (!page.more) return out;
+    }
   }
 
   // ---- GET /public-search ----

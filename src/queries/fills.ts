@@ -8,6 +8,10 @@
  * are still queued, and the projection applies a batch before its orders are acknowledged, so a bot
  * that got an order answered finds its fills here. The fills themselves come from the fills table.
  *
+ * A market's latest fills (GET /markets/live-activity/{condition_id}) come from the same projection's per-market
+ * taker rows ['wtr-m', conditionId, 0, seq], newest first: the data API's view, where a deferred fill appears
+ * once its trade is MINED (its row then names the fill's seq fifth).
+ *
  * Deferred fills (the trade lifecycle) are listed from the moment they match, whatever their trade's status:
  * their rows are ['wtr-d', wallet, seq] by the fill's seq; the wallet's trade rows of a deferred fill (under
  * its MINED move's seq, naming the fill fifth) are the data API's and are skipped here.
@@ -15,7 +19,7 @@
 import type { FillEvent } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
 import { readFill } from '../journal/fill-codec.ts';
-import { MAKER_ROLE, TAKER_ROLE, walletViewKeys, type Key } from '../journal/keys.ts';
+import { MAKER_ROLE, TAKER_ROLE, prefixRange, walletViewKeys, type Key } from '../journal/keys.ts';
 import type { ViewStore } from '../projections/projector.ts';
 import type { TradeEntry } from '../projections/wallets.ts';
 
@@ -57,4 +61,24 @@ export function* walletFills(store: Store, views: ViewStore, wallet: string): Ge
     const f = readFill(store.fills, seq);
     if (f !== undefined) yield f;
   }
+}
+
+/**
+ * The latest `limit` fills of a market, newest first (each fill once: its taker row). Reads the last `limit`
+ * committed rows backwards and merges the rows still queued (trade rows are only ever added), so a busy
+ * market costs `limit` rows, never a walk of its whole history (ViewStore.range merges whole prefixes).
+ */
+export function recentMarketFills(store: Store, views: ViewStore, conditionId: string, limit: number): FillEvent[] {
+  const prefix = walletViewKeys.tradesByMarketPrefix(conditionId.toLowerCase(), TAKER_ROLE);
+  const { start, end } = prefixRange(prefix);
+  const bySeq = new Map<number, TradeEntry>();
+  for (const { key, value } of views.db.getRange({ start: end, end: start, reverse: true, limit })) bySeq.set((key as Key)[3] as number, value as TradeEntry);
+  for (const { key, value } of views.queuedUnder<TradeEntry>(prefix)) bySeq.set(key[3] as number, value);
+  const out: FillEvent[] = [];
+  for (const seq of [...bySeq.keys()].sort((a, b) => b - a).slice(0, limit)) {
+    const v = bySeq.get(seq)!;
+    const f = readFill(store.fills, v[4] ?? seq);
+    if (f !== undefined) out.push(f);
+  }
+  return out;
 }

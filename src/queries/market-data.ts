@@ -27,6 +27,7 @@ import { MIN_FIDELITY, type HistoryInterval } from '../domain/price-history.ts';
 import { PIPS, formatPips, formatScaled, formatUnits, pipsToNumber, unitsToNumber } from '../domain/units.ts';
 import type {
   BuilderTrade,
+  ClientBuilderTrade,
   ClobMarketReply,
   FeeCurve,
   HistoryPoint,
@@ -279,6 +280,12 @@ export class MarketDataReader {
     return t !== undefined && twoSided(t) ? formatScaled((t.bid + t.ask) * 5, 5) : '';
   }
 
+  /** Best ask minus best bid as a minimal decimal string, "" unless both sides exist. */
+  spread(tokenId: string): string {
+    const t = this.top(tokenId);
+    return t !== undefined && twoSided(t) ? formatPips(t.ask - t.bid) : '';
+  }
+
   /** Last trade of the token from its own side's view; "" and "" before any trade. */
   lastTrade(tokenId: string): LastTradeReply {
     const l = this.books.lastTradePrice(tokenId);
@@ -445,7 +452,14 @@ export class MarketDataReader {
    * The listing walks the most selective index the filters name (trade id, then token, market, wallet,
    * builder code, else all), bounded by the time filters; the other filters are checked on each fill.
    */
-  builderTrades(f: BuilderTradeFilter, offset: number, limit = BUILDER_TRADES_PAGE_SIZE): { rows: BuilderTrade[]; next: string } {
+  builderTrades(f: BuilderTradeFilter, offset: number, limit?: number): { rows: BuilderTrade[]; next: string };
+  builderTrades<T>(f: BuilderTradeFilter, offset: number, limit: number, out: (fill: FillEvent, x: BuilderTradeFields) => T): { rows: T[]; next: string };
+  builderTrades<T>(
+    f: BuilderTradeFilter,
+    offset: number,
+    limit = BUILDER_TRADES_PAGE_SIZE,
+    out: (fill: FillEvent, x: BuilderTradeFields) => T = (fill, x) => this.tradeOut(fill, x) as T,
+  ): { rows: T[]; next: string } {
     const fromMs = f.after !== undefined ? (f.after + 1) * 1000 : 0;
     const toMs = f.before !== undefined ? f.before * 1000 : Number.MAX_SAFE_INTEGER;
     const matches = (fill: FillEvent): boolean =>
@@ -459,7 +473,7 @@ export class MarketDataReader {
     if (f.id !== undefined) {
       const entry = this.md.views.get<BuilderTradeIdEntry>(builderTradeKeys.byId(f.id));
       const fill = entry === undefined ? undefined : this.fill(entry.s);
-      const rows = fill !== undefined && matches(fill) && offset === 0 ? [this.tradeOut(fill, entry as BuilderTradeFields)] : [];
+      const rows = fill !== undefined && matches(fill) && offset === 0 ? [out(fill, entry as BuilderTradeFields)] : [];
       return { rows, next: END_CURSOR };
     }
     if (fromMs >= toMs) return { rows: [], next: END_CURSOR };
@@ -472,7 +486,7 @@ export class MarketDataReader {
     else if (f.builderCode !== undefined) [dim, value] = ['builder', f.builderCode];
     const range = builderTradeKeys.range(dim, value, fromMs, toMs);
 
-    const rows: BuilderTrade[] = [];
+    const rows: T[] = [];
     let skipped = 0;
     let more = false;
     for (const e of this.md.views.range<BuilderTradeFields>(range.start, range.end)) {
@@ -486,7 +500,7 @@ export class MarketDataReader {
         more = true;
         break;
       }
-      rows.push(this.tradeOut(fill, e.value));
+      rows.push(out(fill, e.value));
     }
     return { rows, next: more ? encodeCursor(offset + rows.length) : END_CURSOR };
   }
@@ -497,6 +511,37 @@ export class MarketDataReader {
 
   private outcome(conditionId: string, index: 0 | 1): string {
     return (this.outcomes(conditionId) ?? DEFAULT_OUTCOMES)[index];
+  }
+
+  /** A builder trade in the platform V2 client's camelCase BuilderTrade (GET /builder/trades, clob-client-v2 shapes). */
+  clientBuilderTrade(f: FillEvent, x: BuilderTradeFields): ClientBuilderTrade {
+    const t = this.tradeOut(f, x);
+    return {
+      id: t.id,
+      tradeType: 'TAKER',
+      takerOrderHash: t.taker_order_id,
+      builder: f.builder.toLowerCase(),
+      market: t.market,
+      assetId: t.asset_id,
+      side: t.side,
+      size: t.size,
+      sizeUsdc: formatUnits(f.takerUsdc),
+      price: t.price,
+      status: t.status,
+      outcome: t.outcome,
+      outcomeIndex: f.takerOutcome,
+      owner: t.owner,
+      maker: t.maker_address,
+      transactionHash: t.transaction_hash,
+      matchTime: t.match_time,
+      bucketIndex: t.bucket_index,
+      fee: t.fee_rate_bps,
+      feeUsdc: formatUnits(f.takerFee),
+      builderFee: '0',
+      builderCode: f.builder.toLowerCase(),
+      createdAt: t.match_time,
+      updatedAt: t.last_update,
+    };
   }
 
   /**

@@ -125,6 +125,36 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    heartbeats: Type.Object(
+      {
+        timeoutSeconds: Type.Integer({
+          minimum: 1,
+          maximum: 3600,
+          description: 'a wallet that started heartbeats (POST /v1/heartbeats) and sends none for this long has all its open orders canceled',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    rewards: Type.Object(
+      {
+        sampleSeconds: Type.Integer({
+          minimum: 1,
+          maximum: 3600,
+          description: 'how often the scoring orders of the markets with liquidity rewards are sampled (earnings accrue per sample)',
+        }),
+      },
+      { additionalProperties: false },
+    ),
+    compat: Type.Object(
+      {
+        shapes: Type.Union([Type.Literal('spec'), Type.Literal('clob-client-v2')], {
+          description:
+            'where the spec and the platform client\'s types disagree on a response: spec = the spec\'s shape; clob-client-v2 = the client\'s ' +
+            '(GET /data/order/{id} and /data/orders as its OpenOrder, GET /builder/trades as its cursor envelope of BuilderTrade)',
+        }),
+      },
+      { additionalProperties: false },
+    ),
   },
   { additionalProperties: false },
 );

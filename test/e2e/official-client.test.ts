@@ -180,23 +180,25 @@ test('the unchanged V2 client creates a key, reads a book, posts, reads and canc
     assert.ok(sentPolyNames.has(name), `the client sent ${name} as written (saw ${[...sentPolyNames].join(', ')})`);
   }
 
-  const read = (await client.getOrder(posted.orderID)) as unknown as { order: Record<string, unknown> };
+  // The compatibility profile answers the client's OpenOrder (compat.shapes), not the spec's {order: Order}.
+  const read = await client.getOrder(posted.orderID);
   assert.deepEqual(
-    pick(read.order, ['id', 'status', 'market', 'assetId', 'side', 'price', 'originalSize', 'sizeMatched', 'makerAddress', 'owner', 'type']),
+    pick(read as unknown as Record<string, unknown>, ['id', 'status', 'market', 'asset_id', 'side', 'price', 'original_size', 'size_matched', 'maker_address', 'owner', 'order_type']),
     {
       id: posted.orderID,
       status: 'LIVE',
       market: CONDITION_ID,
-      assetId: tokenID,
+      asset_id: tokenID,
       side: 'BUY',
       price: '0.45',
-      originalSize: '10',
-      sizeMatched: '0',
-      makerAddress: account.address.toLowerCase(),
+      original_size: '10',
+      size_matched: '0',
+      maker_address: account.address.toLowerCase(),
       owner: creds.key,
-      type: 'GTC',
+      order_type: 'GTC',
     },
   );
+  assert.equal(typeof read.created_at, 'number');
   const resting = await client.getOrderBook(tokenID);
   assert.deepEqual(resting.bids, [{ price: '0.45', size: '10' }]);
   const usdc = await client.getBalanceAllowance({ asset_type: AssetType.COLLATERAL });
@@ -204,8 +206,7 @@ test('the unchanged V2 client creates a key, reads a book, posts, reads and canc
 
   const canceled = (await client.cancelOrder({ orderID: posted.orderID })) as unknown as { canceled: string[]; not_canceled: Record<string, string> };
   assert.deepEqual(canceled, { canceled: [posted.orderID], not_canceled: {} });
-  const after = (await client.getOrder(posted.orderID)) as unknown as { order: Record<string, unknown> };
-  assert.equal(after.order.status, 'CANCELED');
+  assert.equal((await client.getOrder(posted.orderID)).status, 'CANCELED');
   assert.deepEqual((await client.getOrderBook(tokenID)).bids, []);
   assert.equal((await client.getBalanceAllowance({ asset_type: AssetType.COLLATERAL })).balance, String(100_000_000), 'the cancel released the reservation');
   // Sent again in a later second (the same signed cancel in the same second would be a replay, answered as
@@ -238,15 +239,15 @@ test('the unchanged V2 client builds FOK market BUYs from the market look-ups an
   assert.equal(filled.success, true, JSON.stringify(filled));
   assert.deepEqual([filled.status, filled.makingAmount, filled.takingAmount], ['matched', '6.08', '10']);
 
-  const read = (await takerClient.getOrder(filled.orderID)) as unknown as { order: Record<string, unknown> };
-  assert.deepEqual(pick(read.order, ['status', 'type', 'side', 'assetId', 'price', 'originalSize', 'sizeMatched']), {
+  const read = (await takerClient.getOrder(filled.orderID)) as unknown as Record<string, unknown>;
+  assert.deepEqual(pick(read, ['status', 'order_type', 'side', 'asset_id', 'price', 'original_size', 'size_matched']), {
     status: 'MATCHED',
-    type: 'FOK',
+    order_type: 'FOK',
     side: 'BUY',
-    assetId: YES,
+    asset_id: YES,
     price: '0.6',
-    originalSize: '10',
-    sizeMatched: '10',
+    original_size: '10',
+    size_matched: '10',
   });
   const usdc = async () => (await takerClient.getBalanceAllowance({ asset_type: AssetType.COLLATERAL })).balance;
   const yesHeld = async () => (await takerClient.getBalanceAllowance({ asset_type: AssetType.CONDITIONAL, token_id: YES })).balance;
@@ -310,9 +311,9 @@ test('the unchanged V2 client trades a neg-risk market: orders signed for its ex
   const filled = await takerClient.postOrder(order, OrderType.FAK);
   assert.equal(filled.success, true, JSON.stringify(filled));
   assert.deepEqual([filled.status, filled.makingAmount, filled.takingAmount], ['matched', '12', '20']);
-  const read = (await takerClient.getOrder(filled.orderID)) as unknown as { order: Record<string, unknown> };
-  assert.deepEqual(pick(read.order, ['type', 'side', 'assetId', 'sizeMatched']), { type: 'FAK', side: 'BUY', assetId: YES, sizeMatched: '20' });
-  assert.notEqual(read.order.status, 'LIVE', 'nothing of a FAK rests');
+  const read = await takerClient.getOrder(filled.orderID);
+  assert.deepEqual(pick(read as unknown as Record<string, unknown>, ['order_type', 'side', 'asset_id', 'size_matched']), { order_type: 'FAK', side: 'BUY', asset_id: YES, size_matched: '20' });
+  assert.notEqual(read.status, 'LIVE', 'nothing of a FAK rests');
   assert.equal((await takerClient.getBalanceAllowance({ asset_type: AssetType.COLLATERAL })).balance, String(50_000_000 - 12_000_000), 'only the filled part is paid; the killed rest reserves nothing');
   assert.equal((await takerClient.getBalanceAllowance({ asset_type: AssetType.CONDITIONAL, token_id: YES })).balance, '20000000');
   assert.deepEqual((await takerClient.getOrderBook(YES)).asks, []);
@@ -320,7 +321,7 @@ test('the unchanged V2 client trades a neg-risk market: orders signed for its ex
 
 function pick(o: Record<string, unknown>, keys: string[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  for (const k of keys) out[k] = typeof o[k] === 'string' && (k === 'makerAddress' || k === 'market') ? (o[k] as string).toLowerCase() : o[k];
+  for (const k of keys) out[k] = typeof o[k] === 'string' && (k === 'maker_address' || k === 'market') ? (o[k] as string).toLowerCase() : o[k];
   return out;
 }
 

@@ -9,7 +9,7 @@ import { JournalWriter } from '../../src/journal/writer.ts';
 import { ViewStore } from '../../src/projections/projector.ts';
 import { buildProjections } from '../../src/projections/registry.ts';
 import { MarketDataStore } from '../../src/projections/market-data.ts';
-import { walletFillSeqs, walletFills } from '../../src/queries/fills.ts';
+import { recentMarketFills, walletFillSeqs, walletFills } from '../../src/queries/fills.ts';
 import { tempStore } from '../fixtures/engine-harness.ts';
 
 let env: ReturnType<typeof tempStore>;
@@ -70,4 +70,24 @@ test('deferred fills are listed at their own seq from the match on, once, whatev
   assert.deepEqual(walletFillSeqs(views, D), [f1.seq, f2.seq, f3.seq]);
   assert.deepEqual(walletFillSeqs(views, E), [f1.seq, f2.seq, f3.seq]);
   assert.deepEqual([...walletFills(env.store, views, D)].map((f) => [f.seq, f.deferred === true]), [[f1.seq, true], [f2.seq, false], [f3.seq, true]]);
+});
+
+test('a market\'s latest fills: newest first, bounded, committed rows and queued ones merged', async () => {
+  const views = new ViewStore(env.store.views);
+  const projections = buildProjections({ store: env.store, views, prices: new ViewStore(env.store.prices), marketData: new MarketDataStore(env.store) });
+  const w = new JournalWriter(env.store, 200, () => 1_700_000_000_000);
+  const M = '0x' + '7'.repeat(64);
+  const inM = (i: number) => ({ ...fill(A, B, 300 + i), conditionId: M });
+  const first = [1, 2, 3].map((i) => w.append(inM(i)));
+  await w.flush()!.committed;
+  for (const e of first) for (const p of projections) p.apply(e);
+  await env.store.views.flushed;
+  // Two more, applied but not committed: the overlay holds them.
+  const later = [4, 5].map((i) => w.append(inM(i)));
+  await w.flush()!.committed;
+  for (const e of later) for (const p of projections) p.apply(e);
+  assert.ok(views.queued > 0);
+  assert.deepEqual(recentMarketFills(env.store, views, M, 4).map((f) => f.seq), [205, 204, 203, 202]);
+  assert.deepEqual(recentMarketFills(env.store, views, M, 10).map((f) => f.takerOrderId), [5, 4, 3, 2, 1].map((i) => '0x' + (300 + i).toString(16).padStart(64, '0')));
+  assert.deepEqual(recentMarketFills(env.store, views, '0x' + '8'.repeat(64), 10), []);
 });

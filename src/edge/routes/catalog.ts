@@ -1,7 +1,8 @@
 /**
  * Catalog routes (`{type, error}` bodies): GET /events, /events/slug/{slug}, /markets/slug/{slug},
- * /public-search, /tags; and the order-book market lists (`{error}` bodies): GET /markets and
- * GET /sampling-markets with the base64 offset cursor (`LTE=` on the last page, never omitted).
+ * /public-search, /tags; and the order-book market lists (`{error}` bodies): GET /markets,
+ * /sampling-markets, /simplified-markets and /sampling-simplified-markets with the base64 offset cursor
+ * (`LTE=` on the last page, never omitted), and one market by condition id, GET /markets/{condition_id}.
  *
  * `creator` scopes every route to one site's events and markets (DESIGN section 9); an address is
  * compared lowercase. Unknown query parameters are ignored (DESIGN section 7).
@@ -10,6 +11,7 @@ import { Type } from '@sinclair/typebox';
 import { apiError } from '../../domain/errors.ts';
 import { END_CURSOR, decodeCursor, nextCursor } from '../../domain/cursor.ts';
 import { EVENT_COLUMNS, TAG_COLUMNS, parseOrder } from '../../projections/catalog-index.ts';
+import { parseConditionId } from '../../domain/ids.ts';
 import { MARKETS_PAGE_SIZE, normalizeCreatorParam } from '../../queries/catalog.ts';
 import type { AppContext } from '../context.ts';
 import { reply, route, type AnyRoute } from '../route.ts';
@@ -22,13 +24,16 @@ import {
   MarketsPage,
   MarketsQuery,
   SLUG_PATTERN,
+  MarketBook,
   SamplingPage,
   SearchQuery,
+  SimplifiedPage,
   SearchResult,
   SlugParams,
   Tag,
   TagsQuery,
 } from '../schemas/catalog.ts';
+import { ConditionParams } from '../schemas/market-data.ts';
 
 const SLUG = new RegExp(SLUG_PATTERN);
 
@@ -54,6 +59,29 @@ function cursorOffset(cursor: string | undefined): number | 'end' {
 
 export function catalogRoutes(ctx: AppContext): AnyRoute[] {
   const read = () => ctx.catalog.read;
+  /**
+   * Builds a market list page twice when a listed token's book may lag an acknowledged order: tokens[].price
+   * is the live midpoint, so like GET /book it waits for snapshots that hold every order acknowledged so far
+   * (shards publish at most every 20 ms).
+   */
+  const live = async <T>(build: () => T, tokenIds: (page: T) => string[]): Promise<T> => {
+    const page = build();
+    const wait = ctx.marketData?.ensureSnapshots(tokenIds(page));
+    if (wait === undefined) return page;
+    await wait;
+    return build();
+  };
+  const simplified = (sampling: boolean) => async ({ query: q }: { query: { next_cursor?: string; creator?: string } }) => {
+    const offset = cursorOffset(q.next_cursor);
+    if (offset === 'end') return { data: [], next_cursor: END_CURSOR, limit: MARKETS_PAGE_SIZE, count: 0 };
+    const creator = normalizeCreatorParam(q.creator);
+    const page = await live(
+      () => read().simplifiedPage(offset, sampling, creator),
+      (p) => p.data.flatMap((m) => m.tokens.map((t) => t.token_id)),
+    );
+    const count = page.data.length;
+    return { data: page.data, next_cursor: page.more ? nextCursor(offset, count, Infinity) : END_CURSOR, limit: MARKETS_PAGE_SIZE, count };
+  };
   return [
     route({
       method: 'GET',
@@ -162,17 +190,52 @@ export function catalogRoutes(ctx: AppContext): AnyRoute[] {
         const offset = cursorOffset(q.next_cursor);
         if (offset === 'end') return { data: [], next_cursor: END_CURSOR, limit: MARKETS_PAGE_SIZE, count: 0 };
         const creator = normalizeCreatorParam(q.creator);
-        let page = read().marketsPage(offset, creator);
-        // tokens[].price is the live midpoint: like GET /book, wait for snapshots that hold every order
-        // acknowledged so far (shards publish at most every 20 ms), then build the page again.
-        const wait = ctx.marketData?.ensureSnapshots(page.data.flatMap((m) => m.tokens.map((t) => t.token_id)));
-        if (wait !== undefined) {
-          await wait;
-          page = read().marketsPage(offset, creator);
-        }
+        const page = await live(
+          () => read().marketsPage(offset, creator),
+          (p) => p.data.flatMap((m) => m.tokens.map((t) => t.token_id)),
+        );
         const count = page.data.length;
         return { data: page.data, next_cursor: page.more ? nextCursor(offset, count, Infinity) : END_CURSOR, limit: MARKETS_PAGE_SIZE, count };
       },
+    }),
+    route({
+      method: 'GET',
+      path: '/markets/:condition_id',
+      group: 'clob',
+      summary: 'One market in the order-book form (as the items of GET /markets), by condition id',
+      params: ConditionParams,
+      response: MarketBook,
+      fieldMessages: { condition_id: 'Invalid condition id' },
+      handler: async ({ params }) => {
+        const cid = parseConditionId(params.condition_id);
+        if (cid === undefined) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'Invalid condition id' });
+        const m = await live(
+          () => read().marketBookByCondition(cid),
+          (b) => b?.tokens.map((t) => t.token_id) ?? [],
+        );
+        if (m === undefined) throw apiError('PM_ERR_NOT_FOUND_ENTITY', { detail: 'market not found' });
+        return m;
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/simplified-markets',
+      group: 'clob',
+      summary: 'Every market in the short form (condition id, rewards, tokens and prices, status), by id, paged with next_cursor',
+      query: MarketsQuery,
+      response: SimplifiedPage,
+      fieldMessages: { next_cursor: 'invalid next_cursor' },
+      handler: simplified(false),
+    }),
+    route({
+      method: 'GET',
+      path: '/sampling-simplified-markets',
+      group: 'clob',
+      summary: 'Markets with liquidity rewards that accept orders, in the short form, paged with next_cursor',
+      query: MarketsQuery,
+      response: SimplifiedPage,
+      fieldMessages: { next_cursor: 'invalid next_cursor' },
+      handler: simplified(true),
     }),
     route({
       method: 'GET',

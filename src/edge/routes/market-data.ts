@@ -1,7 +1,14 @@
 /**
- * Market-data routes (clob group, `{error}` bodies): books, quotes, last trades, price history, builder
- * trades, and the look-ups the platform's client makes before it posts an order (tick size, neg risk,
- * fee rate, version) or builds a market order (market by token, market by condition id).
+ * Market-data routes (clob group, `{error}` bodies): books, quotes (prices, midpoints, spreads, one or a
+ * batch), last trades, a market's latest trades (live activity), price history, builder trades and builder
+ * fees, and the look-ups the platform's client makes before it posts an order (tick size, neg risk, fee
+ * rate, version) or builds a market order (market by token, market by condition id).
+ *
+ * GET /builder/trades is public, as the spec lists it and the platform's V2 client calls it (no headers,
+ * `builder_code` in the query); a request that carries builder headers (`*_BUILDER_API_KEY`, ... signed with
+ * a builder key, as the platform's V1 client sends them) must verify, and then lists that builder's trades.
+ * Its answer is the spec's bare array with the cursor in `Next-Cursor`, or the V2 client's cursor envelope
+ * of its BuilderTrade in the clob-client-v2 shapes (config compat.shapes).
  *
  * Token ids: malformed -> 400 `Invalid token id`; well-formed but no market has it -> 404 `No orderbook
  * exists for the requested token id` (batch routes add the offending `token_id` to the body). Condition
@@ -13,13 +20,20 @@ import { apiError, type ApiError } from '../../domain/errors.ts';
 import { END_CURSOR, decodeCursor } from '../../domain/cursor.ts';
 import { parseConditionId, parseTokenId } from '../../domain/ids.ts';
 import { pipsToNumber } from '../../domain/units.ts';
+import { getProfile } from '../../queries/catalog.ts';
+import { recentMarketFills } from '../../queries/fills.ts';
 import { BUILDER_TRADES_PAGE_SIZE, type HistoryParams, type MarketDataReader } from '../../queries/market-data.ts';
+import { DEFAULT_OUTCOMES } from '../../domain/market-rules.ts';
+import { formatPips, formatUnits } from '../../domain/units.ts';
 import type { AppContext } from '../context.ts';
 import { Type } from '@sinclair/typebox';
 import { reply, route, type AnyRoute } from '../route.ts';
 import {
   BatchHistoryReply,
+  BuilderCodeParams,
+  BuilderFeesReply,
   BuilderTrade,
+  ClientBuilderTradesPage,
   BuilderTradesQuery,
   ClobMarketReply,
   ConditionParams,
@@ -34,12 +48,16 @@ import {
   MAX_BOOKS_PER_REQUEST,
   MAX_TOKENS_PER_REQUEST,
   TOKEN_BATCH_BODY_BYTES,
+  MarketTradeEvent,
+  MidpointMap,
   MidpointReply,
   NegRiskReply,
   OrderBookSummary,
   PriceQuery,
   PriceReply,
   QuoteMap,
+  SpreadMap,
+  SpreadReply,
   TickSizeReply,
   TokenBatch,
   TokenParams,
@@ -53,6 +71,8 @@ const noBook = (tokenId?: string): ApiError => apiError('PM_ERR_NOT_FOUND_ENTITY
 
 const TOKEN_MESSAGES = { token_id: 'Invalid token id', side: 'Invalid side', body: 'Invalid payload' };
 const NO_MARKET = 'No orderbook exists for the requested condition id';
+/** Fills GET /markets/live-activity/{condition_id} answers: the latest, newest first. */
+export const LIVE_ACTIVITY_LIMIT = 100;
 const CONDITION_MESSAGES = { condition_id: 'Invalid condition id' };
 const HISTORY_MESSAGES = {
   market: 'Invalid market: expected a token id',
@@ -117,6 +137,24 @@ export function marketDataRoutes(ctx: AppContext): AnyRoute[] {
     if (m === undefined) throw noBook();
     return m;
   };
+
+  /** Per-token answers of a token batch, read once every token's snapshot holds what was acknowledged. */
+  const perToken = (body: TokenBatch, of: (r: MarketDataReader, id: string) => string) => {
+    const r = md();
+    const ids = batchTokens(r, body, MAX_TOKENS_PER_REQUEST);
+    return withSnapshots(r, ids, () => {
+      const out: Record<string, string> = {};
+      for (const id of ids) out[id] = of(r, id);
+      return out;
+    });
+  };
+  const conditionOf = (raw: string): string => {
+    const cid = parseConditionId(raw);
+    if (cid === undefined) throw bad('Invalid condition id');
+    if (ctx.engine.market(cid) === undefined) throw apiError('PM_ERR_NOT_FOUND_ENTITY', { detail: NO_MARKET });
+    return cid;
+  };
+  const clientShapes = ctx.config.compat.shapes === 'clob-client-v2';
 
   return [
     route({
@@ -196,6 +234,95 @@ export function marketDataRoutes(ctx: AppContext): AnyRoute[] {
         const id = known(query.token_id);
         return withSnapshots(md(), [id], () => ({ mid: md().midpoint(id) }));
       },
+    }),
+    route({
+      method: 'POST',
+      path: '/midpoints',
+      group: 'clob',
+      maxBodyBytes: TOKEN_BATCH_BODY_BYTES,
+      tooMany: tooManyTokens,
+      summary: `Midpoints of up to ${MAX_TOKENS_PER_REQUEST} tokens, keyed by token id ("" unless both sides have orders)`,
+      body: TokenBatch,
+      response: MidpointMap,
+      fieldMessages: TOKEN_MESSAGES,
+      handler: ({ body }) => perToken(body, (r, id) => r.midpoint(id)),
+    }),
+    route({
+      method: 'GET',
+      path: '/spread',
+      group: 'clob',
+      summary: 'Best ask minus best bid of a token ("" unless both sides have orders)',
+      query: TokenQuery,
+      response: SpreadReply,
+      fieldMessages: TOKEN_MESSAGES,
+      handler: ({ query }) => {
+        const id = known(query.token_id);
+        return withSnapshots(md(), [id], () => ({ spread: md().spread(id) }));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/spreads',
+      group: 'clob',
+      maxBodyBytes: TOKEN_BATCH_BODY_BYTES,
+      tooMany: tooManyTokens,
+      summary: `Spreads of up to ${MAX_TOKENS_PER_REQUEST} tokens, keyed by token id ("" unless both sides have orders)`,
+      body: TokenBatch,
+      response: SpreadMap,
+      fieldMessages: TOKEN_MESSAGES,
+      handler: ({ body }) => perToken(body, (r, id) => r.spread(id)),
+    }),
+    route({
+      method: 'GET',
+      path: '/markets/live-activity/:condition_id',
+      group: 'clob',
+      summary: `The latest ${LIVE_ACTIVITY_LIMIT} trades of a market, newest first, each from its taker (the platform client's MarketTradeEvent)`,
+      description:
+        'One event per fill, as the data API lists trades: a fill whose settlement is deferred (sandbox.trades) appears once MINED. ' +
+        'user is the taker wallet with its admin-set profile.',
+      params: ConditionParams,
+      response: Type.Array(MarketTradeEvent),
+      fieldMessages: CONDITION_MESSAGES,
+      handler: ({ params }) => {
+        const cid = conditionOf(params.condition_id);
+        const m = ctx.catalog.read.marketByCondition(cid);
+        const labels = m?.outcomes ?? DEFAULT_OUTCOMES;
+        const profiles = new Map<string, ReturnType<typeof getProfile>>();
+        return recentMarketFills(ctx.store, ctx.views, cid, LIVE_ACTIVITY_LIMIT).map((f) => {
+          let p = profiles.get(f.takerWallet);
+          if (p === undefined) profiles.set(f.takerWallet, (p = getProfile(ctx.store, f.takerWallet)));
+          return {
+            event_type: 'trade' as const,
+            market: { condition_id: cid, asset_id: f.takerTokenId, question: m?.question ?? '', icon: m?.icon ?? '', slug: m?.slug ?? '' },
+            user: {
+              address: f.takerWallet,
+              username: p.name,
+              profile_picture: p.profileImage,
+              optimized_profile_picture: p.profileImageOptimized,
+              pseudonym: p.pseudonym,
+            },
+            side: f.takerSide,
+            size: formatUnits(f.size),
+            fee_rate_bps: String(ctx.engine.getOrder(f.takerOrderId)?.takerFeeBps ?? 0),
+            price: formatPips(f.takerPricePips),
+            outcome: labels[f.takerOutcome],
+            outcome_index: f.takerOutcome,
+            transaction_hash: f.txHash,
+            timestamp: String(Math.floor(f.ts / 1000)),
+          };
+        });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/fees/builder-fees/:builder_code',
+      group: 'clob',
+      summary: 'Builder fee rates of a builder code, in basis points (the platform client\'s getBuilderTakerFeeRate): 0 and 0',
+      description: 'The service charges no builder fees: every builder code answers 0 for makers and takers, which is what orders pay.',
+      params: BuilderCodeParams,
+      response: BuilderFeesReply,
+      fieldMessages: { builder_code: 'Invalid builder code' },
+      handler: () => ({ builder_maker_fee_rate_bps: 0, builder_taker_fee_rate_bps: 0 }),
     }),
     route({
       method: 'GET',
@@ -344,12 +471,18 @@ export function marketDataRoutes(ctx: AppContext): AnyRoute[] {
       method: 'GET',
       path: '/builder/trades',
       group: 'clob',
-      summary: 'Trades whose taker order carried a non-zero builder code, oldest first; next cursor in the Next-Cursor header',
+      auth: 'l2',
+      keys: ['builder'],
+      authOptional: true,
+      summary: clientShapes
+        ? 'Trades whose taker order carried a non-zero builder code, oldest first, in the platform client\'s cursor envelope'
+        : 'Trades whose taker order carried a non-zero builder code, oldest first; next cursor in the Next-Cursor header',
       description:
         'One row per fill (its maker order in maker_orders). Filters combine (AND); an empty value means absent. ' +
-        `Pages of ${BUILDER_TRADES_PAGE_SIZE} rows; Next-Cursor is LTE= on the last page.`,
+        `Pages of ${BUILDER_TRADES_PAGE_SIZE} rows; the next cursor is LTE= on the last page. Public; a request signed with ` +
+        'builder headers (a builder API key) lists that builder\'s trades, and a different builder_code is refused.',
       query: BuilderTradesQuery,
-      response: Type.Array(BuilderTrade),
+      response: clientShapes ? ClientBuilderTradesPage : Type.Array(BuilderTrade),
       fieldMessages: {
         id: 'Invalid id',
         maker_address: 'Invalid maker_address',
@@ -360,24 +493,33 @@ export function marketDataRoutes(ctx: AppContext): AnyRoute[] {
         builder_code: 'Invalid builder_code',
         next_cursor: 'Invalid next_cursor',
       },
-      handler: ({ query: q }) => {
+      handler: ({ query: q, caller }) => {
         const offset = decodeCursor(q.next_cursor);
         if (offset === undefined) throw bad('Invalid next_cursor');
-        if (offset === 'end') return reply({ body: [], headers: { 'Next-Cursor': END_CURSOR } });
         const opt = (s: string | undefined) => (s === undefined || s === '' ? undefined : s.toLowerCase());
         const num = (s: string | undefined) => (s === undefined || s === '' ? undefined : Number(s));
-        const page = md().builderTrades(
-          {
-            id: opt(q.id),
-            makerAddress: opt(q.maker_address),
-            market: opt(q.market),
-            assetId: opt(q.asset_id),
-            before: num(q.before),
-            after: num(q.after),
-            builderCode: opt(q.builder_code),
-          },
-          offset,
-        );
+        let builderCode = opt(q.builder_code);
+        if (caller.builderCode !== undefined) {
+          if (builderCode !== undefined && builderCode !== caller.builderCode) throw bad('builder_code is not the code of the builder key that signed the request');
+          builderCode = caller.builderCode;
+        }
+        const filter = {
+          id: opt(q.id),
+          makerAddress: opt(q.maker_address),
+          market: opt(q.market),
+          assetId: opt(q.asset_id),
+          before: num(q.before),
+          after: num(q.after),
+          builderCode,
+        };
+        if (clientShapes) {
+          if (offset === 'end') return { data: [], next_cursor: END_CURSOR, limit: BUILDER_TRADES_PAGE_SIZE, count: 0 };
+          const r = md();
+          const page = r.builderTrades(filter, offset, BUILDER_TRADES_PAGE_SIZE, (f, x) => r.clientBuilderTrade(f, x));
+          return { data: page.rows, next_cursor: page.next, limit: BUILDER_TRADES_PAGE_SIZE, count: page.rows.length };
+        }
+        if (offset === 'end') return reply({ body: [], headers: { 'Next-Cursor': END_CURSOR } });
+        const page = md().builderTrades(filter, offset);
         return reply({ body: page.rows, headers: { 'Next-Cursor': page.next } });
       },
     }),

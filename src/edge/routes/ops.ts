@@ -1,4 +1,7 @@
-/** Operations: health, server time, the OpenAPI document and Prometheus metrics. */
+/**
+ * Operations: health (GET /, and GET /ok where the platform's V2 client's getOk asks), server time, the
+ * OpenAPI document and Prometheus metrics.
+ */
 import { Type } from '@sinclair/typebox';
 import { apiError } from '../../domain/errors.ts';
 import { nowSeconds } from '../../runtime/clock.ts';
@@ -9,6 +12,10 @@ export function opsRoutes(ctx: AppContext): AnyRoute[] {
   // The document never changes while the process runs: serialized once (146 KB of JSON per request was
   // one of the ways one client could keep the main thread busy).
   let openapiText: string | undefined;
+  const health = () => {
+    if (!ctx.state.ready) throw apiError('PM_ERR_UNAVAILABLE');
+    return 'OK';
+  };
   return [
     route({
       method: 'GET',
@@ -16,10 +23,15 @@ export function opsRoutes(ctx: AppContext): AnyRoute[] {
       group: 'ops',
       summary: 'Health check: "OK" once the service is ready to trade',
       response: Type.Literal('OK'),
-      handler: () => {
-        if (!ctx.state.ready) throw apiError('PM_ERR_UNAVAILABLE');
-        return 'OK';
-      },
+      handler: health,
+    }),
+    route({
+      method: 'GET',
+      path: '/ok',
+      group: 'ops',
+      summary: 'Health check, as GET / (the path the platform\'s V2 client calls in getOk)',
+      response: Type.Literal('OK'),
+      handler: health,
     }),
     route({
       method: 'GET',

@@ -6,7 +6,7 @@
  */
 import { apiError } from '../../domain/errors.ts';
 import type { AppContext } from '../context.ts';
-import { route, type AnyRoute } from '../route.ts';
+import { READ_KEYS, route, type AnyRoute } from '../route.ts';
 import { AddressParams } from '../schemas/admin.ts';
 import {
   BanStatus,
@@ -109,6 +109,7 @@ export function sandboxRoutes(ctx: AppContext): AnyRoute[] {
       path: '/auth/ban-status/closed-only',
       group: 'trading',
       auth: 'l2',
+      keys: READ_KEYS,
       summary: 'Whether the caller\'s wallet is in closed-only mode (the platform client\'s getClosedOnlyMode)',
       response: BanStatus,
       handler: (req) => ({ closed_only: sb.closedOnly.has(req.caller.address!) }),

@@ -1,7 +1,10 @@
 /**
  * Trading: place one or many orders, read them, cancel them, and the wallet operations beyond the spec
- * (split, merge, redeem, balances). Every write route is L2-signed; the edge has already checked the HMAC
- * and rate-limited by API key before a handler runs.
+ * (split, merge, redeem, balances). Every write route is L2-signed with a trading key; the edge has already
+ * checked the HMAC and rate-limited by API key before a handler runs. The reads (open orders, trades,
+ * balances, pre-migration orders) take read-only keys too (route.ts READ_KEYS). `GET /data/order/{id}` and
+ * `/data/orders` answer the spec's Order, or the platform client's OpenOrder in the clob-client-v2 shapes
+ * (config compat.shapes).
  *
  * Flow of an order: schema (edge) -> checkOrders (owner, signer, EIP-712 signature in the signature
  * pool, market, amounts, expiration) -> Engine.placeOrder (tick, size, balance, matching) -> answered
@@ -26,7 +29,7 @@ import type { AppContext } from '../context.ts';
 import { errorReply } from '../error-reply.ts';
 import { checkOrders, orderCheckDeps, type NormalizedOrder, type OrderCaller } from '../order-check.ts';
 import { walletFills } from '../../queries/fills.ts';
-import { route, type AnyRoute, type Caller } from '../route.ts';
+import { READ_KEYS, route, type AnyRoute, type Caller } from '../route.ts';
 import {
   CancelMarketOrdersBody,
   CancelResult,
@@ -42,6 +45,8 @@ import {
 import {
   BalanceAllowance,
   BalanceAllowanceQuery,
+  ClientOpenOrder,
+  ClientOpenOrdersPage,
   DeleteOrdersBody,
   MAX_CANCEL_IDS,
   OpenOrdersPage,
@@ -107,6 +112,43 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
     createdAt: iso(r.createdAt),
     updatedAt: iso(r.updatedAt),
   });
+
+  // Where the spec's Order and the platform client's OpenOrder disagree, compat.shapes picks (docs/decisions.md).
+  const clientShapes = ctx.config.compat.shapes === 'clob-client-v2';
+  const clientOrder = (r: OrderRecord): ClientOpenOrder => ({
+    id: r.orderId,
+    status: r.status,
+    owner: r.owner,
+    maker_address: r.wallet,
+    market: r.conditionId,
+    asset_id: r.tokenId,
+    side: r.side,
+    original_size: formatUnits(r.sizeUnits),
+    size_matched: formatUnits(r.sizeMatched),
+    price: formatPips(r.pricePips),
+    associate_trades: r.tradeIds,
+    outcome: outcomeLabel(r.conditionId, r.outcome),
+    created_at: Math.floor(r.createdAt / 1000),
+    expiration: String(r.expiration),
+    order_type: r.orderType,
+  });
+
+  // The exchange contracts a wallet's balance is "approved" for: the order domains' verifying contracts.
+  const exchanges = [...new Set([ctx.config.auth.orderDomain.verifyingContract, ctx.config.auth.negRiskOrderDomain.verifyingContract].map((a) => a.toLowerCase()))];
+  /** The caller's available balance of USDC or of one token, copied now and sent once durable. */
+  const balanceOf = (wallet: string, q: { asset_type: 'COLLATERAL' | 'CONDITIONAL'; token_id?: string }) => {
+    const b = engine.balances(wallet);
+    let available = b.usdc.available;
+    let reserved = b.usdc.reserved;
+    if (q.asset_type === 'CONDITIONAL') {
+      if (!q.token_id) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'token_id is required for CONDITIONAL' });
+      const t = b.tokens.find((x) => x.tokenId === q.token_id);
+      available = t?.available ?? 0;
+      reserved = t?.reserved ?? 0;
+    }
+    const text = String(available);
+    return durable({ balance: text, allowance: text, allowances: Object.fromEntries(exchanges.map((a) => [a, text])), reserved: String(reserved) });
+  };
 
   // Orders and balances are read from the engine's memory, which may be ahead of the journal: a reply is
   // copied now and sent once what it shows is durable (never state a crash could still undo).
@@ -274,11 +316,11 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
       summary: 'One order by id (public, as the spec lists it)',
       params: Type.Object({ id: Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' }) }),
       fieldMessages: { id: 'Invalid orderID' },
-      response: OrderViewResponse,
+      response: clientShapes ? ClientOpenOrder : OrderViewResponse,
       handler: async (req) => {
         const rec = engine.getOrder(parseOrderId(req.params.id)!);
         if (!rec) throw apiError('PM_ERR_ORDER_NOT_FOUND');
-        return { order: await durable(orderView(rec)) };
+        return clientShapes ? durable(clientOrder(rec)) : { order: await durable(orderView(rec)) };
       },
     }),
     route({
@@ -286,9 +328,10 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
       path: '/data/orders',
       group: 'trading',
       auth: 'l2',
+      keys: READ_KEYS,
       summary: 'The caller\'s open orders, oldest first (cursor paging)',
       query: OpenOrdersQuery,
-      response: OpenOrdersPage,
+      response: clientShapes ? ClientOpenOrdersPage : OpenOrdersPage,
       handler: async (req) => {
         const offset = decodeCursor(req.query.next_cursor);
         if (offset === undefined) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'invalid next_cursor' });
@@ -300,7 +343,8 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
         const limit = 500;
         const from = offset === 'end' ? all.length : offset;
         const page = all.slice(from, from + limit);
-        return { data: await durable(page.map(orderView)), next_cursor: nextCursor(from, page.length, all.length), limit, count: page.length };
+        const data = await durable(clientShapes ? page.map(clientOrder) : page.map(orderView));
+        return { data, next_cursor: nextCursor(from, page.length, all.length), limit, count: page.length };
       },
     }),
     route({
@@ -308,6 +352,7 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
       path: '/data/trades',
       group: 'trading',
       auth: 'l2',
+      keys: READ_KEYS,
       summary: 'The caller\'s trades (as taker or maker), oldest first, cursor paging',
       query: TradesQuery,
       response: TradesPage,
@@ -355,18 +400,36 @@ export function tradingRoutes(ctx: AppContext): AnyRoute[] {
       path: '/balance-allowance',
       group: 'trading',
       auth: 'l2',
+      keys: READ_KEYS,
       summary: 'The caller\'s available balance of USDC or of one token, in integer units (as the platform client reads it)',
       query: BalanceAllowanceQuery,
       response: BalanceAllowance,
-      handler: async (req) => {
-        const b = engine.balances(req.caller.address!);
-        if (req.query.asset_type === 'CONDITIONAL') {
-          if (!req.query.token_id) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'token_id is required for CONDITIONAL' });
-          const t = b.tokens.find((x) => x.tokenId === req.query.token_id);
-          const available = t?.available ?? 0;
-          return durable({ balance: String(available), allowance: String(available), reserved: String(t?.reserved ?? 0) });
-        }
-        return durable({ balance: String(b.usdc.available), allowance: String(b.usdc.available), reserved: String(b.usdc.reserved) });
+      handler: (req) => balanceOf(req.caller.address!, req.query),
+    }),
+    route({
+      method: 'GET',
+      path: '/balance-allowance/update',
+      group: 'trading',
+      auth: 'l2',
+      keys: READ_KEYS,
+      summary: 'The platform client\'s updateBalanceAllowance: nothing to refresh here (no chain), so it answers what GET /balance-allowance does',
+      description: 'On the platform this re-reads on-chain balances and approvals into its cache; the ledger here is the balance itself, always current.',
+      query: BalanceAllowanceQuery,
+      response: BalanceAllowance,
+      handler: (req) => balanceOf(req.caller.address!, req.query),
+    }),
+    route({
+      method: 'GET',
+      path: '/data/pre-migration-orders',
+      group: 'trading',
+      auth: 'l2',
+      keys: READ_KEYS,
+      summary: 'Orders placed before the platform\'s exchange migration: none here (there was no migration), an empty last page',
+      query: Type.Object({ next_cursor: Type.Optional(Type.String({ maxLength: 64 })) }),
+      response: clientShapes ? ClientOpenOrdersPage : OpenOrdersPage,
+      handler: (req) => {
+        if (decodeCursor(req.query.next_cursor) === undefined) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'invalid next_cursor' });
+        return { data: [], next_cursor: END_CURSOR, limit: 500, count: 0 };
       },
     }),
     route({

@@ -133,6 +133,12 @@ export const EventSlugForm = Type.Object({
 });
 export type EventSlugForm = Static<typeof EventSlugForm>;
 
+export const MarketRewards = Type.Object({
+  rates: Type.Array(Type.Object({ asset_address: Str, rewards_daily_rate: Type.Number() })),
+  min_size: Type.Number({ description: 'rewardsMinSize: the smallest order (tokens) that scores' }),
+  max_spread: Type.Number({ description: 'rewardsMaxSpread: how far from the midpoint an order scores, in cents' }),
+});
+
 export const MarketToken = Type.Object({
   token_id: Str,
   outcome: Str,
@@ -167,11 +173,7 @@ export const MarketBook = Type.Object({
   neg_risk_request_id: Str,
   icon: Str,
   image: Str,
-  rewards: Type.Object({
-    rates: Type.Array(Type.Object({ asset_address: Str, rewards_daily_rate: Type.Number() })),
-    min_size: Type.Number(),
-    max_spread: Type.Number(),
-  }),
+  rewards: MarketRewards,
   is_50_50_outcome: Type.Boolean({ description: 'always false: markets resolve to one outcome' }),
   tokens: Type.Array(MarketToken),
   tags: Type.Array(Type.String(), { description: 'labels of the parent event\'s tags' }),
@@ -186,6 +188,21 @@ const cursorEnvelope = {
 
 export const MarketsPage = Type.Object({ data: Type.Array(MarketBook), ...cursorEnvelope });
 export type MarketsPage = Static<typeof MarketsPage>;
+
+/** GET /simplified-markets and /sampling-simplified-markets items: the platform's short form of a market. */
+export const SimplifiedMarket = Type.Object({
+  condition_id: Str,
+  rewards: MarketRewards,
+  tokens: Type.Array(MarketToken),
+  active: Bool,
+  closed: Bool,
+  archived: Bool,
+  accepting_orders: Bool,
+});
+export type SimplifiedMarket = Static<typeof SimplifiedMarket>;
+
+export const SimplifiedPage = Type.Object({ data: Type.Array(SimplifiedMarket), ...cursorEnvelope });
+export type SimplifiedPage = Static<typeof SimplifiedPage>;
 
 export const SamplingMarket = Type.Object({
   condition_id: Str,

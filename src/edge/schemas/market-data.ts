@@ -41,6 +41,10 @@ export type TokenParams = Static<typeof TokenParams>;
 export const ConditionParams = Type.Object({ condition_id: ConditionId });
 export type ConditionParams = Static<typeof ConditionParams>;
 
+export const BuilderCodeParams = Type.Object({
+  builder_code: Type.String({ pattern: '^0x[0-9a-fA-F]{64}$', description: 'bytes32 builder code: 0x + 64 hex, any case' }),
+});
+
 export const PriceQuery = Type.Object({ token_id: TokenId, side: Side });
 export type PriceQuery = Static<typeof PriceQuery>;
 
@@ -110,6 +114,9 @@ export type OrderBookSummary = Static<typeof OrderBookSummary>;
 
 export const PriceReply = Type.Object({ price: Price });
 export const MidpointReply = Type.Object({ mid: Price });
+export const MidpointMap = Type.Record(Type.String(), Price, { description: 'token id -> midpoint ("" unless both sides have orders)' });
+export const SpreadReply = Type.Object({ spread: Type.String({ description: 'best ask - best bid, "" unless both sides have orders' }) });
+export const SpreadMap = Type.Record(Type.String(), Price, { description: 'token id -> best ask - best bid ("" unless both sides have orders)' });
 export const Quote = Type.Object({ BUY: Price, SELL: Price });
 export type Quote = Static<typeof Quote>;
 export const QuoteMap = Type.Record(Type.String(), Quote, { description: 'BUY = best bid, SELL = best ask' });
@@ -126,6 +133,42 @@ export const TickSizeReply = Type.Object({ minimum_tick_size: Type.Number({ desc
 export const NegRiskReply = Type.Object({ neg_risk: Type.Boolean() });
 export const FeeRateReply = Type.Object({ base_fee: Type.Integer({ description: 'taker fee rate of the market in basis points' }) });
 export const VersionReply = Type.Object({ version: Type.Literal(2) });
+
+export const BuilderFeesReply = Type.Object({
+  builder_maker_fee_rate_bps: Type.Integer({ description: 'builder fee charged to makers, basis points: 0 (the service charges no builder fees)' }),
+  builder_taker_fee_rate_bps: Type.Integer({ description: 'builder fee charged to takers, basis points: 0 (the service charges no builder fees)' }),
+});
+
+/** GET /markets/live-activity/{condition_id} items: the platform client's MarketTradeEvent, one per fill, from its taker. */
+export const MarketTradeEvent = Type.Object({
+  event_type: Type.Literal('trade'),
+  market: Type.Object({
+    condition_id: Type.String(),
+    asset_id: Type.String({ description: "the taker's token" }),
+    question: Type.String(),
+    icon: Type.String(),
+    slug: Type.String(),
+  }),
+  user: Type.Object(
+    {
+      address: Type.String({ description: 'the taker wallet' }),
+      username: Type.String(),
+      profile_picture: Type.String(),
+      optimized_profile_picture: Type.String(),
+      pseudonym: Type.String(),
+    },
+    { description: 'the taker and its admin-set profile ("" where none)' },
+  ),
+  side: Type.String({ description: "the taker's side" }),
+  size: Type.String(),
+  fee_rate_bps: Type.String({ description: "the taker order's taker fee rate" }),
+  price: Type.String({ description: "in the taker's outcome" }),
+  outcome: Type.String(),
+  outcome_index: Type.Integer(),
+  transaction_hash: Type.String(),
+  timestamp: Type.String({ description: 'unix seconds of the match' }),
+});
+export type MarketTradeEvent = Static<typeof MarketTradeEvent>;
 
 export const MarketByTokenReply = Type.Object({
   condition_id: Type.String({ description: "the token's market" }),
@@ -203,3 +246,42 @@ export const BuilderTrade = Type.Object({
   maker_orders: Type.Array(MakerOrder),
 });
 export type BuilderTrade = Static<typeof BuilderTrade>;
+
+/**
+ * The platform V2 client's BuilderTrade (camelCase): GET /builder/trades in the clob-client-v2 shapes
+ * (config compat.shapes), the same fills as the spec's BuilderTrade.
+ */
+export const ClientBuilderTrade = Type.Object({
+  id: Str,
+  tradeType: Type.Literal('TAKER'),
+  takerOrderHash: Str,
+  builder: Type.String({ description: "the taker order's builder code" }),
+  market: Str,
+  assetId: Str,
+  side: Str,
+  size: Str,
+  sizeUsdc: Type.String({ description: 'USDC the taker paid (BUY) or received (SELL) before fees' }),
+  price: Str,
+  status: Str,
+  outcome: Str,
+  outcomeIndex: Type.Integer(),
+  owner: Type.String({ description: "the taker order's API key" }),
+  maker: Type.String({ description: "the taker order's wallet" }),
+  transactionHash: Str,
+  matchTime: Type.String({ description: 'ISO 8601' }),
+  bucketIndex: Type.Integer(),
+  fee: Type.String({ description: "the taker order's fee rate, basis points" }),
+  feeUsdc: Type.String({ description: 'the taker fee paid, USDC' }),
+  builderFee: Type.String({ description: 'USDC: 0 (no builder fees)' }),
+  builderCode: Str,
+  createdAt: Type.String({ description: 'ISO 8601: the match' }),
+  updatedAt: Type.String({ description: 'ISO 8601: the last status change' }),
+});
+export type ClientBuilderTrade = Static<typeof ClientBuilderTrade>;
+
+export const ClientBuilderTradesPage = Type.Object({
+  data: Type.Array(ClientBuilderTrade),
+  next_cursor: Type.String({ description: 'LTE= on the last page' }),
+  limit: Type.Integer(),
+  count: Type.Integer(),
+});

@@ -33,6 +33,36 @@ export type OrderView = Static<typeof OrderView>;
 
 export const OrderViewResponse = Type.Object({ order: OrderView });
 
+/**
+ * The platform V2 client's OpenOrder (snake_case, flat): GET /data/order/{id} and the items of GET /data/orders
+ * in the clob-client-v2 shapes (config compat.shapes). The same order as OrderView.
+ */
+export const ClientOpenOrder = Type.Object({
+  id: Type.String(),
+  status: Type.String({ description: 'LIVE, MATCHED, CANCELED or CANCELED_MARKET_RESOLVED' }),
+  owner: Type.String({ description: 'API key that placed it' }),
+  maker_address: Type.String(),
+  market: Type.String({ description: 'condition id' }),
+  asset_id: Type.String({ description: 'token id (uint256 decimal)' }),
+  side: Type.String(),
+  original_size: Type.String(),
+  size_matched: Type.String(),
+  price: Type.String(),
+  associate_trades: Type.Array(Type.String()),
+  outcome: Type.String(),
+  created_at: Type.Integer({ description: 'unix seconds' }),
+  expiration: Type.String({ description: 'unix seconds, 0 = none' }),
+  order_type: Type.String({ description: 'GTC, GTD, FOK or FAK' }),
+});
+export type ClientOpenOrder = Static<typeof ClientOpenOrder>;
+
+export const ClientOpenOrdersPage = Type.Object({
+  data: Type.Array(ClientOpenOrder),
+  next_cursor: Type.String(),
+  limit: Type.Integer(),
+  count: Type.Integer(),
+});
+
 export const OpenOrdersQuery = Type.Object({
   id: Type.Optional(OrderIdText),
   market: Type.Optional(ConditionIdText),
@@ -62,6 +92,9 @@ export const BalanceAllowanceQuery = Type.Object({
 export const BalanceAllowance = Type.Object({
   balance: Type.String({ description: 'available, integer units (10^-6)' }),
   allowance: Type.String({ description: 'what the exchange may spend: the available balance (no chain, no approvals)' }),
+  allowances: Type.Record(Type.String(), Type.String(), {
+    description: 'the platform client\'s form of the same: the allowance per exchange contract (the configured order domains)',
+  }),
   reserved: Type.String({ description: 'held by open orders, integer units' }),
 });
 

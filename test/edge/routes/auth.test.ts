@@ -1,10 +1,13 @@
 /**
  * The auth module (src/edge/routes/auth.ts) through the real app: creating, deriving, listing and revoking
- * API keys and GET /exchange-info each answer in their schema and charge their buckets; missing or bad
+ * API keys, read-only keys (create, list, delete, the public validation) and builder keys (create, list,
+ * revoke) and GET /exchange-info each answer in their schema and charge their buckets; missing or bad
  * L1/L2 headers and an unknown nonce answer in the trading group's form. Key semantics (nonces, secrets,
- * master key): test/edge/auth.test.ts. Test harness: test/fixtures/route-contract.ts.
+ * master key, kinds): test/edge/auth.test.ts, test/e2e/key-kinds.test.ts. Test harness:
+ * test/fixtures/route-contract.ts.
  */
 import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
 import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
 import type { AnyRoute } from '../../../src/edge/route.ts';
 import { authRoutes } from '../../../src/edge/routes/auth.ts';
@@ -16,6 +19,9 @@ let routes: AnyRoute[];
 let client: TestClient;
 /** A key of its own for the revocation, so the other routes keep theirs. */
 let doomed: Creds;
+/** A read-only key and a builder key of the client's wallet, made by the create cases. */
+let readonly: Creds;
+let builder: Creds;
 before(async () => {
   h = await startRouteApp({ demo: false });
   routes = authRoutes(h.app.ctx);
@@ -52,10 +58,72 @@ const CASES: RouteCase[] = [
     ok: () => client.call('DELETE', '/auth/api-key', undefined, doomed),
     bad: { send: () => client.call('DELETE', '/auth/api-key', undefined, { ...client.creds!, secret: doomed.secret }), status: 401, error: 'Unauthorized/Invalid api key' },
   },
+  {
+    route: 'POST /auth/readonly-api-key',
+    group: 'trading',
+    ok: async () => {
+      const r = await client.call('POST', '/auth/readonly-api-key');
+      readonly = r.body;
+      return r;
+    },
+    bad: { send: () => h.send('POST', '/auth/readonly-api-key'), status: 401, error: 'Unauthorized/Invalid api key' },
+  },
+  {
+    route: 'GET /auth/readonly-api-keys',
+    group: 'trading',
+    ok: async () => {
+      const r = await client.call('GET', '/auth/readonly-api-keys');
+      assert.deepEqual(r.body, [readonly.apiKey]);
+      return r;
+    },
+    bad: { send: () => client.call('GET', '/auth/readonly-api-keys', undefined, readonly), status: 401, error: 'Unauthorized/Invalid api key' },
+  },
+  {
+    route: 'GET /auth/validate-readonly-api-key',
+    group: 'clob',
+    ok: async () => {
+      const r = await h.send('GET', `/auth/validate-readonly-api-key?address=${client.address}&key=${readonly.apiKey}`);
+      assert.deepEqual(r.body, { valid: true });
+      return r;
+    },
+    bad: { send: () => h.send('GET', `/auth/validate-readonly-api-key?address=0x12&key=${readonly.apiKey}`), status: 400, error: 'Invalid address' },
+  },
+  {
+    route: 'DELETE /auth/readonly-api-key',
+    group: 'trading',
+    ok: async () => {
+      const r = await client.call('DELETE', '/auth/readonly-api-key', { key: readonly.apiKey });
+      assert.equal(r.body, true);
+      return r;
+    },
+    bad: { send: () => client.call('DELETE', '/auth/readonly-api-key', { id: 'x' }), status: 400 },
+  },
+  {
+    route: 'POST /auth/builder-api-key',
+    group: 'trading',
+    ok: async () => {
+      const r = await client.call('POST', '/auth/builder-api-key');
+      builder = { apiKey: r.body.key, secret: r.body.secret, passphrase: r.body.passphrase };
+      return r;
+    },
+    bad: { send: () => client.builderCall('POST', '/auth/builder-api-key', builder), status: 401, error: 'Unauthorized/Invalid api key' },
+  },
+  {
+    route: 'GET /auth/builder-api-key',
+    group: 'trading',
+    ok: () => client.call('GET', '/auth/builder-api-key'),
+    bad: { send: () => client.builderCall('GET', '/auth/builder-api-key', builder), status: 401, error: 'Unauthorized/Invalid api key' },
+  },
+  {
+    route: 'DELETE /auth/builder-api-key',
+    group: 'trading',
+    ok: () => client.builderCall('DELETE', '/auth/builder-api-key', builder),
+    bad: { send: () => client.builderCall('DELETE', '/auth/builder-api-key', { ...builder, secret: doomed.secret }), status: 401, error: 'Unauthorized/Invalid api key' },
+  },
   { route: 'GET /exchange-info', group: 'clob', ok: () => h.send('GET', '/exchange-info') },
 ];
 
-test('the module serves exactly its five routes: the key routes in the trading group, exchange-info in clob', () => {
+test('the module serves exactly its twelve routes: the key routes in the trading group, exchange-info and the read-only key check in clob', () => {
   assertServes(routes, CASES);
 });
 

@@ -2,10 +2,11 @@
  * The catalog module (src/edge/routes/catalog.ts) through the real app over the demo catalog: every
  * listing and lookup answers in its schema and charges its buckets; bad parameters and unknown slugs answer
  * `{type, error}` on the catalog routes and `{error}` on the order-book listings (/markets,
- * /sampling-markets). Catalog semantics: test/e2e/catalog.test.ts, test/queries/catalog.test.ts.
+ * /sampling-markets, the simplified forms) and GET /markets/{condition_id}. Catalog semantics: test/e2e/catalog.test.ts, test/queries/catalog.test.ts.
  * Test harness: test/fixtures/route-contract.ts.
  */
 import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
 import type { AnyRoute } from '../../../src/edge/route.ts';
 import { catalogRoutes } from '../../../src/edge/routes/catalog.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
@@ -14,11 +15,14 @@ let h: RouteApp;
 let routes: AnyRoute[];
 let eventSlug: string;
 let marketSlug: string;
+let conditionId: string;
 before(async () => {
   h = await startRouteApp();
   routes = catalogRoutes(h.app.ctx);
   eventSlug = (await h.send('GET', '/events?limit=1')).body[0].slug;
-  marketSlug = (await h.send('GET', `/events/slug/${eventSlug}`)).body.markets[0].slug;
+  const market = (await h.send('GET', `/events/slug/${eventSlug}`)).body.markets[0];
+  marketSlug = market.slug;
+  conditionId = market.conditionId;
 });
 after(() => h.close());
 
@@ -60,6 +64,35 @@ const CASES: RouteCase[] = [
     bad: { send: () => h.send('GET', '/markets?next_cursor=not-a-cursor'), status: 400, error: 'invalid next_cursor' },
   },
   {
+    route: 'GET /markets/:condition_id',
+    group: 'clob',
+    ok: async () => {
+      const r = await h.send('GET', `/markets/${conditionId}`);
+      assert.equal(r.body.condition_id, conditionId.toLowerCase());
+      assert.equal(r.body.market_slug, marketSlug);
+      return r;
+    },
+    bad: { send: () => h.send('GET', `/markets/0x${'0'.repeat(64)}`), status: 404, error: 'market not found' },
+  },
+  {
+    route: 'GET /simplified-markets',
+    group: 'clob',
+    ok: () => h.send('GET', '/simplified-markets'),
+    bad: { send: () => h.send('GET', '/simplified-markets?next_cursor=not-a-cursor'), status: 400, error: 'invalid next_cursor' },
+  },
+  {
+    route: 'GET /sampling-simplified-markets',
+    group: 'clob',
+    ok: async () => {
+      const r = await h.send('GET', '/sampling-simplified-markets');
+      const sampling = h.app.ctx.catalog.read.samplingRecords().map((m) => m.conditionId);
+      assert.ok(sampling.length > 0);
+      assert.deepEqual(r.body.data.map((m: { condition_id: string }) => m.condition_id), sampling, 'the sampling markets, in the short form');
+      return r;
+    },
+    bad: { send: () => h.send('GET', '/sampling-simplified-markets?next_cursor=LTE'), status: 400, error: 'invalid next_cursor' },
+  },
+  {
     route: 'GET /sampling-markets',
     group: 'clob',
     ok: () => h.send('GET', '/sampling-markets'),
@@ -67,7 +100,7 @@ const CASES: RouteCase[] = [
   },
 ];
 
-test('the module serves exactly its seven routes: five in the catalog group, the order-book listings in clob', () => {
+test('the module serves exactly its ten routes: five in the catalog group, the order-book listings and GET /markets/{condition_id} in clob', () => {
   assertServes(routes, CASES);
 });
 

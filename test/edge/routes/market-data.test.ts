@@ -1,6 +1,7 @@
 /**
  * The market data module (src/edge/routes/market-data.ts) through the real app, over a demo market with a
- * trade and a two-sided book: every book, price, quote, market look-up, history and builder-trade route
+ * trade and a two-sided book: every book, price, quote, spread, live activity, market look-up, history,
+ * builder-trade and builder-fee route
  * answers in its schema and charges its buckets; a bad or unknown token, side, condition id or history
  * parameter answers `{"error": "<message>"}`. The numbers: test/e2e/market-data.test.ts,
  * test/edge/market-lookups.test.ts. Test harness: test/fixtures/route-contract.ts.
@@ -78,6 +79,48 @@ const CASES: RouteCase[] = [
     bad: { send: () => get(`/midpoint?token_id=${UNKNOWN}`), status: 404, error: 'No orderbook exists for the requested token id' },
   },
   {
+    route: 'POST /midpoints',
+    group: 'clob',
+    ok: async () => {
+      const r = await post('/midpoints', [{ token_id: yes, side: 'BUY' }]);
+      assert.deepEqual(r.body, { [yes]: '0.5' }, 'the 0.40 / 0.60 book');
+      return r;
+    },
+    bad: { send: () => post('/midpoints', [{ token_id: 'abc' }]), status: 400, error: 'Invalid token id at [0]' },
+  },
+  {
+    route: 'GET /spread',
+    group: 'clob',
+    ok: async () => {
+      const r = await get(`/spread?token_id=${yes}`);
+      assert.deepEqual(r.body, { spread: '0.2' });
+      return r;
+    },
+    bad: { send: () => get('/spread?token_id=abc'), status: 400, error: 'Invalid token id' },
+  },
+  {
+    route: 'POST /spreads',
+    group: 'clob',
+    ok: () => post('/spreads', [{ token_id: yes, side: 'SELL' }]),
+    bad: { send: () => post('/spreads', [{ token_id: yes, side: 'UP' }]), status: 400, error: 'Invalid side at [0]' },
+  },
+  {
+    route: 'GET /markets/live-activity/:condition_id',
+    group: 'clob',
+    ok: async () => {
+      const r = await get(`/markets/live-activity/${conditionId}`);
+      assert.deepEqual(r.body.map((e: { price: string; size: string }) => [e.price, e.size]), [['0.5', '10']], 'the one trade, from its taker');
+      return r;
+    },
+    bad: { send: () => get(`/markets/live-activity/0x${'0'.repeat(64)}`), status: 404, error: 'No orderbook exists for the requested condition id' },
+  },
+  {
+    route: 'GET /fees/builder-fees/:builder_code',
+    group: 'clob',
+    ok: () => get(`/fees/builder-fees/0x${'ab'.repeat(32)}`),
+    bad: { send: () => get('/fees/builder-fees/0x12'), status: 400, error: 'Invalid builder code' },
+  },
+  {
     route: 'GET /last-trade-price',
     group: 'clob',
     ok: () => get(`/last-trade-price?token_id=${yes}`),
@@ -140,7 +183,12 @@ const CASES: RouteCase[] = [
   },
 ];
 
-test('the module serves exactly its sixteen routes, in the clob group', () => {
+test('GET /builder/trades: public without credentials; credential headers that do not verify are 401', async () => {
+  const r = await h.send('GET', '/builder/trades', { headers: { POLY_BUILDER_API_KEY: 'not-a-key', POLY_BUILDER_PASSPHRASE: 'x', POLY_BUILDER_TIMESTAMP: '1', POLY_BUILDER_SIGNATURE: 'x' } });
+  assertGroupError('clob', r, 401, 'Unauthorized/Invalid api key');
+});
+
+test('the module serves exactly its twenty-one routes, in the clob group', () => {
   assertServes(routes, CASES);
 });
 

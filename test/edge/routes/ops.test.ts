@@ -1,5 +1,5 @@
 /**
- * The ops module (src/edge/routes/ops.ts) through the real app: health, time, the OpenAPI document and
+ * The ops module (src/edge/routes/ops.ts) through the real app: health (GET / and GET /ok), time, the OpenAPI document and
  * the metrics each answer in their schema and charge their buckets; the one error an ops route gives
  * (health before the service is ready) is in the ops form. Test harness: test/fixtures/route-contract.ts.
  */
@@ -35,12 +35,29 @@ const CASES: RouteCase[] = [
       error: 'service unavailable',
     },
   },
+  {
+    route: 'GET /ok',
+    group: 'ops',
+    ok: () => h.send('GET', '/ok'),
+    bad: {
+      send: async () => {
+        h.app.ctx.state.ready = false;
+        try {
+          return await h.send('GET', '/ok');
+        } finally {
+          h.app.ctx.state.ready = true;
+        }
+      },
+      status: 503,
+      error: 'service unavailable',
+    },
+  },
   { route: 'GET /time', group: 'ops', ok: () => h.send('GET', '/time') },
   { route: 'GET /openapi.json', group: 'ops', ok: () => h.send('GET', '/openapi.json') },
   { route: 'GET /metrics', group: 'ops', ok: () => h.send('GET', '/metrics') },
 ];
 
-test('the module serves exactly its four routes, in the ops group', () => {
+test('the module serves exactly its five routes, in the ops group', () => {
   assertServes(routes, CASES);
 });
 

@@ -94,6 +94,22 @@ const CASES: RouteCase[] = [
     bad: { send: () => alice.call('GET', '/balance-allowance?asset_type=GOLD'), status: 400 },
   },
   {
+    route: 'GET /balance-allowance/update',
+    group: 'trading',
+    ok: () => alice.call('GET', `/balance-allowance/update?asset_type=CONDITIONAL&token_id=${yes}`),
+    bad: { send: () => alice.call('GET', '/balance-allowance/update?asset_type=CONDITIONAL'), status: 400, error: 'token_id is required for CONDITIONAL' },
+  },
+  {
+    route: 'GET /data/pre-migration-orders',
+    group: 'trading',
+    ok: async () => {
+      const r = await alice.call('GET', '/data/pre-migration-orders');
+      assert.deepEqual(r.body, { data: [], next_cursor: 'LTE=', limit: 500, count: 0 });
+      return r;
+    },
+    bad: { send: () => alice.call('GET', '/data/pre-migration-orders?next_cursor=nope'), status: 400, error: 'invalid next_cursor' },
+  },
+  {
     route: 'POST /split',
     group: 'trading',
     ok: () => alice.call('POST', '/split', { conditionId: cid, amount: '2' }),
@@ -137,7 +153,7 @@ const CASES: RouteCase[] = [
   },
 ];
 
-test('the module serves exactly its thirteen routes: GET /data/order/:id in clob, the signed ones in trading', () => {
+test('the module serves exactly its fifteen routes: GET /data/order/:id in clob, the signed ones in trading', () => {
   assertServes(routes, CASES);
 });
 

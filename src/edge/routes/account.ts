@@ -1,0 +1,81 @@
+/**
+ * A wallet's account routes beyond orders and balances (trading group, L2): its notifications (read with a
+ * trading or read-only key, dropped with a trading key) and its heartbeat (edge/heartbeats.ts: a trading key
+ * only, since a heartbeat left to lapse cancels every open order of the wallet).
+ *
+ * Notifications are projected from the journal (projections/notifications.ts) and kept until dropped. A drop
+ * is durable when answered: its removals go out with the projection writes they cover, in the flush the
+ * handler asks for, and the answer waits for that commit, so a restart cannot bring a dropped one back.
+ */
+import { Type } from '@sinclair/typebox';
+import { apiError } from '../../domain/errors.ts';
+import { parseNotificationId } from '../../domain/notifications.ts';
+import { dropNotifications } from '../../projections/notifications.ts';
+import { walletNotifications } from '../../queries/notifications.ts';
+import type { AppContext } from '../context.ts';
+import { READ_KEYS, route, type AnyRoute } from '../route.ts';
+import { DropNotificationsQuery, Notification, NotificationsQuery } from '../schemas/notifications.ts';
+
+const HeartbeatBody = Type.Object({
+  heartbeat_id: Type.Optional(
+    Type.Union([Type.String({ maxLength: 100 }), Type.Null()], { description: 'the running heartbeat\'s id; "", null or absent starts one (or continues the running one)' }),
+  ),
+});
+const HeartbeatReply = Type.Object({ heartbeat_id: Type.String({ description: 'the id to send with the next heartbeat' }) });
+
+export function accountRoutes(ctx: AppContext): AnyRoute[] {
+  const timeout = ctx.config.heartbeats.timeoutSeconds;
+  return [
+    route({
+      method: 'GET',
+      path: '/notifications',
+      group: 'trading',
+      auth: 'l2',
+      keys: READ_KEYS,
+      summary: "The caller's wallet's notifications, oldest first: order fills (type 2), cancels (1), market resolutions (4)",
+      description: 'Kept until dropped, at most the latest 500 per wallet. Fills are told at the match; a FOK/FAK remainder is not a cancel notice.',
+      query: NotificationsQuery,
+      response: Type.Array(Notification),
+      handler: (req) => walletNotifications(ctx.views, req.caller.address!),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/notifications',
+      // Idempotent: dropping what is already gone changes nothing.
+      replay: 'none',
+      group: 'trading',
+      auth: 'l2',
+      summary: "Drop notifications of the caller's wallet by id (`ids=a,b`); without ids, every one",
+      query: DropNotificationsQuery,
+      response: Type.Literal('OK'),
+      handler: async (req) => {
+        const text = req.query.ids ?? '';
+        const ids = text === '' ? undefined : text.split(',').map((s) => s.trim());
+        const slots = ids?.map((id) => {
+          const slot = parseNotificationId(id);
+          if (slot === undefined) throw apiError('PM_ERR_BAD_REQUEST', { detail: `invalid notification id: ${id}` });
+          return slot;
+        });
+        if (dropNotifications(ctx.views, req.caller.address!, slots) > 0) {
+          ctx.views.deferral?.flush();
+          await ctx.store.views.flushed;
+        }
+        return 'OK';
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/heartbeats',
+      replay: 'memory',
+      group: 'trading',
+      auth: 'l2',
+      summary: `Start or continue the wallet's heartbeat; silent for ${timeout} s (heartbeats.timeoutSeconds), its open orders are all canceled`,
+      description:
+        'Send heartbeat_id "" (or null) to start one and the answered id afterwards; an id that is not the running one (it lapsed, its ' +
+        'orders were canceled) is 400. Running heartbeats survive a restart with a full timeout from the start.',
+      body: HeartbeatBody,
+      response: HeartbeatReply,
+      handler: (req) => ctx.heartbeats.beat(req.caller.address!, req.body.heartbeat_id),
+    }),
+  ];
+}

@@ -1,0 +1,76 @@
+/**
+ * The account module (src/edge/routes/account.ts) through the real app, signed by a funded demo wallet:
+ * notifications (read, drop) and the heartbeat answer in their schema and charge their buckets; a bad id or
+ * a missing signature answers `{"error": "<message>"}`. What they do: test/e2e/notifications.test.ts,
+ * test/e2e/heartbeats.test.ts. Test harness: test/fixtures/route-contract.ts.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
+import type { AnyRoute } from '../../../src/edge/route.ts';
+import { accountRoutes } from '../../../src/edge/routes/account.ts';
+import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
+import { TestClient, units } from '../../fixtures/trading-client.ts';
+
+let h: RouteApp;
+let routes: AnyRoute[];
+let alice: TestClient;
+let orderId: string;
+before(async () => {
+  h = await startRouteApp();
+  routes = accountRoutes(h.app.ctx);
+  alice = new TestClient(h.base, DEMO_WALLETS[0].privateKey, await TestClient.info(h.base));
+  await alice.createKey();
+  const market = h.app.ctx.catalog.read.tradingMarkets().find((m) => m.acceptingOrders && !m.negRisk)!;
+  const placed = await alice.place({ tokenId: market.tokenIds[0], side: 'BUY', makerAmount: units(0.5), takerAmount: units(5) });
+  assert.equal(placed.status, 200, JSON.stringify(placed.body));
+  orderId = placed.body.orderID;
+  assert.equal((await alice.call('DELETE', '/order', { orderID: orderId })).status, 200);
+});
+after(() => h.close());
+
+const CASES: RouteCase[] = [
+  {
+    route: 'GET /notifications',
+    group: 'trading',
+    ok: async () => {
+      const r = await alice.call('GET', '/notifications?signature_type=0');
+      assert.deepEqual(
+        r.body.map((n: { type: number; payload: { order_id: string } }) => [n.type, n.payload.order_id]),
+        [[1, orderId]],
+        'the cancel is told',
+      );
+      return r;
+    },
+    bad: { send: () => h.send('GET', '/notifications'), status: 401, error: 'Unauthorized/Invalid api key' },
+  },
+  {
+    route: 'DELETE /notifications',
+    group: 'trading',
+    ok: () => alice.call('DELETE', '/notifications?ids=0'),
+    bad: { send: () => alice.call('DELETE', '/notifications?ids=first'), status: 400, error: 'invalid notification id: first' },
+  },
+  {
+    route: 'POST /v1/heartbeats',
+    group: 'trading',
+    ok: () => alice.call('POST', '/v1/heartbeats', { heartbeat_id: '' }),
+    bad: { send: () => alice.call('POST', '/v1/heartbeats', { heartbeat_id: 'not-running' }), status: 400, error: 'invalid heartbeat id: not-running (send "" to start a new heartbeat)' },
+  },
+];
+
+test('the module serves exactly its three routes, in the trading group', () => {
+  assertServes(routes, CASES);
+});
+
+for (const c of CASES) {
+  test(`${c.route} answers in its schema and charges its buckets`, async () => {
+    await assertAnswers(h, routes, c);
+  });
+}
+
+for (const c of CASES.filter((x) => x.bad)) {
+  test(`${c.route}: a bad request answers in the trading form`, async () => {
+    const bad = c.bad!;
+    assertGroupError(c.group, await bad.send(), bad.status, bad.error);
+  });
+}
