@@ -380,6 +380,18 @@ describe('user channel', () => {
     await waitPong(other);
   });
 
+  test('a read-only key opens the user channel; a builder key of the same wallet does not', async () => {
+    const readonly = await app.ctx.auth.keys.createKind(carol, 'readonly');
+    const reader = await connect('/ws/user');
+    reader.subscribeUser(readonly);
+    reader.send('PING');
+    await waitPong(reader);
+    const builder = await app.ctx.auth.keys.createKind(carol, 'builder');
+    const refused = await connect('/ws/user');
+    refused.subscribeUser(builder);
+    assert.deepEqual(await refused.closed, { code: 4001, reason: 'Unauthorized/Invalid api key' });
+  });
+
   test('each wallet sees its own orders and trades, and only those', async () => {
     const cc = await connect('/ws/user');
     cc.subscribeUser(creds.get(carol)!);

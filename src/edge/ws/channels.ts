@@ -385,7 +385,8 @@ export class StreamChannels {
   /** The wallet of valid credentials: the same key, secret and passphrase as L2, compared in constant time. */
   private authenticate(auth: { apiKey: string; secret: string; passphrase: string }): string | undefined {
     const key = this.d.keys.verifier(auth.apiKey);
-    if (key === undefined) return undefined;
+    // Trading and read-only keys read their wallet's orders and trades; a builder key proves nothing here.
+    if (key === undefined || key.kind === 'builder') return undefined;
     const secret = decodeSecret(auth.secret);
     const pass = Buffer.from(auth.passphrase);
     const secretOk = secret !== undefined && secret.length === key.hmacKey.length && timingSafeEqual(secret, key.hmacKey);
