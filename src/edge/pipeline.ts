@@ -129,154 +129,195 @@ function signedBy(keys: readonly KeyKind[], a: Authenticator | undefined, req: I
   return s !== undefined && s.keyKind !== undefined && keys.includes(s.keyKind) ? s : undefined;
 }
 
-/** The request processor of one mounted route: the stages of the header, in order. */
-export function processorFor(m: Mounted, d: PipelineDeps, who: (req: Incoming) => { ip: string; key: string }): (req: Incoming) => Outgoing | Promise<Outgoing> {
-  const { limiter, metrics, log, clock } = d;
-  const { route, compiled } = m;
-  const auth = route.auth ?? 'none';
-  const keys = route.keys ?? TRADING_KEYS;
+/** One request on its way through the stages: what each stage found out. */
+interface Flow {
+  req: Incoming;
+  client: { ip: string; key: string };
+  caller: Caller;
+  charges: Charge[];
+  signed: SignedCaller | undefined;
+  json: unknown;
+}
 
-  const finish = (req: Incoming, out: Outgoing): Outgoing => {
-    m.metrics.observe(out.status, (Date.now() - req.receivedAt) / 1000);
-    return out;
-  };
-  const fail = (req: Incoming, e: ApiError, headers?: Record<string, string>): Outgoing => finish(req, serialize(errorReply(e, headers)));
-  const limited = (req: Incoming, v: Verdict): Outgoing => {
-    metrics.rateLimited(v.bucket);
-    return fail(req, apiError('PM_ERR_RATE_LIMITED'), rateLimitHeaders(v));
-  };
-  const handlerFailed = (req: Incoming, e: unknown): Outgoing => {
-    const { error, unexpected } = toApiError(e);
-    if (unexpected) log.error({ err: e, route: m.label }, 'handler failed');
-    return fail(req, error);
-  };
-  const settle = (req: Incoming, v: unknown): Outgoing => finish(req, isReply(v) ? serialize(v) : { status: 200, body: v === undefined ? 'null' : JSON.stringify(v) });
+type Answer = Outgoing | Promise<Outgoing>;
 
-  /** Guard, validation and the handler, once every earlier stage passed. */
-  const dispatch = (req: Incoming, caller: Caller, json: unknown): Outgoing | Promise<Outgoing> => {
+/**
+ * The stages of the header for one mounted route, one method each, in order: gate, sign, admit, parse,
+ * l1, replay, dispatch. A stage answers (an error in the route group's form) or calls the next one.
+ */
+class RouteProcessor {
+  private readonly auth: string;
+  private readonly keys: readonly KeyKind[];
+  private readonly perItem: boolean;
+
+  constructor(
+    private readonly m: Mounted,
+    private readonly d: PipelineDeps,
+    private readonly who: (req: Incoming) => { ip: string; key: string },
+  ) {
+    this.auth = m.route.auth ?? 'none';
+    this.keys = m.route.keys ?? TRADING_KEYS;
+    this.perItem = m.route.limitCost !== undefined && m.compiled.hasBody;
+  }
+
+  readonly process = (req: Incoming): Answer => {
+    const client = this.who(req);
+    return this.gate({ req, client, caller: { ip: client.ip }, charges: [{ caller: client.key, buckets: this.m.buckets }], signed: undefined, json: undefined });
+  };
+
+  /** Admin routes: the bearer token; without a configured token the admin API does not exist. */
+  private gate(f: Flow): Answer {
+    if (this.auth !== 'admin') return this.sign(f);
+    if (!this.d.adminToken) return this.finish(f.req, { status: 404, body: JSON_NOT_FOUND });
+    const given = f.req.headers['authorization'] ?? '';
+    if (given.startsWith('Bearer ') && sameSecret(given.slice(7), this.d.adminToken)) return this.sign(f);
+    return this.refuse(f, apiError('PM_ERR_ADMIN_UNAUTHORIZED'));
+  }
+
+  /**
+   * l2 routes: the HMAC over the raw bytes, before anything parses them; a failure is charged to the client
+   * address. An authOptional route without any credential header is a public request.
+   */
+  private sign(f: Flow): Answer {
+    const { route } = this.m;
+    if (this.auth !== 'l2' || (route.authOptional && !(this.d.auth?.presented(f.req.headers) ?? false))) return this.admit(f);
+    const signed = signedBy(this.keys, this.d.auth, f.req);
+    if (!signed) return this.refuse(f, apiError('PM_ERR_UNAUTHORIZED'));
+    f.signed = signed;
+    f.caller.apiKey = signed.apiKey;
+    f.caller.address = signed.address;
+    f.caller.keyKind = signed.keyKind;
+    f.caller.builderCode = signed.builderCode;
+    f.charges = [{ caller: `key:${signed.apiKey}`, buckets: this.m.buckets }];
+    if (this.m.walletBuckets.length > 0) f.charges.push({ caller: `wallet:${signed.address}`, buckets: this.m.walletBuckets });
+    return this.admit(f);
+  }
+
+  /** Rate limits, before the body is parsed: a per-item route is first asked whether one unit fits. */
+  private admit(f: Flow): Answer {
+    const { limiter, clock } = this.d;
+    const v = this.perItem ? limiter.admits(f.charges, 1, clock.now()) : limiter.takeAll(f.charges, 1, clock.now());
+    return v.ok ? this.parse(f) : this.limited(f.req, v);
+  }
+
+  /** The JSON body, nesting bounded; then what a per-item route charges for it. */
+  private parse(f: Flow): Answer {
+    const { limiter, clock } = this.d;
+    if (this.m.compiled.hasBody) {
+      const parsed = parseJsonBody(f.req.body);
+      if (!parsed.ok) {
+        if (this.perItem) limiter.takeAll(f.charges, 1, clock.now());
+        return this.fail(f.req, parsed.reason === 'too-deep' ? apiError('PM_ERR_JSON_TOO_DEEP', { max: MAX_JSON_DEPTH }) : apiError('PM_ERR_INVALID_JSON'));
+      }
+      f.json = parsed.value;
+    }
+    if (this.perItem) {
+      const v = limiter.takeAll(f.charges, Math.max(1, this.m.route.limitCost!(f.json)), clock.now());
+      if (!v.ok) return this.limited(f.req, v);
+    }
+    return this.auth === 'l1' ? this.l1(f) : this.replay(f);
+  }
+
+  /** l1 routes: the EIP-712 signature, recovered on the signature pool. */
+  private l1(f: Flow): Answer {
+    const pending = this.d.auth?.l1(f.req.headers);
+    if (!pending) return this.fail(f.req, apiError('PM_ERR_L1_HEADERS'));
+    return pending.then((ok) => {
+      if (!ok) return this.fail(f.req, apiError('PM_ERR_L1_HEADERS'));
+      f.caller.address = ok.address;
+      f.caller.nonce = ok.nonce;
+      f.signed = ok;
+      return this.replay(f);
+    });
+  }
+
+  /** Signed requests that change something: a replay within its window gets the first answer (replays.ts). */
+  private replay(f: Flow): Answer {
+    const { replays } = this.d;
+    const { req, signed } = f;
+    if (this.m.replay === 'none' || signed === undefined || replays === undefined) return this.dispatch(f);
+    const key = `${this.auth}|${req.method}|${req.path}|${signed.replayKey}`;
+    const run = (claim: Awaited<ReturnType<ReplayGuard['claim']>>): Answer => {
+      if (claim.kind === 'refused') return this.fail(req, claim.error);
+      if (claim.kind === 'replay') {
+        const answer = claim.answer;
+        return answer instanceof Promise ? answer.then((out) => this.finish(req, out)) : this.finish(req, answer);
+      }
+      const out = this.dispatch(f);
+      return out instanceof Promise ? out.then(claim.settle) : claim.settle(out);
+    };
+    const claim = replays.claim(key, signed.expiresAt, this.m.replay, this.auth === 'l1' ? f.caller.ip : undefined);
+    return claim instanceof Promise ? claim.then(run) : run(claim);
+  }
+
+  /** Guard, path parameters, query and body validated, the handler, its answer. */
+  private dispatch(f: Flow): Answer {
+    const { route, compiled } = this.m;
+    const { req, caller } = f;
     const refused = route.guard?.(caller);
-    if (refused) return fail(req, refused);
+    if (refused) return this.fail(req, refused);
     const params = compiled.parseParams(req.params);
-    if (!params.ok) return fail(req, problemError(route.group, params.problem, route.fieldMessages));
+    if (!params.ok) return this.fail(req, problemError(route.group, params.problem, route.fieldMessages));
     const query = compiled.parseQuery(req.query);
-    if (!query.ok) return fail(req, problemError(route.group, query.problem, route.fieldMessages));
+    if (!query.ok) return this.fail(req, problemError(route.group, query.problem, route.fieldMessages));
     let body: unknown = undefined;
     if (compiled.hasBody) {
-      const checked = compiled.checkBody(json);
+      const checked = compiled.checkBody(f.json);
       if (!checked.ok) {
         const p = checked.problem;
-        if (p.kind === 'too-many' && route.tooMany) return fail(req, route.tooMany(p.count!, p.max!));
-        return fail(req, problemError(route.group, p, route.fieldMessages));
+        if (p.kind === 'too-many' && route.tooMany) return this.fail(req, route.tooMany(p.count!, p.max!));
+        return this.fail(req, problemError(route.group, p, route.fieldMessages));
       }
       body = checked.value;
     }
-    const rr: RouteRequest = {
-      method: req.method as HttpMethod,
-      path: req.path,
-      query: query.value,
-      body,
-      params: params.value,
-      headers: req.headers,
-      rawBody: req.body,
-      caller,
-      receivedAt: req.receivedAt,
-    };
+    const rr: RouteRequest = { method: req.method as HttpMethod, path: req.path, query: query.value, body, params: params.value, headers: req.headers, rawBody: req.body, caller, receivedAt: req.receivedAt };
     let result: unknown;
     try {
       result = route.handler(rr);
     } catch (e) {
-      return handlerFailed(req, e);
+      return this.handlerFailed(req, e);
     }
     if (result instanceof Promise) {
       return result.then(
-        (v: unknown) => settle(req, v),
-        (e: unknown) => handlerFailed(req, e),
+        (v: unknown) => this.settle(req, v),
+        (e: unknown) => this.handlerFailed(req, e),
       );
     }
-    return settle(req, result);
-  };
+    return this.settle(req, result);
+  }
 
-  /** The replay stage around dispatch: see replays.ts. */
-  const guarded = (req: Incoming, caller: Caller, json: unknown, signed: SignedCaller | undefined): Outgoing | Promise<Outgoing> => {
-    if (m.replay === 'none' || signed === undefined || d.replays === undefined) return dispatch(req, caller, json);
-    const key = auth === 'l1' ? `l1|${req.method}|${req.path}|${signed.replayKey}` : `l2|${req.method}|${req.path}|${signed.replayKey}`;
-    const run = (claim: Awaited<ReturnType<ReplayGuard['claim']>>): Outgoing | Promise<Outgoing> => {
-      if (claim.kind === 'refused') return fail(req, claim.error);
-      if (claim.kind === 'replay') {
-        const answer = claim.answer;
-        return answer instanceof Promise ? answer.then((out) => finish(req, out)) : finish(req, answer);
-      }
-      const out = dispatch(req, caller, json);
-      return out instanceof Promise ? out.then(claim.settle) : claim.settle(out);
-    };
-    const claim = d.replays.claim(key, signed.expiresAt, m.replay, auth === 'l1' ? caller.ip : undefined);
-    return claim instanceof Promise ? claim.then(run) : run(claim);
-  };
+  private finish(req: Incoming, out: Outgoing): Outgoing {
+    this.m.metrics.observe(out.status, (Date.now() - req.receivedAt) / 1000);
+    return out;
+  }
 
-  return (req) => {
-    const client = who(req);
-    const caller: Caller = { ip: client.ip };
+  private fail(req: Incoming, e: ApiError, headers?: Record<string, string>): Outgoing {
+    return this.finish(req, serialize(errorReply(e, headers)));
+  }
 
-    // gate
-    if (auth === 'admin') {
-      // Without a configured token the admin API does not exist.
-      if (!d.adminToken) return finish(req, { status: 404, body: JSON_NOT_FOUND });
-      const given = req.headers['authorization'] ?? '';
-      if (!given.startsWith('Bearer ') || !sameSecret(given.slice(7), d.adminToken)) {
-        const v = limiter.take(client.key, m.buckets, 1, clock.now());
-        return v.ok ? fail(req, apiError('PM_ERR_ADMIN_UNAUTHORIZED')) : limited(req, v);
-      }
-    }
+  /** An authentication failure, charged to the client address (random keys cannot dodge the caps). */
+  private refuse(f: Flow, e: ApiError): Outgoing {
+    const v = this.d.limiter.take(f.client.key, this.m.buckets, 1, this.d.clock.now());
+    return v.ok ? this.fail(f.req, e) : this.limited(f.req, v);
+  }
 
-    // sign
-    let charges: Charge[] = [{ caller: client.key, buckets: m.buckets }];
-    let signed: SignedCaller | undefined;
-    // An authOptional route without any credential header is a public request: its charges stay on the address.
-    if (auth === 'l2' && (!route.authOptional || (d.auth?.presented(req.headers) ?? false))) {
-      signed = signedBy(keys, d.auth, req);
-      if (!signed) {
-        const v = limiter.take(client.key, m.buckets, 1, clock.now());
-        return v.ok ? fail(req, apiError('PM_ERR_UNAUTHORIZED')) : limited(req, v);
-      }
-      caller.apiKey = signed.apiKey;
-      caller.address = signed.address;
-      caller.keyKind = signed.keyKind;
-      caller.builderCode = signed.builderCode;
-      charges = [{ caller: `key:${signed.apiKey}`, buckets: m.buckets }];
-      if (m.walletBuckets.length > 0) charges.push({ caller: `wallet:${signed.address}`, buckets: m.walletBuckets });
-    }
+  private limited(req: Incoming, v: Verdict): Outgoing {
+    this.d.metrics.rateLimited(v.bucket);
+    return this.fail(req, apiError('PM_ERR_RATE_LIMITED'), rateLimitHeaders(v));
+  }
 
-    // admit (before the body is parsed)
-    const perItem = route.limitCost !== undefined && compiled.hasBody;
-    const first = perItem ? limiter.admits(charges, 1, clock.now()) : limiter.takeAll(charges, 1, clock.now());
-    if (!first.ok) return limited(req, first);
+  private handlerFailed(req: Incoming, e: unknown): Outgoing {
+    const { error, unexpected } = toApiError(e);
+    if (unexpected) this.d.log.error({ err: e, route: this.m.label }, 'handler failed');
+    return this.fail(req, error);
+  }
 
-    // parse
-    let json: unknown = undefined;
-    if (compiled.hasBody) {
-      const parsed = parseJsonBody(req.body);
-      if (!parsed.ok) {
-        if (perItem) limiter.takeAll(charges, 1, clock.now());
-        return fail(req, parsed.reason === 'too-deep' ? apiError('PM_ERR_JSON_TOO_DEEP', { max: MAX_JSON_DEPTH }) : apiError('PM_ERR_INVALID_JSON'));
-      }
-      json = parsed.value;
-    }
-    if (perItem) {
-      const v = limiter.takeAll(charges, Math.max(1, route.limitCost!(json)), clock.now());
-      if (!v.ok) return limited(req, v);
-    }
+  private settle(req: Incoming, v: unknown): Outgoing {
+    return this.finish(req, isReply(v) ? serialize(v) : { status: 200, body: v === undefined ? 'null' : JSON.stringify(v) });
+  }
+}
 
-    // l1
-    if (auth === 'l1') {
-      const l1 = d.auth?.l1(req.headers);
-      if (!l1) return fail(req, apiError('PM_ERR_L1_HEADERS'));
-      return l1.then((ok) => {
-        if (!ok) return fail(req, apiError('PM_ERR_L1_HEADERS'));
-        caller.address = ok.address;
-        caller.nonce = ok.nonce;
-        return guarded(req, caller, json, ok);
-      });
-    }
-    return guarded(req, caller, json, signed);
-  };
+/** The request processor of one mounted route: the stages of the header, in order. */
+export function processorFor(m: Mounted, d: PipelineDeps, who: (req: Incoming) => { ip: string; key: string }): (req: Incoming) => Answer {
+  return new RouteProcessor(m, d, who).process;
 }
