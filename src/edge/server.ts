@@ -8,7 +8,7 @@ import { clientAddress } from '../domain/ip.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { Clock } from '../runtime/clock.ts';
 import { errorReply } from './error-reply.ts';
-import { InFlight, serve, type Incoming, type Outgoing } from './http.ts';
+import { InFlight, serve, type Incoming, type Outgoing, type ServeOptions } from './http.ts';
 import type { Metrics } from './metrics.ts';
 import { processorFor, rateLimitHeaders, replayKindOf, serialize, walletBucketsOf, type Authenticator, type Mounted } from './pipeline.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -101,17 +101,38 @@ function patternRegex(pattern: string): RegExp {
   return new RegExp(`^${body}/?$`);
 }
 
+/** What every handler of one server shares. */
+interface Shared {
+  opts: EdgeOptions;
+  inFlight: InFlight;
+  who: (req: Incoming) => { ip: string; key: string };
+  tooLarge: () => Outgoing;
+  badFraming: () => Outgoing;
+}
+
 export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
-  const { limiter, metrics, log, clock } = opts;
-  const inFlight = new InFlight();
   const { uws: uWS, build } = opts.uws ?? loadUws(opts.maxHeaderBytes);
   const app = uWS.App();
-  const mounted: Mounted[] = [];
-
-  const tooLarge = (): Outgoing => serialize(errorReply(apiError('PM_ERR_BODY_TOO_LARGE')));
   const callers = new CallerCache(opts.trustedProxies);
-  const who = (req: Incoming) => callers.get(req.peer, req.headers['x-forwarded-for']);
+  const shared: Shared = {
+    opts,
+    inFlight: new InFlight(),
+    who: (req) => callers.get(req.peer, req.headers['x-forwarded-for']),
+    tooLarge: () => serialize(errorReply(apiError('PM_ERR_BODY_TOO_LARGE'))),
+    badFraming: () => serialize(errorReply(apiError('PM_ERR_BAD_FRAMING'))),
+  };
+  const mounted = mountRoutes(app, shared);
+  opts.sockets?.(app);
+  // Last: uWS matches routes in the order they were added, and this one matches everything.
+  app.any('/*', unmatchedHandler(mounted, shared));
+  return listen(uWS, app, build, shared);
+}
 
+/** Every route of the table, each on its own processor (pipeline.ts) behind the request lifecycle (http.ts). */
+function mountRoutes(app: TemplatedApp, shared: Shared): Mounted[] {
+  const { opts, inFlight, who } = shared;
+  const { limiter, metrics, log, clock } = opts;
+  const mounted: Mounted[] = [];
   const seen = new Set<string>();
   for (const route of opts.routes) {
     const key = `${route.method} ${route.path}`;
@@ -135,15 +156,15 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
       ...(opts.trustedProxies.length > 0 ? ['x-forwarded-for'] : []),
       ...(auth === 'admin' ? ['authorization'] : []),
     ];
-    const serveOpts = {
+    const serveOpts: ServeOptions = {
       method: route.method,
       allHeaders: auth === 'l1' || auth === 'l2',
       headerNames,
       paramCount: paramNamesOf(route.path).length,
       readBody: route.method !== 'GET',
       maxBodyBytes: Math.min(route.maxBodyBytes ?? opts.maxBodyBytes, opts.maxBodyBytes),
-      tooLarge,
-      badFraming: () => serialize(errorReply(apiError('PM_ERR_BAD_FRAMING'))),
+      tooLarge: shared.tooLarge,
+      badFraming: shared.badFraming,
       onFault: (err: unknown): Outgoing => {
         log.error({ err, route: m.label }, 'request processing failed');
         const out = serialize(errorReply(apiError('PM_ERR_INTERNAL')));
@@ -161,13 +182,18 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
       case 'DELETE': app.del(route.path, handler); break;
     }
   }
+  return mounted;
+}
 
-  opts.sockets?.(app);
-
+/**
+ * What no route matches goes through the same lifecycle (its body, if any, is read and dropped within the
+ * cap, so it is never parsed as a next request) and is charged like any other request (the order-book
+ * API's general cap), so a flood of made-up paths or methods is limited per client like everything else.
+ */
+function unmatchedHandler(mounted: readonly Mounted[], shared: Shared): (res: HttpResponse, req: HttpRequest) => void {
+  const { opts, inFlight, who } = shared;
+  const { limiter, metrics, log, clock } = opts;
   const patterns = mounted.map((m) => ({ re: patternRegex(m.route.path), method: m.route.method }));
-  // What no route matches goes through the same lifecycle (its body, if any, is read and dropped within
-  // the cap, so it is never parsed as a next request) and is charged like any other request (the order-book
-  // API's general cap), so a flood of made-up paths or methods is limited per client like everything else.
   const unmatched = (req: Incoming): Outgoing => {
     const method = req.method;
     const v = limiter.take(who(req).key, UNMATCHED_BUCKETS, 1, clock.now());
@@ -186,7 +212,7 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
     // A HEAD answer carries no content (RFC 9110 9.3.2).
     return method === 'HEAD' ? { ...out, noBody: true } : out;
   };
-  const unmatchedOpts = {
+  const serveOpts: ServeOptions = {
     method: '',
     allHeaders: false,
     headerNames: ['content-length', ...(opts.trustedProxies.length > 0 ? ['x-forwarded-for'] : [])],
@@ -194,16 +220,19 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
     readBody: true,
     discardBody: true,
     maxBodyBytes: opts.maxBodyBytes,
-    tooLarge,
-    badFraming: () => serialize(errorReply(apiError('PM_ERR_BAD_FRAMING'))),
+    tooLarge: shared.tooLarge,
+    badFraming: shared.badFraming,
     onFault: (err: unknown): Outgoing => {
       log.error({ err }, 'unmatched request failed');
       return serialize(errorReply(apiError('PM_ERR_INTERNAL')));
     },
     tracker: inFlight,
   };
-  app.any('/*', (res, req) => serve(res, req, unmatchedOpts, unmatched));
+  return (res, req) => serve(res, req, serveOpts, unmatched);
+}
 
+function listen(uWS: Uws, app: TemplatedApp, build: UwsBuild, shared: Shared): Promise<EdgeServer> {
+  const { opts, inFlight } = shared;
   return new Promise((resolve, reject) => {
     app.listen(opts.host, opts.port, (socket) => {
       if (!socket) {
