@@ -15,6 +15,7 @@ import { walletRoutes } from './routes/wallets.ts';
 import { marketDataRoutes } from './routes/market-data.ts';
 import { tradingRoutes } from './routes/trading.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
+import { consoleRoutes } from './routes/console.ts';
 
 export function buildRoutes(ctx: AppContext): AnyRoute[] {
   return [
@@ -26,5 +27,6 @@ export function buildRoutes(ctx: AppContext): AnyRoute[] {
     ...marketDataRoutes(ctx),
     ...tradingRoutes(ctx),
     ...sandboxRoutes(ctx),
+    ...consoleRoutes(ctx),
   ].map((r) => ctx.sandbox.gate(r));
 }
