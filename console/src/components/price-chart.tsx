@@ -8,7 +8,7 @@
 import { createChart, LineSeries, type IChartApi, type ISeriesApi, type UTCTimestamp } from 'lightweight-charts';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import type { HistoryPoint } from '../../../src/edge/schemas/market-data.ts';
-import { call, query } from '../api.ts';
+import { call, messageOf, query } from '../api.ts';
 import type { MarketFeed } from '../books.ts';
 import { price, time } from '../format.ts';
 import { ErrorText } from './common.tsx';
@@ -113,7 +113,7 @@ export function PriceChart({ feed, tokenId, outcome }: { feed: MarketFeed; token
       },
       (e: unknown) => {
         if (ctl.signal.aborted) return;
-        setError((e as Error).message);
+        setError(messageOf(e));
         ready = true;
         for (const pt of pending.splice(0)) add(pt);
       },

@@ -6,7 +6,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { LastTradePriceEvent, MarketChannelEvent } from '../../../src/edge/schemas/stream.ts';
 import type { MarketBook, MarketsPage as MarketsReply } from '../../../src/edge/schemas/catalog.ts';
-import { call, query } from '../api.ts';
+import { call, messageOf, query } from '../api.ts';
 import { ChannelBadge, ErrorText, useLoad } from '../components/common.tsx';
 import { bps, price } from '../format.ts';
 import { href } from '../router.ts';
@@ -77,7 +77,7 @@ export function MarketsPage() {
       setPages((p) => [...p, page]);
       setMore({ loading: false, error: '' });
     } catch (e) {
-      setMore({ loading: false, error: (e as Error).message });
+      setMore({ loading: false, error: messageOf(e) });
     }
   };
 
