@@ -42,4 +42,7 @@ export const DEFAULT_BUCKETS: Record<string, BucketSpec> = {
   // Not in the spec: admin calls are operator tooling (bulk imports, funding scripts), so the cap only
   // stops a runaway loop.
   admin: tenSeconds(10000),
+  // Not in the spec: the web console's files (GET /console, /console/{file}) per client address, beside the
+  // order-book API's general cap. A page load is three of them; a loop reloading the page is stopped.
+  console: tenSeconds(300),
 };

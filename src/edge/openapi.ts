@@ -81,8 +81,10 @@ export function buildOpenApi(routes: readonly AnyRoute[], version: string): Reco
   const paths: Record<string, Record<string, unknown>> = {};
   for (const r of routes) {
     const path = r.path.replace(/:(\w+)/g, '{$1}');
+    // A trailing slash names the directory's own page (GET /console/ beside GET /console): `...Index`.
+    const words = path.replace(/[{}]/g, '').replace(/(.)\/$/, '$1/index');
     const op: Record<string, unknown> = {
-      operationId: `${r.method.toLowerCase()}${path.replace(/[{}]/g, '').replace(/[^A-Za-z0-9]+(\w)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+      operationId: `${r.method.toLowerCase()}${words.replace(/[^A-Za-z0-9]+(\w)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
       summary: r.summary,
       tags: r.tags ?? [r.group],
       parameters: parameters(r),

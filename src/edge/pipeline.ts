@@ -86,6 +86,7 @@ export interface Mounted {
 }
 
 export function serialize(r: Reply): Outgoing {
+  if (r.noBody === true) return { status: r.status, headers: r.headers, body: '', noBody: true };
   return { status: r.status, headers: r.headers, body: r.raw ?? (r.body === undefined ? 'null' : JSON.stringify(r.body)) };
 }
 

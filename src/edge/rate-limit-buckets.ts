@@ -120,6 +120,12 @@ const table: Record<string, readonly string[]> = {
   'DELETE /admin/sandbox/maintenance': ADMIN,
   'PUT /admin/sandbox/faults': ADMIN,
   'DELETE /admin/sandbox/faults': ADMIN,
+
+  // The web console's files, with the operations routes under the order-book API's general cap: a page
+  // load is three requests, and everything the console shows is fetched through the routes above.
+  'GET /console': ['clob', 'console'],
+  'GET /console/': ['clob', 'console'],
+  'GET /console/:file': ['clob', 'console'],
 };
 
 export const ROUTE_BUCKETS: Readonly<Record<string, readonly string[]>> = Object.freeze(

@@ -83,10 +83,12 @@ export interface Reply {
   /** A value to JSON-serialize, or `raw` text already serialized. */
   body?: unknown;
   raw?: string;
+  /** Status and headers only: a 304 carries no content, not even a Content-Length (RFC 9110 8.6). */
+  noBody?: boolean;
 }
 
-export function reply(r: { status?: number; headers?: Record<string, string>; body?: unknown; raw?: string }): Reply {
-  return { [REPLY]: true, status: r.status ?? 200, headers: r.headers, body: r.body, raw: r.raw };
+export function reply(r: { status?: number; headers?: Record<string, string>; body?: unknown; raw?: string; noBody?: boolean }): Reply {
+  return { [REPLY]: true, status: r.status ?? 200, headers: r.headers, body: r.body, raw: r.raw, noBody: r.noBody };
 }
 
 export function isReply(v: unknown): v is Reply {

@@ -17,6 +17,7 @@ import { tradingRoutes } from './routes/trading.ts';
 import { sandboxRoutes } from './routes/sandbox.ts';
 import { accountRoutes } from './routes/account.ts';
 import { rewardsRoutes } from './routes/rewards.ts';
+import { consoleRoutes } from './routes/console.ts';
 
 export function buildRoutes(ctx: AppContext): AnyRoute[] {
   return [
@@ -30,5 +31,6 @@ export function buildRoutes(ctx: AppContext): AnyRoute[] {
     ...sandboxRoutes(ctx),
     ...accountRoutes(ctx),
     ...rewardsRoutes(ctx),
+    ...consoleRoutes(ctx),
   ].map((r) => ctx.sandbox.gate(r));
 }

@@ -4,7 +4,7 @@
  * value stops start-up with a message naming the key (`ConfigError`).
  *
  * Environment variables: HOST, PORT, DATA_DIR, ADMIN_TOKEN, DEMO (live/static/off), LOG_LEVEL,
- * SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, FAULTS_FILE, CONFIG_FILE.
+ * SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, FAULTS_FILE, CONSOLE (on/off), CONFIG_FILE.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -114,6 +114,13 @@ export const ConfigSchema = Type.Object(
     ),
     shutdown: Type.Object({ graceMs: Type.Integer({ minimum: 0, maximum: 600_000 }) }, { additionalProperties: false }),
     sandbox: Sandbox,
+    console: Type.Object(
+      {
+        enabled: Type.Boolean({ description: 'serve the web console under /console' }),
+        dir: Type.String({ description: 'the built console (npm run build:console); empty = this package\'s dist/console' }),
+      },
+      { additionalProperties: false },
+    ),
     stream: Type.Object(
       {
         maxBackpressureBytes: Type.Integer({ minimum: 16 * 1024, maximum: 256 * 1024 * 1024, description: 'send-buffer bound per WebSocket; a socket past it is closed (slow consumer)' }),
@@ -171,6 +178,13 @@ export class ConfigError extends Error {
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const DEFAULT_CONFIG_PATH = resolve(here, '../../config/default.json');
+/** Where `npm run build:console` (tools/build-console.ts) writes the web console, and where `console.dir: ""` serves it from. */
+export const CONSOLE_BUILD_DIR = resolve(here, '../../dist/console');
+
+/** The directory the web console is served from. */
+export function consoleDir(config: Pick<Config, 'console'>): string {
+  return config.console.dir === '' ? CONSOLE_BUILD_DIR : resolve(config.console.dir);
+}
 
 type Json = Record<string, unknown>;
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -235,6 +249,7 @@ function envOverlay(env: NodeJS.ProcessEnv): Json {
   if (env.SHARDS !== undefined) o.engine = { shards: envInt('SHARDS', env.SHARDS) };
   if (env.RATE_LIMITS !== undefined) o.rateLimits = { enabled: envBool('RATE_LIMITS', env.RATE_LIMITS) };
   if (env.FAULTS_FILE !== undefined) o.sandbox = { faultsFile: env.FAULTS_FILE };
+  if (env.CONSOLE !== undefined) o.console = { enabled: envBool('CONSOLE', env.CONSOLE) };
   return o;
 }
 

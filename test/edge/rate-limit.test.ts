@@ -406,8 +406,9 @@ test('DEFAULT_BUCKETS carries the spec caps', () => {
     ['books', 80, 10], ['price', 200, 10], ['prices', 80, 10], ['midpoint', 200, 10], ['prices-history', 100, 10],
     ['batch-prices-history', 80, 10], ['data', 1000, 10], ['data-trades', 150, 10], ['trading-burst', 2400, 10],
     ['trading-sustained', 24000, 600], ['admin', 10000, 10],
-    // Ours, not the spec's: WebSocket upgrades per client address (DESIGN section 10).
+    // Ours, not the spec's: WebSocket upgrades per client address (DESIGN section 10), the web console's files.
     ['ws-connect', 100, 10],
+    ['console', 300, 10],
   ];
   for (const [name, limit, windowSeconds] of caps) assert.deepEqual(DEFAULT_BUCKETS[name], { limit, windowSeconds }, name);
   assert.equal(Object.keys(DEFAULT_BUCKETS).length, caps.length);

@@ -1,0 +1,274 @@
+/**
+ * Any wallet's public record from the data API (GET /positions, /closed-positions, /trades), and for the
+ * connected wallet also what only its credentials show: its balance, its open orders and its user
+ * channel as it happens. Each trade on that channel reads the public record again.
+ */
+import { useEffect, useState } from 'preact/hooks';
+import type { UserChannelEvent } from '../../../src/edge/schemas/stream.ts';
+import type { ClosedPosition, Position, Trade } from '../../../src/edge/schemas/wallets.ts';
+import { call, query } from '../api.ts';
+import { ChannelBadge, ErrorText, Section, useLoad, useThrottled } from '../components/common.tsx';
+import { OpenOrders, useUserEvents } from '../components/open-orders.tsx';
+import { WalletConnect } from '../components/wallet-connect.tsx';
+import { amount, percent, price, short, time, usd } from '../format.ts';
+import { href } from '../router.ts';
+import { useCell, wallet, type Wallet } from '../session.ts';
+
+const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** Positions of at least one lot (0.01 token): the data API's default threshold of 1 token would hide smaller ones. */
+export const POSITIONS_QUERY = { sizeThreshold: 0.01, limit: 100 };
+
+function Lookup({ address }: { address: string }) {
+  const [text, setText] = useState(address);
+  const [problem, setProblem] = useState('');
+  const go = (e: Event) => {
+    e.preventDefault();
+    const a = text.trim();
+    if (!ADDRESS.test(a)) {
+      setProblem('an address is 0x followed by 40 hex digits');
+      return;
+    }
+    setProblem('');
+    location.hash = href('wallet', a.toLowerCase());
+  };
+  return (
+    <form class="filters" role="search" onSubmit={go}>
+      <label>
+        Wallet address
+        <input name="address" class="address" value={text} onInput={(e) => setText(e.currentTarget.value)} placeholder="0x…" spellcheck={false} autoComplete="off" />
+      </label>
+      <button type="submit">Show</button>
+      <ErrorText error={problem} />
+    </form>
+  );
+}
+
+function Positions({ address, version }: { address: string; version: number }) {
+  const p = useLoad(`${address}|${version}`, (signal) => call<Position[]>(`/positions${query({ user: address, ...POSITIONS_QUERY })}`, { signal }));
+  const rows = p.data ?? [];
+  return (
+    <div class="table-wrap">
+      <ErrorText error={p.error} />
+      <table class="positions" aria-label="Positions" data-rows={rows.length}>
+        <thead>
+          <tr>
+            <th scope="col">Market</th>
+            <th scope="col">Outcome</th>
+            <th scope="col" class="num">
+              Size
+            </th>
+            <th scope="col" class="num wide">
+              Avg price
+            </th>
+            <th scope="col" class="num">
+              Price
+            </th>
+            <th scope="col" class="num">
+              Value
+            </th>
+            <th scope="col" class="num">
+              P&amp;L
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.length === 0 && (
+            <tr>
+              <td colSpan={7} class="muted">
+                {p.loading ? 'Loading…' : 'No open positions'}
+              </td>
+            </tr>
+          )}
+          {rows.map((r) => (
+            <tr key={r.asset} data-asset={r.asset} data-size={r.size}>
+              <td>
+                <a href={href('market', r.slug)}>{r.title}</a>
+                {r.redeemable && <span class="tag status-resolved">redeemable</span>}
+              </td>
+              <td>{r.outcome}</td>
+              <td class="num">{amount(r.size)}</td>
+              <td class="num wide">{price(r.avgPrice)}</td>
+              <td class="num">{price(r.curPrice)}</td>
+              <td class="num">{usd(r.currentValue)}</td>
+              <td class={`num ${r.cashPnl < 0 ? 'neg' : 'pos'}`}>
+                {usd(r.cashPnl)} <span class="muted">({percent(r.percentPnl)})</span>
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function ClosedPositions({ address, version }: { address: string; version: number }) {
+  const p = useLoad(`${address}|${version}`, (signal) => call<ClosedPosition[]>(`/closed-positions${query({ user: address, limit: 50 })}`, { signal }));
+  const rows = p.data ?? [];
+  return (
+    <div class="table-wrap">
+      <ErrorText error={p.error} />
+      <table aria-label="Closed positions" data-rows={rows.length}>
+        <thead>
+          <tr>
+            <th scope="col">Market</th>
+            <th scope="col">Outcome</th>
+            <th scope="col" class="num wide">
+              Avg price
+            </th>
+            <th scope="col" class="num">
+              Closed at
+            </th>
+            <th scope="col" class="num">
+              Realized P&amp;L
+            </th>
+            <th scope="col" class="wide">
+              When
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.length === 0 && (
+            <tr>
+              <td colSpan={6} class="muted">
+                {p.loading ? 'Loading…' : 'No closed positions'}
+              </td>
+            </tr>
+          )}
+          {rows.map((r) => (
+            <tr key={r.asset}>
+              <td>
+                <a href={href('market', r.slug)}>{r.title}</a>
+              </td>
+              <td>{r.outcome}</td>
+              <td class="num wide">{price(r.avgPrice)}</td>
+              <td class="num">{price(r.curPrice)}</td>
+              <td class={`num ${r.realizedPnl < 0 ? 'neg' : 'pos'}`}>{usd(r.realizedPnl)}</td>
+              <td class="wide">{time(r.timestamp)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+function Trades({ address, version }: { address: string; version: number }) {
+  const t = useLoad(`${address}|${version}`, (signal) => call<Trade[]>(`/trades${query({ user: address, takerOnly: false, limit: 50 })}`, { signal }));
+  const rows = t.data ?? [];
+  return (
+    <div class="table-wrap">
+      <ErrorText error={t.error} />
+      <table aria-label="Trades" data-rows={rows.length}>
+        <thead>
+          <tr>
+            <th scope="col">Time</th>
+            <th scope="col">Market</th>
+            <th scope="col">Side</th>
+            <th scope="col">Outcome</th>
+            <th scope="col" class="num">
+              Price
+            </th>
+            <th scope="col" class="num">
+              Size
+            </th>
+            <th scope="col" class="num wide">
+              USDC
+            </th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.length === 0 && (
+            <tr>
+              <td colSpan={7} class="muted">
+                {t.loading ? 'Loading…' : 'No trades'}
+              </td>
+            </tr>
+          )}
+          {rows.map((r, i) => (
+            <tr key={`${r.transactionHash}|${r.asset}|${i}`}>
+              <td>{time(r.timestamp)}</td>
+              <td>
+                <a href={href('market', r.slug)}>{r.title}</a>
+              </td>
+              <td class={r.side === 'BUY' ? 'buy' : 'sell'}>{r.side}</td>
+              <td>{r.outcome}</td>
+              <td class="num">{price(r.price)}</td>
+              <td class="num">{amount(r.size)}</td>
+              <td class="num wide">{usd(r.usdcSize)}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
+/** The user channel's latest events, newest first. */
+function LiveFeed({ w }: { w: Wallet }) {
+  const [events, setEvents] = useState<UserChannelEvent[]>([]);
+  useEffect(() => w.user.onEvents((e) => setEvents((old) => [...[...e].reverse(), ...old].slice(0, 30))), [w]);
+  return (
+    <>
+      <ChannelBadge channel={w.user} label="User channel" />
+      <ol class="feed" aria-label="User channel events" aria-live="polite">
+        {events.length === 0 && <li class="muted">Nothing yet: orders and trades of this wallet appear here as they happen.</li>}
+        {events.map((e, i) =>
+          e.event_type === 'order' ? (
+            <li key={`${e.id}|${e.type}|${e.timestamp}|${i}`}>
+              {time(e.timestamp)} order {e.type.toLowerCase()}: {e.side} {amount(e.original_size)} {e.outcome} at {price(e.price)}, filled {amount(e.size_matched)} ({e.status})
+            </li>
+          ) : (
+            <li key={`${e.id}|${e.status}|${e.timestamp}|${i}`}>
+              {time(e.timestamp)} trade {e.status.toLowerCase()} as {e.trader_side.toLowerCase()}: {e.side} {amount(e.size)} {e.outcome} at {price(e.price)}
+            </li>
+          ),
+        )}
+      </ol>
+    </>
+  );
+}
+
+export function WalletPage({ address: given }: { address?: string }) {
+  const w = useCell(wallet);
+  const address = (given ?? w?.address ?? '').toLowerCase();
+  const own = w !== undefined && w.address === address;
+  const [version, setVersion] = useState(0);
+  useUserEvents(own ? w : undefined, useThrottled(() => setVersion((v) => v + 1), 500), ['trade']);
+
+  return (
+    <>
+      <div class="page-head">
+        <h1 tabIndex={-1}>{address === '' ? 'Wallet' : `Wallet ${short(address)}`}</h1>
+      </div>
+      <Lookup address={address} />
+      {address !== '' && !ADDRESS.test(address) && <ErrorText error="an address is 0x followed by 40 hex digits" />}
+      {ADDRESS.test(address) && (
+        <div class="stack">
+          <Section title="Positions" id="positions">
+            <Positions address={address} version={version} />
+          </Section>
+          {own && w && (
+            <Section title="Open orders" id="open-orders">
+              <OpenOrders wallet={w} />
+            </Section>
+          )}
+          {own && w && (
+            <Section title="Live activity" id="live">
+              <LiveFeed w={w} />
+            </Section>
+          )}
+          <Section title="Trades" id="trades">
+            <Trades address={address} version={version} />
+          </Section>
+          <Section title="Closed positions" id="closed">
+            <ClosedPositions address={address} version={version} />
+          </Section>
+        </div>
+      )}
+      <Section title="Signing wallet" id="connect">
+        {!own && ADDRESS.test(address) && <p class="muted small">Open orders and live activity show for the wallet you sign with.</p>}
+        <WalletConnect />
+      </Section>
+    </>
+  );
+}
