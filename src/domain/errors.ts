@@ -49,6 +49,12 @@ export const Errors = define({
   PM_ERR_JSON_TOO_DEEP: { result: 10, status: 400, message: 'invalid JSON body: nested deeper than {max} levels', doc: 'The body nests arrays and objects deeper than any route accepts.' },
   PM_ERR_BAD_FRAMING: { result: 11, status: 400, message: 'conflicting request framing', doc: 'Content-Length given twice with different values, or a transfer coding other than a single `chunked`; the connection is closed.' },
   PM_ERR_NOT_READY: { result: 12, status: 425, message: 'service not ready', doc: 'A maintenance window (the platform\'s weekly engine restart) is under way: order routes refuse until it ends; reads keep working.' },
+  PM_ERR_READ_REPLICA: {
+    result: 14,
+    status: 421,
+    message: 'read replica: send this to {sequencer}',
+    doc: 'A trading or admin route called on a read replica (ROLE=replica): the sequencer at the URL named (cluster.sequencerUrl) takes it; a replica never forwards.',
+  },
   PM_ERR_POST_ONLY_MODE: { result: 13, status: 503, message: 'post-only mode: only post-only orders and cancels are allowed', doc: 'The post-only period after a maintenance window: an order without postOnly is refused (body adds `code` and `retry_after_seconds`, header Retry-After).' },
 
   // ---- 1xxx order validation -------------------------------------------------------------------

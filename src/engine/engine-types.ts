@@ -3,6 +3,7 @@
  * A module of their own so that the engine's parts can name them without importing the facade that wires
  * those parts.
  */
+import type { ReplicationLog } from '../journal/replication-log.ts';
 import type { OrderSubmission } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
 import type { Timers } from '../runtime/clock.ts';
@@ -31,6 +32,8 @@ export interface EngineOptions {
   trades?: TradeSettlement;
   /** Timers on the clock of `now` (the trade lifecycle's). Default: the system's. */
   timers?: Timers;
+  /** ROLE=sequencer: each batch's rows are logged for the replicas (journal/replication-log.ts). */
+  replicationLog?: ReplicationLog;
 }
 
 /**

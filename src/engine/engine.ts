@@ -78,6 +78,12 @@ export type {
   UnsettledView,
 } from './engine-types.ts';
 
+/**
+ * The engine's public surface as a structural type: what the routes and read models use, which a read
+ * replica provides from its store (replication/replica-engine.ts) without a matching engine behind it.
+ */
+export type EngineSurface = { [K in keyof Engine]: Engine[K] };
+
 export class Engine {
   private readonly store: Store;
   private readonly life: Lifecycle;
@@ -105,7 +111,7 @@ export class Engine {
     this.markets = new MarketTable(this.ledger, opts.shards);
     this.orders = new OrderTable(this.ledger);
     // 2. Journal: what a turn appends leaves as one transaction; answers wait for it.
-    this.writer = new JournalWriter(opts.store, lastSeq, now);
+    this.writer = new JournalWriter(opts.store, lastSeq, now, opts.replicationLog);
     this.commit = new GroupCommit({ writer: this.writer, committedSeq: lastSeq, ledger: this.ledger, orders: this.orders, life: this.life, log, onCommit: opts.onCommit });
     // 3. Shards: what they send goes to the published books (every RESULT, publications) and to
     //    settlement (each command's group, expiries); at the end of a drained turn the trades due move on and

@@ -69,6 +69,13 @@ export interface Store {
   /** Status of each deferred fill's trade by the fill's seq: [status code, ms of its last move] (trades.ts). */
   readonly trades: Database<unknown, number>;
 
+  // ---- replication (journal/replication-log.ts) ----------------------------------------------------
+  /**
+   * The sequencer's replication log: what each committed journal batch put beside its events, and the
+   * catalog, profile and API-key writes, by replication sequence (rseq). Empty outside ROLE=sequencer.
+   */
+  readonly replication: Database<unknown, number>;
+
   close(): Promise<void>;
 }
 
@@ -111,6 +118,7 @@ export function openStore(opts: StoreOptions): Store {
     views: db<(string | number)[]>('views'),
     engineMarkets: db<string>('engine-markets'),
     trades: root.openDB<unknown, number>({ name: 'trades', encoding: 'msgpack', keyEncoding: 'uint32' }),
+    replication: root.openDB<unknown, number>({ name: 'replication', encoding: 'msgpack', keyEncoding: 'uint32' }),
     close: () => root.close(),
   };
   checkVersion(store);

@@ -34,6 +34,13 @@ export const metaKeys = {
   closedOnlyWallets: 'sandbox:closedOnly',
   /** Running heartbeats (edge/heartbeats.ts): [wallet, heartbeat id] pairs sorted by wallet. */
   heartbeats: 'heartbeats',
+  /**
+   * Replication (journal/replication-log.ts). On a sequencer: the journal seq its replication log covers
+   * (equal to journalSeq unless the store was written by a process that did not log). On a replica: the
+   * last rseq applied.
+   */
+  replicationJournalSeq: 'replication:journalSeq',
+  replicaAppliedRseq: 'replica:appliedRseq',
 } as const;
 
 // ---- balances ------------------------------------------------------------------------------------

@@ -32,6 +32,7 @@
  *   engineMarkets[cid]     MarketRow of each market touched
  *   trades[fillSeq]        the status of each deferred fill's trade that moved in the batch (trades.ts)
  *   meta                   journalSeq (last seq of the batch), engine:netDeposits
+ *   replication[rseq]      ROLE=sequencer: the batch's rows as well, for the read replicas (replication-log.ts)
  */
 import { randomBytes } from 'node:crypto';
 import type { FillEvent, JournalEvent, OrderRecord, TradeStatusName } from '../domain/events.ts';
@@ -39,7 +40,8 @@ import type { Store } from './env.ts';
 import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, sealFills, writeSlot } from './fill-codec.ts';
 import { balanceKey, engineMetaKeys, metaKeys } from './keys.ts';
 import { encodeOrderEvent } from './order-codec.ts';
-import { indexOrderId, putOrderState } from './orders.ts';
+import { indexOrderId, putOrderState, stateRowOf } from './orders.ts';
+import type { BatchRows, ReplicationLog } from './replication-log.ts';
 import { encodeStatusEvent } from './status-codec.ts';
 import { tradeRow } from './trades.ts';
 
@@ -108,6 +110,7 @@ export class JournalWriter {
     private readonly store: Store,
     lastSeq: number,
     private readonly now: () => number,
+    private readonly log?: ReplicationLog,
   ) {
     this.seq = lastSeq;
     let prefix = store.meta.get(metaKeys.tradeIdPrefix) as string | undefined;
@@ -195,6 +198,17 @@ export class JournalWriter {
     this.netDeposits = units;
   }
 
+  /** What this batch puts beside its events, as the replication log records it. */
+  private batchRows(): BatchRows {
+    const rows: BatchRows = {};
+    if (this.orders.size > 0) rows.o = [...this.orders.values()].map((rec) => [rec.seq, stateRowOf(rec)]);
+    if (this.balances.length > 0) rows.b = this.balances;
+    if (this.markets.size > 0) rows.m = [...this.markets.values()];
+    if (this.trades.size > 0) rows.t = [...this.trades];
+    if (this.netDeposits !== undefined) rows.n = this.netDeposits;
+    return rows;
+  }
+
   /** Issues every buffered put now (same event-loop turn = same transaction). Undefined if nothing to do. */
   flush(): FlushResult | undefined {
     if (!this.pending) return undefined;
@@ -220,6 +234,7 @@ export class JournalWriter {
     for (const row of this.markets.values()) p = s.engineMarkets.put(row.conditionId, row);
     for (const [seq, row] of this.trades) p = s.trades.put(seq, row);
     if (this.netDeposits !== undefined) p = s.meta.put(engineMetaKeys.netDeposits, this.netDeposits);
+    const rseq = this.log === undefined ? 0 : this.log.putJournalBatch(events.length > 0 ? events[0].seq : this.seq + 1, this.seq, this.batchRows());
     p = s.meta.put(metaKeys.journalSeq, this.seq);
     this.events = [];
     // Kept and emptied, not replaced: regrowing them from empty every batch was a copy per doubling.
@@ -254,6 +269,7 @@ export class JournalWriter {
       );
     }
     const durable = p.then(() => s.root.flushed);
+    if (rseq > 0) this.log!.track(rseq, durable);
     return { committed: durable, events, lastSeq: this.seq };
   }
 }

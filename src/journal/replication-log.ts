@@ -1,0 +1,279 @@
+/**
+ * The replication log (ROLE=sequencer): everything a read replica must write to hold the sequencer's state,
+ * in the order it committed, keyed by a replication sequence (rseq) of its own.
+ *
+ * Why a log beside the journal. The journal's events do not carry all the state the writer puts: the
+ * balances, the net deposits, the engine's market rows, the orders' state rows (with the answer each order
+ * was given) and the trades' settlement rows are the engine's results, written beside the events
+ * (writer.ts). A replica that recomputed them would be a second engine. So the writer logs the rows of each
+ * batch in the batch's own transaction, and a replica writes the very rows: its tables equal the
+ * sequencer's, state hash included (recovery.ts). The catalog, the catalog indexes, the wallet profiles and
+ * the API keys are not journaled at all; their writes are captured here (captureWrites) and logged in the
+ * transaction that makes them. Because the log is in LMDB, a publisher can re-read any record by rseq: an
+ * outbox that overflowed, or a restart, is refilled from here (replication/publisher.ts).
+ *
+ * Record (msgpack, table `replication`, key rseq):
+ *   { t, j?: [first, last], rows?, a? }
+ *   t     ms since the epoch when the record was issued (the replicas' lag in seconds)
+ *   j     the journal batch [first, last] (first = last + 1 when the batch held rows but no event)
+ *   rows  o: [seq, order state row][], b: [wallet, asset, held][], m: MarketRow[], t: [fillSeq, trade row][],
+ *         n: net deposits (absent when unchanged)
+ *   a     aux writes, in order: [db, key, value] puts and [db, key] removes; db c = catalog, i = indexes,
+ *         p = profiles, k = api-keys
+ *
+ * Ordering. A journal batch's rseq is drawn when the writer issues it, in journal order (one batch at a
+ * time). An aux record's rseq is drawn when its transaction runs. Records therefore commit in rseq order
+ * except when an aux transaction and a journal batch share a commit, and those touch disjoint tables; the
+ * log's committedRseq is the highest rseq with every lower one committed, the only prefix ever published.
+ */
+import type { Store } from './env.ts';
+import { engineMetaKeys, metaKeys } from './keys.ts';
+import type { OrderStateRow } from './orders.ts';
+import type { MarketRow } from './writer.ts';
+
+export type AuxDb = 'c' | 'i' | 'p' | 'k';
+/** [db, key, value] puts, [db, key] removes. */
+export type AuxWrite = [db: AuxDb, key: unknown, value?: unknown];
+
+export interface BatchRows {
+  o?: Array<[number, OrderStateRow]>;
+  b?: Array<[string, string, number]>;
+  m?: MarketRow[];
+  t?: Array<[number, unknown]>;
+  n?: number;
+}
+
+export interface LogRecord {
+  t: number;
+  j?: [first: number, last: number];
+  rows?: BatchRows;
+  a?: AuxWrite[];
+}
+
+/**
+ * What is published and applied: a log record with what it names read out of the tables. `e` holds the
+ * journal table's values of seqs first..last as stored (order/status records as bytes, other events as
+ * objects), `f` the fill blocks keyed in that range, `p` the store's trade-id prefix.
+ */
+export interface ReplicatedBatch extends LogRecord {
+  r: number;
+  e?: Array<[number, unknown]>;
+  f?: Array<[number, Uint8Array]>;
+  p?: string;
+}
+
+const AUX_DBS: Readonly<Record<AuxDb, keyof Store>> = { c: 'catalog', i: 'indexes', p: 'profiles', k: 'apiKeys' };
+
+export class ReplicationLogError extends Error {}
+
+export class ReplicationLog {
+  /** The highest rseq with every rseq up to it committed. */
+  committedRseq: number;
+  private next: number;
+  private readonly settled = new Set<number>();
+  private readonly listeners: Array<(committedRseq: number) => void> = [];
+
+  private constructor(private readonly store: Store, last: number) {
+    this.committedRseq = last;
+    this.next = last + 1;
+  }
+
+  /**
+   * Opens the store's log. Refuses a store whose journal went on without it (a sequencer's store that ran
+   * as ROLE=single, or a single node's store with history made a sequencer): the replicas could never get
+   * the batches in between.
+   */
+  static open(store: Store): ReplicationLog {
+    const journalSeq = (store.meta.get(metaKeys.journalSeq) as number | undefined) ?? 0;
+    const covered = (store.meta.get(metaKeys.replicationJournalSeq) as number | undefined) ?? 0;
+    if (covered !== journalSeq) {
+      throw new ReplicationLogError(
+        `ROLE=sequencer needs a store whose replication log covers its journal: the journal ends at seq ${journalSeq}, the log at ${covered} ` +
+          '(start a sequencer on an empty DATA_DIR, and never run its store as ROLE=single)',
+      );
+    }
+    let last = 0;
+    for (const key of store.replication.getKeys({ reverse: true, limit: 1 })) last = key as number;
+    return new ReplicationLog(store, last);
+  }
+
+  /** The last rseq drawn (committed or not). */
+  get lastRseq(): number {
+    return this.next - 1;
+  }
+
+  /** Told the new committedRseq each time it moves. */
+  onCommitted(listener: (committedRseq: number) => void): void {
+    this.listeners.push(listener);
+  }
+
+  /**
+   * Issues the record of a journal batch (writer.ts, inside its flush: the same turn, so the same
+   * transaction as the batch). Returns the rseq; pass the batch's commit promise to `track`.
+   */
+  putJournalBatch(first: number, last: number, rows: BatchRows): number {
+    const rseq = this.next++;
+    const rec: LogRecord = { t: Date.now(), j: [first, last], rows };
+    void this.store.replication.put(rseq, rec);
+    void this.store.meta.put(metaKeys.replicationJournalSeq, last);
+    return rseq;
+  }
+
+  /** Marks `rseq` committed once `committed` resolves (a failed commit halts the engine: it never settles). */
+  track(rseq: number, committed: Promise<unknown>): void {
+    committed.then(
+      () => this.settle(rseq),
+      () => undefined,
+    );
+  }
+
+  private settle(rseq: number): void {
+    this.settled.add(rseq);
+    const before = this.committedRseq;
+    while (this.settled.delete(this.committedRseq + 1)) this.committedRseq++;
+    if (this.committedRseq !== before) for (const l of this.listeners) l(this.committedRseq);
+  }
+
+  /** Issues an aux record now (called with the transaction or turn that makes the writes). */
+  private putAux(writes: AuxWrite[]): number {
+    const rseq = this.next++;
+    void this.store.replication.put(rseq, { t: Date.now(), a: writes } satisfies LogRecord);
+    return rseq;
+  }
+
+  /**
+   * The store as the sequencer's services must use it: writes to the catalog, indexes, profiles and API
+   * keys are logged. Inside `root.childTransaction` (the catalog's writes) the record joins the child
+   * transaction, so it commits or aborts with them; other writes (API keys, profiles) are logged once per
+   * event-loop turn, which lmdb-js commits as one transaction with the writes.
+   */
+  captureWrites(store: Store): Store {
+    let inTxn: AuxWrite[] | undefined;
+    let loose: AuxWrite[] | undefined;
+    let looseDone: Array<Promise<unknown>> = [];
+    const record = (w: AuxWrite, done: Promise<unknown> | undefined) => {
+      if (inTxn !== undefined) return inTxn.push(w);
+      if (loose === undefined) {
+        loose = [];
+        queueMicrotask(() => {
+          const writes = loose!;
+          const all = Promise.all(looseDone);
+          loose = undefined;
+          looseDone = [];
+          this.track(this.putAux(writes), all);
+        });
+      }
+      loose.push(w);
+      if (done !== undefined) looseDone.push(done);
+    };
+    const wrap = (code: AuxDb) => {
+      const db = store[AUX_DBS[code]] as unknown as Record<string, unknown>;
+      return new Proxy(db, {
+        get(target, prop) {
+          if (prop === 'put') {
+            return (key: unknown, value: unknown, ...rest: unknown[]) => {
+              const p = (target.put as (...a: unknown[]) => Promise<unknown>).call(target, key, value, ...rest);
+              record([code, key, value], p);
+              return p;
+            };
+          }
+          if (prop === 'remove') {
+            return (key: unknown, ...rest: unknown[]) => {
+              const p = (target.remove as (...a: unknown[]) => Promise<unknown>).call(target, key, ...rest);
+              record([code, key], p);
+              return p;
+            };
+          }
+          if (prop === 'putSync' || prop === 'removeSync') {
+            throw new ReplicationLogError(`${AUX_DBS[code]}.${prop} would commit outside the replication log`);
+          }
+          const v = Reflect.get(target, prop, target) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      });
+    };
+    const root = new Proxy(store.root as unknown as Record<string, unknown>, {
+      get: (target, prop) => {
+        if (prop === 'childTransaction') {
+          return (cb: () => unknown) => {
+            let rseq = 0;
+            const p = (target.childTransaction as (cb: () => unknown) => Promise<unknown>).call(target, () => {
+              inTxn = [];
+              try {
+                const out = cb();
+                if (inTxn.length > 0) rseq = this.putAux(inTxn);
+                return out;
+              } finally {
+                inTxn = undefined;
+              }
+            });
+            // A child transaction that aborted (its callback threw) issued no record: nothing to track.
+            p.then(
+              () => rseq > 0 && this.settle(rseq),
+              () => undefined,
+            );
+            return p;
+          };
+        }
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+      },
+    });
+    return {
+      ...store,
+      root: root as unknown as Store['root'],
+      catalog: wrap('c') as unknown as Store['catalog'],
+      indexes: wrap('i') as unknown as Store['indexes'],
+      profiles: wrap('p') as unknown as Store['profiles'],
+      apiKeys: wrap('k') as unknown as Store['apiKeys'],
+      close: store.close,
+    };
+  }
+}
+
+/** The record at `rseq` with what it names read out of the tables, or undefined when there is none. */
+export function readReplicatedBatch(store: Store, rseq: number): ReplicatedBatch | undefined {
+  const rec = store.replication.get(rseq) as LogRecord | undefined;
+  if (rec === undefined) return undefined;
+  const out: ReplicatedBatch = { r: rseq, ...rec };
+  if (rec.j !== undefined) {
+    const [first, last] = rec.j;
+    out.e = [];
+    out.f = [];
+    if (last >= first) {
+      for (const { key, value } of store.journal.getRange({ start: first, end: last + 1 })) out.e.push([key, value]);
+      for (const { key, value } of store.fills.getRange({ start: first, end: last + 1 })) out.f.push([key, Buffer.from(value)]);
+    }
+    out.p = store.meta.get(metaKeys.tradeIdPrefix) as string;
+  }
+  return out;
+}
+
+/**
+ * Issues every write of `batches` (consecutive, checked by the caller) in this turn: one transaction. The
+ * journal's and fills' values are written as the sequencer stored them, the rows as it put them, then
+ * meta: journalSeq, net deposits, the last rseq applied. Resolves when committed.
+ */
+export function applyReplicatedBatches(store: Store, batches: readonly ReplicatedBatch[]): Promise<unknown> {
+  let p: Promise<unknown> | undefined;
+  for (const b of batches) {
+    if (b.p !== undefined && store.meta.get(metaKeys.tradeIdPrefix) === undefined) void store.meta.put(metaKeys.tradeIdPrefix, b.p);
+    for (const [seq, value] of b.e ?? []) p = store.journal.put(seq, value);
+    for (const [key, block] of b.f ?? []) p = store.fills.put(key, Buffer.from(block.buffer, block.byteOffset, block.byteLength));
+    const rows = b.rows;
+    if (rows !== undefined) {
+      for (const [seq, row] of rows.o ?? []) p = store.orders.put(seq, row);
+      for (const [w, a, held] of rows.b ?? []) p = store.balances.put([w, a], held);
+      for (const row of rows.m ?? []) p = store.engineMarkets.put(row.conditionId, row);
+      for (const [seq, row] of rows.t ?? []) p = store.trades.put(seq, row);
+      if (rows.n !== undefined) p = store.meta.put(engineMetaKeys.netDeposits, rows.n);
+    }
+    for (const w of b.a ?? []) {
+      const db = store[AUX_DBS[w[0]]] as unknown as { put(k: unknown, v: unknown): Promise<unknown>; remove(k: unknown): Promise<unknown> };
+      p = w.length >= 3 ? db.put(w[1], w[2]) : db.remove(w[1]);
+    }
+    if (b.j !== undefined) p = store.meta.put(metaKeys.journalSeq, b.j[1]);
+    p = store.meta.put(metaKeys.replicaAppliedRseq, b.r);
+  }
+  return p ?? Promise.resolve();
+}

@@ -1,0 +1,204 @@
+/**
+ * The replica's follower: reads the journal stream from the record after the last one this store applied,
+ * checks each record, writes it into the replica's LMDB exactly as the sequencer wrote it
+ * (journal/replication-log.ts), and then tells the read side (replica-engine.ts: books, projections, the
+ * order index, API keys) what the batch held, in journal order.
+ *
+ * Checks, in order: the message decodes as a batch of a known version (wire.ts); its rseq is not one
+ * already applied (a duplicate is skipped: a redelivery after a reconnect) and is exactly the next one; a
+ * journal batch starts exactly after the last journal seq applied. Anything else is refused loudly: logged
+ * as an error, counted on /metrics (`pm_replica_refused`), and the follower stops for good, serving the
+ * state it has (never a state with a hole in it) until an operator looks.
+ *
+ * Catch-up: from the stream's start while the stream retains it (it keeps everything by default,
+ * nats-link.ts), then its tail, with one ordered consumer starting at the next rseq. Records waiting in the
+ * queue are applied together (one LMDB transaction for up to MAX_GROUP of them), so catching up costs a
+ * commit per group, not per batch.
+ */
+import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
+import type { JournalEvent } from '../domain/events.ts';
+import type { Store } from '../journal/env.ts';
+import { metaKeys } from '../journal/keys.ts';
+import { readJournal } from '../journal/recovery.ts';
+import { applyReplicatedBatches, type ReplicatedBatch } from '../journal/replication-log.ts';
+import type { Logger } from '../runtime/log.ts';
+import { openNatsLink, type NatsLink, type StreamSettings } from './nats-link.ts';
+import { decodeBatch, WireError } from './wire.ts';
+
+const MAX_GROUP = 512;
+
+export interface AppliedBatch {
+  batch: ReplicatedBatch;
+  /** The batch's journal events, decoded from what was written (empty for an aux record). */
+  events: JournalEvent[];
+}
+
+export interface FollowerOptions {
+  store: Store;
+  logger: Logger;
+  settings: StreamSettings;
+  /** Told of each applied group, after its commit, batches in order. */
+  onApplied: (applied: AppliedBatch[]) => void;
+  /** The connection to use instead of opening one (tests). */
+  link?: NatsLink;
+}
+
+export interface FollowerStats {
+  appliedSeq: number;
+  appliedRseq: number;
+  lagBatches: number;
+  lagSeconds: number;
+  applyDelaySeconds: number;
+  refused: number;
+}
+
+export class Follower {
+  appliedRseq: number;
+  appliedSeq: number;
+  /** Why the follower stopped, once it refused a record. */
+  refusal: string | undefined;
+  private readonly queue: Uint8Array[] = [];
+  private applying = false;
+  private streamPending = 0;
+  /** Sequencer time (ms) of the last applied record, and the delay from it to its application. */
+  private lastT = 0;
+  private applyDelay = 0;
+  private closed = false;
+  private link: NatsLink | undefined;
+  private messages: ConsumerMessages | undefined;
+  private running: Promise<void> | undefined;
+  private idle: Array<() => void> = [];
+
+  constructor(private readonly o: FollowerOptions) {
+    this.appliedRseq = (o.store.meta.get(metaKeys.replicaAppliedRseq) as number | undefined) ?? 0;
+    this.appliedSeq = (o.store.meta.get(metaKeys.journalSeq) as number | undefined) ?? 0;
+    this.link = o.link;
+  }
+
+  start(): void {
+    this.running = this.run();
+  }
+
+  stats(): FollowerStats {
+    const lagBatches = this.streamPending + this.queue.length;
+    return {
+      appliedSeq: this.appliedSeq,
+      appliedRseq: this.appliedRseq,
+      lagBatches,
+      lagSeconds: lagBatches > 0 && this.lastT > 0 ? Math.max(0, (Date.now() - this.lastT) / 1000) : 0,
+      applyDelaySeconds: this.applyDelay,
+      refused: this.refusal === undefined ? 0 : 1,
+    };
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.messages?.close().catch(() => undefined);
+    await this.running?.catch(() => undefined);
+    await this.whenIdle();
+    if (this.o.link === undefined) await this.link?.close().catch(() => undefined);
+  }
+
+  /** Resolves when nothing is queued or being applied. */
+  whenIdle(): Promise<void> {
+    if (!this.applying && this.queue.length === 0) return Promise.resolve();
+    return new Promise((r) => this.idle.push(r));
+  }
+
+  /** A message from the stream; `pending`: how many more the stream holds for this consumer. */
+  receive(data: Uint8Array, pending = 0): void {
+    if (this.refusal !== undefined || this.closed) return;
+    this.queue.push(data);
+    this.streamPending = pending;
+    if (!this.applying) void this.applyQueued();
+  }
+
+  private async run(): Promise<void> {
+    this.link ??= await openNatsLink(this.o.settings, this.o.logger, () => this.closed, 'pm-replica');
+    if (this.link === undefined) return;
+    while (!this.closed && this.refusal === undefined) {
+      try {
+        await this.whenIdle();
+        const consumer = await this.link.js.consumers.get(this.o.settings.stream, {
+          deliver_policy: DeliverPolicy.StartSequence,
+          opt_start_seq: this.appliedRseq + 1,
+        });
+        this.messages = await consumer.consume({ max_messages: 1024 });
+        for await (const m of this.messages) {
+          if (this.closed || this.refusal !== undefined) break;
+          this.receive(m.data, m.info.pending);
+        }
+      } catch (err) {
+        if (this.closed) return;
+        this.o.logger.warn({ err: (err as Error).message }, 'journal stream unavailable; retrying');
+      }
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  }
+
+  private refuse(why: string, detail: Record<string, unknown>): void {
+    this.refusal = why;
+    this.queue.length = 0;
+    this.o.logger.error({ ...detail, appliedRseq: this.appliedRseq, appliedSeq: this.appliedSeq }, `replica refused a journal batch: ${why}; applying stopped`);
+    void this.messages?.close().catch(() => undefined);
+  }
+
+  /** Checks the queued records and applies the valid prefix, one group per transaction. */
+  private async applyQueued(): Promise<void> {
+    this.applying = true;
+    try {
+      while (this.queue.length > 0 && this.refusal === undefined) {
+        const group: ReplicatedBatch[] = [];
+        let rseq = this.appliedRseq;
+        let seq = this.appliedSeq;
+        while (this.queue.length > 0 && group.length < MAX_GROUP) {
+          const data = this.queue.shift()!;
+          let b: ReplicatedBatch;
+          try {
+            b = decodeBatch(data);
+          } catch (e) {
+            if (!(e instanceof WireError)) throw e;
+            this.refuse(`corrupt batch (${e.message})`, { after: rseq });
+            break;
+          }
+          if (b.r <= rseq) continue;
+          if (b.r !== rseq + 1) {
+            this.refuse(`batch r${b.r} is not the next one (expected r${rseq + 1})`, { rseq: b.r });
+            break;
+          }
+          if (b.j !== undefined && b.j[0] !== seq + 1) {
+            this.refuse(`batch r${b.r} starts at journal seq ${b.j[0]}, not ${seq + 1}`, { rseq: b.r, first: b.j[0] });
+            break;
+          }
+          group.push(b);
+          rseq = b.r;
+          if (b.j !== undefined) seq = b.j[1];
+        }
+        if (group.length === 0) continue;
+        await applyReplicatedBatches(this.o.store, group);
+        const firstSeq = this.appliedSeq + 1;
+        this.appliedRseq = rseq;
+        this.appliedSeq = seq;
+        const events = seq >= firstSeq ? [...readJournal(this.o.store, firstSeq)].filter((e) => e.seq <= seq) : [];
+        const applied: AppliedBatch[] = [];
+        let at = 0;
+        for (const b of group) {
+          const n = b.j === undefined ? 0 : b.j[1] - b.j[0] + 1;
+          applied.push({ batch: b, events: events.slice(at, at + n) });
+          at += n;
+        }
+        const last = group[group.length - 1];
+        this.lastT = last.t;
+        this.applyDelay = Math.max(0, (Date.now() - last.t) / 1000);
+        this.o.onApplied(applied);
+      }
+    } catch (err) {
+      this.refuse(`cannot apply (${(err as Error).message})`, { err });
+    } finally {
+      this.applying = false;
+      const idle = this.idle;
+      this.idle = [];
+      for (const r of idle) r();
+    }
+  }
+}

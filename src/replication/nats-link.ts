@@ -1,0 +1,87 @@
+/**
+ * The NATS side of replication: one connection per process (reconnecting for ever: a node outlives its
+ * NATS server's restarts), the journal stream's definition, and the stream position of a replication
+ * sequence. Only replication/ imports the NATS clients, and app.ts loads replication/ only for the
+ * sequencer and replica roles, so ROLE=single never loads them.
+ *
+ * The stream holds one message per replication-log record, subject `<stream lowercased>.batches`, and its
+ * stream sequence equals the record's rseq: the publisher sends rseq n with `expect.lastSequence = n - 1`
+ * (the server refuses anything else), so a replica that applied rseq n resumes at stream sequence n + 1.
+ */
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import type { Logger } from '../runtime/log.ts';
+
+export interface StreamSettings {
+  natsUrl: string;
+  stream: string;
+  /** JetStream replication factor (1 on one server, 3 on a cluster). */
+  replicas: number;
+}
+
+export const subjectOf = (stream: string) => `${stream.toLowerCase()}.batches`;
+
+export interface NatsLink {
+  readonly nc: NatsConnection;
+  readonly js: JetStreamClient;
+  readonly jsm: JetStreamManager;
+  close(): Promise<void>;
+}
+
+/**
+ * Connects (retrying until `isClosed()`), reconnecting without limit afterwards. Resolves undefined when
+ * closed before a first connection.
+ */
+export async function openNatsLink(s: StreamSettings, log: Logger, isClosed: () => boolean, name: string): Promise<NatsLink | undefined> {
+  let warned = false;
+  for (;;) {
+    if (isClosed()) return undefined;
+    try {
+      const nc = await connect({ servers: s.natsUrl, name, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2000 });
+      log.info({ natsUrl: s.natsUrl }, 'connected to NATS');
+      void (async () => {
+        for await (const st of nc.status()) {
+          if (st.type === 'disconnect') log.warn({ natsUrl: s.natsUrl }, 'NATS connection lost; reconnecting');
+          else if (st.type === 'reconnect') log.info({ natsUrl: s.natsUrl }, 'NATS connection back');
+        }
+      })();
+      const jsm = await jetstreamManager(nc, { timeout: 5000 });
+      return { nc, js: jetstream(nc, { timeout: 5000 }), jsm, close: () => nc.close() };
+    } catch (err) {
+      if (!warned) log.warn({ err, natsUrl: s.natsUrl }, 'cannot reach NATS; retrying');
+      warned = true;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
+/** Creates the stream if missing (file storage, limits retention: kept whole, the replicas' catch-up). */
+export async function ensureStream(jsm: JetStreamManager, s: StreamSettings): Promise<void> {
+  try {
+    await jsm.streams.info(s.stream);
+    return;
+  } catch (err) {
+    if (!/not found/i.test((err as Error).message)) throw err;
+  }
+  await jsm.streams.add({
+    name: s.stream,
+    subjects: [subjectOf(s.stream)],
+    storage: StorageType.File,
+    retention: RetentionPolicy.Limits,
+    num_replicas: s.replicas,
+    // Two minutes (nanoseconds): a batch republished within it is acknowledged as a duplicate; later ones
+    // are refused by their expected last sequence instead, which the publisher reads as "already there".
+    duplicate_window: 120_000_000_000,
+  });
+}
+
+/** The last rseq the stream holds (its last stream sequence), 0 for an empty or missing stream. */
+export async function streamLastRseq(jsm: JetStreamManager, stream: string): Promise<number> {
+  try {
+    const info = await jsm.streams.info(stream);
+    return info.state.last_seq;
+  } catch (err) {
+    if (/not found/i.test((err as Error).message)) return 0;
+    throw err;
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * The sequencer's publisher: sends each committed replication-log record (journal/replication-log.ts) to
+ * the journal stream, in rseq order, after its commit. It never delays an acknowledgement: the engine
+ * answers on its own commit, and the publisher hears of the commit afterwards.
+ *
+ * Outbox. Each record is encoded as it commits and kept until the stream confirms it, up to
+ * `outboxBatches` records; past that bound the outbox is full (logged once per episode, counted on
+ * /metrics) and further records are not kept: trading goes on, GET / stays OK, and the records are read
+ * back from LMDB when their turn comes. The same read refills after a restart: the stream's last sequence
+ * is the last confirmed rseq (nats-link.ts), and publishing resumes after it.
+ *
+ * Ordering and exactly-once. Up to WINDOW publishes are in flight on the one connection; each carries
+ * `Nats-Msg-Id: r<rseq>` (a republish inside the duplicate window is acknowledged as a duplicate) and the
+ * expectation that the stream's last sequence is rseq - 1, so the server stores nothing out of order and
+ * nothing twice. On any failure (NATS gone, a timeout, an expectation refused) the publisher waits for
+ * what is in flight, re-reads the stream's last sequence and resumes after it.
+ */
+import type { Store } from '../journal/env.ts';
+import { readReplicatedBatch, type ReplicationLog } from '../journal/replication-log.ts';
+import type { Logger } from '../runtime/log.ts';
+import { ensureStream, openNatsLink, streamLastRseq, subjectOf, type NatsLink, type StreamSettings } from './nats-link.ts';
+import { encodeBatch } from './wire.ts';
+
+const WINDOW = 256;
+const RETRY_MS = 250;
+
+export interface PublisherOptions {
+  store: Store;
+  log: ReplicationLog;
+  logger: Logger;
+  settings: StreamSettings;
+  /** Bound of the outbox, in records. */
+  outboxBatches: number;
+  /** The connection to use instead of opening one (tests). */
+  link?: NatsLink;
+}
+
+export interface PublisherStats {
+  publishedSeq: number;
+  confirmedSeq: number;
+  confirmedRseq: number;
+  outboxBatches: number;
+  outboxFull: number;
+  outboxOverflowBatches: number;
+}
+
+interface Entry {
+  bytes: Uint8Array;
+  /** Journal seq the record ends at (0 for an aux record). */
+  journalLast: number;
+}
+
+export class Publisher {
+  private readonly outbox = new Map<number, Entry>();
+  private link: NatsLink | undefined;
+  private closed = false;
+  private seen: number;
+  private next = 0;
+  private inflight = 0;
+  private broken = false;
+  private ready = false;
+  private full = false;
+  private overflow = 0;
+  private confirmedRseq = 0;
+  private publishedSeq = 0;
+  private confirmedSeq = 0;
+  private running: Promise<void> | undefined;
+  private readonly subject: string;
+
+  constructor(private readonly o: PublisherOptions) {
+    this.seen = o.log.committedRseq;
+    this.subject = subjectOf(o.settings.stream);
+    this.link = o.link;
+  }
+
+  start(): void {
+    this.o.log.onCommitted((upTo) => this.committed(upTo));
+    this.running = this.run();
+  }
+
+  stats(): PublisherStats {
+    return {
+      publishedSeq: this.publishedSeq,
+      confirmedSeq: this.confirmedSeq,
+      confirmedRseq: this.confirmedRseq,
+      outboxBatches: this.outbox.size,
+      outboxFull: this.full ? 1 : 0,
+      outboxOverflowBatches: this.overflow,
+    };
+  }
+
+  /** Resolves once every committed record is confirmed by the stream (tests, orderly stops), or after `ms`. */
+  async settled(ms: number): Promise<boolean> {
+    const until = Date.now() + ms;
+    while (this.confirmedRseq < this.o.log.committedRseq) {
+      if (Date.now() > until || this.closed) return false;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    return true;
+  }
+
+  async close(graceMs = 2000): Promise<void> {
+    await this.settled(this.link === undefined ? 0 : graceMs);
+    this.closed = true;
+    await this.running?.catch(() => undefined);
+    if (this.o.link === undefined) await this.link?.close().catch(() => undefined);
+  }
+
+  private committed(upTo: number): void {
+    for (let r = this.seen + 1; r <= upTo; r++) {
+      if (this.outbox.size < this.o.outboxBatches) {
+        this.outbox.set(r, this.entry(r));
+      } else {
+        if (!this.full) this.o.logger.error({ outboxBatches: this.o.outboxBatches, rseq: r }, 'replication outbox full: records are read back from the store once NATS takes them');
+        this.full = true;
+        this.overflow++;
+      }
+    }
+    this.seen = Math.max(this.seen, upTo);
+    this.pump();
+  }
+
+  private entry(rseq: number): Entry {
+    const b = readReplicatedBatch(this.o.store, rseq);
+    if (b === undefined) throw new Error(`replication log has no record ${rseq}`);
+    return { bytes: encodeBatch(b), journalLast: b.j?.[1] ?? 0 };
+  }
+
+  private async run(): Promise<void> {
+    this.link ??= await openNatsLink(this.o.settings, this.o.logger, () => this.closed, 'pm-sequencer');
+    if (this.link === undefined) return;
+    while (!this.closed) {
+      try {
+        await ensureStream(this.link.jsm, this.o.settings);
+        const last = await streamLastRseq(this.link.jsm, this.o.settings.stream);
+        if (last > this.o.log.lastRseq) {
+          this.o.logger.error(
+            { streamLast: last, logLast: this.o.log.lastRseq, stream: this.o.settings.stream },
+            'the journal stream holds records this store never wrote (another sequencer\'s stream?): not publishing',
+          );
+          return;
+        }
+        this.confirmed(last, this.confirmedSeq);
+        this.next = last + 1;
+        this.broken = false;
+        this.ready = true;
+        this.pump();
+        // Wait until a publish fails (or the publisher closes), then resynchronise from the stream.
+        while (!this.closed && !(this.broken && this.inflight === 0)) await new Promise((r) => setTimeout(r, RETRY_MS));
+        this.ready = false;
+      } catch (err) {
+        if (this.closed) return;
+        this.o.logger.warn({ err }, 'journal stream unavailable; retrying');
+        await new Promise((r) => setTimeout(r, RETRY_MS));
+      }
+    }
+  }
+
+  private confirmed(rseq: number, journalSeq: number): void {
+    if (rseq <= this.confirmedRseq) return;
+    for (let r = this.confirmedRseq + 1; r <= rseq; r++) this.outbox.delete(r);
+    this.confirmedRseq = rseq;
+    this.confirmedSeq = Math.max(this.confirmedSeq, journalSeq);
+    if (this.full && this.outbox.size < this.o.outboxBatches) {
+      this.full = false;
+      this.o.logger.info({ confirmedRseq: rseq }, 'replication outbox has room again');
+    }
+  }
+
+  private pump(): void {
+    if (!this.ready || this.broken || this.link === undefined) return;
+    while (this.inflight < WINDOW && this.next <= this.o.log.committedRseq) this.send(this.next++);
+  }
+
+  private send(rseq: number): void {
+    let e: Entry;
+    try {
+      e = this.outbox.get(rseq) ?? this.entry(rseq);
+    } catch (err) {
+      this.o.logger.error({ err, rseq }, 'cannot read a replication record; publishing stopped');
+      this.broken = true;
+      return;
+    }
+    this.inflight++;
+    if (e.journalLast > 0) this.publishedSeq = e.journalLast;
+    this.link!.js.publish(this.subject, e.bytes, { msgID: `r${rseq}`, expect: { lastSequence: rseq - 1 } }).then(
+      () => {
+        this.inflight--;
+        this.confirmed(rseq, e.journalLast);
+        this.pump();
+      },
+      (err: unknown) => {
+        this.inflight--;
+        if (!this.broken && !this.closed) this.o.logger.warn({ err: (err as Error).message, rseq }, 'journal stream publish failed; resynchronising');
+        this.broken = true;
+      },
+    );
+  }
+}

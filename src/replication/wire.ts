@@ -1,0 +1,81 @@
+/**
+ * The wire format of a replicated batch, one JetStream message per replication-log record
+ * (journal/replication-log.ts): msgpack (msgpackr, the encoder lmdb-js itself uses) of
+ *
+ *   { v: 1, r, t, j?, e?, f?, p?, rows?, a? }
+ *
+ *   v     format version; a replica refuses any other (it cannot know what an unknown version means)
+ *   r     replication sequence: consecutive from 1, the message id (`Nats-Msg-Id: r<r>`) so a republish is
+ *         deduplicated by the stream
+ *   t     ms since the epoch when the sequencer issued the record
+ *   j     [first, last] journal seqs of the batch (first = last + 1: rows without events)
+ *   e     [seq, value] of the journal table, values as stored (order/status records as bytes)
+ *   f     [first fill seq, block bytes] of the fills table
+ *   p     the trade-id prefix of the sequencer's store (the first bytes of every trade id)
+ *   rows  the rows the batch put beside its events (orders, balances, markets, trades, net deposits)
+ *   a     catalog / index / profile / API-key writes: [db, key, value] puts, [db, key] removes
+ *
+ * decodeBatch checks the shape, so a corrupt message is refused before anything reads it.
+ */
+import { Packr } from 'msgpackr';
+import type { ReplicatedBatch } from '../journal/replication-log.ts';
+
+export const WIRE_VERSION = 1;
+
+export class WireError extends Error {}
+
+// Plain msgpack: no shared structures or extensions, so any msgpack decoder reads a batch.
+const packr = new Packr({ useRecords: false, moreTypes: false, encodeUndefinedAsNil: true });
+
+export function encodeBatch(b: ReplicatedBatch): Uint8Array {
+  return packr.pack({ v: WIRE_VERSION, ...b });
+}
+
+const isSeq = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
+
+/** Decodes and checks a batch; throws WireError naming what is wrong. */
+export function decodeBatch(bytes: Uint8Array): ReplicatedBatch {
+  let v: unknown;
+  try {
+    v = packr.unpack(bytes);
+  } catch (e) {
+    throw new WireError(`not msgpack: ${(e as Error).message}`);
+  }
+  if (!isObj(v)) throw new WireError('not a batch object');
+  if (v.v !== WIRE_VERSION) throw new WireError(`unknown batch version ${JSON.stringify(v.v)} (this build reads ${WIRE_VERSION})`);
+  if (!isSeq(v.r) || v.r < 1) throw new WireError('bad replication sequence r');
+  if (typeof v.t !== 'number') throw new WireError('bad time t');
+  if (v.j !== undefined) {
+    const j = v.j;
+    if (!Array.isArray(j) || j.length !== 2 || !isSeq(j[0]) || !isSeq(j[1]) || j[0] < 1 || j[0] > j[1] + 1) throw new WireError('bad journal range j');
+    const [first, last] = j as [number, number];
+    if (!Array.isArray(v.e) || !Array.isArray(v.f)) throw new WireError('a journal batch without e or f');
+    let seen = 0;
+    for (const x of v.e as unknown[]) {
+      if (!Array.isArray(x) || x.length !== 2 || !isSeq(x[0]) || x[0] < first || x[0] > last || x[1] === null || x[1] === undefined) throw new WireError('bad journal entry in e');
+      seen++;
+    }
+    for (const x of v.f as unknown[]) {
+      if (!Array.isArray(x) || x.length !== 2 || !isSeq(x[0]) || x[0] < first || x[0] > last || !(x[1] instanceof Uint8Array)) throw new WireError('bad fill block in f');
+    }
+    if (seen > last - first + 1) throw new WireError('more journal entries than the range holds');
+    if (typeof v.p !== 'string' || !/^[0-9a-f]{48}$/.test(v.p)) throw new WireError('bad trade-id prefix p');
+  } else if (v.e !== undefined || v.f !== undefined || v.rows !== undefined) {
+    throw new WireError('journal entries or rows without a journal range');
+  }
+  if (v.rows !== undefined && !isObj(v.rows)) throw new WireError('bad rows');
+  if (v.rows !== undefined) {
+    const rows = v.rows;
+    for (const k of ['o', 'b', 'm', 't'] as const) if (rows[k] !== undefined && !Array.isArray(rows[k])) throw new WireError(`bad rows.${k}`);
+    if (rows.n !== undefined && !Number.isSafeInteger(rows.n)) throw new WireError('bad rows.n');
+  }
+  if (v.a !== undefined) {
+    if (!Array.isArray(v.a)) throw new WireError('bad aux writes a');
+    for (const w of v.a as unknown[]) {
+      if (!Array.isArray(w) || (w.length !== 2 && w.length !== 3) || !['c', 'i', 'p', 'k'].includes(w[0] as string)) throw new WireError('bad aux write in a');
+    }
+  }
+  const { v: _v, ...batch } = v;
+  return batch as unknown as ReplicatedBatch;
+}
