@@ -9,7 +9,10 @@ import { CatalogReader } from './queries/catalog.ts';
 import { loadDemo } from './demo/catalog.ts';
 import { LIVE_DEMO_DEFAULTS, ReplayClock, startLiveDemo, type LiveDemo, type LiveDemoOptions } from './demo/live.ts';
 import { createAuthServices, type AuthServices } from './edge/auth.ts';
-import { Engine } from './engine/engine.ts';
+import { Engine, type EngineSurface } from './engine/engine.ts';
+import type { ReplicaRole, SequencerRole } from './cluster.ts';
+import type { Follower } from './replication/follower.ts';
+import type { Publisher } from './replication/publisher.ts';
 import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './projections/projector.ts';
 import { buildProjections } from './projections/registry.ts';
 import { CommittedBooks } from './projections/committed-books.ts';
@@ -42,6 +45,8 @@ export interface App {
   readonly port: number;
   /** The demo traders (`demo: "live"`). */
   readonly demo?: LiveDemo;
+  /** ROLE=sequencer: its publisher; ROLE=replica: its follower (tests, /metrics). */
+  readonly replication: { publisher?: Publisher; follower?: Follower };
   /** Ordered stop: close the listen socket, let in-flight requests finish, then close what start-up opened, newest first (LMDB last). */
   stop(graceMs?: number): Promise<void>;
 }
@@ -113,12 +118,15 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
 /** The start-up steps in dependency order; every resource registers its closer as soon as it is open. */
 async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, closers: Closers): Promise<App> {
   // The living demo replays its history under this clock before it follows the base clock (demo/live.ts).
-  const replayClock = config.demo === 'live' ? new ReplayClock(opts.clock ?? systemClock) : undefined;
+  const replayClock = config.demo === 'live' && config.cluster.role !== 'replica' ? new ReplayClock(opts.clock ?? systemClock) : undefined;
   const clock = replayClock ?? opts.clock ?? systemClock;
   const done = async (step: StartStep) => opts.afterStep?.(step);
+  const metrics = new Metrics();
 
-  const store = opts.store ?? openStore({ dataDir: config.dataDir });
-  closers.add('store', () => store.close());
+  const raw = opts.store ?? openStore({ dataDir: config.dataDir });
+  closers.add('store', () => raw.close());
+  const role = await openRole(raw, config, log, metrics);
+  const store = role.sequencer?.store ?? raw;
   await done('store');
   // E.g. a master key that did not issue the stored API keys throws here.
   const auth = createAuthServices({ config, store, clock, log });
@@ -133,18 +141,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const viewWrites = new ViewWrites(log, opts.viewWrites);
   closers.add('view writes', () => viewWrites.close());
   await done('view-writes');
-  // The engine recovers books and balances from the store before anything can trade.
-  const metrics = new Metrics();
-  const engine = await Engine.open({
-    store,
-    shards: config.engine.shards,
-    log,
-    now: () => clock.now(),
-    onCommit: (s) => metrics.commit(s),
-    trades: config.sandbox.trades,
-    timers: opts.timers,
-  });
-  closers.add('engine', () => engine.close());
+  const engine = await openEngine({ config, opts, store, clock, log, metrics, closers, role, keys: auth.keys });
   // Maintenance windows, closed-only wallets, the fault scenario of sandbox.faultsFile (a bad file fails the start).
   const sandbox = new Sandbox({ config, store, clock, log, metrics, engine });
   // The first listener of each commit: when it became durable, for the streams' commit-to-publish metric.
@@ -153,47 +150,15 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   await done('engine');
 
   const { views, prices, marketDataStore } = openProjections({ store, engine, viewWrites, log });
-  // The books as committed: GET /book, the quotes and the streams read this one state (docs/decisions.md,
-  // "Streaming"), so a client applying the stream's deltas lands on what /book serves.
-  const books = new CommittedBooks();
-  books.seed({ ...engine.bookSeed(), ts: clock.now() });
-  engine.onCommitted((events) => books.apply(events));
-  const catalog: CatalogServices = Object.freeze({
-    // The catalog's live prices come from market data (the midpoint, or the last trade when the spread is
-    // wider than 0.10), and market data labels outcomes from the catalog: each asks the other only when
-    // serving, so the two consts refer to each other through functions that run once both exist.
-    read: new CatalogReader(store, (tokenId) => marketData.displayPrice(tokenId)),
-    write: new CatalogWriter(store, clock),
-  });
-  const bookSource: BookSource = {
-    bookSnapshot: (tokenId) => books.book(tokenId),
-    lastTradePrice: (tokenId) => books.lastTrade(tokenId),
-    tokenOutcome: (tokenId) => engine.tokenOutcome(tokenId),
-    market: (conditionId) => engine.market(conditionId),
-    // Committed state is current by construction: an acknowledged order was applied before its answer left.
-    snapshotStale: () => false,
-    refreshSnapshot: () => Promise.resolve(),
-  };
-  const marketData = new MarketDataReader(bookSource, marketDataStore, (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes);
-  const bookChanges = { onSnapshots: (l: (tokenIds: readonly string[]) => void) => books.onApplied((changes) => changes.length > 0 && l(changes.flatMap((c) => c.tokenIds))) };
-  // Records midpoints as books change (projections/market-data.ts); trade prices come from the projector.
-  const sampler = new MidpointSampler({ feed: bookChanges, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), log });
-  sampler.start();
-  closers.add('midpoint sampler', () => sampler.stop());
-  metrics.watchEngine(() => engine.stats());
-  metrics.watchSignaturePool(() => auth.pool);
-  metrics.watch('replay', () => replays.stats(), {
-    entries: 'Signed requests remembered in memory for their window (edge/replays.ts)',
-    bytes: 'Bytes those entries hold (bounded by MAX_REPLAY_BYTES)',
-    replays: 'Replays answered with the first answer since start',
-    evicted: 'Entries forgotten before their window closed because memory was full, since start',
-  });
-  metrics.watch('http', () => ({ pendingAnswerBytes: pendingAnswerBytes() }), {
-    pendingAnswerBytes: 'Answer bytes waiting for clients that read slowly (bounded by MAX_PENDING_BYTES, edge/http.ts)',
-  });
+  const { books, catalog, marketData } = openBooks({ store, engine, clock, marketDataStore, log, closers });
+  watchMetrics(metrics, engine, auth, replays);
+  // A replica applies the stream once every read model listens to its engine.
+  startFollowing(role, closers);
   await done('projections');
 
-  await startCatalog({ catalog, engine, store, config, clock, log, history: replayClock && { clock: replayClock, ms: opts.demo?.replayMs ?? LIVE_DEMO_DEFAULTS.replayMs } });
+  if (role.replica === undefined) {
+    await startCatalog({ catalog, engine, store, config, clock, log, history: replayClock && { clock: replayClock, ms: opts.demo?.replayMs ?? LIVE_DEMO_DEFAULTS.replayMs } });
+  }
   await done('catalog');
   // Listen only once the signature threads have loaded: the first orders would otherwise wait for them.
   await auth.pool.ready;
@@ -201,28 +166,14 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   // The demo traders sign and place through the signature pool and the engine, so they start after both;
   // a fresh store gets its week of history here, before the listener opens.
   let demo: LiveDemo | undefined;
-  if (replayClock) {
-    demo = await startLiveDemo({ engine, auth, catalog: catalog.read, clock: replayClock, log }, opts.demo);
+  if (replayClock && role.engine !== undefined) {
+    demo = await startLiveDemo({ engine: role.engine, auth, catalog: catalog.read, clock: replayClock, log }, opts.demo);
     closers.add('demo traders', () => demo!.stop());
   }
   await done('demo');
 
-  // Liquidity rewards: the sampler scores the open orders of the rewards markets every rewards.sampleSeconds.
-  const rewardsSampler = new RewardsSampler({
-    views,
-    markets: () =>
-      catalog.read.samplingRecords().flatMap((m) => {
-        const program = rewardProgram(m);
-        return program === undefined ? [] : [{ conditionId: m.conditionId, token0: m.clobTokenIds[0], program }];
-      }),
-    midpoint: (token0) => marketData.midpointPips(token0),
-    orders: (cids) => engine.restingOrders(cids),
-    now: () => clock.now(),
-    sampleSeconds: config.rewards.sampleSeconds,
-    log,
-  });
-  rewardsSampler.start();
-  closers.add('rewards sampler', () => rewardsSampler.stop());
+  // Liquidity rewards are scored where orders rest: by the engine's process, not a replica.
+  if (role.replica === undefined) startRewards({ config, views, catalog, marketData, engine, clock, log, closers });
   // Restored heartbeats get their full timeout from here, once nothing but the listener is left to open.
   const heartbeats = new Heartbeats({ store, engine, log, timers: opts.timers ?? systemTimers, timeoutSeconds: config.heartbeats.timeoutSeconds });
   closers.add('heartbeats', () => heartbeats.close());
@@ -242,16 +193,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     auth,
     catalog,
     marketData,
-    livePrices: {
-      bookSnapshot: (tokenId: string) => books.book(tokenId),
-      lastTradePrice: (tokenId: string) => books.lastTrade(tokenId),
-      onChanged: (listener: (tokenIds: readonly string[]) => void) =>
-        books.onApplied((changes, events) => {
-          const tokens = changes.flatMap((c) => c.tokenIds);
-          for (const e of events) if (e.type === 'fill') tokens.push(e.takerTokenId, e.makerTokenId);
-          if (tokens.length > 0) listener(tokens);
-        }),
-    },
+    livePrices: livePricesOf(books),
     sandbox,
     heartbeats,
     rewards: new RewardsReader(views, catalog.read, () => clock.now()),
@@ -277,6 +219,8 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     auth: auth.authenticator,
     replays,
     sockets: stream.mount,
+    replica: role.replica === undefined ? undefined : { sequencerUrl: config.cluster.sequencerUrl },
+    journalSeq: role.journalSeq,
   });
   // stop() drains with its own grace period; a failed start closes with the configured one.
   let draining: Promise<void> | undefined;
@@ -287,7 +231,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     }));
   closers.add('server', () => drain(config.shutdown.graceMs));
   await done('listen');
-  log.info({ uws: server.build }, 'uWebSockets.js build');
+  log.info({ uws: server.build, role: config.cluster.role }, 'uWebSockets.js build');
   ctx.state.ready = true;
 
   let stopping: Promise<void> | undefined;
@@ -296,6 +240,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     server,
     port: server.port,
     demo,
+    replication: { publisher: role.sequencer?.publisher, follower: role.replica?.follower },
     stop(graceMs = config.shutdown.graceMs) {
       stopping ??= (async () => {
         ctx.state.ready = false;
@@ -307,11 +252,172 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   };
 }
 
+/** What the cluster role adds (cluster.ts); ROLE=single loads none of it. */
+interface RoleParts {
+  cluster?: typeof import('./cluster.ts');
+  sequencer?: SequencerRole;
+  replica?: ReplicaRole;
+  /** The matching engine (single and sequencer), once open. */
+  engine?: Engine;
+  /** What read routes report in X-Journal-Seq: the engine's committed seq, or the replica's applied one. */
+  journalSeq: () => number;
+}
+
+/** Loads cluster.ts for the sequencer and replica roles; a sequencer's store logs what replicas need from here on. */
+async function openRole(raw: Store, config: Readonly<Config>, log: Logger, metrics: Metrics): Promise<RoleParts> {
+  const parts: RoleParts = { journalSeq: () => 0 };
+  if (config.cluster.role === 'single') return parts;
+  parts.cluster = await import('./cluster.ts');
+  if (config.cluster.role === 'sequencer') parts.sequencer = parts.cluster.openSequencer(raw, config, log, metrics);
+  return parts;
+}
+
+/**
+ * The engine: recovered from the store before anything can trade (single, sequencer), or a replica's read
+ * surface over its store. A sequencer's publisher closes after the engine, so the last commits are offered.
+ */
+async function openEngine(o: {
+  config: Readonly<Config>;
+  opts: AppOptions;
+  store: Store;
+  clock: Clock;
+  log: Logger;
+  metrics: Metrics;
+  closers: Closers;
+  role: RoleParts;
+  keys: AuthServices['keys'];
+}): Promise<EngineSurface> {
+  const { config, role, metrics } = o;
+  if (role.cluster !== undefined && config.cluster.role === 'replica') {
+    const replica = role.cluster.openReplica(o.store, config, o.log, metrics, (apiKeys) => o.keys.replicated(apiKeys));
+    role.replica = replica;
+    role.journalSeq = () => replica.engine.committedSeq;
+    return replica.engine;
+  }
+  const publisher = role.sequencer?.publisher;
+  if (publisher !== undefined) o.closers.add('publisher', () => publisher.close());
+  const engine = await Engine.open({
+    store: o.store,
+    shards: config.engine.shards,
+    log: o.log,
+    now: () => o.clock.now(),
+    onCommit: (s) => metrics.commit(s),
+    trades: config.sandbox.trades,
+    timers: o.opts.timers,
+    replicationLog: role.sequencer?.log,
+  });
+  o.closers.add('engine', () => engine.close());
+  role.engine = engine;
+  role.journalSeq = () => engine.committedSeq;
+  publisher?.start();
+  return engine;
+}
+
+/** A replica starts applying the stream once every read model listens to its engine; it stops before the store closes. */
+function startFollowing(role: RoleParts, closers: Closers): void {
+  const follower = role.replica?.follower;
+  if (follower === undefined) return;
+  follower.start();
+  closers.add('follower', () => follower.close());
+}
+
+/**
+ * The books as committed: GET /book, the quotes and the streams read this one state (docs/decisions.md,
+ * "Streaming"), so a client applying the stream's deltas lands on what /book serves. With them the catalog
+ * and market data, which read each other's prices and outcomes.
+ */
+function openBooks(o: { store: Store; engine: EngineSurface; clock: Clock; marketDataStore: MarketDataStore; log: Logger; closers: Closers }) {
+  const { store, engine, clock, marketDataStore } = o;
+  const books = new CommittedBooks();
+  books.seed({ ...engine.bookSeed(), ts: clock.now() });
+  engine.onCommitted((events) => books.apply(events));
+  const catalog: CatalogServices = Object.freeze({
+    // The catalog's live prices come from market data (the midpoint, or the last trade when the spread is
+    // wider than 0.10), and market data labels outcomes from the catalog: each asks the other only when
+    // serving, so the two consts refer to each other through functions that run once both exist.
+    read: new CatalogReader(store, (tokenId) => marketData.displayPrice(tokenId)),
+    write: new CatalogWriter(store, clock),
+  });
+  const bookSource: BookSource = {
+    bookSnapshot: (tokenId) => books.book(tokenId),
+    lastTradePrice: (tokenId) => books.lastTrade(tokenId),
+    tokenOutcome: (tokenId) => engine.tokenOutcome(tokenId),
+    market: (conditionId) => engine.market(conditionId),
+    // Committed state is current by construction: an acknowledged order was applied before its answer left.
+    snapshotStale: () => false,
+    refreshSnapshot: () => Promise.resolve(),
+  };
+  const marketData = new MarketDataReader(bookSource, marketDataStore, (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes);
+  const bookChanges = { onSnapshots: (l: (tokenIds: readonly string[]) => void) => books.onApplied((changes) => changes.length > 0 && l(changes.flatMap((c) => c.tokenIds))) };
+  // Records midpoints as books change (projections/market-data.ts); trade prices come from the projector.
+  const sampler = new MidpointSampler({ feed: bookChanges, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), log: o.log });
+  sampler.start();
+  o.closers.add('midpoint sampler', () => sampler.stop());
+  return { books, catalog, marketData };
+}
+
+/** The committed books as wallet data's live prices (AppContext.livePrices). */
+function livePricesOf(books: CommittedBooks): AppContext['livePrices'] {
+  return {
+    bookSnapshot: (tokenId: string) => books.book(tokenId),
+    lastTradePrice: (tokenId: string) => books.lastTrade(tokenId),
+    onChanged: (listener: (tokenIds: readonly string[]) => void) =>
+      books.onApplied((changes, events) => {
+        const tokens = changes.flatMap((c) => c.tokenIds);
+        for (const e of events) if (e.type === 'fill') tokens.push(e.takerTokenId, e.makerTokenId);
+        if (tokens.length > 0) listener(tokens);
+      }),
+  };
+}
+
+function watchMetrics(metrics: Metrics, engine: EngineSurface, auth: AuthServices, replays: ReplayGuard): void {
+  metrics.watchEngine(() => engine.stats());
+  metrics.watchSignaturePool(() => auth.pool);
+  metrics.watch('replay', () => replays.stats(), {
+    entries: 'Signed requests remembered in memory for their window (edge/replays.ts)',
+    bytes: 'Bytes those entries hold (bounded by MAX_REPLAY_BYTES)',
+    replays: 'Replays answered with the first answer since start',
+    evicted: 'Entries forgotten before their window closed because memory was full, since start',
+  });
+  metrics.watch('http', () => ({ pendingAnswerBytes: pendingAnswerBytes() }), {
+    pendingAnswerBytes: 'Answer bytes waiting for clients that read slowly (bounded by MAX_PENDING_BYTES, edge/http.ts)',
+  });
+}
+
+/** Liquidity rewards: the sampler scores the open orders of the rewards markets every rewards.sampleSeconds. */
+function startRewards(o: {
+  config: Readonly<Config>;
+  views: ViewStore;
+  catalog: CatalogServices;
+  marketData: MarketDataReader;
+  engine: EngineSurface;
+  clock: Clock;
+  log: Logger;
+  closers: Closers;
+}): void {
+  const { catalog, marketData, engine, clock } = o;
+  const rewardsSampler = new RewardsSampler({
+    views: o.views,
+    markets: () =>
+      catalog.read.samplingRecords().flatMap((m) => {
+        const program = rewardProgram(m);
+        return program === undefined ? [] : [{ conditionId: m.conditionId, token0: m.clobTokenIds[0], program }];
+      }),
+    midpoint: (token0) => marketData.midpointPips(token0),
+    orders: (cids) => engine.restingOrders(cids),
+    now: () => clock.now(),
+    sampleSeconds: o.config.rewards.sampleSeconds,
+    log: o.log,
+  });
+  rewardsSampler.start();
+  o.closers.add('rewards sampler', () => rewardsSampler.stop());
+}
+
 /**
  * The read models: projections catch up with whatever the journal holds beyond their cursors, then follow
  * every later commit.
  */
-function openProjections(o: { store: Store; engine: Engine; viewWrites: ViewWrites; log: Logger }) {
+function openProjections(o: { store: Store; engine: EngineSurface; viewWrites: ViewWrites; log: Logger }) {
   const { store, engine, viewWrites, log } = o;
   const views = new ViewStore(store.views, viewWrites);
   const prices = new ViewStore(store.prices, viewWrites);
@@ -329,7 +435,7 @@ function openProjections(o: { store: Store; engine: Engine; viewWrites: ViewWrit
 function openStream(o: {
   config: Readonly<Config>;
   books: CommittedBooks;
-  engine: Engine;
+  engine: EngineSurface;
   catalog: CatalogServices;
   keys: AuthServices['keys'];
   limiter: RateLimiter;

@@ -311,6 +311,25 @@ export class ApiKeyService {
     this.revokedListeners.push(listener);
   }
 
+  /**
+   * A read replica wrote these API-key records (the replication stream): memory follows the store, and a
+   * revocation is told to the revoked listeners as on the sequencer.
+   */
+  replicated(apiKeys: readonly string[]): void {
+    for (const apiKey of apiKeys) {
+      const rec = this.store.apiKeys.get(apiKeyRecordKey(apiKey)) as ApiKeyRecord | undefined;
+      if (rec === undefined) continue;
+      const e = this.byKey.get(apiKey);
+      if (e === undefined) {
+        this.index({ record: rec, pending: false });
+        continue;
+      }
+      const revokedNow = rec.revoked && !e.record.revoked;
+      e.record = rec;
+      if (revokedNow) for (const l of this.revokedListeners) l(apiKey);
+    }
+  }
+
   /** Revokes a key: refused from the next request on (memory first), durable when the promise resolves. */
   async revoke(apiKey: string): Promise<void> {
     const e = this.byKey.get(apiKey);

@@ -14,7 +14,7 @@ import type { CatalogReader } from '../queries/catalog.ts';
 import type { MarketDataReader } from '../queries/market-data.ts';
 import type { CatalogWriter } from '../projections/catalog.ts';
 import type { TradingMarket } from '../projections/catalog-index.ts';
-import type { Engine } from '../engine/engine.ts';
+import type { EngineSurface } from '../engine/engine.ts';
 import type { Sandbox } from './sandbox/sandbox.ts';
 import type { Heartbeats } from './heartbeats.ts';
 import type { RewardsReader } from '../queries/rewards.ts';
@@ -61,7 +61,7 @@ export interface AppContext {
   readonly auth: AuthServices;
   readonly catalog: CatalogServices;
   /** The matching engine: sequencer, ledger and journal (engine/engine.ts), recovered before any route is mounted. */
-  readonly engine: Engine;
+  readonly engine: EngineSurface;
   /** Books, quotes, price history and builder trades (queries/market-data.ts). */
   readonly marketData: MarketDataReader;
   /**

@@ -18,6 +18,10 @@
  *              the first one's answer (replays.ts)
  *   dispatch   guard, path parameters, query and body validated (validate.ts), the handler, its answer
  *
+ * Before the stages, on a read replica: a route only the sequencer serves (replica-routes.ts) answers 421
+ * naming the sequencer. After them: every answer of a read route carries `X-Journal-Seq`, the journal
+ * sequence of the state it was read from (the engine's committed seq, a replica's applied seq).
+ *
  * A handler that throws something unexpected answers 500 and is logged; it never takes the process down.
  */
 import { timingSafeEqual } from 'node:crypto';
@@ -30,6 +34,7 @@ import { MAX_JSON_DEPTH, parseJsonBody } from './json-body.ts';
 import type { Metrics, RouteMetrics } from './metrics.ts';
 import type { Charge, RateLimiter, Verdict } from './rate-limit.ts';
 import { WALLET_BUCKETS } from './rate-limit-buckets.ts';
+import { servedByReplica } from './replica-routes.ts';
 import type { ReplayGuard, ReplayKind } from './replays.ts';
 import { isReply, TRADING_KEYS, type AnyRoute, type Caller, type HttpMethod, type KeyKind, type Reply, type RouteRequest } from './route.ts';
 import type { CompiledRoute } from './validate.ts';
@@ -71,6 +76,10 @@ export interface PipelineDeps {
   clock: Clock;
   auth?: Authenticator;
   replays?: ReplayGuard;
+  /** ROLE=replica: the sequencer's public URL, named when a write route is refused. */
+  replica?: { sequencerUrl: string };
+  /** The journal seq the read state reflects (X-Journal-Seq on read routes). */
+  journalSeq?: () => number;
 }
 
 /** A route as mounted: its compiled schemas, rate-limit buckets and metrics. */
@@ -150,6 +159,10 @@ class RouteProcessor {
   private readonly auth: string;
   private readonly keys: readonly KeyKind[];
   private readonly perItem: boolean;
+  /** A write route on a replica: refused before anything else. */
+  private readonly refused: ApiError | undefined;
+  /** Read routes: where X-Journal-Seq comes from. */
+  private readonly seqOf: (() => number) | undefined;
 
   constructor(
     private readonly m: Mounted,
@@ -159,9 +172,13 @@ class RouteProcessor {
     this.auth = m.route.auth ?? 'none';
     this.keys = m.route.keys ?? TRADING_KEYS;
     this.perItem = m.route.limitCost !== undefined && m.compiled.hasBody;
+    const read = servedByReplica(m.route);
+    this.refused = d.replica !== undefined && !read ? apiError('PM_ERR_READ_REPLICA', { sequencer: d.replica.sequencerUrl }) : undefined;
+    this.seqOf = read ? d.journalSeq : undefined;
   }
 
   readonly process = (req: Incoming): Answer => {
+    if (this.refused !== undefined) return this.fail(req, this.refused);
     const client = this.who(req);
     return this.gate({ req, client, caller: { ip: client.ip }, charges: [{ caller: client.key, buckets: this.m.buckets }], signed: undefined, json: undefined });
   };
@@ -288,6 +305,7 @@ class RouteProcessor {
   }
 
   private finish(req: Incoming, out: Outgoing): Outgoing {
+    if (this.seqOf !== undefined) out.headers = { ...out.headers, 'X-Journal-Seq': String(this.seqOf()) };
     this.m.metrics.observe(out.status, (Date.now() - req.receivedAt) / 1000);
     return out;
   }

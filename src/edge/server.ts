@@ -36,6 +36,10 @@ export interface EdgeOptions {
   auth?: Authenticator;
   /** Remembers signed requests for their window so a replay changes nothing (replays.ts); absent: no protection. */
   replays?: ReplayGuard;
+  /** ROLE=replica: write routes answer 421 naming this sequencer (pipeline.ts). */
+  replica?: { sequencerUrl: string };
+  /** The journal seq read routes report in X-Journal-Seq. */
+  journalSeq?: () => number;
   /** Mounts the WebSocket routes on the same app before the catch-all route (edge/ws/channels.ts). */
   sockets?: (app: TemplatedApp) => void;
   /** Serve on this uWS module instead of the one uws.ts chooses (bench/edge/http.bench.ts compares builds). */
@@ -173,7 +177,7 @@ function mountRoutes(app: TemplatedApp, shared: Shared): Mounted[] {
       },
       tracker: inFlight,
     };
-    const processor = processorFor(m, { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays }, who);
+    const processor = processorFor(m, { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, journalSeq: opts.journalSeq }, who);
     const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, serveOpts, processor);
     switch (route.method) {
       case 'GET': app.get(route.path, handler); break;

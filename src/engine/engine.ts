@@ -151,6 +151,11 @@ export class Engine {
     this.life.onHalt(() => void this.link.terminate());
   }
 
+  /** The journal seq of the last durable batch: what a read of committed state reflects (X-Journal-Seq). */
+  get committedSeq(): number {
+    return this.commit.committedSeq;
+  }
+
   /** Recovers the state from the store (refusing a store whose tables and journal disagree) and starts the shards. */
   static async open(opts: EngineOptions): Promise<Engine> {
     if (!Number.isInteger(opts.shards) || opts.shards < 1) throw new Error(`shards must be a positive integer, got ${opts.shards}`);

@@ -29,16 +29,20 @@
 import type { Store } from './env.ts';
 import { engineMetaKeys, metaKeys } from './keys.ts';
 import type { OrderStateRow } from './orders.ts';
-import type { MarketRow } from './writer.ts';
 
 export type AuxDb = 'c' | 'i' | 'p' | 'k';
 /** [db, key, value] puts, [db, key] removes. */
 export type AuxWrite = [db: AuxDb, key: unknown, value?: unknown];
 
+/** An engine-markets row (writer.ts's MarketRow; named by its key only, which keeps this module below the writer). */
+export interface LoggedMarketRow {
+  conditionId: string;
+}
+
 export interface BatchRows {
   o?: Array<[number, OrderStateRow]>;
   b?: Array<[string, string, number]>;
-  m?: MarketRow[];
+  m?: LoggedMarketRow[];
   t?: Array<[number, unknown]>;
   n?: number;
 }

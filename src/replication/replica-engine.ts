@@ -14,10 +14,11 @@
  */
 import { apiError } from '../domain/errors.ts';
 import type { JournalEvent, OrderRecord } from '../domain/events.ts';
-import type { BalancesView, EngineStats, EngineSurface, OpenOrdersFilter, UnsettledView } from '../engine/engine.ts';
+import type { BalancesView, EngineStats, EngineSurface, OpenOrdersFilter, TradeSettlement, UnsettledView } from '../engine/engine.ts';
 import type { Store } from '../journal/env.ts';
 import { orderIndexOf, readOrder, readOrderAt, openOrdersOf } from '../journal/orders.ts';
 import { canonicalOfTables, hashState, lastTradeSide, loadMaterialized, verifyStore, type LastTrade } from '../journal/recovery.ts';
+import { unsettledTrades } from '../journal/trades.ts';
 import type { MarketRow } from '../journal/writer.ts';
 import type { AppliedBatch } from './follower.ts';
 
@@ -56,7 +57,7 @@ export class ReplicaEngine implements EngineSurface {
   applied(batches: readonly AppliedBatch[]): void {
     const ix = orderIndexOf(this.store);
     for (const { batch, events } of batches) {
-      for (const row of batch.rows?.m ?? []) this.putMarket(row);
+      for (const row of batch.rows?.m ?? []) this.putMarket(row as MarketRow);
       for (const e of events) {
         if (e.type === 'order') {
           ix.add(e.orderId, e.seq);
@@ -212,8 +213,11 @@ export class ReplicaEngine implements EngineSurface {
   unsettled(): UnsettledView {
     return this.refuse();
   }
-  tradeSettlement(): never {
-    return this.refuse();
+  /** The replica's settling trades as its tables hold them; the settings are the sequencer's, unknown here (zero). */
+  tradeSettlement(): { settings: Readonly<TradeSettlement>; settling: { MATCHED: number; RETRYING: number; MINED: number } } {
+    const settling = { MATCHED: 0, RETRYING: 0, MINED: 0 };
+    for (const t of unsettledTrades(this.store)) if (t.status in settling) settling[t.status as keyof typeof settling]++;
+    return { settings: { minedDelayMs: 0, confirmedDelayMs: 0, retryingShare: 0, retryDelayMs: 0, failedShare: 0, seed: 0 }, settling };
   }
   checkLedger(): string[] {
     return [];

@@ -4,7 +4,8 @@
  * value stops start-up with a message naming the key (`ConfigError`).
  *
  * Environment variables: HOST, PORT, DATA_DIR, ADMIN_TOKEN, DEMO (live/static/off), LOG_LEVEL,
- * SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, FAULTS_FILE, CONSOLE (on/off), CONFIG_FILE.
+ * SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, FAULTS_FILE, CONSOLE (on/off), ROLE, NATS_URL,
+ * SEQUENCER_URL, CONFIG_FILE.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -152,6 +153,19 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    cluster: Type.Object(
+      {
+        role: Type.Union([Type.Literal('single'), Type.Literal('sequencer'), Type.Literal('replica')], {
+          description: 'single = one process, no NATS; sequencer = the writer, publishing its journal to NATS JetStream; replica = serves reads from that stream',
+        }),
+        natsUrl: Type.String({ minLength: 1, description: 'the NATS server (JetStream enabled) of the sequencer and replicas' }),
+        sequencerUrl: Type.String({ description: 'the sequencer\'s public URL, named by a replica when it refuses a trading or admin request' }),
+        stream: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'JetStream stream holding the journal batches' }),
+        replicas: Type.Integer({ minimum: 1, maximum: 5, description: 'JetStream replication factor of the stream (1 on one server, 3 on a cluster)' }),
+        outboxBatches: Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'batches the sequencer holds for NATS; past it they are re-read from LMDB later' }),
+      },
+      { additionalProperties: false },
+    ),
     compat: Type.Object(
       {
         shapes: Type.Union([Type.Literal('spec'), Type.Literal('clob-client-v2')], {
@@ -250,6 +264,11 @@ function envOverlay(env: NodeJS.ProcessEnv): Json {
   if (env.RATE_LIMITS !== undefined) o.rateLimits = { enabled: envBool('RATE_LIMITS', env.RATE_LIMITS) };
   if (env.FAULTS_FILE !== undefined) o.sandbox = { faultsFile: env.FAULTS_FILE };
   if (env.CONSOLE !== undefined) o.console = { enabled: envBool('CONSOLE', env.CONSOLE) };
+  const cluster: Json = {};
+  if (env.ROLE !== undefined) cluster.role = env.ROLE;
+  if (env.NATS_URL !== undefined) cluster.natsUrl = env.NATS_URL;
+  if (env.SEQUENCER_URL !== undefined) cluster.sequencerUrl = env.SEQUENCER_URL;
+  if (Object.keys(cluster).length) o.cluster = cluster;
   return o;
 }
 

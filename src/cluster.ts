@@ -1,0 +1,73 @@
+/**
+ * The roles beyond one process (docs/decisions.md, "Scale-out"): what app.ts adds for ROLE=sequencer and
+ * ROLE=replica. Loaded with a dynamic import only for those roles, so ROLE=single never loads the NATS
+ * clients.
+ *
+ *   sequencer  the store's writes the replicas need are logged (journal/replication-log.ts) and a
+ *              publisher sends each committed record to the journal stream (replication/publisher.ts)
+ *   replica    the engine is the replica's read surface (replication/replica-engine.ts), fed by the
+ *              follower (replication/follower.ts) once the read models listen to it
+ */
+import type { Store } from './journal/env.ts';
+import { ReplicationLog } from './journal/replication-log.ts';
+import { Follower, type AppliedBatch } from './replication/follower.ts';
+import { Publisher } from './replication/publisher.ts';
+import { ReplicaEngine } from './replication/replica-engine.ts';
+import type { StreamSettings } from './replication/nats-link.ts';
+import type { Metrics } from './edge/metrics.ts';
+import type { Config } from './runtime/config.ts';
+import type { Logger } from './runtime/log.ts';
+
+const settingsOf = (config: Readonly<Config>): StreamSettings => ({ natsUrl: config.cluster.natsUrl, stream: config.cluster.stream, replicas: config.cluster.replicas });
+
+export interface SequencerRole {
+  /** The store every service of the sequencer uses: catalog, profile and API-key writes are logged. */
+  readonly store: Store;
+  readonly log: ReplicationLog;
+  readonly publisher: Publisher;
+}
+
+/** Opens the replication log (refusing a store whose journal went on without it) and the publisher, not yet started. */
+export function openSequencer(raw: Store, config: Readonly<Config>, logger: Logger, metrics: Metrics): SequencerRole {
+  const log = ReplicationLog.open(raw);
+  const publisher = new Publisher({ store: raw, log, logger, settings: settingsOf(config), outboxBatches: config.cluster.outboxBatches });
+  metrics.watch('pm_replication', () => publisher.stats(), {
+    publishedSeq: 'Journal seq of the last batch sent to the journal stream',
+    confirmedSeq: 'Journal seq of the last batch the stream confirmed',
+    confirmedRseq: 'Last replication-log record the stream confirmed',
+    outboxBatches: 'Records committed and held for the stream (bounded by cluster.outboxBatches)',
+    outboxFull: '1 while the outbox is full (records are then re-read from LMDB once NATS takes them)',
+    outboxOverflowBatches: 'Records not held because the outbox was full, since start',
+  });
+  return { store: log.captureWrites(raw), log, publisher };
+}
+
+export interface ReplicaRole {
+  readonly engine: ReplicaEngine;
+  readonly follower: Follower;
+}
+
+/**
+ * The replica's engine surface and follower (not yet started: start it once the read models listen to
+ * `engine.onCommitted`). `keysChanged` hears the API keys each batch wrote.
+ */
+export function openReplica(store: Store, config: Readonly<Config>, logger: Logger, metrics: Metrics, keysChanged: (apiKeys: string[]) => void): ReplicaRole {
+  if (config.cluster.sequencerUrl === '') logger.warn('ROLE=replica without SEQUENCER_URL: refusals of write routes cannot say where to send them');
+  const engine = new ReplicaEngine(store, config.cluster.sequencerUrl);
+  const onApplied = (applied: AppliedBatch[]) => {
+    engine.applied(applied);
+    const keys: string[] = [];
+    for (const { batch } of applied) for (const w of batch.a ?? []) if (w[0] === 'k' && typeof w[1] === 'string') keys.push(w[1]);
+    if (keys.length > 0) keysChanged(keys);
+  };
+  const follower = new Follower({ store, logger, settings: settingsOf(config), onApplied });
+  metrics.watch('pm_replica', () => follower.stats(), {
+    appliedSeq: 'Journal seq of the last batch this replica applied (what its reads reflect)',
+    appliedRseq: 'Last replication-log record applied',
+    lagBatches: 'Records in the journal stream not yet applied',
+    lagSeconds: 'While records wait: seconds since the sequencer issued the last one applied; 0 when caught up',
+    applyDelaySeconds: 'Seconds from the sequencer issuing the last applied record to its application here',
+    refused: '1 once a batch was refused (corrupt, unknown version, out of order): applying stopped',
+  });
+  return { engine, follower };
+}
