@@ -2,7 +2,9 @@
  * Composition root: opens the store, builds the context and the route table, starts the HTTP edge.
  * `main.ts` wraps it with configuration loading and signal handling; tests start it in process.
  */
+import type { JournalEvent } from './domain/events.ts';
 import { openStore, type Store } from './journal/env.ts';
+import { readJournal } from './journal/recovery.ts';
 import { metaKeys } from './journal/keys.ts';
 import { CatalogWriter } from './projections/catalog.ts';
 import { CatalogReader } from './queries/catalog.ts';
@@ -150,7 +152,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   await done('engine');
 
   const { views, prices, marketDataStore } = openProjections({ store, engine, viewWrites, log });
-  const { books, catalog, marketData } = openBooks({ store, engine, clock, marketDataStore, log, closers });
+  const { books, catalog, marketData } = openBooks({ store, engine, clock, marketDataStore, log, closers, role });
   watchMetrics(metrics, engine, auth, replays);
   // A replica applies the stream once every read model listens to its engine.
   startFollowing(role, closers);
@@ -326,10 +328,11 @@ function startFollowing(role: RoleParts, closers: Closers): void {
  * "Streaming"), so a client applying the stream's deltas lands on what /book serves. With them the catalog
  * and market data, which read each other's prices and outcomes.
  */
-function openBooks(o: { store: Store; engine: EngineSurface; clock: Clock; marketDataStore: MarketDataStore; log: Logger; closers: Closers }) {
-  const { store, engine, clock, marketDataStore } = o;
+function openBooks(o: { store: Store; engine: EngineSurface; clock: Clock; marketDataStore: MarketDataStore; log: Logger; closers: Closers; role: RoleParts }) {
+  const { store, engine, clock, marketDataStore, role } = o;
   const books = new CommittedBooks();
-  books.seed({ ...engine.bookSeed(), ts: clock.now() });
+  if (role.replica !== undefined) replayBooks(books, store);
+  else books.seed({ ...engine.bookSeed(), ts: clock.now() });
   engine.onCommitted((events) => books.apply(events));
   const catalog: CatalogServices = Object.freeze({
     // The catalog's live prices come from market data (the midpoint, or the last trade when the spread is
@@ -348,12 +351,35 @@ function openBooks(o: { store: Store; engine: EngineSurface; clock: Clock; marke
     refreshSnapshot: () => Promise.resolve(),
   };
   const marketData = new MarketDataReader(bookSource, marketDataStore, (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes);
-  const bookChanges = { onSnapshots: (l: (tokenIds: readonly string[]) => void) => books.onApplied((changes) => changes.length > 0 && l(changes.flatMap((c) => c.tokenIds))) };
   // Records midpoints as books change (projections/market-data.ts); trade prices come from the projector.
-  const sampler = new MidpointSampler({ feed: bookChanges, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), log: o.log });
-  sampler.start();
-  o.closers.add('midpoint sampler', () => sampler.stop());
+  // A replica samples nothing: a sample's time is when the sequencer took it, which its log carries.
+  if (role.replica === undefined) {
+    const bookChanges = { onSnapshots: (l: (tokenIds: readonly string[]) => void) => books.onApplied((changes) => changes.length > 0 && l(changes.flatMap((c) => c.tokenIds))) };
+    const log = role.sequencer?.log;
+    const onSample = log && ((key: (string | number)[], pips: number) => log.logWrite('m', key, pips));
+    const sampler = new MidpointSampler({ feed: bookChanges, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), log: o.log, onSample });
+    sampler.start();
+    o.closers.add('midpoint sampler', () => sampler.stop());
+  }
   return { books, catalog, marketData };
+}
+
+/**
+ * A replica's books from the whole journal rather than a seed: each market's body then carries the time of
+ * the last event that changed it, as on a sequencer that has run since that event, whenever the replica
+ * itself started (a seed would stamp every quiet market with the replica's start).
+ */
+function replayBooks(books: CommittedBooks, store: Store): void {
+  books.seed({ markets: [], resting: [], lastTrades: [], ts: 0 });
+  let chunk: JournalEvent[] = [];
+  for (const e of readJournal(store)) {
+    chunk.push(e);
+    if (chunk.length === 4096) {
+      books.apply(chunk);
+      chunk = [];
+    }
+  }
+  if (chunk.length > 0) books.apply(chunk);
 }
 
 /** The committed books as wallet data's live prices (AppContext.livePrices). */

@@ -19,7 +19,8 @@
  *   rows  o: [seq, order state row][], b: [wallet, asset, held][], m: MarketRow[], t: [fillSeq, trade row][],
  *         n: net deposits (absent when unchanged)
  *   a     aux writes, in order: [db, key, value] puts and [db, key] removes; db c = catalog, i = indexes,
- *         p = profiles, k = api-keys
+ *         p = profiles, k = api-keys, m = prices (the midpoint samples only: logWrite; trade prices are
+ *         projected from the fills on every node)
  *
  * Ordering. A journal batch's rseq is drawn when the writer issues it, in journal order (one batch at a
  * time). An aux record's rseq is drawn when its transaction runs. Records therefore commit in rseq order
@@ -30,7 +31,7 @@ import type { Store } from './env.ts';
 import { engineMetaKeys, metaKeys } from './keys.ts';
 import type { OrderStateRow } from './orders.ts';
 
-export type AuxDb = 'c' | 'i' | 'p' | 'k';
+export type AuxDb = 'c' | 'i' | 'p' | 'k' | 'm';
 /** [db, key, value] puts, [db, key] removes. */
 export type AuxWrite = [db: AuxDb, key: unknown, value?: unknown];
 
@@ -66,7 +67,7 @@ export interface ReplicatedBatch extends LogRecord {
   p?: string;
 }
 
-const AUX_DBS: Readonly<Record<AuxDb, keyof Store>> = { c: 'catalog', i: 'indexes', p: 'profiles', k: 'apiKeys' };
+const AUX_DBS: Readonly<Record<AuxDb, keyof Store>> = { c: 'catalog', i: 'indexes', p: 'profiles', k: 'apiKeys', m: 'prices' };
 
 export class ReplicationLogError extends Error {}
 
@@ -138,7 +139,40 @@ export class ReplicationLog {
     if (this.committedRseq !== before) for (const l of this.listeners) l(this.committedRseq);
   }
 
-  /** Issues an aux record now (called with the transaction or turn that makes the writes). */
+  /** Aux writes of the child transaction running now (captureWrites). */
+  private inTxn: AuxWrite[] | undefined;
+  /** Aux writes of this turn outside a transaction, logged as one record at its end, and their promises. */
+  private loose: AuxWrite[] | undefined;
+  private looseDone: Array<Promise<unknown>> = [];
+
+  /**
+   * Logs a write another path makes (the midpoint samples, which go out with the deferred view writes): the
+   * record commits on its own, so a crash can lose a sample or keep one the sequencer lost; a sample is an
+   * observation, not a balance.
+   */
+  logWrite(db: AuxDb, key: unknown, value: unknown): void {
+    this.logLoose([db, key, value], undefined);
+  }
+
+  private logLoose(w: AuxWrite, done: Promise<unknown> | undefined): void {
+    if (this.loose === undefined) {
+      this.loose = [];
+      queueMicrotask(() => {
+        const writes = this.loose!;
+        const done = this.looseDone;
+        this.loose = undefined;
+        this.looseDone = [];
+        // Issued in the writes' turn: committed with them, and known committed when its own put is.
+        const rseq = this.next++;
+        done.push(this.store.replication.put(rseq, { t: Date.now(), a: writes } satisfies LogRecord));
+        this.track(rseq, Promise.all(done));
+      });
+    }
+    this.loose.push(w);
+    if (done !== undefined) this.looseDone.push(done);
+  }
+
+  /** Issues an aux record inside the child transaction running now (its promise is the transaction's). */
   private putAux(writes: AuxWrite[]): number {
     const rseq = this.next++;
     void this.store.replication.put(rseq, { t: Date.now(), a: writes } satisfies LogRecord);
@@ -152,23 +186,9 @@ export class ReplicationLog {
    * event-loop turn, which lmdb-js commits as one transaction with the writes.
    */
   captureWrites(store: Store): Store {
-    let inTxn: AuxWrite[] | undefined;
-    let loose: AuxWrite[] | undefined;
-    let looseDone: Array<Promise<unknown>> = [];
     const record = (w: AuxWrite, done: Promise<unknown> | undefined) => {
-      if (inTxn !== undefined) return inTxn.push(w);
-      if (loose === undefined) {
-        loose = [];
-        queueMicrotask(() => {
-          const writes = loose!;
-          const all = Promise.all(looseDone);
-          loose = undefined;
-          looseDone = [];
-          this.track(this.putAux(writes), all);
-        });
-      }
-      loose.push(w);
-      if (done !== undefined) looseDone.push(done);
+      if (this.inTxn !== undefined) this.inTxn.push(w);
+      else this.logLoose(w, done);
     };
     const wrap = (code: AuxDb) => {
       const db = store[AUX_DBS[code]] as unknown as Record<string, unknown>;
@@ -202,13 +222,13 @@ export class ReplicationLog {
           return (cb: () => unknown) => {
             let rseq = 0;
             const p = (target.childTransaction as (cb: () => unknown) => Promise<unknown>).call(target, () => {
-              inTxn = [];
+              this.inTxn = [];
               try {
                 const out = cb();
-                if (inTxn.length > 0) rseq = this.putAux(inTxn);
+                if (this.inTxn.length > 0) rseq = this.putAux(this.inTxn);
                 return out;
               } finally {
-                inTxn = undefined;
+                this.inTxn = undefined;
               }
             });
             // A child transaction that aborted (its callback threw) issued no record: nothing to track.

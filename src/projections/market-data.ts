@@ -259,6 +259,8 @@ export interface SamplerOptions {
   log: Logger;
   /** How often waiting tokens are checked for a new minute. Default 1000 ms. */
   tickMs?: number;
+  /** Told each sample written (a sequencer logs them for its replicas, which sample nothing themselves). */
+  onSample?: (key: (string | number)[], pips: number) => void;
 }
 
 const MINUTE_MS = 60_000;
@@ -331,6 +333,7 @@ export class MidpointSampler {
       const key = priceKey(tokenId, Math.floor(nowMs / 1000));
       if (this.o.md.prices.get(key) !== undefined) return;
       this.o.md.prices.put(key, mid);
+      this.o.onSample?.(key, mid);
       this.samples++;
     } catch (err) {
       // A sample is an observation: missing one must never disturb the snapshot feed or the timer.

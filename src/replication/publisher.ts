@@ -109,7 +109,12 @@ export class Publisher {
   private committed(upTo: number): void {
     for (let r = this.seen + 1; r <= upTo; r++) {
       if (this.outbox.size < this.o.outboxBatches) {
-        this.outbox.set(r, this.entry(r));
+        try {
+          this.outbox.set(r, this.entry(r));
+        } catch (err) {
+          // Left for send(), which reads it again and stops publishing loudly if it is still not there.
+          this.o.logger.error({ err, rseq: r }, 'cannot read a committed replication record');
+        }
       } else {
         if (!this.full) this.o.logger.error({ outboxBatches: this.o.outboxBatches, rseq: r }, 'replication outbox full: records are read back from the store once NATS takes them');
         this.full = true;
