@@ -10,6 +10,8 @@
  * as an error, counted on /metrics (`pm_replica_refused`), and the follower stops for good, serving the
  * state it has (never a state with a hole in it) until an operator looks.
  *
+ * A reconnect to NATS restarts the consumer from the next record (the server may have lost it).
+ *
  * Catch-up: from the stream's start while the stream retains it (it keeps everything by default,
  * nats-link.ts), then its tail, with one ordered consumer starting at the next rseq. Records waiting in the
  * queue are applied together (one LMDB transaction for up to MAX_GROUP of them), so catching up costs a
@@ -116,6 +118,12 @@ export class Follower {
   private async run(): Promise<void> {
     this.link ??= await openNatsLink(this.o.settings, this.o.logger, () => this.closed, 'pm-replica');
     if (this.link === undefined) return;
+    // After a reconnect the server may have lost the (ephemeral) consumer: start a new one from the next
+    // record rather than wait for the client to notice missed heartbeats. A record delivered twice is skipped.
+    const link = this.link;
+    void (async () => {
+      for await (const st of link.nc.status()) if (st.type === 'reconnect') void this.messages?.close().catch(() => undefined);
+    })();
     while (!this.closed && this.refusal === undefined) {
       try {
         await this.whenIdle();
@@ -123,7 +131,7 @@ export class Follower {
           deliver_policy: DeliverPolicy.StartSequence,
           opt_start_seq: this.appliedRseq + 1,
         });
-        this.messages = await consumer.consume({ max_messages: 1024 });
+        this.messages = await consumer.consume({ max_messages: 1024, expires: 5000 });
         for await (const m of this.messages) {
           if (this.closed || this.refusal !== undefined) break;
           this.receive(m.data, m.info.pending);
