@@ -13,7 +13,9 @@
  *                  and journal/keys.ts)
  *   queries/       never engine/ internals; of edge/ only the wire types of edge/schemas/, as types
  *   projections/   never queries/; of edge/ only the wire types of edge/schemas/, as types
- *   uWebSockets.js only in edge/; lmdb only in journal/
+ *   replication/   imports only domain/, runtime/, journal/ and engine/engine.ts (the facade): the stream
+ *                  below the read side, which app.ts and cluster.ts wire to it
+ *   uWebSockets.js only in edge/; lmdb only in journal/; the NATS clients (@nats-io/*) only in replication/
  *   no cycles      between files of src/, type-only imports included
  *
  * Every rule counts type-only imports (`import type`, `export type ... from`, `{ type A }`,
@@ -44,6 +46,8 @@ export const RULES = {
   projectionsEdge: 'projections/ imports only edge/schemas/ of edge/, for types only',
   uws: 'only edge/ imports uWebSockets.js',
   lmdb: 'only journal/ imports lmdb',
+  replication: 'replication/ imports only domain/, runtime/, journal/ and engine/engine.ts',
+  nats: 'only replication/ imports the NATS clients',
   cycle: 'no import cycles in src/, type-only imports included',
 } as const;
 
@@ -234,6 +238,7 @@ function ruleViolations(edges: Map<string, Edge[]>): Violation[] {
       const v = (rule: string) => out.push({ file: rel, target: ref.spec, rule });
       if (ref.spec === 'uWebSockets.js' && area !== 'edge') v(RULES.uws);
       if (ref.spec === 'lmdb' && area !== 'journal') v(RULES.lmdb);
+      if (ref.spec.startsWith('@nats-io/') && area !== 'replication') v(RULES.nats);
       if (!ref.spec.startsWith('.')) continue;
       if (target.startsWith('..')) {
         v(RULES.outside);
@@ -251,6 +256,7 @@ function ruleViolations(edges: Map<string, Edge[]>): Violation[] {
       if (area === 'queries' && top === 'engine' && target !== 'engine/book/api.ts') v(RULES.queriesEngine);
       if (area === 'queries' && top === 'edge' && !wireTypes) v(RULES.queriesEdge);
       if (area === 'projections' && top === 'queries') v(RULES.projectionsQueries);
+      if (area === 'replication' && !local && !['domain', 'runtime', 'journal'].includes(top) && target !== 'engine/engine.ts') v(RULES.replication);
       if (area === 'projections' && top === 'edge' && !wireTypes) v(RULES.projectionsEdge);
     }
   }

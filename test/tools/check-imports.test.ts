@@ -68,6 +68,9 @@ describe('each layer rule fails a tree that breaks it', () => {
     [RULES.projectionsEdge, { 'projections/p.ts': "import { EventInput } from '../edge/schemas/admin.ts';\n" }],
     [RULES.uws, { 'journal/e.ts': "import type { HttpResponse } from 'uWebSockets.js';\n" }],
     [RULES.lmdb, { 'queries/c.ts': "import { open } from 'lmdb';\n" }],
+    [RULES.replication, { 'replication/f.ts': "import type { Metrics } from '../edge/metrics.ts';\n" }],
+    [RULES.replication, { 'replication/f.ts': "import { Projector } from '../projections/projector.ts';\n" }],
+    [RULES.nats, { 'edge/n.ts': "import { connect } from '@nats-io/transport-node';\n" }],
   ];
   for (const [rule, files] of cases) {
     test(`${rule}: ${Object.values(files)[0].trim()}`, () => {
@@ -90,6 +93,7 @@ test('what the rules allow passes', () => {
     'queries/m.ts': "import type { BookSummary } from '../edge/schemas/market-data.ts';\nimport { type X } from '../engine/book/api.ts';\n",
     'projections/c.ts': "import { type EventInput } from '../edge/schemas/admin.ts';\nimport type { Store } from '../journal/env.ts';\n",
     'demo/catalog.ts': "import type { EngineAdmin } from '../edge/context.ts';\nexport { UNITS } from '../domain/units.ts';\n",
+    'replication/r.ts': "import type { Engine } from '../engine/engine.ts';\nimport type { Store } from '../journal/env.ts';\nimport { jetstream } from '@nats-io/jetstream';\n",
   });
   assert.deepEqual(got, [], show(got));
 });
