@@ -1,6 +1,7 @@
 /**
  * The wire format of a replicated batch, one JetStream message per replication-log record
- * (journal/replication-log.ts): msgpack (msgpackr, the encoder lmdb-js itself uses) of
+ * (journal/replication-log.ts): the first 8 bytes of the SHA-256 of the body, then the body, msgpack
+ * (msgpackr, the encoder lmdb-js itself uses) of
  *
  *   { v: 1, r, t, j?, e?, f?, p?, rows?, a? }
  *
@@ -15,8 +16,10 @@
  *   rows  the rows the batch put beside its events (orders, balances, markets, trades, net deposits)
  *   a     catalog / index / profile / API-key / midpoint-sample writes: [db, key, value] puts, [db, key] removes
  *
- * decodeBatch checks the shape, so a corrupt message is refused before anything reads it.
+ * decodeBatch checks the digest and the shape, so a corrupt message is refused before anything reads it
+ * (a flipped bit inside a value would otherwise decode as another value).
  */
+import { createHash } from 'node:crypto';
 import { Packr } from 'msgpackr';
 import type { ReplicatedBatch } from '../journal/replication-log.ts';
 
@@ -27,8 +30,12 @@ export class WireError extends Error {}
 // Plain msgpack: no shared structures or extensions, so any msgpack decoder reads a batch.
 const packr = new Packr({ useRecords: false, moreTypes: false, encodeUndefinedAsNil: true });
 
+const DIGEST_BYTES = 8;
+const digestOf = (body: Uint8Array) => createHash('sha256').update(body).digest().subarray(0, DIGEST_BYTES);
+
 export function encodeBatch(b: ReplicatedBatch): Uint8Array {
-  return packr.pack({ v: WIRE_VERSION, ...b });
+  const body = packr.pack({ v: WIRE_VERSION, ...b });
+  return Buffer.concat([digestOf(body), body]);
 }
 
 const isSeq = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
@@ -36,9 +43,12 @@ const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object
 
 /** Decodes and checks a batch; throws WireError naming what is wrong. */
 export function decodeBatch(bytes: Uint8Array): ReplicatedBatch {
+  if (bytes.length <= DIGEST_BYTES) throw new WireError('too short');
+  const body = bytes.subarray(DIGEST_BYTES);
+  if (!Buffer.from(bytes.buffer, bytes.byteOffset, DIGEST_BYTES).equals(digestOf(body))) throw new WireError('digest mismatch');
   let v: unknown;
   try {
-    v = packr.unpack(bytes);
+    v = packr.unpack(body);
   } catch (e) {
     throw new WireError(`not msgpack: ${(e as Error).message}`);
   }

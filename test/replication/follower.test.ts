@@ -1,0 +1,119 @@
+/**
+ * The replica's follower without NATS: records read out of a sequencer-side store (a journal writer with
+ * a replication log) are fed to `receive` as the stream would deliver them. Valid records are applied in
+ * order and duplicates skipped; a corrupt record, one of an unknown version, one out of order or one whose
+ * journal range does not follow is refused loudly and nothing of it (or after it) is applied.
+ */
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { Packr } from 'msgpackr';
+import { depositEvent } from '../../src/domain/events.ts';
+import { openStore, type Store } from '../../src/journal/env.ts';
+import { metaKeys, USDC_ASSET } from '../../src/journal/keys.ts';
+import { readJournal } from '../../src/journal/recovery.ts';
+import { ReplicationLog, readReplicatedBatch, type ReplicatedBatch } from '../../src/journal/replication-log.ts';
+import { JournalWriter } from '../../src/journal/writer.ts';
+import { Follower, type AppliedBatch } from '../../src/replication/follower.ts';
+import { decodeBatch, encodeBatch } from '../../src/replication/wire.ts';
+import type { Logger } from '../../src/runtime/log.ts';
+
+const W = '0x00000000000000000000000000000000000000a1';
+
+/** A sequencer store with `n` journal batches of one deposit each; returns the encoded records. */
+async function sequencerRecords(n: number): Promise<Uint8Array[]> {
+  const store = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-follow-seq-')) });
+  const log = ReplicationLog.open(store);
+  const writer = new JournalWriter(store, 0, () => 1_700_000_000_000, log);
+  let held = 0;
+  for (let i = 1; i <= n; i++) {
+    writer.append(depositEvent('deposit', W, i * 1_000_000));
+    held += i * 1_000_000;
+    writer.putBalance(W, USDC_ASSET, held);
+    writer.putNetDeposits(held);
+    await writer.flush()!.committed;
+  }
+  await new Promise((r) => setImmediate(r));
+  assert.equal(log.committedRseq, n);
+  const out = Array.from({ length: n }, (_, i) => encodeBatch(readReplicatedBatch(store, i + 1)!));
+  await store.close();
+  return out;
+}
+
+function replica(): { store: Store; follower: Follower; applied: AppliedBatch[]; errors: string[] } {
+  const store = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-follow-rep-')) });
+  const applied: AppliedBatch[] = [];
+  const errors: string[] = [];
+  const logger = { error: (_o: unknown, msg: string) => errors.push(msg), warn: () => undefined, info: () => undefined } as unknown as Logger;
+  const follower = new Follower({ store, logger, settings: { natsUrl: 'nats://127.0.0.1:1', stream: 'T', replicas: 1 }, onApplied: (a) => applied.push(...a) });
+  return { store, follower, applied, errors };
+}
+
+const balance = (store: Store) => store.balances.get([W, USDC_ASSET]);
+
+test('records are applied in order, each exactly once: duplicates are skipped', async () => {
+  const recs = await sequencerRecords(4);
+  const r = replica();
+  for (const b of [recs[0], recs[1], recs[0], recs[1], recs[2], recs[3], recs[3]]) r.follower.receive(b);
+  await r.follower.whenIdle();
+  assert.deepEqual(r.errors, []);
+  assert.equal(r.follower.appliedRseq, 4);
+  assert.equal(r.follower.appliedSeq, 4);
+  assert.deepEqual(r.applied.map((a) => a.batch.r), [1, 2, 3, 4]);
+  assert.deepEqual(r.applied.map((a) => a.events.map((e) => e.seq)), [[1], [2], [3], [4]]);
+  assert.equal(balance(r.store), 10_000_000);
+  assert.equal(r.store.meta.get(metaKeys.journalSeq), 4);
+  assert.deepEqual([...readJournal(r.store)].map((e) => e.type), ['deposit', 'deposit', 'deposit', 'deposit']);
+  await r.store.close();
+});
+
+/** A body framed as the wire frames it (digest first), whatever it holds. */
+const framed = (body: Uint8Array) => Buffer.concat([createHash('sha256').update(body).digest().subarray(0, 8), body]);
+const flipped = (b: Uint8Array) => {
+  const c = Uint8Array.from(b);
+  c[c.length >> 1] ^= 0x10;
+  return c;
+};
+
+const refusals: Array<[string, (recs: Uint8Array[]) => Uint8Array[], RegExp]> = [
+  ['a truncated record', (recs) => [recs[0], Uint8Array.from(recs[1].subarray(0, recs[1].length - 7)), recs[2]], /corrupt batch \(digest mismatch\)/],
+  ['a record with a flipped bit', (recs) => [recs[0], flipped(recs[1]), recs[2]], /corrupt batch \(digest mismatch\)/],
+  ['a record that is not a batch', (recs) => [recs[0], framed(new Packr().pack([1, 2, 3])), recs[2]], /corrupt batch \(not a batch object\)/],
+  ['a record of an unknown version', (recs) => [recs[0], encodeBatch({ ...decodeBatch(recs[1]), v: 2 } as ReplicatedBatch), recs[2]], /unknown batch version 2/],
+  ['a record out of order', (recs) => [recs[0], recs[2], recs[1]], /batch r3 is not the next one \(expected r2\)/],
+  [
+    'a journal range that does not follow',
+    (recs) => {
+      const b = decodeBatch(recs[1]);
+      return [recs[0], encodeBatch({ ...b, j: [3, 3], e: [[3, b.e![0][1]]] }), recs[2]];
+    },
+    /batch r2 starts at journal seq 3, not 2/,
+  ],
+];
+
+for (const [what, feed, why] of refusals) {
+  test(`${what} is refused loudly and never applied; nothing after it is applied`, async () => {
+    const recs = await sequencerRecords(3);
+    const r = replica();
+    for (const b of feed(recs)) r.follower.receive(b);
+    await r.follower.whenIdle();
+    assert.equal(r.errors.length, 1, r.errors.join('\n'));
+    assert.match(r.errors[0], why);
+    assert.match(r.follower.refusal!, why);
+    assert.equal(r.follower.stats().refused, 1);
+    // Only the first record (before the bad one) is in the store.
+    assert.equal(r.follower.appliedRseq, 1);
+    assert.equal(r.store.meta.get(metaKeys.journalSeq), 1);
+    assert.equal(r.store.meta.get(metaKeys.replicaAppliedRseq), 1);
+    assert.equal(balance(r.store), 1_000_000);
+    assert.equal([...readJournal(r.store)].length, 1);
+    // Later records, even the right one, are ignored once refused.
+    r.follower.receive(recs[1]);
+    await r.follower.whenIdle();
+    assert.equal(r.follower.appliedRseq, 1);
+    await r.store.close();
+  });
+}
