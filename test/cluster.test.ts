@@ -59,7 +59,7 @@ test('replicas follow an hour of live-demo history and its live trading, one joi
   const apps: App[] = [];
   try {
     // An hour of simulated history, then the demo traders keep trading live.
-    const seq = await startApp(nodeConfig('sequencer', nats, { demo: 'live' }), {
+    const seq = await startApp(nodeConfig('sequencer', nats, { demo: 'live', rewards: { sampleSeconds: 1 } }), {
       log: silent,
       demo: { replayMs: 3_600_000, replayStepMs: 300_000, replayOrders: 400, ordersPerSecond: 40, tickMs: 100 },
     });
@@ -109,6 +109,10 @@ test('replicas follow an hour of live-demo history and its live trading, one joi
     const refused = await new TestClient(bases[1], DEMO_WALLETS[0].privateKey, info).call('DELETE', '/order', { orderID: ids[1] }, creds);
     assert.deepEqual(refused, { status: 421, body: { error: 'read replica: send this to http://sequencer.test:8080' } });
     assert.equal((await fetch(`${bases[2]}/admin/events`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` }, body: '[]' })).status, 421);
+    // Reward accruals are sampled on the sequencer's clock and reach the replicas through its log.
+    const rewardRows = (a: App) => JSON.stringify([...a.ctx.store.views.getRange({ start: ['rwd-'], end: ['rwd-\uffff'] })]);
+    await until('reward accruals replicated', () => rewardRows(late) === rewardRows(seq) && rewardRows(early) === rewardRows(seq));
+    assert.ok(JSON.parse(rewardRows(seq)).length > 1, 'the sequencer sampled rewards');
     const metrics = await (await fetch(`${bases[2]}/metrics`)).text();
     assert.match(metrics, new RegExp(`pm_replica_applied_seq ${target}\\b`));
     assert.match(metrics, /pm_replica_lag_batches 0\b/);

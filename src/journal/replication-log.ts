@@ -20,7 +20,8 @@
  *         n: net deposits (absent when unchanged)
  *   a     aux writes, in order: [db, key, value] puts and [db, key] removes; db c = catalog, i = indexes,
  *         p = profiles, k = api-keys, m = prices (the midpoint samples only: logWrite; trade prices are
- *         projected from the fills on every node)
+ *         projected from the fills on every node), v = views (the liquidity-reward accruals only: logWrite;
+ *         every other view is projected from the journal on every node)
  *
  * Ordering. A journal batch's rseq is drawn when the writer issues it, in journal order (one batch at a
  * time). An aux record's rseq is drawn when its transaction runs. Records therefore commit in rseq order
@@ -31,7 +32,7 @@ import type { Store } from './env.ts';
 import { engineMetaKeys, metaKeys } from './keys.ts';
 import type { OrderStateRow } from './orders.ts';
 
-export type AuxDb = 'c' | 'i' | 'p' | 'k' | 'm';
+export type AuxDb = 'c' | 'i' | 'p' | 'k' | 'm' | 'v';
 /** [db, key, value] puts, [db, key] removes. */
 export type AuxWrite = [db: AuxDb, key: unknown, value?: unknown];
 
@@ -67,7 +68,7 @@ export interface ReplicatedBatch extends LogRecord {
   p?: string;
 }
 
-const AUX_DBS: Readonly<Record<AuxDb, keyof Store>> = { c: 'catalog', i: 'indexes', p: 'profiles', k: 'apiKeys', m: 'prices' };
+const AUX_DBS: Readonly<Record<AuxDb, keyof Store>> = { c: 'catalog', i: 'indexes', p: 'profiles', k: 'apiKeys', m: 'prices', v: 'views' };
 
 export class ReplicationLogError extends Error {}
 
@@ -146,7 +147,7 @@ export class ReplicationLog {
   private looseDone: Array<Promise<unknown>> = [];
 
   /**
-   * Logs a write another path makes (the midpoint samples, which go out with the deferred view writes): the
+   * Logs a write another path makes (midpoint samples, reward accruals: they go out with the deferred view writes): the
    * record commits on its own, so a crash can lose a sample or keep one the sequencer lost; a sample is an
    * observation, not a balance.
    */
