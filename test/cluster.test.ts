@@ -88,6 +88,14 @@ test('replicas follow an hour of live-demo history and its live trading, one joi
     const change = await watcher.next<PriceChangeEvent>((e) => (e as { event_type?: string }).event_type === 'price_change', 10_000);
     assert.ok(change.price_changes.some((c) => c.asset_id === token), 'a price change of the token arrives on the replica');
     watcher.close();
+    // An operator closes a market while the replicas follow: the catalog write and the engine's market row reach them.
+    const closed = seq.ctx.catalog.read.tradingMarkets().find((m) => !m.negRisk && m.tokenIds[0] !== token)!;
+    const st = await fetch(`${seqBase}/admin/markets/${closed.conditionId}/status`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ closed: true }),
+    });
+    assert.equal(st.status, 200, await st.text());
     // The late replica starts from an empty store after all that: it catches up from the stream's start.
     const late = await startApp(nodeConfig('replica', nats), { log: silent });
     apps.push(late);
@@ -97,6 +105,7 @@ test('replicas follow an hour of live-demo history and its live trading, one joi
     assert.ok(target > 500, `history and live trading journaled (${target} events)`);
     for (const r of [early, late]) await until('replica caught up', () => r.replication.follower!.appliedSeq === target);
 
+    assert.equal(early.ctx.engine.market(closed.conditionId)?.acceptingOrders, false);
     const hash = seq.ctx.engine.stateHash();
     assert.equal(early.ctx.engine.stateHash(), hash);
     assert.equal(late.ctx.engine.stateHash(), hash);
@@ -109,6 +118,7 @@ test('replicas follow an hour of live-demo history and its live trading, one joi
       ...[...wallets].flatMap((w) => [`/trades?user=${w}&limit=500`, `/positions?user=${w}`, `/closed-positions?user=${w}`]),
       '/trades?limit=500',
       '/markets',
+      `/markets/${closed.conditionId}`,
       '/events?limit=50',
       `/prices-history?market=${token}&interval=max`,
       '/exchange-info',
