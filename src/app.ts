@@ -207,32 +207,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const openapi = buildOpenApi(routes, VERSION);
   await done('routes');
 
-  const server = await startServer({
-    routes,
-    host: config.http.host,
-    port: config.http.port,
-    maxBodyBytes: config.http.maxBodyBytes,
-    maxHeaderBytes: config.http.maxHeaderBytes,
-    trustedProxies: config.http.trustedProxies,
-    adminToken: config.adminToken,
-    limiter,
-    metrics,
-    log,
-    clock,
-    auth: auth.authenticator,
-    replays,
-    sockets: stream.mount,
-    replica: role.replica === undefined ? undefined : { sequencerUrl: config.cluster.sequencerUrl },
-    journalSeq: role.journalSeq,
-  });
-  // stop() drains with its own grace period; a failed start closes with the configured one.
-  let draining: Promise<void> | undefined;
-  // Sockets first: they get 1001 and a reason before the listener closes and the app cuts what is left.
-  const drain = (graceMs: number) =>
-    (draining ??= (stream.close(), server.close(graceMs)).then((drained) => {
-      if (!drained) log.warn({ inFlight: server.inFlight.size }, 'shutdown grace period ended with requests in flight');
-    }));
-  closers.add('server', () => drain(config.shutdown.graceMs));
+  const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock, auth, replays, sockets: stream, role, closers });
   await done('listen');
   log.info({ uws: server.build, role: config.cluster.role }, 'uWebSockets.js build');
   ctx.state.ready = true;
@@ -253,6 +228,52 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
       return stopping;
     },
   };
+}
+
+/**
+ * The HTTP and WebSocket listener. Its closer drains it: sockets first (they get 1001 and a reason before
+ * the listener closes and the app cuts what is left), then the requests in flight.
+ */
+async function listen(o: {
+  config: Readonly<Config>;
+  routes: ReturnType<typeof buildRoutes>;
+  limiter: RateLimiter;
+  metrics: Metrics;
+  log: Logger;
+  clock: Clock;
+  auth: AuthServices;
+  replays: ReplayGuard;
+  sockets: { mount: StreamChannels['mount']; close(): void };
+  role: RoleParts;
+  closers: Closers;
+}): Promise<{ server: EdgeServer; drain: (graceMs: number) => Promise<void> }> {
+  const { config, log, role } = o;
+  const server = await startServer({
+    routes: o.routes,
+    host: config.http.host,
+    port: config.http.port,
+    maxBodyBytes: config.http.maxBodyBytes,
+    maxHeaderBytes: config.http.maxHeaderBytes,
+    trustedProxies: config.http.trustedProxies,
+    adminToken: config.adminToken,
+    limiter: o.limiter,
+    metrics: o.metrics,
+    log,
+    clock: o.clock,
+    auth: o.auth.authenticator,
+    replays: o.replays,
+    sockets: o.sockets.mount,
+    replica: role.replica === undefined ? undefined : { sequencerUrl: config.cluster.sequencerUrl },
+    journalSeq: role.journalSeq,
+  });
+  // stop() drains with its own grace period; a failed start closes with the configured one.
+  let draining: Promise<void> | undefined;
+  const drain = (graceMs: number) =>
+    (draining ??= (o.sockets.close(), server.close(graceMs)).then((drained) => {
+      if (!drained) log.warn({ inFlight: server.inFlight.size }, 'shutdown grace period ended with requests in flight');
+    }));
+  o.closers.add('server', () => drain(config.shutdown.graceMs));
+  return { server, drain };
 }
 
 /** What the cluster role adds (cluster.ts); ROLE=single loads none of it. */
