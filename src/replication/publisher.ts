@@ -146,7 +146,7 @@ export class Publisher {
           );
           return;
         }
-        this.confirmed(last, this.confirmedSeq);
+        this.confirmed(last, this.journalLastOf(last));
         this.next = last + 1;
         this.broken = false;
         this.ready = true;
@@ -164,6 +164,15 @@ export class Publisher {
         await new Promise((r) => setTimeout(r, RETRY_MS));
       }
     }
+  }
+
+  /** The journal seq the stream holds up to once it holds record `rseq`: that of the last journal batch at or before it. */
+  private journalLastOf(rseq: number): number {
+    for (const { value } of this.o.store.replication.getRange({ start: rseq, end: 0, reverse: true, limit: 64 })) {
+      const j = (value as { j?: [number, number] }).j;
+      if (j !== undefined) return j[1];
+    }
+    return this.confirmedSeq;
   }
 
   private confirmed(rseq: number, journalSeq: number): void {
