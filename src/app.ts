@@ -4,6 +4,7 @@
  */
 import { openStore, type Store } from './journal/env.ts';
 import { metaKeys } from './journal/keys.ts';
+import { readFill } from './journal/fill-codec.ts';
 import { CatalogWriter } from './projections/catalog.ts';
 import { CatalogReader } from './queries/catalog.ts';
 import { loadDemo } from './demo/catalog.ts';
@@ -257,7 +258,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     rewards: new RewardsReader(views, catalog.read, () => clock.now()),
   });
   const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
-  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, limiter, metrics, clock, log, committed });
+  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, limiter, metrics, clock, log, committed, store });
   const routes = buildRoutes(ctx);
   const openapi = buildOpenApi(routes, VERSION);
   await done('routes');
@@ -337,6 +338,7 @@ function openStream(o: {
   clock: Clock;
   log: Logger;
   committed: { at: number };
+  store: Store;
 }): { mount: StreamChannels['mount']; close(): void } {
   const { books, catalog } = o;
   const metrics = o.metrics.stream();
@@ -360,6 +362,7 @@ function openStream(o: {
     books,
     sink: channels.sink,
     order: (orderId) => o.engine.getOrder(orderId),
+    fill: (seq) => readFill(o.store.fills, seq),
     outcomes: (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes,
     published: () => metrics.published((performance.now() - o.committed.at) / 1000),
     bookIntervalMs: o.config.stream.bookIntervalMs,

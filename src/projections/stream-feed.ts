@@ -29,10 +29,11 @@
  *
  * User channel, per event: `order` accepted -> order PLACEMENT; `fill` -> a `trade` to each side's wallet
  * (trader_side TAKER / MAKER) and an order UPDATE of each of the two orders; `status` CANCELED* -> order
- * CANCELLATION (MATCHED needs none: the last UPDATE says MATCHED). Trade status is CONFIRMED: a trade is
- * reported once it is committed. The trade lifecycle (DESIGN section 11) adds one journal event kind per
- * status move; it maps to one more `case` in userEvents() that calls tradeEvent() with that status, for
- * the fill it names (readFill by seq when the fill is not in the batch).
+ * CANCELLATION (MATCHED needs none: the last UPDATE says MATCHED). A trade follows the trade lifecycle
+ * (DESIGN section 11) as on the platform: a fill that settles at once is reported CONFIRMED; a deferred fill
+ * is reported MATCHED, and each later `trade` journal event (MINED, RETRYING, CONFIRMED, FAILED) sends the
+ * same trade again to both sides with its new status and the move's time as `last_update` (the fill read
+ * by its seq when it is not in the batch), so the user channel agrees with /data/trades at every step.
  *
  * Costs: nothing is built for a topic without subscribers (the `wants` check comes first); a book body is
  * built once per version (committed-books.ts), shared by /book, the `book` event and price_change hashes.
@@ -104,6 +105,8 @@ export interface FeedDeps {
   outcomes(conditionId: string): readonly [string, string] | undefined;
   /** The catalog's description of a market. */
   marketInfo(conditionId: string): MarketInfo | undefined;
+  /** A committed fill by its journal seq (a `trade` move names its fill so). */
+  fill(seq: number): FillEvent | undefined;
   /** Called after a batch's frames are published (the commit-to-publish metric). */
   published?: () => void;
   /** Least time between two post-trade `book` events of a token (0: after every batch with a trade). */
@@ -280,6 +283,8 @@ export class StreamFeed {
     // Orders accepted in this batch (their facts without a look-up) and what their fills matched so far.
     let placed: Map<string, OrderFacts> | undefined;
     let matched: Map<string, number> | undefined;
+    // Fills of this batch by seq, for a `trade` move of the same batch (no look-up).
+    let fills: Map<number, FillEvent> | undefined;
     for (const e of events) {
       switch (e.type) {
         case 'order': {
@@ -297,12 +302,14 @@ export class StreamFeed {
           if (takerTopics === undefined && makerTopics === undefined) break;
           const taker = placed?.get(e.takerOrderId) ?? this.d.order(e.takerOrderId);
           const maker = placed?.get(e.makerOrderId) ?? this.d.order(e.makerOrderId);
+          (fills ??= new Map()).set(e.seq, e);
+          const status = e.deferred ? 'MATCHED' : 'CONFIRMED';
           if (takerTopics !== undefined) {
-            out.addAll(takerTopics, JSON.stringify(this.tradeEvent(e, 'CONFIRMED', 'TAKER', taker, maker)));
+            out.addAll(takerTopics, JSON.stringify(this.tradeEvent(e, status, 'TAKER', taker, maker)));
             if (taker !== undefined) out.addAll(takerTopics, JSON.stringify(this.orderEvent(taker, 'UPDATE', takerSoFar, takerSoFar >= taker.sizeUnits ? 'MATCHED' : 'LIVE', [e.tradeId], e.ts)));
           }
           if (makerTopics !== undefined) {
-            out.addAll(makerTopics, JSON.stringify(this.tradeEvent(e, 'CONFIRMED', 'MAKER', taker, maker)));
+            out.addAll(makerTopics, JSON.stringify(this.tradeEvent(e, status, 'MAKER', taker, maker)));
             if (maker !== undefined) {
               const m = maker.sizeUnits - e.makerRemaining;
               out.addAll(makerTopics, JSON.stringify(this.orderEvent(maker, 'UPDATE', m, e.makerRemaining === 0 ? 'MATCHED' : 'LIVE', [e.tradeId], e.ts)));
@@ -313,6 +320,18 @@ export class StreamFeed {
         case 'status':
           this.statusEvent(e, placed, out);
           break;
+        case 'trade': {
+          const takerTopics = this.walletTopics(e.takerWallet, e.conditionId);
+          const makerTopics = e.makerWallet === e.takerWallet ? takerTopics : this.walletTopics(e.makerWallet, e.conditionId);
+          if (takerTopics === undefined && makerTopics === undefined) break;
+          const f = fills?.get(e.fillSeq) ?? this.d.fill(e.fillSeq);
+          if (f === undefined) break;
+          const taker = placed?.get(f.takerOrderId) ?? this.d.order(f.takerOrderId);
+          const maker = placed?.get(f.makerOrderId) ?? this.d.order(f.makerOrderId);
+          if (takerTopics !== undefined) out.addAll(takerTopics, JSON.stringify(this.tradeEvent(f, e.status, 'TAKER', taker, maker, e.ts)));
+          if (makerTopics !== undefined) out.addAll(makerTopics, JSON.stringify(this.tradeEvent(f, e.status, 'MAKER', taker, maker, e.ts)));
+          break;
+        }
         default:
           break;
       }
@@ -364,8 +383,8 @@ export class StreamFeed {
     };
   }
 
-  /** A fill as the platform's user-channel trade, as seen by one of its sides. */
-  tradeEvent(f: FillEvent, status: string, side: 'TAKER' | 'MAKER', taker: OrderFacts | undefined, maker: OrderFacts | undefined): UserTradeEvent {
+  /** A fill as the platform's user-channel trade, as seen by one of its sides; `movedAt` (ms) is its last status move's time. */
+  tradeEvent(f: FillEvent, status: string, side: 'TAKER' | 'MAKER', taker: OrderFacts | undefined, maker: OrderFacts | undefined, movedAt = f.ts): UserTradeEvent {
     const sec = String(Math.floor(f.ts / 1000));
     return {
       event_type: 'trade',
@@ -381,7 +400,7 @@ export class StreamFeed {
       status,
       matchtime: sec,
       match_time: sec,
-      last_update: sec,
+      last_update: String(Math.floor(movedAt / 1000)),
       outcome: this.label(f.conditionId, f.takerOutcome),
       owner: side === 'TAKER' ? f.takerOwner : f.makerOwner,
       trade_owner: f.takerOwner,
