@@ -156,7 +156,9 @@ export type RequestOf<Q extends TSchema | undefined = undefined, B extends TSche
 
 /** A route of a module's table: its handler takes the module's dependencies (`D`) explicitly, before the request. */
 export interface RouteSpec<D, Q extends TObject | undefined = any, B extends TSchema | undefined = any, P extends TObject | undefined = any>
-  extends Omit<RouteDef<Q, B, P>, 'handler'> {
+  extends Omit<RouteDef<Q, B, P>, 'handler' | 'guard'> {
+  /** As RouteDef's guard, given the module's dependencies (e.g. a configured allowlist). */
+  guard?: (deps: D, caller: Caller) => ApiError | undefined;
   handler: (deps: D, req: RouteRequest<S<Q>, S<B>, S<P>>) => unknown;
 }
 
@@ -170,8 +172,10 @@ export function routeSpec<D, Q extends TObject | undefined = undefined, B extend
 /** The routes of a module's table, each handler given `deps` (the table's key order is kept). */
 export function bindRoutes<D>(deps: D, specs: readonly RouteSpec<D>[]): AnyRoute[] {
   return specs.map((s) => {
-    const { handler } = s;
-    return { ...s, handler: (req: RouteRequest) => handler(deps, req) } as AnyRoute;
+    const { handler, guard } = s;
+    const bound = { ...s, handler: (req: RouteRequest) => handler(deps, req) } as AnyRoute;
+    if (guard !== undefined) bound.guard = (caller) => guard(deps, caller);
+    return bound;
   });
 }
 
