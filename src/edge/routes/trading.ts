@@ -381,78 +381,82 @@ function walletOpRoute<B extends TSchema>(r: { path: string; summary: string; bo
   return routeSpec({ method: 'POST', path: r.path, replay: 'durable', group: 'trading', auth: 'l2', summary: r.summary, body: r.body, response: WalletOpResult, handler: r.handler });
 }
 
-/** The table; order responses follow compat.shapes. */
-export function tradingTable(clientShapes: boolean): readonly RouteSpec<TradingDeps>[] {
+/** Placing and canceling orders. */
+export const ORDER_ROUTES: readonly RouteSpec<TradingDeps>[] = [
+  routeSpec({
+    method: 'POST',
+    path: '/order',
+    replay: 'none',
+    maxBodyBytes: ORDER_BODY_BYTES,
+    group: 'trading',
+    auth: 'l2',
+    summary: 'Place one signed order; answered after the journal commit',
+    body: PostOrderBody,
+    response: OrderResult,
+    handler: placeOrder,
+  }),
+  routeSpec({
+    method: 'POST',
+    path: '/orders',
+    replay: 'none',
+    maxBodyBytes: ORDERS_BODY_BYTES,
+    tooMany: (count, max) => apiError('PM_ERR_TOO_MANY_ORDERS', { count, max }),
+    group: 'trading',
+    auth: 'l2',
+    summary: `Place up to ${MAX_ORDERS_PER_REQUEST} signed orders; one result per order, in order`,
+    body: PostOrdersBody,
+    response: PostOrdersResult,
+    limitCost: (body) => (Array.isArray(body) ? body.length : 1),
+    handler: placeOrders,
+  }),
+  routeSpec({
+    method: 'DELETE',
+    path: '/order',
+    replay: 'durable',
+    group: 'trading',
+    auth: 'l2',
+    summary: 'Cancel one of the caller\'s orders (`orderId` or `orderID`)',
+    body: DeleteOrderBody,
+    response: CancelResult,
+    handler: cancelOrder,
+  }),
+  routeSpec({
+    method: 'DELETE',
+    path: '/orders',
+    replay: 'durable',
+    group: 'trading',
+    auth: 'l2',
+    summary: `Cancel up to ${MAX_CANCEL_IDS} of the caller's orders by id`,
+    body: DeleteOrdersBody,
+    response: CancelResult,
+    handler: cancelOrders,
+  }),
+  routeSpec({
+    method: 'DELETE',
+    path: '/cancel-market-orders',
+    replay: 'durable',
+    group: 'trading',
+    auth: 'l2',
+    summary: 'Cancel the caller\'s open orders of a market and/or token (at least one; both must match)',
+    body: CancelMarketOrdersBody,
+    response: CancelResult,
+    handler: cancelMarketOrders,
+  }),
+  routeSpec({
+    method: 'DELETE',
+    path: '/cancel-all',
+    replay: 'durable',
+    group: 'trading',
+    auth: 'l2',
+    summary: 'Cancel every open order of the caller',
+    response: CancelResult,
+    handler: cancelAll,
+  }),
+];
+
+/** The caller's orders, trades and balances; order responses follow compat.shapes. */
+export function readRoutes(clientShapes: boolean): readonly RouteSpec<TradingDeps>[] {
   return [
-    routeSpec({
-      method: 'POST',
-      path: '/order',
-      replay: 'none',
-      maxBodyBytes: ORDER_BODY_BYTES,
-      group: 'trading',
-      auth: 'l2',
-      summary: 'Place one signed order; answered after the journal commit',
-      body: PostOrderBody,
-      response: OrderResult,
-      handler: placeOrder,
-    }),
-    routeSpec({
-      method: 'POST',
-      path: '/orders',
-      replay: 'none',
-      maxBodyBytes: ORDERS_BODY_BYTES,
-      tooMany: (count, max) => apiError('PM_ERR_TOO_MANY_ORDERS', { count, max }),
-      group: 'trading',
-      auth: 'l2',
-      summary: `Place up to ${MAX_ORDERS_PER_REQUEST} signed orders; one result per order, in order`,
-      body: PostOrdersBody,
-      response: PostOrdersResult,
-      limitCost: (body) => (Array.isArray(body) ? body.length : 1),
-      handler: placeOrders,
-    }),
-    routeSpec({
-      method: 'DELETE',
-      path: '/order',
-      replay: 'durable',
-      group: 'trading',
-      auth: 'l2',
-      summary: 'Cancel one of the caller\'s orders (`orderId` or `orderID`)',
-      body: DeleteOrderBody,
-      response: CancelResult,
-      handler: cancelOrder,
-    }),
-    routeSpec({
-      method: 'DELETE',
-      path: '/orders',
-      replay: 'durable',
-      group: 'trading',
-      auth: 'l2',
-      summary: `Cancel up to ${MAX_CANCEL_IDS} of the caller's orders by id`,
-      body: DeleteOrdersBody,
-      response: CancelResult,
-      handler: cancelOrders,
-    }),
-    routeSpec({
-      method: 'DELETE',
-      path: '/cancel-market-orders',
-      replay: 'durable',
-      group: 'trading',
-      auth: 'l2',
-      summary: 'Cancel the caller\'s open orders of a market and/or token (at least one; both must match)',
-      body: CancelMarketOrdersBody,
-      response: CancelResult,
-      handler: cancelMarketOrders,
-    }),
-    routeSpec({
-      method: 'DELETE',
-      path: '/cancel-all',
-      replay: 'durable',
-      group: 'trading',
-      auth: 'l2',
-      summary: 'Cancel every open order of the caller',
-      response: CancelResult,
-      handler: cancelAll,
-    }),
     routeSpec({
       method: 'GET',
       path: '/data/order/:id',
@@ -519,25 +523,34 @@ export function tradingTable(clientShapes: boolean): readonly RouteSpec<TradingD
       response: clientShapes ? ClientOpenOrdersPage : OpenOrdersPage,
       handler: preMigrationOrders,
     }),
-    walletOpRoute({
-      path: '/split',
-      summary: 'Split USDC into one of each outcome token of a market',
-      body: SplitMergeBody,
-      handler: split,
-    }),
-    walletOpRoute({
-      path: '/merge',
-      summary: 'Merge one of each outcome token of a market back into USDC',
-      body: SplitMergeBody,
-      handler: merge,
-    }),
-    walletOpRoute({
-      path: '/redeem',
-      summary: 'Redeem every token of a resolved market: the winning outcome pays 1 USDC each',
-      body: RedeemBody,
-      handler: redeem,
-    }),
   ];
+}
+
+/** Split, merge, redeem. */
+export const WALLET_OP_ROUTES: readonly RouteSpec<TradingDeps>[] = [
+  walletOpRoute({
+    path: '/split',
+    summary: 'Split USDC into one of each outcome token of a market',
+    body: SplitMergeBody,
+    handler: split,
+  }),
+  walletOpRoute({
+    path: '/merge',
+    summary: 'Merge one of each outcome token of a market back into USDC',
+    body: SplitMergeBody,
+    handler: merge,
+  }),
+  walletOpRoute({
+    path: '/redeem',
+    summary: 'Redeem every token of a resolved market: the winning outcome pays 1 USDC each',
+    body: RedeemBody,
+    handler: redeem,
+  }),
+];
+
+/** The table, in the order the routes are documented. */
+export function tradingTable(clientShapes: boolean): readonly RouteSpec<TradingDeps>[] {
+  return [...ORDER_ROUTES, ...readRoutes(clientShapes), ...WALLET_OP_ROUTES];
 }
 
 export function tradingRoutes(ctx: Parameters<typeof tradingDeps>[0]): AnyRoute[] {
