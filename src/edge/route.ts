@@ -1,7 +1,7 @@
 /**
  * What a route is. Every endpoint is one `RouteDef` in the table of `routes.ts`: method, path, group,
  * TypeBox schemas (the source of the handler's types), auth requirement, rate-limit buckets and handler.
- * Adding an endpoint is adding one `route({...})` to its group's module.
+ * Adding an endpoint is adding one `routeSpec({...})` (and its handler) to its group's module.
  *
  * Handlers get a plain `RouteRequest` (already copied off the socket, validated and typed) and return
  * either a JSON-serializable value (200) or a `Reply` built with `reply()`. They never see uWS.
