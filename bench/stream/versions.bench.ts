@@ -21,7 +21,7 @@
  * every probe's book from `book` + `price_change` equals GET /book (levels and hash) after each B window.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Worker } from 'node:worker_threads';
@@ -43,13 +43,23 @@ interface WindowResult {
   clientP99: number;
   serverP50: number;
   serverP99: number;
+  /** order_stage_duration_seconds{stage="engine"}: engine and commit, up to the last answer (finer buckets). */
+  engineP99: number;
   cpuS: number;
+  /** CPU of this process (load generator, readers, probes) over the window: taken from the same two cores. */
+  clientCpuS: number;
+  /** The machine's 1-minute load average at the end of the window. */
+  load: number;
 }
 
 function ask<T>(w: Worker, msg: unknown): Promise<T> {
   return new Promise((resolve, reject) => {
-    w.once('message', resolve);
-    w.once('error', reject);
+    const failed = (e: Error) => reject(e);
+    w.once('error', failed);
+    w.once('message', (m: T) => {
+      w.off('error', failed);
+      resolve(m);
+    });
     w.postMessage(msg);
   });
 }
@@ -71,8 +81,11 @@ async function window(svc: ServiceProcess, readers: Worker | undefined): Promise
   const scrape = async () => (await fetch(`${svc.url}/metrics`)).text();
   const before = await scrape();
   const c0 = cpuSeconds(svc.pid) ?? NaN;
+  const own0 = process.cpuUsage();
   const run = await driveLoad(session);
   const cpuS = (cpuSeconds(svc.pid) ?? NaN) - c0;
+  const own = process.cpuUsage(own0);
+  const clientCpuS = (own.user + own.system) / 1e6;
   const after = await scrape();
   if (run.errors > 0) throw new Error(`versions bench self-check: ${run.errors} order errors: ${JSON.stringify(run.errorClasses)}`);
   const check = await verifyLoad(session, run);
@@ -96,7 +109,9 @@ async function window(svc: ServiceProcess, readers: Worker | undefined): Promise
   }
   const labels = { method: 'POST', route: '/order' };
   const h = histogramDelta(histogramOf(after, 'http_request_duration_seconds', labels)!, histogramOf(before, 'http_request_duration_seconds', labels));
-  return { rate: run.ordersPerSec, clientP99: run.latencyMs.p99, serverP50: quantileOf(h, 0.5) * 1000, serverP99: quantileOf(h, 0.99) * 1000, cpuS };
+  const stage = { stage: 'engine' };
+  const e = histogramDelta(histogramOf(after, 'order_stage_duration_seconds', stage)!, histogramOf(before, 'order_stage_duration_seconds', stage));
+  return { rate: run.ordersPerSec, clientP99: run.latencyMs.p99, serverP50: quantileOf(h, 0.5) * 1000, serverP99: quantileOf(h, 0.99) * 1000, engineP99: quantileOf(e, 0.99) * 1000, cpuS, clientCpuS, load: loadavg()[0] };
 }
 
 const median = (xs: number[]) => {
@@ -118,7 +133,7 @@ export default async function run(): Promise<void> {
   ];
   const readers = startTsWorker(new URL('./readers-worker.ts', import.meta.url), {});
   const fmt = (w: WindowResult) =>
-    `${w.rate.toFixed(0)} orders/s, client p99 ${w.clientP99.toFixed(1)} ms, service p50/p99 ${w.serverP50.toFixed(2)}/${w.serverP99.toFixed(2)} ms, service CPU ${w.cpuS.toFixed(2)} s`;
+    `${w.rate.toFixed(0)} orders/s, client p99 ${w.clientP99.toFixed(1)} ms, service p50/p99 ${w.serverP50.toFixed(2)}/${w.serverP99.toFixed(2)} ms, engine stage p99 ${w.engineP99.toFixed(2)} ms, CPU service ${w.cpuS.toFixed(2)} s, client ${w.clientCpuS.toFixed(2)} s, load ${w.load.toFixed(1)}`;
   try {
     console.log(`versions bench: ${base} (base) vs this checkout; ${RATE} orders/s for ${SECONDS} s per window, ${SUBSCRIBERS} subscribers in B, ${ROUNDS} rounds`);
     for (let r = 0; r < ROUNDS; r++) {
@@ -137,6 +152,7 @@ export default async function run(): Promise<void> {
       console.log(
         `    ${v.name}: A client p99 ${median(v.a.map((w) => w.clientP99)).toFixed(1)} ms, B ${median(v.b.map((w) => w.clientP99)).toFixed(1)} ms (x${ratio('clientP99').toFixed(2)}); ` +
           `service p99 A ${median(v.a.map((w) => w.serverP99)).toFixed(2)} ms, B ${median(v.b.map((w) => w.serverP99)).toFixed(2)} ms (x${ratio('serverP99').toFixed(2)}); ` +
+          `engine stage p99 A ${median(v.a.map((w) => w.engineP99)).toFixed(2)} ms, B ${median(v.b.map((w) => w.engineP99)).toFixed(2)} ms (x${ratio('engineP99').toFixed(2)}); ` +
           `orders/s B/A x${ratio('rate').toFixed(3)}`,
       );
     }
