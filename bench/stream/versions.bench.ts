@@ -46,6 +46,8 @@ interface WindowResult {
   /** order_stage_duration_seconds{stage="engine"}: engine and commit, up to the last answer (finer buckets). */
   engineP99: number;
   cpuS: number;
+  /** CPU of the service's main thread (event loop: HTTP, engine facade, commits' listeners, publishing). */
+  mainCpuS: number;
   /** CPU of this process (load generator, readers, probes) over the window: taken from the same two cores. */
   clientCpuS: number;
   /** The machine's 1-minute load average at the end of the window. */
@@ -81,9 +83,11 @@ async function window(svc: ServiceProcess, readers: Worker | undefined): Promise
   const scrape = async () => (await fetch(`${svc.url}/metrics`)).text();
   const before = await scrape();
   const c0 = cpuSeconds(svc.pid) ?? NaN;
+  const m0 = cpuSeconds(svc.pid, svc.pid) ?? NaN;
   const own0 = process.cpuUsage();
   const run = await driveLoad(session);
   const cpuS = (cpuSeconds(svc.pid) ?? NaN) - c0;
+  const mainCpuS = (cpuSeconds(svc.pid, svc.pid) ?? NaN) - m0;
   const own = process.cpuUsage(own0);
   const clientCpuS = (own.user + own.system) / 1e6;
   const after = await scrape();
@@ -111,7 +115,7 @@ async function window(svc: ServiceProcess, readers: Worker | undefined): Promise
   const h = histogramDelta(histogramOf(after, 'http_request_duration_seconds', labels)!, histogramOf(before, 'http_request_duration_seconds', labels));
   const stage = { stage: 'engine' };
   const e = histogramDelta(histogramOf(after, 'order_stage_duration_seconds', stage)!, histogramOf(before, 'order_stage_duration_seconds', stage));
-  return { rate: run.ordersPerSec, clientP99: run.latencyMs.p99, serverP50: quantileOf(h, 0.5) * 1000, serverP99: quantileOf(h, 0.99) * 1000, engineP99: quantileOf(e, 0.99) * 1000, cpuS, clientCpuS, load: loadavg()[0] };
+  return { rate: run.ordersPerSec, clientP99: run.latencyMs.p99, serverP50: quantileOf(h, 0.5) * 1000, serverP99: quantileOf(h, 0.99) * 1000, engineP99: quantileOf(e, 0.99) * 1000, cpuS, mainCpuS, clientCpuS, load: loadavg()[0] };
 }
 
 const median = (xs: number[]) => {
@@ -125,15 +129,24 @@ export default async function run(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pm-versions-bench-'));
   const configFile = join(dataDir, 'bench.json');
   writeFileSync(configFile, JSON.stringify({ stream: { maxSocketsPerAddress: 20_000, idleSeconds: 3600 } }));
+  // STREAM_BENCH_PROFILE=<dir>: both services under --cpu-prof (profiles written at the end; fold-profile.ts reads them).
+  const prof = process.env.STREAM_BENCH_PROFILE;
   const start = (root: string | undefined, name: string) =>
-    startService({ dataDir: join(dataDir, name), adminToken: ADMIN_TOKEN, env: { RATE_LIMITS: 'off', CONFIG_FILE: configFile }, startTimeoutMs: 120_000, ...(root === undefined ? {} : { root }) });
+    startService({
+      dataDir: join(dataDir, name),
+      adminToken: ADMIN_TOKEN,
+      env: { RATE_LIMITS: 'off', CONFIG_FILE: configFile },
+      startTimeoutMs: 120_000,
+      ...(root === undefined ? {} : { root }),
+      ...(prof === undefined ? {} : { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${join(prof, name)}`] }),
+    });
   const versions = [
     { name: 'base', svc: await start(base, 'base'), a: [] as WindowResult[], b: [] as WindowResult[] },
     { name: 'this', svc: await start(undefined, 'this'), a: [] as WindowResult[], b: [] as WindowResult[] },
   ];
   const readers = startTsWorker(new URL('./readers-worker.ts', import.meta.url), {});
   const fmt = (w: WindowResult) =>
-    `${w.rate.toFixed(0)} orders/s, client p99 ${w.clientP99.toFixed(1)} ms, service p50/p99 ${w.serverP50.toFixed(2)}/${w.serverP99.toFixed(2)} ms, engine stage p99 ${w.engineP99.toFixed(2)} ms, CPU service ${w.cpuS.toFixed(2)} s, client ${w.clientCpuS.toFixed(2)} s, load ${w.load.toFixed(1)}`;
+    `${w.rate.toFixed(0)} orders/s, client p99 ${w.clientP99.toFixed(1)} ms, service p50/p99 ${w.serverP50.toFixed(2)}/${w.serverP99.toFixed(2)} ms, engine stage p99 ${w.engineP99.toFixed(2)} ms, CPU service ${w.cpuS.toFixed(2)} s (main thread ${w.mainCpuS.toFixed(2)} s), client ${w.clientCpuS.toFixed(2)} s, load ${w.load.toFixed(1)}`;
   try {
     console.log(`versions bench: ${base} (base) vs this checkout; ${RATE} orders/s for ${SECONDS} s per window, ${SUBSCRIBERS} subscribers in B, ${ROUNDS} rounds`);
     for (let r = 0; r < ROUNDS; r++) {
