@@ -46,6 +46,8 @@ interface WindowResult {
   /** order_stage_duration_seconds{stage="engine"}: engine and commit, up to the last answer (finer buckets). */
   engineP99: number;
   cpuS: number;
+  /** ws_commit_to_publish_seconds p99 (B only): commit durable to the batch's last frame handed to uWS. */
+  publishP99: number;
   /** CPU of the service's main thread (event loop: HTTP, engine facade, commits' listeners, publishing). */
   mainCpuS: number;
   /** CPU of this process (load generator, readers, probes) over the window: taken from the same two cores. */
@@ -115,7 +117,14 @@ async function window(svc: ServiceProcess, readers: Worker | undefined): Promise
   const h = histogramDelta(histogramOf(after, 'http_request_duration_seconds', labels)!, histogramOf(before, 'http_request_duration_seconds', labels));
   const stage = { stage: 'engine' };
   const e = histogramDelta(histogramOf(after, 'order_stage_duration_seconds', stage)!, histogramOf(before, 'order_stage_duration_seconds', stage));
-  return { rate: run.ordersPerSec, clientP99: run.latencyMs.p99, serverP50: quantileOf(h, 0.5) * 1000, serverP99: quantileOf(h, 0.99) * 1000, engineP99: quantileOf(e, 0.99) * 1000, cpuS, mainCpuS, clientCpuS, load: loadavg()[0] };
+  return { rate: run.ordersPerSec, clientP99: run.latencyMs.p99, serverP50: quantileOf(h, 0.5) * 1000, serverP99: quantileOf(h, 0.99) * 1000, engineP99: quantileOf(e, 0.99) * 1000, publishP99: publishP99(before, after), cpuS, mainCpuS, clientCpuS, load: loadavg()[0] };
+}
+
+function publishP99(before: string, after: string): number {
+  const h = histogramOf(after, 'ws_commit_to_publish_seconds');
+  if (h === undefined) return NaN;
+  const d = histogramDelta(h, histogramOf(before, 'ws_commit_to_publish_seconds'));
+  return d.count > 0 ? quantileOf(d, 0.99) * 1000 : NaN;
 }
 
 const median = (xs: number[]) => {
@@ -146,7 +155,7 @@ export default async function run(): Promise<void> {
   ];
   const readers = startTsWorker(new URL('./readers-worker.ts', import.meta.url), {});
   const fmt = (w: WindowResult) =>
-    `${w.rate.toFixed(0)} orders/s, client p99 ${w.clientP99.toFixed(1)} ms, service p50/p99 ${w.serverP50.toFixed(2)}/${w.serverP99.toFixed(2)} ms, engine stage p99 ${w.engineP99.toFixed(2)} ms, CPU service ${w.cpuS.toFixed(2)} s (main thread ${w.mainCpuS.toFixed(2)} s), client ${w.clientCpuS.toFixed(2)} s, load ${w.load.toFixed(1)}`;
+    `${w.rate.toFixed(0)} orders/s, client p99 ${w.clientP99.toFixed(1)} ms, service p50/p99 ${w.serverP50.toFixed(2)}/${w.serverP99.toFixed(2)} ms, engine stage p99 ${w.engineP99.toFixed(2)} ms, ${Number.isNaN(w.publishP99) ? '' : `commit->published p99 ${w.publishP99.toFixed(2)} ms, `}CPU service ${w.cpuS.toFixed(2)} s (main thread ${w.mainCpuS.toFixed(2)} s), client ${w.clientCpuS.toFixed(2)} s, load ${w.load.toFixed(1)}`;
   try {
     console.log(`versions bench: ${base} (base) vs this checkout; ${RATE} orders/s for ${SECONDS} s per window, ${SUBSCRIBERS} subscribers in B, ${ROUNDS} rounds`);
     for (let r = 0; r < ROUNDS; r++) {
@@ -166,7 +175,7 @@ export default async function run(): Promise<void> {
         `    ${v.name}: A client p99 ${median(v.a.map((w) => w.clientP99)).toFixed(1)} ms, B ${median(v.b.map((w) => w.clientP99)).toFixed(1)} ms (x${ratio('clientP99').toFixed(2)}); ` +
           `service p99 A ${median(v.a.map((w) => w.serverP99)).toFixed(2)} ms, B ${median(v.b.map((w) => w.serverP99)).toFixed(2)} ms (x${ratio('serverP99').toFixed(2)}); ` +
           `engine stage p99 A ${median(v.a.map((w) => w.engineP99)).toFixed(2)} ms, B ${median(v.b.map((w) => w.engineP99)).toFixed(2)} ms (x${ratio('engineP99').toFixed(2)}); ` +
-          `orders/s B/A x${ratio('rate').toFixed(3)}`,
+          `orders/s B/A x${ratio('rate').toFixed(3)}; commit->published p99 ${median(v.b.map((w) => w.publishP99)).toFixed(2)} ms`,
       );
     }
   } finally {
