@@ -9,10 +9,11 @@
  *   - stall: the drawn sockets receive nothing (no frames, no PONG) while the connection stays open, the
  *     others are unaffected, then they resume: what was published during the stall is lost, what comes
  *     after arrives; /metrics shows the stalled sockets while it lasts;
- *   - turning the scenario off ends a stall at once, and nothing happens afterwards.
+ *   - turning the scenario off ends a stall at once, and nothing happens afterwards;
+ *   - a scenario file given at start faults sockets from the first one.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -245,4 +246,27 @@ test('turning the scenario off ends a stall at once; nothing happens afterwards'
   await sockets[1].next(placement(id));
   for (const c of sockets) assert.equal(await pong(c, 5000), true);
   for (const c of sockets) c.close();
+});
+
+test('a scenario file given at start faults sockets from the first one', async () => {
+  const other = mkdtempSync(join(tmpdir(), 'pm-stream-faults-file-'));
+  const file = join(other, 'faults.json');
+  writeFileSync(file, JSON.stringify({ streams: { drop: { share: 1, channels: ['market'], afterMs: { distribution: 'fixed', ms: 250 } } } }));
+  const c2 = new ManualClock(Date.now());
+  const app2 = await startApp(testConfig({ dataDir: join(other, 'store'), http: { port: 0 }, demo: 'off', rateLimits: { enabled: false }, sandbox: { faultsFile: file } }), { log: silentLogger, clock: c2, timers: c2.timers });
+  try {
+    const m = await StreamClient.connect(`ws://127.0.0.1:${app2.port}/ws/market`, { pingMs: 0 });
+    const u = await StreamClient.connect(`ws://127.0.0.1:${app2.port}/ws/user`, { pingMs: 0 });
+    open.push(m, u);
+    assert.equal(await pong(m, 5000), true);
+    c2.advance(249);
+    assert.equal(await pong(m, 5000), true);
+    c2.advance(1);
+    assert.equal((await m.closed).code, 1006);
+    assert.equal(u.ws.readyState, u.ws.OPEN, 'the user channel is not in the scenario');
+    assert.deepEqual(app2.ctx.sandbox.faults.state().sockets, { market: 1, user: 1 });
+  } finally {
+    await app2.stop();
+    rmSync(other, { recursive: true, force: true });
+  }
 });
