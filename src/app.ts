@@ -15,7 +15,7 @@ import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './proj
 import { buildProjections } from './projections/registry.ts';
 import { CommittedBooks } from './projections/committed-books.ts';
 import { LIFECYCLE_TOPIC, StreamFeed, bookMessage, customTopic, marketTopic, userTopic } from './projections/stream-feed.ts';
-import { StreamChannels } from './edge/ws/channels.ts';
+import { StreamChannels, type ChannelDeps } from './edge/ws/channels.ts';
 import { MarketDataStore, MidpointSampler } from './projections/market-data.ts';
 import { MarketDataReader, type BookSource } from './queries/market-data.ts';
 import { RewardsReader } from './queries/rewards.ts';
@@ -258,7 +258,8 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     rewards: new RewardsReader(views, catalog.read, () => clock.now()),
   });
   const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
-  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, limiter, metrics, clock, log, committed, store });
+  const streamFaults = { source: sandbox.faults, timers: opts.timers ?? systemTimers };
+  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, limiter, metrics, clock, log, committed, store, faults: streamFaults });
   const routes = buildRoutes(ctx);
   const openapi = buildOpenApi(routes, VERSION);
   await done('routes');
@@ -339,6 +340,7 @@ function openStream(o: {
   log: Logger;
   committed: { at: number };
   store: Store;
+  faults: ChannelDeps['faults'];
 }): { mount: StreamChannels['mount']; close(): void } {
   const { books, catalog } = o;
   const metrics = o.metrics.stream();
@@ -357,6 +359,7 @@ function openStream(o: {
     clock: o.clock,
     metrics,
     log: o.log,
+    faults: o.faults,
   });
   const feed = new StreamFeed({
     books,

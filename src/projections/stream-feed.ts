@@ -5,6 +5,17 @@
  * Nothing here runs before the commit, and batches arrive in journal order, so events leave in journal
  * order and never report what a crash could undo.
  *
+ * After the acknowledgements: onApplied only queues the batch; the frames are built and published in a
+ * setImmediate, so the answers the commit releases (they run as microtasks once the commit's listeners
+ * return) and the next group commit's flush go first, and the streams' work is not in every order's
+ * latency. Frames are built from the committed books as they are when that turn runs, so the batches queued
+ * meanwhile (normally one; more when commits complete back to back) are merged first into one, as if they
+ * had been one commit: their levels' union with the totals now, their fills and events in journal order.
+ * A client applying the deltas still lands on what GET /book serves; a `price_change` may list a level
+ * whose total ended where it started. A socket that subscribes in between gets a `book` that already holds
+ * the queued batches and then their frames, whose totals it already has (a `last_trade_price` it may see
+ * twice). See docs/decisions.md, "Streaming".
+ *
  * Topics:
  *   market:<token>          book, price_change, last_trade_price, tick_size_change of one token
  *   market-custom:<token>   best_bid_ask (custom_feature_enabled sockets)
@@ -131,11 +142,15 @@ export class StreamFeed {
   /** Tokens traded since their last `book`, waiting for their interval, with their topics. */
   private readonly booksDue = new Map<string, string>();
   private bookTimer: NodeJS.Timeout | undefined;
+  /** Batches applied since the last publishing turn, in journal order. */
+  private queued: Array<{ changes: readonly MarketChange[]; events: readonly JournalEvent[] }> = [];
+  private publishing: NodeJS.Immediate | undefined;
 
   constructor(private readonly d: FeedDeps) {}
 
-  /** Stops the timer of the books waiting for their interval. */
+  /** Publishes what is queued, then stops the timer of the books waiting for their interval. */
   close(): void {
+    if (this.publishing !== undefined) this.publishQueued();
     if (this.bookTimer !== undefined) clearTimeout(this.bookTimer);
     this.bookTimer = undefined;
     this.booksDue.clear();
@@ -187,8 +202,21 @@ export class StreamFeed {
     }
   }
 
-  /** committed-books.ts onApplied: the batch's frames, one per topic that has a subscriber. */
+  /** committed-books.ts onApplied: queues the batch for the publishing turn (header: "After the acknowledgements"). */
   onApplied = (changes: readonly MarketChange[], events: readonly JournalEvent[]): void => {
+    this.queued.push({ changes, events });
+    this.publishing ??= setImmediate(this.publishQueued);
+  };
+
+  /** The queued batches' frames, one per topic that has a subscriber, the batches merged into one. */
+  private readonly publishQueued = (): void => {
+    if (this.publishing !== undefined) clearImmediate(this.publishing);
+    this.publishing = undefined;
+    const queued = this.queued;
+    this.queued = [];
+    if (queued.length === 0) return;
+    const changes = queued.length === 1 ? queued[0].changes : mergeChanges(queued.map((q) => q.changes));
+    const events = queued.length === 1 ? queued[0].events : queued.flatMap((q) => q.events);
     const out = new Frames();
     for (const c of changes) this.marketEvents(c, out);
     this.userEvents(events, out);
@@ -442,6 +470,41 @@ function factsOf(e: OrderAcceptedEvent): OrderFacts {
     makerFeeBps: e.makerFeeBps,
     takerFeeBps: e.takerFeeBps,
   };
+}
+
+/**
+ * Consecutive batches' changes as one batch's (allocates: only when commits completed back to back): per
+ * market, in order of first change, the union of the changed levels (their totals are read when the frames
+ * are built, so they are the latest), the fills in journal order, created if any batch created it, the tick
+ * and tops from before the first batch, the last resolution.
+ */
+function mergeChanges(batches: ReadonlyArray<readonly MarketChange[]>): MarketChange[] {
+  const byMarket = new Map<string, { change: MarketChange; bids: Set<number>; asks: Set<number> }>();
+  for (const changes of batches) {
+    for (const c of changes) {
+      const m = byMarket.get(c.conditionId);
+      if (m === undefined) {
+        byMarket.set(c.conditionId, { change: { ...c, bids: [...c.bids], asks: [...c.asks], fills: [...c.fills] }, bids: new Set(c.bids), asks: new Set(c.asks) });
+        continue;
+      }
+      const into = m.change;
+      for (const p of c.bids) {
+        if (m.bids.has(p)) continue;
+        m.bids.add(p);
+        into.bids.push(p);
+      }
+      for (const p of c.asks) {
+        if (m.asks.has(p)) continue;
+        m.asks.add(p);
+        into.asks.push(p);
+      }
+      for (const f of c.fills) into.fills.push(f);
+      into.created ||= c.created;
+      into.tickBefore ??= c.tickBefore;
+      if (c.resolved !== undefined) into.resolved = c.resolved;
+    }
+  }
+  return [...byMarket.values()].map((m) => m.change);
 }
 
 function spread(t: BookTop): string {
