@@ -111,7 +111,7 @@ export const SANDBOX_ROUTES: readonly RouteSpec<SandboxRouteDeps>[] = [
     path: '/admin/sandbox/faults',
     group: 'admin',
     auth: 'admin',
-    summary: 'Set the fault scenario (ack latency, 500 after or without applying, 503), replacing any; {} turns faults off',
+    summary: 'Set the fault scenario (ack latency, 500 after or without applying, 503, dropped or stalled stream sockets), replacing any; {} turns faults off',
     description: 'Faults are drawn from the seed and the request count since this call: the same seed and requests meet the same faults.',
     body: FaultScenario,
     response: FaultsState,
