@@ -129,17 +129,8 @@ export interface MarketRec {
   resolvedAt: string;
 }
 
-/** What the engine needs of a market (engine.registerMarket). */
-export interface TradingMarket {
-  conditionId: string;
-  tokenIds: [string, string];
-  tickPips: number;
-  minSizeUnits: number;
-  makerFeeBps: number;
-  takerFeeBps: number;
-  acceptingOrders: boolean;
-  negRisk: boolean;
-}
+/** What the engine needs of a market (engine.registerMarket): domain/events.ts owns the shape. */
+export type { TradingMarket } from '../domain/events.ts';
 
 export interface SearchDoc {
   /** [term, best weight] of every indexed term of the event. */
