@@ -81,6 +81,16 @@ const Str = Type.String();
 const Num = Type.Number();
 const Url = Type.String({ description: 'URL, "" when none' });
 
+/** The market and outcome a trade or position row is about, as the catalog names them. */
+const marketFields = {
+  title: Str,
+  slug: Str,
+  icon: Url,
+  eventSlug: Str,
+  outcome: Str,
+  outcomeIndex: Type.Integer(),
+};
+
 export const Trade = Type.Object({
   proxyWallet: Type.String({ description: 'the wallet this row is about (lowercase)' }),
   side: Type.Union([Type.Literal('BUY'), Type.Literal('SELL')], { description: 'from proxyWallet\'s perspective' }),
@@ -89,12 +99,7 @@ export const Trade = Type.Object({
   size: Type.Number({ description: 'tokens' }),
   price: Type.Number({ description: 'USDC per token, in proxyWallet\'s outcome' }),
   timestamp: Type.Integer({ description: 'unix seconds of the fill\'s journal commit' }),
-  title: Str,
-  slug: Str,
-  icon: Url,
-  eventSlug: Str,
-  outcome: Str,
-  outcomeIndex: Type.Integer(),
+  ...marketFields,
   name: Str,
   pseudonym: Str,
   bio: Str,
@@ -121,12 +126,7 @@ const positionFields = {
   curPrice: Num,
   redeemable: Type.Boolean(),
   mergeable: Type.Boolean(),
-  title: Str,
-  slug: Str,
-  icon: Url,
-  eventSlug: Str,
-  outcome: Str,
-  outcomeIndex: Type.Integer(),
+  ...marketFields,
   oppositeOutcome: Str,
   oppositeAsset: Str,
   endDate: Type.String({ description: 'ISO 8601 as imported into the catalog, "" when none' }),
