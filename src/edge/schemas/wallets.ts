@@ -8,6 +8,7 @@
  * every number). Field decisions are in docs/decisions.md ("Wallet data").
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { Str, numbers, strings } from './common.ts';
 
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: 'wallet address, any case; answered lowercase' });
 const ConditionId = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
@@ -77,8 +78,6 @@ export type ClosedPositionsQuery = Static<typeof ClosedPositionsQuery>;
 
 // ---- responses -----------------------------------------------------------------------------------------
 
-const Str = Type.String();
-const Num = Type.Number();
 const Url = Type.String({ description: 'URL, "" when none' });
 
 /** The market and outcome a trade or position row is about, as the catalog names them. */
@@ -100,9 +99,7 @@ export const Trade = Type.Object({
   price: Type.Number({ description: 'USDC per token, in proxyWallet\'s outcome' }),
   timestamp: Type.Integer({ description: 'unix seconds of the fill\'s journal commit' }),
   ...marketFields,
-  name: Str,
-  pseudonym: Str,
-  bio: Str,
+  ...strings('name', 'pseudonym', 'bio'),
   profileImage: Url,
   profileImageOptimized: Url,
   transactionHash: Type.String({ description: '0x + 64 hex digest of the fill record' }),
@@ -111,19 +108,11 @@ export const Trade = Type.Object({
 export type Trade = Static<typeof Trade>;
 
 const positionFields = {
-  proxyWallet: Str,
-  asset: Str,
-  conditionId: Str,
-  size: Num,
-  avgPrice: Num,
-  initialValue: Num,
-  currentValue: Num,
-  cashPnl: Num,
-  percentPnl: Num,
-  totalBought: Num,
-  realizedPnl: Num,
-  percentRealizedPnl: Num,
-  curPrice: Num,
+  ...strings('proxyWallet', 'asset', 'conditionId'),
+  ...numbers(
+    'size', 'avgPrice', 'initialValue', 'currentValue', 'cashPnl', 'percentPnl', 'totalBought', 'realizedPnl',
+    'percentRealizedPnl', 'curPrice',
+  ),
   redeemable: Type.Boolean(),
   mergeable: Type.Boolean(),
   ...marketFields,
