@@ -70,6 +70,7 @@ export interface PipelineDeps {
   log: Logger;
   clock: Clock;
   auth?: Authenticator;
+  /** Remembers signed requests for their window so a replay changes nothing (replays.ts); absent: no protection. */
   replays?: ReplayGuard;
 }
 

@@ -65,6 +65,7 @@ import type {
 } from '../edge/schemas/stream.ts';
 import { lastTradeSide } from '../journal/recovery.ts';
 import type { BookTop, CommittedBook, CommittedBooks, MarketChange } from './committed-books.ts';
+import { takerTradeFields } from './trade-fields.ts';
 
 export const marketTopic = (tokenId: string) => `market:${tokenId}`;
 export const customTopic = (tokenId: string) => `market-custom:${tokenId}`;
@@ -417,12 +418,7 @@ export class StreamFeed {
     return {
       event_type: 'trade',
       type: 'TRADE',
-      id: f.tradeId,
-      taker_order_id: f.takerOrderId,
-      market: f.conditionId,
-      asset_id: f.takerTokenId,
-      side: f.takerSide,
-      size: formatUnits(f.size),
+      ...takerTradeFields(f),
       price: formatPips(f.takerPricePips),
       fee_rate_bps: String(taker?.takerFeeBps ?? 0),
       status,
