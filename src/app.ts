@@ -6,6 +6,7 @@ import type { JournalEvent } from './domain/events.ts';
 import { openStore, type Store } from './journal/env.ts';
 import { readJournal } from './journal/recovery.ts';
 import { metaKeys } from './journal/keys.ts';
+import { readFill } from './journal/fill-codec.ts';
 import { CatalogWriter } from './projections/catalog.ts';
 import { CatalogReader } from './queries/catalog.ts';
 import { loadDemo } from './demo/catalog.ts';
@@ -20,7 +21,7 @@ import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './proj
 import { buildProjections } from './projections/registry.ts';
 import { CommittedBooks } from './projections/committed-books.ts';
 import { LIFECYCLE_TOPIC, StreamFeed, bookMessage, customTopic, marketTopic, userTopic } from './projections/stream-feed.ts';
-import { StreamChannels } from './edge/ws/channels.ts';
+import { StreamChannels, type ChannelDeps } from './edge/ws/channels.ts';
 import { MarketDataStore, MidpointSampler } from './projections/market-data.ts';
 import { MarketDataReader, type BookSource } from './queries/market-data.ts';
 import { RewardsReader } from './queries/rewards.ts';
@@ -202,7 +203,8 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     rewards: new RewardsReader(views, catalog.read, () => clock.now()),
   });
   const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
-  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, limiter, metrics, clock, log, committed });
+  const streamFaults = { source: sandbox.faults, timers: opts.timers ?? systemTimers };
+  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, limiter, metrics, clock, log, committed, store, faults: streamFaults });
   const routes = buildRoutes(ctx);
   const openapi = buildOpenApi(routes, VERSION);
   await done('routes');
@@ -500,6 +502,8 @@ function openStream(o: {
   clock: Clock;
   log: Logger;
   committed: { at: number };
+  store: Store;
+  faults: ChannelDeps['faults'];
 }): { mount: StreamChannels['mount']; close(): void } {
   const { books, catalog } = o;
   const metrics = o.metrics.stream();
@@ -518,11 +522,13 @@ function openStream(o: {
     clock: o.clock,
     metrics,
     log: o.log,
+    faults: o.faults,
   });
   const feed = new StreamFeed({
     books,
     sink: channels.sink,
     order: (orderId) => o.engine.getOrder(orderId),
+    fill: (seq) => readFill(o.store.fills, seq),
     outcomes: (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes,
     published: () => metrics.published((performance.now() - o.committed.at) / 1000),
     bookIntervalMs: o.config.stream.bookIntervalMs,

@@ -35,7 +35,7 @@
  *   replication[rseq]      ROLE=sequencer: the batch's rows as well, for the read replicas (replication-log.ts)
  */
 import { randomBytes } from 'node:crypto';
-import type { FillEvent, JournalEvent, OrderRecord, TradeStatusName } from '../domain/events.ts';
+import type { FillEvent, JournalEvent, OrderRecord, TradeStatusName, TradingMarket } from '../domain/events.ts';
 import type { Store } from './env.ts';
 import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, sealFills, writeSlot } from './fill-codec.ts';
 import { balanceKey, engineMetaKeys, metaKeys } from './keys.ts';
@@ -46,16 +46,8 @@ import { encodeStatusEvent } from './status-codec.ts';
 import { tradeRow } from './trades.ts';
 
 /** What the engine-markets table stores per market. */
-export interface MarketRow {
-  conditionId: string;
+export interface MarketRow extends TradingMarket {
   marketId: number;
-  tokenIds: [string, string];
-  tickPips: number;
-  minSizeUnits: number;
-  makerFeeBps: number;
-  takerFeeBps: number;
-  acceptingOrders: boolean;
-  negRisk: boolean;
   /** -1 while trading, else the winning outcome. */
   resolved: -1 | 0 | 1;
 }
