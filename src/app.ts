@@ -13,8 +13,7 @@ import { loadDemo } from './demo/catalog.ts';
 import { LIVE_DEMO_DEFAULTS, ReplayClock, startLiveDemo, type LiveDemo, type LiveDemoOptions } from './demo/live.ts';
 import { createAuthServices, type AuthServices } from './edge/auth.ts';
 import type { EngineSurface } from './engine/engine.ts';
-import { openEngine, openRole, startFollowing, type RoleParts } from './roles.ts';
-import type { ReplicationLog } from './journal/replication-log.ts';
+import { SampleLog, openEngine, openRole, startFollowing, type RoleParts } from './roles.ts';
 import type { Follower } from './replication/follower.ts';
 import type { Publisher } from './replication/publisher.ts';
 import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './projections/projector.ts';
@@ -154,7 +153,9 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   await done('engine');
 
   const { views, prices, marketDataStore } = openProjections({ store, engine, viewWrites, log });
-  const { books, catalog, marketData } = openBooks({ store, engine, clock, marketDataStore, log, closers, role });
+  // A sequencer logs its samplers' writes for its replicas in the flush that issues the samples themselves.
+  const samples = role.sequencer && new SampleLog(role.sequencer.log, viewWrites);
+  const { books, catalog, marketData } = openBooks({ store, engine, clock, marketDataStore, log, closers, role, samples });
   watchMetrics(metrics, engine, auth, replays);
   // A replica applies the stream once every read model listens to its engine.
   startFollowing(role, closers);
@@ -177,7 +178,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   await done('demo');
 
   // Liquidity rewards are scored where orders rest, by the engine's process; a replica gets the accruals.
-  if (role.replica === undefined) startRewards({ config, views, catalog, marketData, engine, clock, log, closers, replicationLog: role.sequencer?.log });
+  if (role.replica === undefined) startRewards({ config, views, catalog, marketData, engine, clock, log, closers, samples });
   // Restored heartbeats get their full timeout from here, once nothing but the listener is left to open.
   const heartbeats = new Heartbeats({ store, engine, log, timers: opts.timers ?? systemTimers, timeoutSeconds: config.heartbeats.timeoutSeconds });
   closers.add('heartbeats', () => heartbeats.close());
@@ -283,7 +284,7 @@ async function listen(o: {
  * "Streaming"), so a client applying the stream's deltas lands on what /book serves. With them the catalog
  * and market data, which read each other's prices and outcomes.
  */
-function openBooks(o: { store: Store; engine: EngineSurface; clock: Clock; marketDataStore: MarketDataStore; log: Logger; closers: Closers; role: RoleParts }) {
+function openBooks(o: { store: Store; engine: EngineSurface; clock: Clock; marketDataStore: MarketDataStore; log: Logger; closers: Closers; role: RoleParts; samples: SampleLog | undefined }) {
   const { store, engine, clock, marketDataStore, role } = o;
   const books = new CommittedBooks();
   if (role.replica !== undefined) replayBooks(books, store);
@@ -310,8 +311,8 @@ function openBooks(o: { store: Store; engine: EngineSurface; clock: Clock; marke
   // A replica samples nothing: a sample's time is when the sequencer took it, which its log carries.
   if (role.replica === undefined) {
     const bookChanges = { onSnapshots: (l: (tokenIds: readonly string[]) => void) => books.onApplied((changes) => changes.length > 0 && l(changes.flatMap((c) => c.tokenIds))) };
-    const log = role.sequencer?.log;
-    const onSample = log && ((key: (string | number)[], pips: number) => log.logWrite('m', key, pips));
+    const samples = o.samples;
+    const onSample = samples && ((key: (string | number)[], pips: number) => samples.hold('m', key, pips));
     const sampler = new MidpointSampler({ feed: bookChanges, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), log: o.log, onSample });
     sampler.start();
     o.closers.add('midpoint sampler', () => sampler.stop());
@@ -375,19 +376,19 @@ function startRewards(o: {
   clock: Clock;
   log: Logger;
   closers: Closers;
-  replicationLog: ReplicationLog | undefined;
+  samples: SampleLog | undefined;
 }): void {
-  const { catalog, marketData, engine, clock, views, replicationLog } = o;
+  const { catalog, marketData, engine, clock, views, samples } = o;
   // Accruals are sampled on the clock, not derived from the journal: a sequencer logs them for its replicas.
   const logged: Pick<ViewStore, 'get' | 'put'> = {
     get: (key) => views.get(key),
     put: (key, value) => {
       views.put(key, value);
-      replicationLog?.logWrite('v', key, value);
+      samples?.hold('v', key, value);
     },
   };
   const rewardsSampler = new RewardsSampler({
-    views: replicationLog === undefined ? views : logged,
+    views: samples === undefined ? views : logged,
     markets: () =>
       catalog.read.samplingRecords().flatMap((m) => {
         const program = rewardProgram(m);

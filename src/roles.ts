@@ -8,6 +8,8 @@ import type { AuthServices } from './edge/auth.ts';
 import type { Metrics } from './edge/metrics.ts';
 import { Engine, type EngineSurface } from './engine/engine.ts';
 import type { Store } from './journal/env.ts';
+import type { AuxDb, ReplicationLog } from './journal/replication-log.ts';
+import type { ViewSink, ViewWrites } from './projections/projector.ts';
 import type { Clock, Timers } from './runtime/clock.ts';
 import type { Config } from './runtime/config.ts';
 import type { Logger } from './runtime/log.ts';
@@ -86,3 +88,31 @@ export function startFollowing(role: RoleParts, closers: Closers): void {
   closers.add('follower', () => follower.close());
 }
 
+
+/**
+ * A sequencer's sampler writes (midpoint samples, reward accruals: observations taken on its clock, not
+ * derived from the journal) logged for its replicas in the view-writes flush that issues the samples
+ * themselves, as one of its sinks: the record and the sample commit in the same turn's transaction, so a
+ * crash loses both or neither and a replica never holds a sample the sequencer lost.
+ */
+export class SampleLog implements ViewSink {
+  private held: Array<[db: AuxDb, key: unknown, value: unknown]> = [];
+
+  constructor(
+    private readonly log: ReplicationLog,
+    writes: ViewWrites,
+  ) {
+    writes.register(this);
+  }
+
+  /** Holds the record of a sample just put into a view store (so held for the same flush). */
+  hold(db: AuxDb, key: unknown, value: unknown): void {
+    this.held.push([db, key, value]);
+  }
+
+  issue(): void {
+    const held = this.held;
+    this.held = [];
+    for (const [db, key, value] of held) this.log.logWrite(db, key, value);
+  }
+}
