@@ -13,6 +13,7 @@ import { LIVE_DEMO_DEFAULTS, ReplayClock, startLiveDemo, type LiveDemo, type Liv
 import { createAuthServices, type AuthServices } from './edge/auth.ts';
 import { Engine, type EngineSurface } from './engine/engine.ts';
 import type { ReplicaRole, SequencerRole } from './cluster.ts';
+import type { ReplicationLog } from './journal/replication-log.ts';
 import type { Follower } from './replication/follower.ts';
 import type { Publisher } from './replication/publisher.ts';
 import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './projections/projector.ts';
@@ -174,8 +175,8 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   }
   await done('demo');
 
-  // Liquidity rewards are scored where orders rest: by the engine's process, not a replica.
-  if (role.replica === undefined) startRewards({ config, views, catalog, marketData, engine, clock, log, closers });
+  // Liquidity rewards are scored where orders rest, by the engine's process; a replica gets the accruals.
+  if (role.replica === undefined) startRewards({ config, views, catalog, marketData, engine, clock, log, closers, replicationLog: role.sequencer?.log });
   // Restored heartbeats get their full timeout from here, once nothing but the listener is left to open.
   const heartbeats = new Heartbeats({ store, engine, log, timers: opts.timers ?? systemTimers, timeoutSeconds: config.heartbeats.timeoutSeconds });
   closers.add('heartbeats', () => heartbeats.close());
@@ -420,10 +421,19 @@ function startRewards(o: {
   clock: Clock;
   log: Logger;
   closers: Closers;
+  replicationLog: ReplicationLog | undefined;
 }): void {
-  const { catalog, marketData, engine, clock } = o;
+  const { catalog, marketData, engine, clock, views, replicationLog } = o;
+  // Accruals are sampled on the clock, not derived from the journal: a sequencer logs them for its replicas.
+  const logged: Pick<ViewStore, 'get' | 'put'> = {
+    get: (key) => views.get(key),
+    put: (key, value) => {
+      views.put(key, value);
+      replicationLog?.logWrite('v', key, value);
+    },
+  };
   const rewardsSampler = new RewardsSampler({
-    views: o.views,
+    views: replicationLog === undefined ? views : logged,
     markets: () =>
       catalog.read.samplingRecords().flatMap((m) => {
         const program = rewardProgram(m);

@@ -19,6 +19,8 @@ import { testConfig } from '../src/runtime/config.ts';
 import { createLogger } from '../src/runtime/log.ts';
 import { startNatsServer, type NatsServer } from '../tools/nats-server.ts';
 import { startService, type ServiceProcess } from '../tools/service-process.ts';
+import { StreamClient } from '../tools/stream-client.ts';
+import type { BookEvent, PriceChangeEvent } from '../src/edge/schemas/stream.ts';
 import { MASTER_KEY, clusterConfigFile, journalSeqOf, natsSkip, sameReads, until } from './fixtures/cluster.ts';
 import { TestClient, units, type Creds } from './fixtures/trading-client.ts';
 
@@ -59,7 +61,7 @@ test('replicas follow an hour of live-demo history and its live trading, one joi
   const apps: App[] = [];
   try {
     // An hour of simulated history, then the demo traders keep trading live.
-    const seq = await startApp(nodeConfig('sequencer', nats, { demo: 'live' }), {
+    const seq = await startApp(nodeConfig('sequencer', nats, { demo: 'live', rewards: { sampleSeconds: 1 } }), {
       log: silent,
       demo: { replayMs: 3_600_000, replayStepMs: 300_000, replayOrders: 400, ordersPerSecond: 40, tickMs: 100 },
     });
@@ -72,6 +74,10 @@ test('replicas follow an hour of live-demo history and its live trading, one joi
     const alice = new TestClient(seqBase, DEMO_WALLETS[0].privateKey, info);
     const creds: Creds = await alice.createKey();
     const token = seq.ctx.catalog.read.tradingMarkets().find((m) => !m.negRisk)!.tokenIds[0];
+    // The early replica's market channel follows what it applies.
+    const watcher = await StreamClient.connect(`ws://127.0.0.1:${early.port}/ws/market`, { pingMs: 0 });
+    watcher.subscribeMarket([token]);
+    await watcher.next((e) => (e as { event_type?: string }).event_type === 'book');
     const ids: string[] = [];
     for (let i = 0; i < 6; i++) {
       const r = await alice.call('POST', '/order', await alice.signOrder({ tokenId: token, side: 'BUY', makerAmount: units(0.05 * (i + 1)), takerAmount: units(5) }));
@@ -79,6 +85,9 @@ test('replicas follow an hour of live-demo history and its live trading, one joi
       ids.push(r.body.orderID);
     }
     assert.equal((await alice.call('DELETE', '/order', { orderID: ids[0] })).status, 200);
+    const change = await watcher.next<PriceChangeEvent>((e) => (e as { event_type?: string }).event_type === 'price_change', 10_000);
+    assert.ok(change.price_changes.some((c) => c.asset_id === token), 'a price change of the token arrives on the replica');
+    watcher.close();
     // The late replica starts from an empty store after all that: it catches up from the stream's start.
     const late = await startApp(nodeConfig('replica', nats), { log: silent });
     apps.push(late);
@@ -105,10 +114,21 @@ test('replicas follow an hour of live-demo history and its live trading, one joi
       '/exchange-info',
     ]);
     await sameReads(bases, [...ids.map((id) => `/data/order/${id}`), '/data/orders', '/data/trades'], { client: alice, creds });
+    // A subscriber of the late replica gets the sequencer's /book, hash included.
+    const late0 = await StreamClient.connect(`ws://127.0.0.1:${late.port}/ws/market`, { pingMs: 0 });
+    late0.subscribeMarket([token]);
+    const book = await late0.next<BookEvent>((e) => (e as { event_type?: string }).event_type === 'book');
+    late0.close();
+    const rest = (await (await fetch(`${seqBase}/book?token_id=${token}`)).json()) as { hash: string; bids: unknown[] };
+    assert.deepEqual([book.hash, book.bids], [rest.hash, rest.bids]);
     // The replicas answer writes with the sequencer's address, never forwarding them.
     const refused = await new TestClient(bases[1], DEMO_WALLETS[0].privateKey, info).call('DELETE', '/order', { orderID: ids[1] }, creds);
     assert.deepEqual(refused, { status: 421, body: { error: 'read replica: send this to http://sequencer.test:8080' } });
     assert.equal((await fetch(`${bases[2]}/admin/events`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}` }, body: '[]' })).status, 421);
+    // Reward accruals are sampled on the sequencer's clock and reach the replicas through its log.
+    const rewardRows = (a: App) => JSON.stringify([...a.ctx.store.views.getRange({ start: ['rwd-'], end: ['rwd-\uffff'] })]);
+    await until('reward accruals replicated', () => rewardRows(late) === rewardRows(seq) && rewardRows(early) === rewardRows(seq));
+    assert.ok(JSON.parse(rewardRows(seq)).length > 1, 'the sequencer sampled rewards');
     const metrics = await (await fetch(`${bases[2]}/metrics`)).text();
     assert.match(metrics, new RegExp(`pm_replica_applied_seq ${target}\\b`));
     assert.match(metrics, /pm_replica_lag_batches 0\b/);

@@ -20,7 +20,8 @@
  *         n: net deposits (absent when unchanged)
  *   a     aux writes, in order: [db, key, value] puts and [db, key] removes; db c = catalog, i = indexes,
  *         p = profiles, k = api-keys, m = prices (the midpoint samples only: logWrite; trade prices are
- *         projected from the fills on every node)
+ *         projected from the fills on every node), v = views (the liquidity-reward accruals only: logWrite;
+ *         every other view is projected from the journal on every node)
  *
  * Ordering. A journal batch's rseq is drawn when the writer issues it, in journal order (one batch at a
  * time). An aux record's rseq is drawn when its transaction runs. Records therefore commit in rseq order
@@ -31,7 +32,7 @@ import type { Store } from './env.ts';
 import { engineMetaKeys, metaKeys } from './keys.ts';
 import type { OrderStateRow } from './orders.ts';
 
-export type AuxDb = 'c' | 'i' | 'p' | 'k' | 'm';
+export type AuxDb = 'c' | 'i' | 'p' | 'k' | 'm' | 'v';
 /** [db, key, value] puts, [db, key] removes. */
 export type AuxWrite = [db: AuxDb, key: unknown, value?: unknown];
 
@@ -67,7 +68,7 @@ export interface ReplicatedBatch extends LogRecord {
   p?: string;
 }
 
-const AUX_DBS: Readonly<Record<AuxDb, keyof Store>> = { c: 'catalog', i: 'indexes', p: 'profiles', k: 'apiKeys', m: 'prices' };
+const AUX_DBS: Readonly<Record<AuxDb, keyof Store>> = { c: 'catalog', i: 'indexes', p: 'profiles', k: 'apiKeys', m: 'prices', v: 'views' };
 
 export class ReplicationLogError extends Error {}
 
@@ -146,7 +147,7 @@ export class ReplicationLog {
   private looseDone: Array<Promise<unknown>> = [];
 
   /**
-   * Logs a write another path makes (the midpoint samples, which go out with the deferred view writes): the
+   * Logs a write another path makes (midpoint samples, reward accruals: they go out with the deferred view writes): the
    * record commits on its own, so a crash can lose a sample or keep one the sequencer lost; a sample is an
    * observation, not a balance.
    */
@@ -191,58 +192,39 @@ export class ReplicationLog {
       else this.logLoose(w, done);
     };
     const wrap = (code: AuxDb) => {
-      const db = store[AUX_DBS[code]] as unknown as Record<string, unknown>;
-      return new Proxy(db, {
-        get(target, prop) {
-          if (prop === 'put') {
-            return (key: unknown, value: unknown, ...rest: unknown[]) => {
-              const p = (target.put as (...a: unknown[]) => Promise<unknown>).call(target, key, value, ...rest);
-              record([code, key, value], p);
-              return p;
-            };
-          }
-          if (prop === 'remove') {
-            return (key: unknown, ...rest: unknown[]) => {
-              const p = (target.remove as (...a: unknown[]) => Promise<unknown>).call(target, key, ...rest);
-              record([code, key], p);
-              return p;
-            };
-          }
-          if (prop === 'putSync' || prop === 'removeSync') {
-            throw new ReplicationLogError(`${AUX_DBS[code]}.${prop} would commit outside the replication log`);
-          }
-          const v = Reflect.get(target, prop, target) as unknown;
-          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-        },
-      });
+      const db = store[AUX_DBS[code]] as unknown as Record<string, (...a: unknown[]) => unknown>;
+      const put = (key: unknown, value: unknown, ...rest: unknown[]) => {
+        const p = db.put.call(db, key, value, ...rest) as Promise<unknown>;
+        record([code, key, value], p);
+        return p;
+      };
+      const remove = (key: unknown, ...rest: unknown[]) => {
+        const p = db.remove.call(db, key, ...rest) as Promise<unknown>;
+        record([code, key], p);
+        return p;
+      };
+      return new Proxy(db, { get: forwarding({ put, remove }, ['putSync', 'removeSync'], (prop) => `${AUX_DBS[code]}.${prop}`) });
     };
-    const root = new Proxy(store.root as unknown as Record<string, unknown>, {
-      get: (target, prop) => {
-        if (prop === 'childTransaction') {
-          return (cb: () => unknown) => {
-            let rseq = 0;
-            const p = (target.childTransaction as (cb: () => unknown) => Promise<unknown>).call(target, () => {
-              this.inTxn = [];
-              try {
-                const out = cb();
-                if (this.inTxn.length > 0) rseq = this.putAux(this.inTxn);
-                return out;
-              } finally {
-                this.inTxn = undefined;
-              }
-            });
-            // A child transaction that aborted (its callback threw) issued no record: nothing to track.
-            p.then(
-              () => rseq > 0 && this.settle(rseq),
-              () => undefined,
-            );
-            return p;
-          };
+    const childTransaction = (cb: () => unknown) => {
+      let rseq = 0;
+      const p = (store.root.childTransaction as (cb: () => unknown) => Promise<unknown>).call(store.root, () => {
+        this.inTxn = [];
+        try {
+          const out = cb();
+          if (this.inTxn.length > 0) rseq = this.putAux(this.inTxn);
+          return out;
+        } finally {
+          this.inTxn = undefined;
         }
-        const v = Reflect.get(target, prop, target) as unknown;
-        return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-      },
-    });
+      });
+      // A child transaction that aborted (its callback threw) issued no record: nothing to track.
+      p.then(
+        () => rseq > 0 && this.settle(rseq),
+        () => undefined,
+      );
+      return p;
+    };
+    const root = new Proxy(store.root as unknown as Record<string, unknown>, { get: forwarding({ childTransaction }, [], (prop) => `root.${prop}`) });
     return {
       ...store,
       root: root as unknown as Store['root'],
@@ -253,6 +235,23 @@ export class ReplicationLog {
       close: store.close,
     };
   }
+}
+
+/**
+ * A Proxy `get` handler: the given replacements, the `refused` writes (they would commit outside the log), every
+ * other member the target's own (methods bound once, not per access: the catalog reads through here).
+ */
+function forwarding(replace: Record<string, unknown>, refused: readonly string[], name: (prop: string) => string): ProxyHandler<Record<string, unknown>>['get'] {
+  const bound = new Map<PropertyKey, unknown>();
+  return (target, prop) => {
+    if (typeof prop === 'string' && prop in replace) return replace[prop];
+    if (typeof prop === 'string' && refused.includes(prop)) throw new ReplicationLogError(`${name(prop)} would commit outside the replication log`);
+    const v = Reflect.get(target, prop, target) as unknown;
+    if (typeof v !== 'function') return v;
+    let b = bound.get(prop);
+    if (b === undefined) bound.set(prop, (b = (v as (...a: unknown[]) => unknown).bind(target)));
+    return b;
+  };
 }
 
 /** The record at `rseq` with what it names read out of the tables, or undefined when there is none. */

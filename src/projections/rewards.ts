@@ -38,7 +38,8 @@ export interface MarketDay {
 }
 
 export interface RewardsSamplerDeps {
-  views: ViewStore;
+  /** Where accruals go (a sequencer passes one that also logs them for its replicas, which sample nothing). */
+  views: Pick<ViewStore, 'get' | 'put'>;
   /** The markets with a rewards program now. */
   markets: () => RewardMarket[];
   /** Outcome 0's midpoint in pips, undefined without both sides. */

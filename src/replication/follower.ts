@@ -70,6 +70,7 @@ export class Follower {
   private messages: ConsumerMessages | undefined;
   private running: Promise<void> | undefined;
   private idle: Array<() => void> = [];
+  private lastWarning: string | undefined;
 
   constructor(private readonly o: FollowerOptions) {
     this.appliedRseq = (o.store.meta.get(metaKeys.replicaAppliedRseq) as number | undefined) ?? 0;
@@ -132,13 +133,17 @@ export class Follower {
           opt_start_seq: this.appliedRseq + 1,
         });
         this.messages = await consumer.consume({ max_messages: 1024, expires: 5000 });
+        this.lastWarning = undefined;
         for await (const m of this.messages) {
           if (this.closed || this.refusal !== undefined) break;
           this.receive(m.data, m.info.pending);
         }
       } catch (err) {
         if (this.closed) return;
-        this.o.logger.warn({ err: (err as Error).message }, 'journal stream unavailable; retrying');
+        // Once per episode: a replica started before its sequencer created the stream retries every 250 ms.
+        const why = (err as Error).message;
+        if (why !== this.lastWarning) this.o.logger.warn({ err: why }, 'journal stream unavailable; retrying');
+        this.lastWarning = why;
       }
       await new Promise((r) => setTimeout(r, 250));
     }

@@ -65,6 +65,7 @@ export class Publisher {
   private publishedSeq = 0;
   private confirmedSeq = 0;
   private running: Promise<void> | undefined;
+  private lastWarning: string | undefined;
   private readonly subject: string;
 
   constructor(private readonly o: PublisherOptions) {
@@ -149,13 +150,17 @@ export class Publisher {
         this.next = last + 1;
         this.broken = false;
         this.ready = true;
+        this.lastWarning = undefined;
         this.pump();
         // Wait until a publish fails (or the publisher closes), then resynchronise from the stream.
         while (!this.closed && !(this.broken && this.inflight === 0)) await new Promise((r) => setTimeout(r, RETRY_MS));
         this.ready = false;
       } catch (err) {
         if (this.closed) return;
-        this.o.logger.warn({ err }, 'journal stream unavailable; retrying');
+        // Once per episode (NATS down retries every RETRY_MS).
+        const why = (err as Error).message;
+        if (why !== this.lastWarning) this.o.logger.warn({ err: why }, 'journal stream unavailable; retrying');
+        this.lastWarning = why;
         await new Promise((r) => setTimeout(r, RETRY_MS));
       }
     }

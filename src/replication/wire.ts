@@ -14,7 +14,7 @@
  *   f     [first fill seq, block bytes] of the fills table
  *   p     the trade-id prefix of the sequencer's store (the first bytes of every trade id)
  *   rows  the rows the batch put beside its events (orders, balances, markets, trades, net deposits)
- *   a     catalog / index / profile / API-key / midpoint-sample writes: [db, key, value] puts, [db, key] removes
+ *   a     catalog / index / profile / API-key / midpoint-sample / reward-accrual writes: [db, key, value] puts, [db, key] removes
  *
  * decodeBatch checks the digest and the shape, so a corrupt message is refused before anything reads it
  * (a flipped bit inside a value would otherwise decode as another value).
@@ -83,7 +83,7 @@ export function decodeBatch(bytes: Uint8Array): ReplicatedBatch {
   if (v.a !== undefined) {
     if (!Array.isArray(v.a)) throw new WireError('bad aux writes a');
     for (const w of v.a as unknown[]) {
-      if (!Array.isArray(w) || (w.length !== 2 && w.length !== 3) || !['c', 'i', 'p', 'k', 'm'].includes(w[0] as string)) throw new WireError('bad aux write in a');
+      if (!Array.isArray(w) || (w.length !== 2 && w.length !== 3) || !['c', 'i', 'p', 'k', 'm', 'v'].includes(w[0] as string)) throw new WireError('bad aux write in a');
     }
   }
   const { v: _v, ...batch } = v;
