@@ -17,8 +17,8 @@
  *      Its NATS_URL is a TCP relay in this process that opens only once the replica is listening, so the
  *      catch-up is not hidden inside its start-up: from its "connected to NATS" log line (the line's pino
  *      time) to the first poll (every 5 ms) of its X-Journal-Seq that equals the sequencer's. Rate = journal
- *      events / that time (the consumer's creation included). The second replica then starts and catches up
- *      straight from nats-server.
+ *      events / that time (the consumer's creation included). The two replicas of phases 3 and 4 start with
+ *      it, straight on nats-server, and have caught up (idle) before the relay opens; the measured one then stops.
  *   3. replication lag at LAG_RATE orders/s open loop for LAG_SECONDS with both replicas following. Measured
  *      from timestamps on one clock: one WebSocket (market channel) per node subscribed to half the window's
  *      tokens; each price_change / last_trade_price event is matched, by its text, to the same event on the
@@ -234,11 +234,11 @@ async function publicationCost(single: ServiceProcess, seq: ServiceProcess, nats
   return { windows, tokens };
 }
 
-/** Phase 2: a replica from an empty store, its NATS connection held back until it listens. */
-async function catchUp(start: (natsUrl: string) => Promise<ServiceProcess>, seqUrl: string, nats: NatsServer): Promise<{ replica: ServiceProcess; events: number; seconds: number }> {
-  const target = await journalSeq(seqUrl);
-  const relay = await natsRelay(nats.port);
-  const replica = await start(relay.url);
+/**
+ * Phase 2: a replica from an empty store (started with the other two, its NATS connection held back by the
+ * relay): once the others have caught up and it listens, the relay opens and its catch-up is timed alone.
+ */
+async function catchUp(replica: ServiceProcess, relay: Awaited<ReturnType<typeof natsRelay>>, target: number): Promise<{ events: number; seconds: number }> {
   if ((await journalSeq(replica.url)) !== 0) throw new Error('cluster bench: the catch-up replica applied batches before its NATS link opened');
   await relay.open();
   let reached = 0;
@@ -255,9 +255,7 @@ async function catchUp(start: (natsUrl: string) => Promise<ServiceProcess>, seqU
     })
     .find((j) => j.msg === 'connected to NATS');
   if (connected?.time === undefined) throw new Error(`cluster bench: no "connected to NATS" line in the replica's log:\n${replica.tail()}`);
-  // The relay stays open: the replica follows through it for the rest of the run (a copy in this process).
-  closers.push(() => relay.close());
-  return { replica, events: target, seconds: (reached - connected.time) / 1000 };
+  return { events: target, seconds: (reached - connected.time) / 1000 };
 }
 
 /** The same status 200, X-Journal-Seq and body of every path on every node. */
@@ -331,13 +329,14 @@ export default async function run(): Promise<void> {
     await until('the stream to confirm every committed batch', async () => gauge(await (await fetch(`${seq.url}/metrics`)).text(), 'pm_replication_confirmed_seq') === seqAfterTput, 30_000);
 
     console.log(`\n  (2) catch-up from an empty data directory (sequencer history: ${fmt(seqAfterTput)} journal events) [${since()}]`);
-    const first = await catchUp((natsUrl) => node('replica', 'replica-1', natsUrl), seq.url, nats);
-    console.log(`      ${fmt(first.events)} events in ${first.seconds.toFixed(2)} s: ${fmt(first.events / first.seconds)} events/s (from "connected to NATS" to X-Journal-Seq = the sequencer's)`);
-    const t0 = Date.now();
-    const second = await node('replica', 'replica-2');
-    await until('the second replica to catch up', async () => (await journalSeq(second.url)) === seqAfterTput, 120_000);
-    console.log(`      second replica, straight from nats-server: start to caught up ${((Date.now() - t0) / 1000).toFixed(1)} s (process start included)`);
-    const replicas = [first.replica, second];
+    const relay = await natsRelay(nats.port);
+    closers.push(() => relay.close());
+    const [fresh, ...replicas] = await Promise.all([node('replica', 'replica-0', relay.url), node('replica', 'replica-1'), node('replica', 'replica-2')]);
+    for (const r of replicas) await until(`replica ${r.url} at journal seq ${seqAfterTput}`, async () => (await journalSeq(r.url)) === seqAfterTput, 120_000);
+    const caught = await catchUp(fresh, relay, seqAfterTput);
+    console.log(`      ${fmt(caught.events)} events in ${caught.seconds.toFixed(2)} s: ${fmt(caught.events / caught.seconds)} events/s (from its "connected to NATS" to its X-Journal-Seq = the sequencer's; the other two replicas idle)`);
+    await fresh.stop('SIGTERM');
+    relay.close();
 
     console.log(`\n  (3) replication lag at ${fmt(LAG_RATE)} orders/s open loop for ${LAG_SECONDS} s, two replicas following [${since()}]`);
     const session = await prepareLoad(loadOptions(seq, { rate: LAG_RATE, duration: LAG_SECONDS }));
@@ -346,7 +345,7 @@ export default async function run(): Promise<void> {
     for (const p of [seq, ...replicas]) sockets.push(await Arrivals.open(p.url, watched));
     await sleep(300);
     const lagRun = await driveLoad(session);
-    console.log(`      load: ${fmt(lagRun.ordersPerSec)} orders/s, order p50 ${ms(lagRun.latencyMs.p50)} ms p99 ${ms(lagRun.latencyMs.p99)} ms; ${fmt(sockets[0].count)} events on the sequencer's socket (${watched.length} tokens)`);
+    console.log(`      load: offered ${fmt(LAG_RATE)} orders/s, answered ${fmt(lagRun.ordersPerSec)}/s (first due to last answer), order p50 ${ms(lagRun.latencyMs.p50)} ms p99 ${ms(lagRun.latencyMs.p99)} ms; ${fmt(sockets[0].count)} events on the sequencer's socket (${watched.length} tokens)`);
     await checkRun('lag window', session, lagRun);
     const target = await journalSeq(seq.url);
     for (const r of replicas) await until(`replica ${r.url} at journal seq ${target}`, async () => (await journalSeq(r.url)) === target, 30_000);
