@@ -26,7 +26,9 @@
  *      process's performance.now()). The sequencer sends an event right after its commit is durable, a
  *      replica right after it applied the batch into its own LMDB, both through the same stream code, so
  *      the difference is sequencer commit -> replica applied (publish, NATS, decode, the replica's LMDB
- *      commit, its projections). Also shown: the journal stamp -> arrival on each node (ms resolution).
+ *      commit, its projections). Also shown: the journal stamp -> arrival on each node (ms resolution), and the
+ *      replicas' own gauges scraped every METRICS_EVERY_MS during the window (pm_replica_lag_batches,
+ *      pm_replica_apply_delay_seconds: the last applied record's age when applied, from the sequencer's issue stamp).
  *   4. GET /book requests/s of one token with levels, served by one replica, then by both at once (one
  *      autocannon child process per replica, READ_CONNECTIONS connections each, READ_SECONDS), with CPU per
  *      request of each replica process (/proc): on two cores the figures are CPU-bound; requests/s x CPU per
@@ -60,6 +62,7 @@ const LAG_RATE = Number(process.env.CLUSTER_BENCH_LAG_RATE ?? 2000);
 const LAG_SECONDS = Number(process.env.CLUSTER_BENCH_LAG_SECONDS ?? 8);
 const READ_SECONDS = Number(process.env.CLUSTER_BENCH_READ_SECONDS ?? 5);
 const READ_CONNECTIONS = 16;
+const METRICS_EVERY_MS = 200;
 const ADMIN = 'cluster-bench';
 const MASTER_KEY = 'cb'.repeat(32);
 /** What the sequencer's event text must be to count for the lag (book snapshots are timed per node, so differ). */
@@ -82,6 +85,17 @@ async function journalSeq(url: string): Promise<number> {
   const h = r.headers.get('x-journal-seq');
   if (h === null) throw new Error(`cluster bench: ${url}/time carries no X-Journal-Seq`);
   return Number(h);
+}
+
+/** The sequencer's journal seq once it has not moved for 500 ms (orders of a backlog may still be committing). */
+async function settledSeq(url: string): Promise<number> {
+  let last = await journalSeq(url);
+  for (;;) {
+    await sleep(500);
+    const now = await journalSeq(url);
+    if (now === last) return now;
+    last = now;
+  }
 }
 
 function gauge(metrics: string, series: string): number {
@@ -185,6 +199,24 @@ class Arrivals {
   close(): void {
     this.ws.close();
   }
+}
+
+/** The replicas' own lag gauges, scraped every METRICS_EVERY_MS until stopped (a cross-check of the timestamps). */
+function sampleLagMetrics(replicas: ServiceProcess[], into: Array<{ batches: number[]; delay: number[] }>): { stop: () => void; done: Promise<void> } {
+  let stopped = false;
+  const done = (async () => {
+    while (!stopped) {
+      await Promise.all(
+        replicas.map(async (r, i) => {
+          const text = await (await fetch(`${r.url}/metrics`)).text();
+          into[i].batches.push(gauge(text, 'pm_replica_lag_batches'));
+          into[i].delay.push(gauge(text, 'pm_replica_apply_delay_seconds'));
+        }),
+      );
+      await sleep(METRICS_EVERY_MS);
+    }
+  })();
+  return { stop: () => (stopped = true), done };
 }
 
 /** Replica arrival - sequencer arrival of each event both sent (ms), and how many of the sequencer's the replica did not send. */
@@ -344,20 +376,27 @@ export default async function run(): Promise<void> {
     const watched = lagTokens.filter((_, i) => i % 2 === 0);
     for (const p of [seq, ...replicas]) sockets.push(await Arrivals.open(p.url, watched));
     await sleep(300);
-    const lagRun = await driveLoad(session);
+    const sampled = replicas.map(() => ({ batches: [] as number[], delay: [] as number[] }));
+    const sampler = sampleLagMetrics(replicas, sampled);
+    const lagRun = await driveLoad(session).finally(() => sampler.stop());
+    await sampler.done;
     console.log(`      load: offered ${fmt(LAG_RATE)} orders/s, answered ${fmt(lagRun.ordersPerSec)}/s (first due to last answer), order p50 ${ms(lagRun.latencyMs.p50)} ms p99 ${ms(lagRun.latencyMs.p99)} ms; ${fmt(sockets[0].count)} events on the sequencer's socket (${watched.length} tokens)`);
-    await checkRun('lag window', session, lagRun);
-    const target = await journalSeq(seq.url);
+    // The figures first, then the checks: a machine too busy for the rate still shows what it did.
+    const target = await settledSeq(seq.url);
     for (const r of replicas) await until(`replica ${r.url} at journal seq ${target}`, async () => (await journalSeq(r.url)) === target, 30_000);
     await sleep(200);
     for (const [i, s] of sockets.slice(1).entries()) {
       const { lags, unmatched } = lagsOf(sockets[0], s);
       console.log(`      replica ${i + 1}: sequencer commit -> replica applied p50 ${ms(quantile(lags, 0.5))} ms, p99 ${ms(quantile(lags, 0.99))} ms, max ${ms(quantile(lags, 1))} ms (${fmt(lags.length)} events matched, ${unmatched} not sent by the replica)`);
     }
+    for (const [i, m] of sampled.entries()) {
+      console.log(`      replica ${i + 1} /metrics every ${METRICS_EVERY_MS} ms: pm_replica_lag_batches p50 ${quantile(m.batches, 0.5)} max ${quantile(m.batches, 1)}, pm_replica_apply_delay_seconds p50 ${(quantile(m.delay, 0.5) * 1000).toFixed(0)} ms max ${(quantile(m.delay, 1) * 1000).toFixed(0)} ms (${m.batches.length} samples; from the sequencer's issue stamp, before its commit)`);
+    }
     for (const [i, s] of sockets.entries()) {
       console.log(`      journal stamp -> arrival from ${i === 0 ? 'the sequencer' : `replica ${i}  `}: p50 ${quantile(s.fromStamp, 0.5)} ms, p99 ${quantile(s.fromStamp, 0.99)} ms (ms resolution; includes the commit's fsync)`);
     }
     for (const s of sockets.splice(0)) s.close();
+    await checkRun('lag window', session, lagRun);
     await sameBooks([seq.url, ...replicas.map((r) => r.url)], [...tput.tokens, ...lagTokens]);
     console.log(`      converged: both replicas at X-Journal-Seq ${fmt(target)}, GET /book of all ${tput.tokens.length + lagTokens.length} loaded tokens equal to the sequencer's`);
 
