@@ -60,6 +60,8 @@ const WARM_SECONDS = 2;
 const WINDOWS = ['off', 'on', 'off', 'on'] as const;
 const LAG_RATE = Number(process.env.CLUSTER_BENCH_LAG_RATE ?? 2000);
 const LAG_SECONDS = Number(process.env.CLUSTER_BENCH_LAG_SECONDS ?? 8);
+/** Enough that a slow answer does not hold back orders that are due (open loop: at most this many in flight). */
+const LAG_CONNECTIONS = 128;
 const READ_SECONDS = Number(process.env.CLUSTER_BENCH_READ_SECONDS ?? 5);
 const READ_CONNECTIONS = 16;
 const METRICS_EVERY_MS = 200;
@@ -85,6 +87,21 @@ async function journalSeq(url: string): Promise<number> {
   const h = r.headers.get('x-journal-seq');
   if (h === null) throw new Error(`cluster bench: ${url}/time carries no X-Journal-Seq`);
   return Number(h);
+}
+
+/** The warnings and errors among a node's last log lines. */
+function warnings(p: ServiceProcess): string[] {
+  return p
+    .tail()
+    .split('\n')
+    .flatMap((l) => {
+      try {
+        const j = JSON.parse(l) as { level?: number; msg?: string; err?: unknown };
+        return (j.level ?? 0) >= 40 ? [`${j.msg}${j.err === undefined ? '' : ` (${JSON.stringify(j.err).slice(0, 200)})`}`] : [];
+      } catch {
+        return [];
+      }
+    });
 }
 
 /** The sequencer's journal seq once it has not moved for 500 ms (orders of a backlog may still be committing). */
@@ -126,7 +143,8 @@ async function checkedRun(label: string, session: LoadSession, svc: ServiceProce
 
 async function checkRun(label: string, session: LoadSession, run: RunStats): Promise<void> {
   if (run.errors > 0 || run.acked !== run.sent) {
-    // 401s here are L2 timestamps gone stale in a backlog (auth.maxClockSkewSeconds): the node could not keep up.
+    // 401s here are L2 headers stamped when due that waited in the load tool's queue past auth.maxClockSkewSeconds:
+    // the node could not keep up with the rate.
     throw new Error(`cluster bench self-check: ${label}: ${run.acked} of ${run.sent} orders acknowledged (${run.ordersPerSec.toFixed(0)}/s of ${run.targetRate}/s): ${JSON.stringify(run.errorClasses)}`);
   }
   const check = await verifyLoad(session, run);
@@ -371,7 +389,7 @@ export default async function run(): Promise<void> {
     relay.close();
 
     console.log(`\n  (3) replication lag at ${fmt(LAG_RATE)} orders/s open loop for ${LAG_SECONDS} s, two replicas following [${since()}]`);
-    const session = await prepareLoad(loadOptions(seq, { rate: LAG_RATE, duration: LAG_SECONDS }));
+    const session = await prepareLoad(loadOptions(seq, { rate: LAG_RATE, duration: LAG_SECONDS, connections: LAG_CONNECTIONS }));
     const lagTokens = session.markets.flatMap((m) => m.tokenIds);
     const watched = lagTokens.filter((_, i) => i % 2 === 0);
     for (const p of [seq, ...replicas]) sockets.push(await Arrivals.open(p.url, watched));
@@ -396,6 +414,7 @@ export default async function run(): Promise<void> {
       console.log(`      journal stamp -> arrival from ${i === 0 ? 'the sequencer' : `replica ${i}  `}: p50 ${quantile(s.fromStamp, 0.5)} ms, p99 ${quantile(s.fromStamp, 0.99)} ms (ms resolution; includes the commit's fsync)`);
     }
     for (const s of sockets.splice(0)) s.close();
+    for (const [i, r] of replicas.entries()) for (const w of warnings(r)) console.log(`      replica ${i + 1} logged: ${w}`);
     await checkRun('lag window', session, lagRun);
     await sameBooks([seq.url, ...replicas.map((r) => r.url)], [...tput.tokens, ...lagTokens]);
     console.log(`      converged: both replicas at X-Journal-Seq ${fmt(target)}, GET /book of all ${tput.tokens.length + lagTokens.length} loaded tokens equal to the sequencer's`);
