@@ -28,7 +28,8 @@
  *      the difference is sequencer commit -> replica applied (publish, NATS, decode, the replica's LMDB
  *      commit, its projections). Also shown: the journal stamp -> arrival on each node (ms resolution), and the
  *      replicas' own gauges scraped every METRICS_EVERY_MS during the window (pm_replica_lag_batches,
- *      pm_replica_apply_delay_seconds: the last applied record's age when applied, from the sequencer's issue stamp).
+ *      pm_replica_lag_seconds, pm_replica_apply_delay_seconds: the last applied record's age when applied, from
+ *      the sequencer's issue stamp), to compare with what the timestamps saw.
  *   4. GET /book requests/s of one token with levels, served by one replica, then by both at once (one
  *      autocannon child process per replica, READ_CONNECTIONS connections each, READ_SECONDS), with CPU per
  *      request of each replica process (/proc): on two cores the figures are CPU-bound; requests/s x CPU per
@@ -220,7 +221,7 @@ class Arrivals {
 }
 
 /** The replicas' own lag gauges, scraped every METRICS_EVERY_MS until stopped (a cross-check of the timestamps). */
-function sampleLagMetrics(replicas: ServiceProcess[], into: Array<{ batches: number[]; delay: number[] }>): { stop: () => void; done: Promise<void> } {
+function sampleLagMetrics(replicas: ServiceProcess[], into: Array<{ batches: number[]; seconds: number[]; delay: number[] }>): { stop: () => void; done: Promise<void> } {
   let stopped = false;
   const done = (async () => {
     while (!stopped) {
@@ -228,6 +229,7 @@ function sampleLagMetrics(replicas: ServiceProcess[], into: Array<{ batches: num
         replicas.map(async (r, i) => {
           const text = await (await fetch(`${r.url}/metrics`)).text();
           into[i].batches.push(gauge(text, 'pm_replica_lag_batches'));
+          into[i].seconds.push(gauge(text, 'pm_replica_lag_seconds'));
           into[i].delay.push(gauge(text, 'pm_replica_apply_delay_seconds'));
         }),
       );
@@ -394,7 +396,7 @@ export default async function run(): Promise<void> {
     const watched = lagTokens.filter((_, i) => i % 2 === 0);
     for (const p of [seq, ...replicas]) sockets.push(await Arrivals.open(p.url, watched));
     await sleep(300);
-    const sampled = replicas.map(() => ({ batches: [] as number[], delay: [] as number[] }));
+    const sampled = replicas.map(() => ({ batches: [] as number[], seconds: [] as number[], delay: [] as number[] }));
     const sampler = sampleLagMetrics(replicas, sampled);
     const lagRun = await driveLoad(session).finally(() => sampler.stop());
     await sampler.done;
@@ -408,7 +410,7 @@ export default async function run(): Promise<void> {
       console.log(`      replica ${i + 1}: sequencer commit -> replica applied p50 ${ms(quantile(lags, 0.5))} ms, p99 ${ms(quantile(lags, 0.99))} ms, max ${ms(quantile(lags, 1))} ms (${fmt(lags.length)} events matched, ${unmatched} not sent by the replica)`);
     }
     for (const [i, m] of sampled.entries()) {
-      console.log(`      replica ${i + 1} /metrics every ${METRICS_EVERY_MS} ms: pm_replica_lag_batches p50 ${quantile(m.batches, 0.5)} max ${quantile(m.batches, 1)}, pm_replica_apply_delay_seconds p50 ${(quantile(m.delay, 0.5) * 1000).toFixed(0)} ms max ${(quantile(m.delay, 1) * 1000).toFixed(0)} ms (${m.batches.length} samples; from the sequencer's issue stamp, before its commit)`);
+      console.log(`      replica ${i + 1} /metrics every ${METRICS_EVERY_MS} ms: pm_replica_lag_batches p50 ${quantile(m.batches, 0.5)} max ${quantile(m.batches, 1)}, pm_replica_lag_seconds max ${quantile(m.seconds, 1).toFixed(2)}, pm_replica_apply_delay_seconds p50 ${(quantile(m.delay, 0.5) * 1000).toFixed(0)} ms max ${(quantile(m.delay, 1) * 1000).toFixed(0)} ms (${m.batches.length} samples; from the sequencer's issue stamp, before its commit)`);
     }
     for (const [i, s] of sockets.entries()) {
       console.log(`      journal stamp -> arrival from ${i === 0 ? 'the sequencer' : `replica ${i}  `}: p50 ${quantile(s.fromStamp, 0.5)} ms, p99 ${quantile(s.fromStamp, 0.99)} ms (ms resolution; includes the commit's fsync)`);
