@@ -6,6 +6,7 @@ import type { JournalEvent } from './domain/events.ts';
 import { openStore, type Store } from './journal/env.ts';
 import { readJournal } from './journal/recovery.ts';
 import { metaKeys } from './journal/keys.ts';
+import { readFill } from './journal/fill-codec.ts';
 import { CatalogWriter } from './projections/catalog.ts';
 import { CatalogReader } from './queries/catalog.ts';
 import { loadDemo } from './demo/catalog.ts';
@@ -20,7 +21,7 @@ import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './proj
 import { buildProjections } from './projections/registry.ts';
 import { CommittedBooks } from './projections/committed-books.ts';
 import { LIFECYCLE_TOPIC, StreamFeed, bookMessage, customTopic, marketTopic, userTopic } from './projections/stream-feed.ts';
-import { StreamChannels } from './edge/ws/channels.ts';
+import { StreamChannels, type ChannelDeps } from './edge/ws/channels.ts';
 import { MarketDataStore, MidpointSampler } from './projections/market-data.ts';
 import { MarketDataReader, type BookSource } from './queries/market-data.ts';
 import { RewardsReader } from './queries/rewards.ts';
@@ -202,37 +203,13 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     rewards: new RewardsReader(views, catalog.read, () => clock.now()),
   });
   const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
-  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, limiter, metrics, clock, log, committed });
+  const streamFaults = { source: sandbox.faults, timers: opts.timers ?? systemTimers };
+  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, limiter, metrics, clock, log, committed, store, faults: streamFaults });
   const routes = buildRoutes(ctx);
   const openapi = buildOpenApi(routes, VERSION);
   await done('routes');
 
-  const server = await startServer({
-    routes,
-    host: config.http.host,
-    port: config.http.port,
-    maxBodyBytes: config.http.maxBodyBytes,
-    maxHeaderBytes: config.http.maxHeaderBytes,
-    trustedProxies: config.http.trustedProxies,
-    adminToken: config.adminToken,
-    limiter,
-    metrics,
-    log,
-    clock,
-    auth: auth.authenticator,
-    replays,
-    sockets: stream.mount,
-    replica: role.replica === undefined ? undefined : { sequencerUrl: config.cluster.sequencerUrl },
-    journalSeq: role.journalSeq,
-  });
-  // stop() drains with its own grace period; a failed start closes with the configured one.
-  let draining: Promise<void> | undefined;
-  // Sockets first: they get 1001 and a reason before the listener closes and the app cuts what is left.
-  const drain = (graceMs: number) =>
-    (draining ??= (stream.close(), server.close(graceMs)).then((drained) => {
-      if (!drained) log.warn({ inFlight: server.inFlight.size }, 'shutdown grace period ended with requests in flight');
-    }));
-  closers.add('server', () => drain(config.shutdown.graceMs));
+  const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock, auth, replays, sockets: stream, role, closers });
   await done('listen');
   log.info({ uws: server.build, role: config.cluster.role }, 'uWebSockets.js build');
   ctx.state.ready = true;
@@ -253,6 +230,52 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
       return stopping;
     },
   };
+}
+
+/**
+ * The HTTP and WebSocket listener. Its closer drains it: sockets first (they get 1001 and a reason before
+ * the listener closes and the app cuts what is left), then the requests in flight.
+ */
+async function listen(o: {
+  config: Readonly<Config>;
+  routes: ReturnType<typeof buildRoutes>;
+  limiter: RateLimiter;
+  metrics: Metrics;
+  log: Logger;
+  clock: Clock;
+  auth: AuthServices;
+  replays: ReplayGuard;
+  sockets: { mount: StreamChannels['mount']; close(): void };
+  role: RoleParts;
+  closers: Closers;
+}): Promise<{ server: EdgeServer; drain: (graceMs: number) => Promise<void> }> {
+  const { config, log, role } = o;
+  const server = await startServer({
+    routes: o.routes,
+    host: config.http.host,
+    port: config.http.port,
+    maxBodyBytes: config.http.maxBodyBytes,
+    maxHeaderBytes: config.http.maxHeaderBytes,
+    trustedProxies: config.http.trustedProxies,
+    adminToken: config.adminToken,
+    limiter: o.limiter,
+    metrics: o.metrics,
+    log,
+    clock: o.clock,
+    auth: o.auth.authenticator,
+    replays: o.replays,
+    sockets: o.sockets.mount,
+    replica: role.replica === undefined ? undefined : { sequencerUrl: config.cluster.sequencerUrl },
+    journalSeq: role.journalSeq,
+  });
+  // stop() drains with its own grace period; a failed start closes with the configured one.
+  let draining: Promise<void> | undefined;
+  const drain = (graceMs: number) =>
+    (draining ??= (o.sockets.close(), server.close(graceMs)).then((drained) => {
+      if (!drained) log.warn({ inFlight: server.inFlight.size }, 'shutdown grace period ended with requests in flight');
+    }));
+  o.closers.add('server', () => drain(config.shutdown.graceMs));
+  return { server, drain };
 }
 
 /** What the cluster role adds (cluster.ts); ROLE=single loads none of it. */
@@ -479,6 +502,8 @@ function openStream(o: {
   clock: Clock;
   log: Logger;
   committed: { at: number };
+  store: Store;
+  faults: ChannelDeps['faults'];
 }): { mount: StreamChannels['mount']; close(): void } {
   const { books, catalog } = o;
   const metrics = o.metrics.stream();
@@ -497,11 +522,13 @@ function openStream(o: {
     clock: o.clock,
     metrics,
     log: o.log,
+    faults: o.faults,
   });
   const feed = new StreamFeed({
     books,
     sink: channels.sink,
     order: (orderId) => o.engine.getOrder(orderId),
+    fill: (seq) => readFill(o.store.fills, seq),
     outcomes: (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes,
     published: () => metrics.published((performance.now() - o.committed.at) / 1000),
     bookIntervalMs: o.config.stream.bookIntervalMs,

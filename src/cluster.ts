@@ -8,6 +8,7 @@
  *   replica    the engine is the replica's read surface (replication/replica-engine.ts), fed by the
  *              follower (replication/follower.ts) once the read models listen to it
  */
+import { Histogram } from 'prom-client';
 import type { Store } from './journal/env.ts';
 import { ReplicationLog } from './journal/replication-log.ts';
 import { Follower, type AppliedBatch } from './replication/follower.ts';
@@ -60,13 +61,19 @@ export function openReplica(store: Store, config: Readonly<Config>, logger: Logg
     for (const { batch } of applied) for (const w of batch.a ?? []) if (w[0] === 'k' && typeof w[1] === 'string') keys.push(w[1]);
     if (keys.length > 0) keysChanged(keys);
   };
-  const follower = new Follower({ store, logger, settings: settingsOf(config), onApplied });
+  // Issue to application per record: the replication lag (the sequencer's and the replica's clocks must agree).
+  const delay = new Histogram({
+    name: 'pm_replica_apply_delay_seconds',
+    help: 'Seconds from the sequencer issuing a replication record (after its commit) to this replica having applied it',
+    buckets: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30],
+    registers: [metrics.registry],
+  });
+  const follower = new Follower({ store, logger, settings: settingsOf(config), onApplied, applyDelay: (s) => delay.observe(s) });
   metrics.watch('pm_replica', () => follower.stats(), {
     appliedSeq: 'Journal seq of the last batch this replica applied (what its reads reflect)',
     appliedRseq: 'Last replication-log record applied',
     lagBatches: 'Records in the journal stream not yet applied',
     lagSeconds: 'While records wait: seconds since the sequencer issued the last one applied; 0 when caught up',
-    applyDelaySeconds: 'Seconds from the sequencer issuing the last applied record to its application here',
     refused: '1 once a batch was refused (corrupt, unknown version, out of order): applying stopped',
   });
   return { engine, follower };

@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +16,7 @@ import { START_STEPS, startApp } from '../src/app.ts';
 import { openStore, type Store } from '../src/journal/env.ts';
 import { testConfig } from '../src/runtime/config.ts';
 import { silentLogger } from '../src/runtime/log.ts';
+import { importsOf } from '../tools/check-imports.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const FIXTURE = 'test/fixtures/app-start-failure.ts';
@@ -112,4 +113,17 @@ test('stop() closes newest first; a closer that fails is reported after the othe
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
+});
+
+test('ROLE=single loads neither cluster.ts nor the NATS clients: outside them, src/ names them only as types, and app.ts loads cluster.ts dynamically', () => {
+  const app = importsOf(readFileSync(join(ROOT, 'src/app.ts'), 'utf8'));
+  assert.ok(app.some((r) => r.spec === './cluster.ts' && r.kind === 'dynamic'), 'cluster.ts is imported dynamically');
+  const loaded: string[] = [];
+  for (const rel of readdirSync(join(ROOT, 'src'), { recursive: true }) as string[]) {
+    if (!rel.endsWith('.ts') || rel === 'cluster.ts' || rel.startsWith('replication/')) continue;
+    for (const r of importsOf(readFileSync(join(ROOT, 'src', rel), 'utf8'))) {
+      if (/(^|\/)cluster\.ts$|\/replication\/|^@nats-io\//.test(r.spec) && !r.typeOnly && r.kind !== 'dynamic') loaded.push(`${rel} -> ${r.spec}`);
+    }
+  }
+  assert.deepEqual(loaded, []);
 });

@@ -88,6 +88,14 @@ test('replicas follow an hour of live-demo history and its live trading, one joi
     const change = await watcher.next<PriceChangeEvent>((e) => (e as { event_type?: string }).event_type === 'price_change', 10_000);
     assert.ok(change.price_changes.some((c) => c.asset_id === token), 'a price change of the token arrives on the replica');
     watcher.close();
+    // An operator closes a market while the replicas follow: the catalog write and the engine's market row reach them.
+    const closed = seq.ctx.catalog.read.tradingMarkets().find((m) => !m.negRisk && m.tokenIds[0] !== token)!;
+    const st = await fetch(`${seqBase}/admin/markets/${closed.conditionId}/status`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ closed: true }),
+    });
+    assert.equal(st.status, 200, await st.text());
     // The late replica starts from an empty store after all that: it catches up from the stream's start.
     const late = await startApp(nodeConfig('replica', nats), { log: silent });
     apps.push(late);
@@ -97,6 +105,7 @@ test('replicas follow an hour of live-demo history and its live trading, one joi
     assert.ok(target > 500, `history and live trading journaled (${target} events)`);
     for (const r of [early, late]) await until('replica caught up', () => r.replication.follower!.appliedSeq === target);
 
+    assert.equal(early.ctx.engine.market(closed.conditionId)?.acceptingOrders, false);
     const hash = seq.ctx.engine.stateHash();
     assert.equal(early.ctx.engine.stateHash(), hash);
     assert.equal(late.ctx.engine.stateHash(), hash);
@@ -109,6 +118,7 @@ test('replicas follow an hour of live-demo history and its live trading, one joi
       ...[...wallets].flatMap((w) => [`/trades?user=${w}&limit=500`, `/positions?user=${w}`, `/closed-positions?user=${w}`]),
       '/trades?limit=500',
       '/markets',
+      `/markets/${closed.conditionId}`,
       '/events?limit=50',
       `/prices-history?market=${token}&interval=max`,
       '/exchange-info',
@@ -149,6 +159,7 @@ test('under a load of signed orders: a replica SIGKILLed and restarted, nats-ser
       env: { ROLE: role, NATS_URL: nats.url, SEQUENCER_URL: 'http://sequencer.test:8080', CONFIG_FILE: configFile, RATE_LIMITS: 'off', DEMO: role === 'sequencer' ? 'static' : '0' },
     });
   const procs: ServiceProcess[] = [];
+  const apps: App[] = [];
   const dirs = ['sequencer', 'replica', 'replica'].map((role) => mkdtempSync(join(tmpdir(), `pm-${role}-`)));
   const start = async (role: string, dataDir: string) => {
     const p = await node(role, dataDir);
@@ -156,7 +167,13 @@ test('under a load of signed orders: a replica SIGKILLed and restarted, nats-ser
     return p;
   };
   try {
-    const [seq, rep1, rep2First] = await Promise.all([start('sequencer', dirs[0]), start('replica', dirs[1]), start('replica', dirs[2])]);
+    // The replica that is never killed runs in this process (one child fewer to start on two cores).
+    const inProcess = async (dataDir: string) => {
+      const app = await startApp(nodeConfig('replica', nats, { dataDir }), { log: silent });
+      apps.push(app);
+      return { url: `http://127.0.0.1:${app.port}`, tail: () => '', stop: async (_signal?: string) => (await app.stop(), 0) };
+    };
+    const [seq, rep1, rep2First] = await Promise.all([start('sequencer', dirs[0]), inProcess(dirs[1]), start('replica', dirs[2])]);
     let rep2 = rep2First;
     const info = await TestClient.info(seq.url);
     const [alice, bob] = [DEMO_WALLETS[1], DEMO_WALLETS[2]].map((w) => new TestClient(seq.url, w.privateKey, info));
@@ -238,6 +255,7 @@ test('under a load of signed orders: a replica SIGKILLed and restarted, nats-ser
     assert.deepEqual(hashes[2], hashes[0]);
   } finally {
     for (const p of procs) await p.stop('SIGKILL').catch(() => undefined);
+    for (const a of apps) await a.stop().catch(() => undefined);
     await nats.stop();
   }
 });

@@ -25,6 +25,8 @@ export interface ServiceOptions {
   nodeFlags?: string[];
   /** How long start-up may take. Default 60 s. */
   startTimeoutMs?: number;
+  /** The checkout to run (default this one): a benchmark can compare two versions side by side. */
+  root?: string;
 }
 
 export interface ServiceProcess {
@@ -44,7 +46,7 @@ export async function startService(o: ServiceOptions): Promise<ServiceProcess> {
   // Settings of the caller's own environment must not leak into the child's configuration.
   for (const k of ['CONFIG_FILE', 'HOST', 'PORT', 'DATA_DIR', 'ADMIN_TOKEN', 'DEMO', 'LOG_LEVEL', 'SHARDS', 'RATE_LIMITS', 'MAX_BODY_BYTES', 'NODE_OPTIONS', 'ROLE', 'NATS_URL', 'SEQUENCER_URL']) delete env[k];
   Object.assign(env, { HOST: '127.0.0.1', PORT: '0', DATA_DIR: o.dataDir, ADMIN_TOKEN: o.adminToken, DEMO: '0', LOG_LEVEL: 'info' }, o.env ?? {});
-  const child = spawn(process.execPath, [...(o.nodeFlags ?? []), '--import', 'tsx', 'src/main.ts'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...(o.nodeFlags ?? []), '--import', 'tsx', 'src/main.ts'], { cwd: o.root ?? root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (l: string) => {
     lines.push(l);

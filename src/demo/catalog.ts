@@ -21,6 +21,7 @@ import type { EventInput, MarketInput, TagInput } from '../edge/schemas/admin.ts
 import type { EngineAdmin } from '../edge/context.ts';
 import type { CatalogWriter, UpsertSummary } from '../projections/catalog.ts';
 import { UNITS } from '../domain/units.ts';
+import { DEMO_EVENTS, TAG_NAMES, type EventSpec, type MarketSpec, type TagName } from './demo-events.ts';
 
 const DAY = 86_400_000;
 
@@ -43,18 +44,6 @@ const hex32 = (text: string) => keccak256(toHex(text));
 /** The demo's base day: the first of November 2026, unless the caller passes its own. */
 export const DEMO_BASE_MS = Date.UTC(2026, 10, 1);
 
-const TAG_NAMES = {
-  politics: ['1', 'Politics', 'politics'],
-  elections: ['2', 'Elections', 'elections'],
-  crypto: ['3', 'Crypto', 'crypto'],
-  bitcoin: ['4', 'Bitcoin', 'bitcoin'],
-  sports: ['5', 'Sports', 'sports'],
-  economy: ['6', 'Economy', 'economy'],
-  science: ['7', 'Science', 'science'],
-  culture: ['8', 'Pop Culture', 'pop-culture'],
-} as const;
-type TagName = keyof typeof TAG_NAMES;
-
 /** Catalog-wide records are dated a quarter before the base day. */
 const demoTag = (name: TagName, baseMs: number): TagInput => {
   const [id, label, slug] = TAG_NAMES[name];
@@ -71,16 +60,6 @@ const btcSeries = (baseMs: number) => ({
   createdAt: iso(baseMs - 90 * DAY),
   updatedAt: iso(baseMs - 90 * DAY),
 });
-
-interface MarketSpec {
-  question: string;
-  outcomes?: [string, string];
-  yes: number;
-  group?: string;
-  tick?: '0.1' | '0.01' | '0.001';
-  rewards?: number;
-  takerFee?: number;
-}
 
 function price(p: number, tick: number): [string, string] {
   const yes = Math.min(1 - tick, Math.max(tick, Math.round(p / tick) * tick));
@@ -109,20 +88,6 @@ function market(slugBase: string, spec: MarketSpec, creator: string | undefined)
     clobRewards: spec.rewards ? [{ rewardsDailyRate: spec.rewards }] : [],
     ...(creator ? { creator } : {}),
   };
-}
-
-interface EventSpec {
-  title: string;
-  slug: string;
-  tags: TagName[];
-  endDays: number;
-  description: string;
-  source: string;
-  markets: MarketSpec[];
-  negRisk?: boolean;
-  creator?: string;
-  closed?: boolean;
-  series?: boolean;
 }
 
 function buildEvent(spec: EventSpec, id: number, baseMs: number): EventInput {
@@ -163,214 +128,29 @@ function buildEvent(spec: EventSpec, id: number, baseMs: number): EventInput {
 export function demoCatalog(opts: { seed?: number; baseMs?: number } = {}): EventInput[] {
   const r = rng(opts.seed ?? 2026);
   const baseMs = startOfDay(opts.baseMs ?? DEMO_BASE_MS);
+  // Draws in table order, market by market: the same seed gives the same prices.
   const jitter = (p: number) => Math.min(0.97, Math.max(0.03, p + (r() - 0.5) * 0.1));
-  const specs: EventSpec[] = [
-    {
-      title: 'Presidential Election Winner 2028',
-      slug: 'presidential-election-winner-2028',
-      tags: ['politics', 'elections'],
-      endDays: 735,
-      negRisk: true,
-      description: 'This market resolves to the candidate who wins the 2028 US presidential election, as called by the major networks.',
-      source: 'https://www.archives.gov/electoral-college',
-      markets: [
-        { question: 'Will JD Vance win the 2028 US Presidential Election?', group: 'JD Vance', yes: jitter(0.28), rewards: 25 },
-        { question: 'Will Gavin Newsom win the 2028 US Presidential Election?', group: 'Gavin Newsom', yes: jitter(0.18), rewards: 25 },
-        { question: 'Will Alexandria Ocasio-Cortez win the 2028 US Presidential Election?', group: 'Alexandria Ocasio-Cortez', yes: jitter(0.08) },
-        { question: 'Will Marco Rubio win the 2028 US Presidential Election?', group: 'Marco Rubio', yes: jitter(0.07) },
-        { question: 'Will another candidate win the 2028 US Presidential Election?', group: 'Other', yes: jitter(0.39) },
-      ],
-    },
-    {
-      title: 'Which party wins the House in 2028?',
-      slug: 'which-party-wins-the-house-2028',
-      tags: ['politics', 'elections'],
-      endDays: 735,
-      negRisk: true,
-      description: 'Resolves to the party holding a majority of House seats after the 2028 elections.',
-      source: 'https://clerk.house.gov',
-      markets: [
-        { question: 'Will the Democratic Party win the House in 2028?', group: 'Democratic', yes: jitter(0.55) },
-        { question: 'Will the Republican Party win the House in 2028?', group: 'Republican', yes: jitter(0.45) },
-      ],
-    },
-    {
-      title: 'Fed decision in December',
-      slug: 'fed-decision-in-december',
-      tags: ['economy'],
-      endDays: 25,
-      negRisk: true,
-      description: 'Resolves to the change of the federal funds target range announced after the December FOMC meeting.',
-      source: 'https://www.federalreserve.gov/monetarypolicy/fomccalendars.htm',
-      markets: [
-        { question: 'Will the Fed decrease interest rates by 50+ bps after the December 2026 meeting?', group: '50+ bps decrease', yes: jitter(0.05), tick: '0.001' },
-        { question: 'Will the Fed decrease interest rates by 25 bps after the December 2026 meeting?', group: '25 bps decrease', yes: jitter(0.62), rewards: 40 },
-        { question: 'Will there be no change in Fed interest rates after the December 2026 meeting?', group: 'No change', yes: jitter(0.31), rewards: 40 },
-        { question: 'Will the Fed increase interest rates by 25+ bps after the December 2026 meeting?', group: '25+ bps increase', yes: jitter(0.02), tick: '0.001' },
-      ],
-    },
-    {
-      title: 'NBA Champion 2027',
-      slug: 'nba-champion-2027',
-      tags: ['sports'],
-      endDays: 220,
-      negRisk: true,
-      description: 'Resolves to the team that wins the 2027 NBA Finals.',
-      source: 'https://www.nba.com',
-      markets: ['Oklahoma City Thunder', 'Denver Nuggets', 'Boston Celtics', 'New York Knicks', 'Cleveland Cavaliers', 'Other'].map((team, i) => ({
-        question: `Will the ${team === 'Other' ? 'field (any other team)' : team} win the 2027 NBA Finals?`,
-        group: team,
-        yes: jitter([0.3, 0.15, 0.12, 0.12, 0.1, 0.21][i]),
-        rewards: i < 2 ? 15 : undefined,
-      })),
-    },
-    {
-      title: 'Will Bitcoin reach $150,000 by December 31, 2026?',
-      slug: 'will-bitcoin-reach-150k-by-december-31-2026',
-      tags: ['crypto', 'bitcoin'],
-      endDays: 40,
-      description: 'Resolves Yes if any Binance BTC/USDT 1-minute candle closes at or above $150,000 before the end date.',
-      source: 'https://www.binance.com/en/trade/BTC_USDT',
-      markets: [{ question: 'Will Bitcoin reach $150,000 by December 31, 2026?', yes: jitter(0.12), rewards: 30, takerFee: 100 }],
-    },
-    {
-      title: 'Will Ethereum flip $6,000 in 2026?',
-      slug: 'will-ethereum-flip-6000-in-2026',
-      tags: ['crypto'],
-      endDays: 40,
-      description: 'Resolves Yes if ETH trades at or above $6,000 on Coinbase before January 1, 2027.',
-      source: 'https://www.coinbase.com/price/ethereum',
-      markets: [{ question: 'Will Ethereum trade above $6,000 in 2026?', yes: jitter(0.09) }],
-    },
-    {
-      title: 'Will a US recession be declared in 2027?',
-      slug: 'us-recession-2027',
-      tags: ['economy', 'politics'],
-      endDays: 400,
-      description: 'Resolves Yes if the NBER announces a US recession starting in 2027.',
-      source: 'https://www.nber.org/research/business-cycle-dating',
-      markets: [{ question: 'US recession in 2027?', yes: jitter(0.3) }],
-    },
-    {
-      title: 'US CPI inflation above 3% in December?',
-      slug: 'us-cpi-above-3-percent-december',
-      tags: ['economy'],
-      endDays: 55,
-      description: 'Resolves Yes if the year-over-year CPI reported by the BLS for December 2026 is above 3.0%.',
-      source: 'https://www.bls.gov/cpi/',
-      markets: [{ question: 'Will December 2026 CPI inflation be above 3.0%?', yes: jitter(0.4), rewards: 10 }],
-    },
-    {
-      title: 'Will SpaceX Starship reach orbit before 2027?',
-      slug: 'starship-orbit-before-2027',
-      tags: ['science'],
-      endDays: 40,
-      description: 'Resolves Yes if a Starship vehicle completes at least one full orbit before January 1, 2027.',
-      source: 'https://www.spacex.com/launches/',
-      markets: [{ question: 'Will Starship complete an orbit before 2027?', yes: jitter(0.55) }],
-    },
-    {
-      title: 'Will a room-temperature superconductor be replicated in 2027?',
-      slug: 'room-temperature-superconductor-2027',
-      tags: ['science'],
-      endDays: 400,
-      description: 'Resolves Yes if a peer-reviewed replication of an ambient-pressure room-temperature superconductor is published in 2027.',
-      source: 'https://www.nature.com',
-      markets: [{ question: 'Room-temperature superconductor replicated in 2027?', yes: jitter(0.04), tick: '0.001' }],
-    },
-    {
-      title: 'Best Picture at the 2027 Oscars',
-      slug: 'oscars-2027-best-picture',
-      tags: ['culture'],
-      endDays: 120,
-      negRisk: true,
-      description: 'Resolves to the film that wins Best Picture at the 99th Academy Awards.',
-      source: 'https://www.oscars.org',
-      markets: ['One Battle After Another', 'Hamnet', 'Marty Supreme', 'Other'].map((film, i) => ({
-        question: `Will ${film === 'Other' ? 'another film' : film} win Best Picture at the 2027 Oscars?`,
-        group: film,
-        yes: jitter([0.35, 0.25, 0.15, 0.25][i]),
-      })),
-    },
-    {
-      title: 'Will Taylor Swift announce a new album before March?',
-      slug: 'taylor-swift-new-album-before-march',
-      tags: ['culture'],
-      endDays: 100,
-      description: 'Resolves Yes if Taylor Swift officially announces a new studio album before March 1, 2027.',
-      source: 'https://www.taylorswift.com',
-      markets: [{ question: 'New Taylor Swift album announced before March 2027?', yes: jitter(0.33) }],
-    },
-    {
-      title: 'Super Bowl LXI Winner',
-      slug: 'super-bowl-lxi-winner',
-      tags: ['sports'],
-      endDays: 80,
-      negRisk: true,
-      description: 'Resolves to the team that wins Super Bowl LXI.',
-      source: 'https://www.nfl.com',
-      markets: ['Kansas City Chiefs', 'Philadelphia Eagles', 'Detroit Lions', 'Other'].map((team, i) => ({
-        question: `Will the ${team === 'Other' ? 'field (any other team)' : team} win Super Bowl LXI?`,
-        group: team,
-        yes: jitter([0.2, 0.18, 0.14, 0.48][i]),
-      })),
-    },
-    {
-      title: 'Will the Champions League final be won on penalties?',
-      slug: 'champions-league-final-penalties-2027',
-      tags: ['sports'],
-      endDays: 190,
-      creator: 'acme-markets',
-      description: 'Resolves Yes if the 2027 UEFA Champions League final is decided by a penalty shoot-out.',
-      source: 'https://www.uefa.com',
-      markets: [{ question: 'Champions League 2027 final decided on penalties?', yes: jitter(0.2) }],
-    },
-    {
-      title: 'Will Solana ETF inflows top $1B in 2026?',
-      slug: 'solana-etf-inflows-1b-2026',
-      tags: ['crypto'],
-      endDays: 40,
-      creator: 'acme-markets',
-      description: 'Resolves Yes if cumulative net inflows into US spot Solana ETFs exceed $1 billion in 2026.',
-      source: 'https://farside.co.uk',
-      markets: [{ question: 'Solana ETF net inflows above $1B in 2026?', yes: jitter(0.5), rewards: 5 }],
-    },
-    {
-      title: 'Will the 2026 midterms turnout exceed 50%?',
-      slug: 'midterms-2026-turnout-50',
-      tags: ['politics', 'elections'],
-      endDays: -10,
-      closed: true,
-      description: 'Resolved market kept for history: turnout of the voting-eligible population in the 2026 midterms.',
-      source: 'https://election.lab.ufl.edu',
-      markets: [{ question: 'Will 2026 midterm turnout exceed 50%?', yes: 0.5 }],
-    },
-  ];
-  const events = specs.map((s, i) => buildEvent(s, i + 1, baseMs));
+  const priced = (s: EventSpec): EventSpec => (s.closed ? s : { ...s, markets: s.markets.map((m) => ({ ...m, yes: jitter(m.yes) })) });
+  const events = DEMO_EVENTS.map((s, i) => buildEvent(priced(s), i + 1, baseMs));
   // The recurring series: one "Up or Down" event per day around the base day.
-  for (let d = -3; d <= 7; d++) {
-    const day = baseMs + d * DAY;
-    const label = new Date(day).toLocaleDateString('en-US', { month: 'long', day: 'numeric', timeZone: 'UTC' });
-    const slug = `bitcoin-up-or-down-${new Date(day).toISOString().slice(0, 10)}`;
-    events.push(
-      buildEvent(
-        {
-          title: `Bitcoin Up or Down on ${label}?`,
-          slug,
-          tags: ['crypto', 'bitcoin'],
-          endDays: d + 1,
-          closed: d < 0,
-          series: true,
-          description: `Resolves Up if the BTC-USD close at 12:00 ET on ${label} is at or above the open of the same candle 24 hours earlier.`,
-          source: 'https://www.coinbase.com/advanced-trade/spot/BTC-USD',
-          markets: [{ question: `Bitcoin Up or Down on ${label}?`, outcomes: ['Up', 'Down'], yes: d < 0 ? 0.5 : jitter(0.5), rewards: d >= 0 ? 20 : undefined, takerFee: 100 }],
-        },
-        events.length + 1,
-        baseMs,
-      ),
-    );
-  }
+  for (let d = -3; d <= 7; d++) events.push(buildEvent(priced(dailyEvent(baseMs + d * DAY, d)), events.length + 1, baseMs));
   return events;
+}
+
+/** The series' event of `day`, `d` days from the base day (closed before it). */
+function dailyEvent(day: number, d: number): EventSpec {
+  const label = new Date(day).toLocaleDateString('en-US', { month: 'long', day: 'numeric', timeZone: 'UTC' });
+  return {
+    title: `Bitcoin Up or Down on ${label}?`,
+    slug: `bitcoin-up-or-down-${new Date(day).toISOString().slice(0, 10)}`,
+    tags: ['crypto', 'bitcoin'],
+    endDays: d + 1,
+    closed: d < 0,
+    series: true,
+    description: `Resolves Up if the BTC-USD close at 12:00 ET on ${label} is at or above the open of the same candle 24 hours earlier.`,
+    source: 'https://www.coinbase.com/advanced-trade/spot/BTC-USD',
+    markets: [{ question: `Bitcoin Up or Down on ${label}?`, outcomes: ['Up', 'Down'], yes: 0.5, rewards: d >= 0 ? 20 : undefined, takerFee: 100 }],
+  };
 }
 
 // ---- synthetic catalogs (benchmarks) --------------------------------------------------------------

@@ -39,12 +39,12 @@ interface Base {
   ts: number;
 }
 
-/** A market entered the engine or changed its trading parameters. */
-export interface MarketEvent extends Base {
-  type: 'market';
+/**
+ * A market's trading parameters: what the catalog registers with the engine, and the core of the engine's
+ * `market` event and of its stored market row (journal/writer.ts MarketRow).
+ */
+export interface TradingMarket {
   conditionId: string;
-  /** Engine-internal numeric id (stable across restarts). */
-  marketId: number;
   tokenIds: [string, string];
   tickPips: number;
   minSizeUnits: number;
@@ -52,6 +52,13 @@ export interface MarketEvent extends Base {
   takerFeeBps: number;
   acceptingOrders: boolean;
   negRisk: boolean;
+}
+
+/** A market entered the engine or changed its trading parameters. */
+export interface MarketEvent extends Base, TradingMarket {
+  type: 'market';
+  /** Engine-internal numeric id (stable across restarts). */
+  marketId: number;
 }
 
 /** The signed submission as received, plus what the engine derived from it. */
@@ -74,8 +81,8 @@ export interface OrderSubmission {
   signature: string;
 }
 
-export interface OrderAcceptedEvent extends Base, OrderSubmission {
-  type: 'order';
+/** What the engine fixed of an order at acceptance: its `order` event and its stored record carry it. */
+export interface OrderTerms {
   conditionId: string;
   outcome: 0 | 1;
   /** Limit price in the order's own outcome space (for FOK/FAK the conservative worst price). */
@@ -89,7 +96,22 @@ export interface OrderAcceptedEvent extends Base, OrderSubmission {
   takerFeeBps: number;
 }
 
-export interface FillEvent extends Base {
+export interface OrderAcceptedEvent extends Base, OrderSubmission, OrderTerms {
+  type: 'order';
+}
+
+/** A fill's money, per party: the engine's fill (engine/book/api.ts Fill) and the journal's carry it. */
+export interface FillAmounts {
+  /** Trade price in each party's own outcome space (the maker's price; improvement goes to the taker). */
+  takerPricePips: number;
+  makerPricePips: number;
+  takerUsdc: number;
+  makerUsdc: number;
+  takerFee: number;
+  makerFee: number;
+}
+
+export interface FillEvent extends Base, FillAmounts {
   type: 'fill';
   /** 0x + 64 hex, a digest of this record's content. */
   tradeId: string;
@@ -111,13 +133,6 @@ export interface FillEvent extends Base {
   makerOutcome: 0 | 1;
   takerSide: SideName;
   makerSide: SideName;
-  /** Trade price in each party's own outcome space (the maker's price; improvement goes to the taker). */
-  takerPricePips: number;
-  makerPricePips: number;
-  takerUsdc: number;
-  makerUsdc: number;
-  takerFee: number;
-  makerFee: number;
   /** Size of the maker order still resting after this fill. */
   makerRemaining: number;
   /** Builder code (bytes32 hex) of the taker order. */
@@ -215,16 +230,9 @@ export type JournalEvent =
 // The stored form of a fill is the journal's (journal/fill-codec.ts).
 
 /** Current state of an order as the orders table stores it and Engine.getOrder returns it. */
-export interface OrderRecord extends OrderSubmission {
+export interface OrderRecord extends OrderSubmission, OrderTerms {
   /** Journal sequence of its `order` event: its time priority. */
   seq: number;
-  conditionId: string;
-  outcome: 0 | 1;
-  pricePips: number;
-  sizeUnits: number;
-  budgetUnits: number;
-  makerFeeBps: number;
-  takerFeeBps: number;
   sizeMatched: number;
   status: OrderStatusName;
   tradeIds: string[];

@@ -1,7 +1,8 @@
 /**
  * What route handlers may use. app.ts builds the parts in dependency order and then one frozen context,
- * complete when created, which every route module receives; each capability (catalog, engine, auth,
- * projections) adds its member here when it lands.
+ * complete when created; each route module takes from it only what its dependencies interface lists
+ * (edge/route.ts, RouteSpec). Each capability (catalog, engine, auth, projections) adds its member here
+ * when it lands.
  */
 import type { Config } from '../runtime/config.ts';
 import type { Clock } from '../runtime/clock.ts';

@@ -28,6 +28,8 @@ export interface StreamMetrics {
   dropped(channel: string): void;
   /** Seconds from a batch's commit being durable to its last frame published. */
   published(seconds: number): void;
+  /** Sockets a stall fault holds (negative: released). */
+  stalled(channel: string, delta: number): void;
 }
 
 export interface RouteMetrics {
@@ -200,6 +202,7 @@ export class Metrics {
     const bytes = new Counter({ name: 'ws_bytes_sent_total', help: 'Payload bytes queued to sockets, by channel', labelNames: ['channel'] as const, registers: reg });
     const drops = new Counter({ name: 'ws_frames_dropped_total', help: 'Frames dropped for sockets past their send-buffer bound (the socket is then closed), by channel', labelNames: ['channel'] as const, registers: reg });
     const closes = new Counter({ name: 'ws_closes_total', help: 'WebSocket closes, by channel and reason', labelNames: ['channel', 'reason'] as const, registers: reg });
+    const stalled = new Gauge({ name: 'ws_stalled_sockets', help: 'Sockets a stall fault holds now (sandbox fault scenario), by channel', labelNames: ['channel'] as const, registers: reg });
     const refused = new Counter({ name: 'ws_upgrades_refused_total', help: 'Upgrade requests answered with an HTTP error, by channel and status', labelNames: ['channel', 'status'] as const, registers: reg });
     const delay = new Histogram({
       name: 'ws_commit_to_publish_seconds',
@@ -233,6 +236,7 @@ export class Metrics {
       },
       dropped: (c) => drops.labels(c).inc(),
       published: (seconds) => delay.observe(seconds),
+      stalled: (c, delta) => stalled.labels(c).inc(delta),
     };
   }
 

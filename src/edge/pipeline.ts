@@ -75,6 +75,7 @@ export interface PipelineDeps {
   log: Logger;
   clock: Clock;
   auth?: Authenticator;
+  /** Remembers signed requests for their window so a replay changes nothing (replays.ts); absent: no protection. */
   replays?: ReplayGuard;
   /** ROLE=replica: the sequencer's public URL, named when a write route is refused. */
   replica?: { sequencerUrl: string };

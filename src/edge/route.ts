@@ -1,10 +1,15 @@
 /**
  * What a route is. Every endpoint is one `RouteDef` in the table of `routes.ts`: method, path, group,
  * TypeBox schemas (the source of the handler's types), auth requirement, rate-limit buckets and handler.
- * Adding an endpoint is adding one `route({...})` to its group's module.
+ * Adding an endpoint is adding one `routeSpec({...})` (and its handler) to its group's module.
  *
  * Handlers get a plain `RouteRequest` (already copied off the socket, validated and typed) and return
  * either a JSON-serializable value (200) or a `Reply` built with `reply()`. They never see uWS.
+ *
+ * A route module writes its handlers as module-level functions of `(deps, req)`, where `deps` is the
+ * module's own narrow interface (what it uses of the app context, nothing more), and its table as
+ * `RouteSpec`s naming them; `bindRoutes` gives the table its dependencies once. A handler is then callable
+ * with a hand-built deps object, without the app.
  */
 import type { Static, TSchema, TObject } from '@sinclair/typebox';
 import type { ApiError } from '../domain/errors.ts';
@@ -145,6 +150,34 @@ export interface RouteDef<Q extends TObject | undefined = any, B extends TSchema
 }
 
 export type AnyRoute = RouteDef<any, any, any>;
+
+/** The request a handler of these schemas receives: `RequestOf<typeof Query, typeof Body, typeof Params>`. */
+export type RequestOf<Q extends TSchema | undefined = undefined, B extends TSchema | undefined = undefined, P extends TSchema | undefined = undefined> = RouteRequest<S<Q>, S<B>, S<P>>;
+
+/** A route of a module's table: its handler takes the module's dependencies (`D`) explicitly, before the request. */
+export interface RouteSpec<D, Q extends TObject | undefined = any, B extends TSchema | undefined = any, P extends TObject | undefined = any>
+  extends Omit<RouteDef<Q, B, P>, 'handler' | 'guard'> {
+  /** As RouteDef's guard, given the module's dependencies (e.g. a configured allowlist). */
+  guard?: (deps: D, caller: Caller) => ApiError | undefined;
+  handler: (deps: D, req: RouteRequest<S<Q>, S<B>, S<P>>) => unknown;
+}
+
+/** As `route`, for a table entry whose handler takes dependencies; `D` is inferred from the handler. */
+export function routeSpec<D, Q extends TObject | undefined = undefined, B extends TSchema | undefined = undefined, P extends TObject | undefined = undefined>(
+  def: RouteSpec<D, Q, B, P>,
+): RouteSpec<D> {
+  return def as RouteSpec<D>;
+}
+
+/** The routes of a module's table, each handler given `deps` (the table's key order is kept). */
+export function bindRoutes<D>(deps: D, specs: readonly RouteSpec<D>[]): AnyRoute[] {
+  return specs.map((s) => {
+    const { handler, guard } = s;
+    const bound = { ...s, handler: (req: RouteRequest) => handler(deps, req) } as AnyRoute;
+    if (guard !== undefined) bound.guard = (caller) => guard(deps, caller);
+    return bound;
+  });
+}
 
 /** Identity function that makes TypeScript infer the handler's request type from the schemas. */
 export function route<Q extends TObject | undefined = undefined, B extends TSchema | undefined = undefined, P extends TObject | undefined = undefined>(

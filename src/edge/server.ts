@@ -5,22 +5,18 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { apiError } from '../domain/errors.ts';
 import { clientAddress } from '../domain/ip.ts';
-import type { Logger } from '../runtime/log.ts';
-import type { Clock } from '../runtime/clock.ts';
 import { errorReply } from './error-reply.ts';
 import { InFlight, serve, type Incoming, type Outgoing, type ServeOptions } from './http.ts';
-import type { Metrics } from './metrics.ts';
-import { processorFor, rateLimitHeaders, replayKindOf, serialize, walletBucketsOf, type Authenticator, type Mounted } from './pipeline.ts';
-import type { RateLimiter } from './rate-limit.ts';
+import { processorFor, rateLimitHeaders, replayKindOf, serialize, walletBucketsOf, type Mounted, type PipelineDeps } from './pipeline.ts';
 import { bucketsFor } from './rate-limit-buckets.ts';
-import type { ReplayGuard } from './replays.ts';
 import type { AnyRoute, HttpMethod } from './route.ts';
 import { loadUws, type Uws, type UwsBuild } from './uws.ts';
 import { compileRoute, paramNamesOf } from './validate.ts';
 
 export type { Authenticator } from './pipeline.ts';
 
-export interface EdgeOptions {
+/** The pipeline's dependencies (pipeline.ts: admin token, limiter, metrics, log, clock, auth, replays) and the listener's. */
+export interface EdgeOptions extends PipelineDeps {
   routes: readonly AnyRoute[];
   host: string;
   port: number;
@@ -28,18 +24,6 @@ export interface EdgeOptions {
   /** Bound of a request head; uWS answers 431 past it (it reads the bound once per process: uws.ts). */
   maxHeaderBytes: number;
   trustedProxies: readonly string[];
-  adminToken: string;
-  limiter: RateLimiter;
-  metrics: Metrics;
-  log: Logger;
-  clock: Clock;
-  auth?: Authenticator;
-  /** Remembers signed requests for their window so a replay changes nothing (replays.ts); absent: no protection. */
-  replays?: ReplayGuard;
-  /** ROLE=replica: write routes answer 421 naming this sequencer (pipeline.ts). */
-  replica?: { sequencerUrl: string };
-  /** The journal seq read routes report in X-Journal-Seq. */
-  journalSeq?: () => number;
   /** Mounts the WebSocket routes on the same app before the catch-all route (edge/ws/channels.ts). */
   sockets?: (app: TemplatedApp) => void;
   /** Serve on this uWS module instead of the one uws.ts chooses (bench/edge/http.bench.ts compares builds). */

@@ -57,29 +57,25 @@ function levelHead(pips: number): string {
  * Allocates: the strings (publication only, never inside matching).
  */
 export function bookBodies(frame: BookFrame, depth0: Depth, lastTradePips: readonly [number, number], nowSec: number): [string, string] {
-  const bids0 = depth0.bids;
-  const asks0 = depth0.asks;
   // Outcome 0's bids are outcome 1's asks and the other way round, level for level.
-  let b0 = '';
-  let a1 = '';
-  for (let i = 0; i < bids0.length; i++) {
-    const l: Level = bids0[i];
-    const size = formatUnitsFast(l.sizeUnits) + '"}';
-    const sep = i === 0 ? '' : ',';
-    b0 += sep + levelHead(l.pricePips) + size;
-    a1 += sep + levelHead(PIPS - l.pricePips) + size;
-  }
-  let a0 = '';
-  let b1 = '';
-  for (let i = 0; i < asks0.length; i++) {
-    const l: Level = asks0[i];
-    const size = formatUnitsFast(l.sizeUnits) + '"}';
-    const sep = i === 0 ? '' : ',';
-    a0 += sep + levelHead(l.pricePips) + size;
-    b1 += sep + levelHead(PIPS - l.pricePips) + size;
-  }
+  const [b0, a1] = levelsJson(depth0.bids);
+  const [a0, b1] = levelsJson(depth0.asks);
   const ts = nowSec + '","hash":"';
   return [body(frame.heads[0] + ts, b0, a0, frame.tail, lastTradePips[0]), body(frame.heads[1] + ts, b1, a1, frame.tail, lastTradePips[1])];
+}
+
+/** One side's levels as JSON array items, and the same levels at the mirrored price (the other outcome). */
+function levelsJson(levels: readonly Level[]): [string, string] {
+  let same = '';
+  let mirrored = '';
+  for (let i = 0; i < levels.length; i++) {
+    const l = levels[i];
+    const size = formatUnitsFast(l.sizeUnits) + '"}';
+    const sep = i === 0 ? '' : ',';
+    same += sep + levelHead(l.pricePips) + size;
+    mirrored += sep + levelHead(PIPS - l.pricePips) + size;
+  }
+  return [same, mirrored];
 }
 
 function body(pre: string, bids: string, asks: string, tail: string, lastPips: number): string {

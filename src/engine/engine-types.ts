@@ -4,7 +4,7 @@
  * those parts.
  */
 import type { ReplicationLog } from '../journal/replication-log.ts';
-import type { OrderSubmission } from '../domain/events.ts';
+import type { OrderSubmission, TradingMarket } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
 import type { Timers } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -55,16 +55,8 @@ export interface UnsettledView {
   tokens: Array<{ tokenId: string; pending: number }>;
 }
 
-export interface MarketInput {
-  conditionId: string;
-  tokenIds: [string, string];
-  tickPips: number;
-  minSizeUnits: number;
-  makerFeeBps: number;
-  takerFeeBps: number;
-  acceptingOrders: boolean;
-  negRisk: boolean;
-}
+/** A market as the engine registers it: the trading parameters of domain/events.ts. */
+export type MarketInput = TradingMarket;
 
 /** A submission that passed the edge's checks: the journal's OrderSubmission shape (domain/events.ts). */
 export type PlaceInput = OrderSubmission;

@@ -435,12 +435,19 @@ export class Ledger {
     return LedgerCode.OK;
   }
 
-  /** USDC -> one token of each outcome per unit. */
-  split(wallet: string, conditionId: string, units: number): number {
+  /** The market a split or merge of `units` works on, or the code refusing it. */
+  private unresolvedMarket(conditionId: string, units: number): MarketSupply | number {
     if (!validAmount(units)) return LedgerCode.AMOUNT;
     const m = this.markets.get(conditionId);
     if (m === undefined) return LedgerCode.UNKNOWN_MARKET;
     if (m.resolved >= 0) return LedgerCode.RESOLVED;
+    return m;
+  }
+
+  /** USDC -> one token of each outcome per unit. */
+  split(wallet: string, conditionId: string, units: number): number {
+    const m = this.unresolvedMarket(conditionId, units);
+    if (typeof m === 'number') return m;
     const w = this.wallets.get(wallet);
     if (w === undefined || w.usdcAvailable < units) return LedgerCode.BALANCE;
     w.usdcAvailable -= units;
@@ -456,10 +463,8 @@ export class Ledger {
 
   /** One token of each outcome -> one USDC per unit. */
   merge(wallet: string, conditionId: string, units: number): number {
-    if (!validAmount(units)) return LedgerCode.AMOUNT;
-    const m = this.markets.get(conditionId);
-    if (m === undefined) return LedgerCode.UNKNOWN_MARKET;
-    if (m.resolved >= 0) return LedgerCode.RESOLVED;
+    const m = this.unresolvedMarket(conditionId, units);
+    if (typeof m === 'number') return m;
     const w = this.wallets.get(wallet);
     const t0 = w?.tokens.get(m.tokenIds[0]);
     const t1 = w?.tokens.get(m.tokenIds[1]);

@@ -20,7 +20,7 @@ import type { MarketInput, OpResult } from './engine-types.ts';
 import type { GroupCommit } from './group-commit.ts';
 import { LedgerCode, LedgerError, type Ledger } from './ledger.ts';
 import type { Lifecycle } from './lifecycle.ts';
-import { rowOf, type MarketState, type MarketTable } from './market-table.ts';
+import { parametersOf, rowOf, type MarketState, type MarketTable } from './market-table.ts';
 import type { MarketMeta, ResultRecord } from './protocol.ts';
 import type { ShardLink } from './shard-link.ts';
 
@@ -75,27 +75,11 @@ export class MarketAdmin {
     const existing = this.markets.get(m.conditionId);
     let mk: MarketState;
     if (existing === undefined) {
-      mk = this.markets.add({
-        conditionId: m.conditionId,
-        marketId: this.markets.size + 1,
-        tokenIds: [m.tokenIds[0], m.tokenIds[1]],
-        tickPips: m.tickPips,
-        minSizeUnits: m.minSizeUnits,
-        makerFeeBps: m.makerFeeBps,
-        takerFeeBps: m.takerFeeBps,
-        acceptingOrders: m.acceptingOrders,
-        negRisk: m.negRisk,
-        resolved: -1,
-      });
+      const tokenIds: [string, string] = [m.tokenIds[0], m.tokenIds[1]];
+      mk = this.markets.add({ conditionId: m.conditionId, marketId: this.markets.size + 1, tokenIds, ...parametersOf(m), resolved: -1 });
     } else {
       if (sameParameters(existing, m)) return;
-      mk = existing;
-      mk.tickPips = m.tickPips;
-      mk.minSizeUnits = m.minSizeUnits;
-      mk.makerFeeBps = m.makerFeeBps;
-      mk.takerFeeBps = m.takerFeeBps;
-      mk.acceptingOrders = m.acceptingOrders;
-      mk.negRisk = m.negRisk;
+      mk = Object.assign(existing, parametersOf(m));
     }
     const ev: MarketEvent = {
       type: 'market',
@@ -104,12 +88,7 @@ export class MarketAdmin {
       conditionId: mk.conditionId,
       marketId: mk.marketId,
       tokenIds: mk.tokenIds,
-      tickPips: mk.tickPips,
-      minSizeUnits: mk.minSizeUnits,
-      makerFeeBps: mk.makerFeeBps,
-      takerFeeBps: mk.takerFeeBps,
-      acceptingOrders: mk.acceptingOrders,
-      negRisk: mk.negRisk,
+      ...parametersOf(mk),
     };
     this.writer.append(ev);
     this.writer.putMarket(rowOf(mk));

@@ -7,6 +7,7 @@
  * market here is also a market of the ledger. Rows change only through market-admin.ts (register, resolve)
  * and start-up; the records are held, not copied, so readers read them at once and keep nothing.
  */
+import type { TradingMarket } from '../domain/events.ts';
 import type { MarketRow } from '../journal/writer.ts';
 import type { Ledger } from './ledger.ts';
 import { shardOf } from './shard-router.ts';
@@ -65,18 +66,15 @@ export class MarketTable {
   }
 }
 
-/** The market's table row (journal/writer.ts), without the engine's own fields. */
+/**
+ * The parameters a registration may change (the ids and the token pair are fixed at creation), in the
+ * order the journal's market event and the stored row write them after the ids.
+ */
+export function parametersOf(m: TradingMarket): Pick<TradingMarket, 'tickPips' | 'minSizeUnits' | 'makerFeeBps' | 'takerFeeBps' | 'acceptingOrders' | 'negRisk'> {
+  return { tickPips: m.tickPips, minSizeUnits: m.minSizeUnits, makerFeeBps: m.makerFeeBps, takerFeeBps: m.takerFeeBps, acceptingOrders: m.acceptingOrders, negRisk: m.negRisk };
+}
+
+/** The market's table row (journal/writer.ts), without the engine's own fields; key order is the store's. */
 export function rowOf(m: MarketState): MarketRow {
-  return {
-    conditionId: m.conditionId,
-    marketId: m.marketId,
-    tokenIds: m.tokenIds,
-    tickPips: m.tickPips,
-    minSizeUnits: m.minSizeUnits,
-    makerFeeBps: m.makerFeeBps,
-    takerFeeBps: m.takerFeeBps,
-    acceptingOrders: m.acceptingOrders,
-    negRisk: m.negRisk,
-    resolved: m.resolved,
-  };
+  return { conditionId: m.conditionId, marketId: m.marketId, tokenIds: m.tokenIds, ...parametersOf(m), resolved: m.resolved };
 }

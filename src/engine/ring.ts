@@ -161,19 +161,7 @@ export class Ring {
 
   /** Main-thread side: resolves when at least one slot is free (never blocks the event loop). */
   waitForSpace(timeoutMs?: number): Promise<unknown> {
-    const h = this.header;
-    Atomics.store(h, PRODUCER_SLEEPING, 1);
-    const head = Atomics.load(h, HEAD);
-    if (((this.writeAt - head) | 0) < this.capacity) {
-      Atomics.store(h, PRODUCER_SLEEPING, 0);
-      return RESOLVED;
-    }
-    const r = waitAsync(h, HEAD, head, timeoutMs);
-    if (!r.async) {
-      Atomics.store(h, PRODUCER_SLEEPING, 0);
-      return RESOLVED;
-    }
-    return r.value.then(() => Atomics.store(h, PRODUCER_SLEEPING, 0));
+    return sleepUntil(this.header, PRODUCER_SLEEPING, HEAD, (head) => ((this.writeAt - head) | 0) < this.capacity, timeoutMs);
   }
 
   // ---- consumer ------------------------------------------------------------------------------------
@@ -221,23 +209,32 @@ export class Ring {
    * messages keep running: the main thread uses it always, the worker too (its GTD timer must fire).
    */
   waitForDataAsync(timeoutMs?: number): Promise<unknown> {
-    const h = this.header;
-    Atomics.store(h, CONSUMER_SLEEPING, 1);
-    const tail = Atomics.load(h, TAIL);
-    if (tail !== this.readAt) {
-      Atomics.store(h, CONSUMER_SLEEPING, 0);
-      return RESOLVED;
-    }
-    const r = waitAsync(h, TAIL, tail, timeoutMs);
-    if (!r.async) {
-      Atomics.store(h, CONSUMER_SLEEPING, 0);
-      return RESOLVED;
-    }
-    return r.value.then(() => Atomics.store(h, CONSUMER_SLEEPING, 0));
+    return sleepUntil(this.header, CONSUMER_SLEEPING, TAIL, (tail) => tail !== this.readAt, timeoutMs);
   }
 
   /** Wakes a consumer blocked in waitForData/waitForDataAsync without publishing (shutdown). */
   wakeConsumer(): void {
     Atomics.notify(this.header, TAIL);
   }
+}
+
+/**
+ * The async wait of either side: raises its sleeping flag (so the other side knows to notify), then
+ * resolves at once if `ready` holds for the header word it waits on, else when that word moves or the
+ * timeout passes; the flag is lowered in every case. The flag goes up before the word is read, so a move
+ * between the read and the wait still notifies.
+ */
+function sleepUntil(h: Int32Array, flag: number, word: number, ready: (seen: number) => boolean, timeoutMs: number | undefined): Promise<unknown> {
+  Atomics.store(h, flag, 1);
+  const seen = Atomics.load(h, word);
+  if (ready(seen)) {
+    Atomics.store(h, flag, 0);
+    return RESOLVED;
+  }
+  const r = waitAsync(h, word, seen, timeoutMs);
+  if (!r.async) {
+    Atomics.store(h, flag, 0);
+    return RESOLVED;
+  }
+  return r.value.then(() => Atomics.store(h, flag, 0));
 }

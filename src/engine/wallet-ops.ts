@@ -27,21 +27,19 @@ export class WalletOps {
   ) {}
 
   deposit(wallet: string, units: number): Promise<OpResult> {
-    return this.run(() => {
-      const code = this.ledger.deposit(wallet, units);
-      if (code === LedgerCode.OK) {
-        this.writer.append(depositEvent('deposit', wallet, units));
-        this.commit.netDepositsChanged();
-      }
-      return code;
-    });
+    return this.moveUsdc('deposit', wallet, units);
   }
 
   withdraw(wallet: string, units: number): Promise<OpResult> {
+    return this.moveUsdc('withdraw', wallet, units);
+  }
+
+  /** A deposit or withdrawal: the ledger moves it, the journal keeps it, net deposits change with it. */
+  private moveUsdc(kind: 'deposit' | 'withdraw', wallet: string, units: number): Promise<OpResult> {
     return this.run(() => {
-      const code = this.ledger.withdraw(wallet, units);
+      const code = kind === 'deposit' ? this.ledger.deposit(wallet, units) : this.ledger.withdraw(wallet, units);
       if (code === LedgerCode.OK) {
-        this.writer.append(depositEvent('withdraw', wallet, units));
+        this.writer.append(depositEvent(kind, wallet, units));
         this.commit.netDepositsChanged();
       }
       return code;

@@ -22,7 +22,7 @@
  * and "tables == journal" are both checkable.
  */
 import { createHash } from 'node:crypto';
-import { FEE_WALLET, type FillEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord, type TradeStatusName } from '../domain/events.ts';
+import { FEE_WALLET, type FillEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord, type OrderStatusEvent, type TradeEvent, type TradeStatusName } from '../domain/events.ts';
 import type { Store } from './env.ts';
 import { readFillsFrom } from './fill-codec.ts';
 import { USDC_ASSET, engineMetaKeys, metaKeys } from './keys.ts';
@@ -204,152 +204,174 @@ interface ReplayOrder extends OpenOrderView {
 }
 
 /**
+ * The replay's state and one method per kind of event. Every check throws RecoveryError naming the seq:
+ * a failed check means the journal itself is damaged.
+ */
+class Replay {
+  readonly balances = new Map<string, number>();
+  readonly open = new Map<string, ReplayOrder>();
+  readonly markets = new Map<string, number>();
+  readonly lastTrades = new Map<string, LastTrade>();
+  /** Deferred fills whose trade is still settling, and where it stands. */
+  readonly settling = new Map<number, { fill: FillEvent; status: TradeStatusName }>();
+  /** Every order id at its seq: the store's id index (orders.ts), built here because the replay reads every event. */
+  readonly ids = new OrderIndex();
+  netDeposits = 0;
+
+  apply(e: JournalEvent | UndecodedOrder): void {
+    switch (e.type) {
+      case 'market':
+        if (!this.markets.has(e.conditionId)) this.markets.set(e.conditionId, -1);
+        break;
+      case 'order-record': {
+        const h = orderRecordHead(e.bytes, e.seq);
+        this.accept({ conditionId: h.conditionId, seq: e.seq, orderId: h.orderId, remaining: h.sizeUnits, wallet: h.wallet, event: e.bytes });
+        break;
+      }
+      case 'order':
+        this.accept({ conditionId: e.conditionId, seq: e.seq, orderId: e.orderId, remaining: e.sizeUnits, wallet: e.wallet, event: e });
+        break;
+      case 'fill':
+        return this.fill(e);
+      case 'trade':
+        return this.trade(e);
+      case 'status':
+        return this.status(e);
+      default:
+        return this.move(e);
+    }
+  }
+
+  private status(e: OrderStatusEvent): void {
+    if (!this.open.has(e.orderId)) throw new RecoveryError(`journal seq ${e.seq}: status of order ${e.orderId} which is not open`);
+    if (e.status !== 'LIVE') this.open.delete(e.orderId);
+  }
+
+  /** The events that only move balances (and the resolution, which moves none until redeemed). */
+  private move(e: Exclude<JournalEvent, { type: 'market' | 'order' | 'fill' | 'trade' | 'status' }>): void {
+    switch (e.type) {
+      case 'deposit':
+        this.add(e.wallet, USDC_ASSET, e.amount, e.seq);
+        this.netDeposits += e.amount;
+        break;
+      case 'withdraw':
+        this.add(e.wallet, USDC_ASSET, -e.amount, e.seq);
+        this.netDeposits -= e.amount;
+        break;
+      case 'split':
+        this.add(e.wallet, USDC_ASSET, -e.amount, e.seq);
+        this.add(e.wallet, e.tokenIds[0], e.amount, e.seq);
+        this.add(e.wallet, e.tokenIds[1], e.amount, e.seq);
+        break;
+      case 'merge':
+        this.add(e.wallet, e.tokenIds[0], -e.amount, e.seq);
+        this.add(e.wallet, e.tokenIds[1], -e.amount, e.seq);
+        this.add(e.wallet, USDC_ASSET, e.amount, e.seq);
+        break;
+      case 'resolve':
+        if (!this.markets.has(e.conditionId)) throw new RecoveryError(`journal seq ${e.seq}: resolution of unknown market ${e.conditionId}`);
+        this.markets.set(e.conditionId, e.winningOutcome);
+        break;
+      case 'redeem':
+        this.add(e.wallet, e.tokenIds[0], -e.burned[0], e.seq);
+        this.add(e.wallet, e.tokenIds[1], -e.burned[1], e.seq);
+        this.add(e.wallet, USDC_ASSET, e.payout, e.seq);
+        break;
+      default:
+        throw new RecoveryError(`journal seq ${(e as JournalEvent).seq}: unknown event type ${(e as { type: string }).type}`);
+    }
+  }
+
+  private fill(e: FillEvent): void {
+    this.fillMoves(e, 1, e.seq);
+    this.reduce(e.takerOrderId, e.size, e.seq);
+    this.reduce(e.makerOrderId, e.size, e.seq);
+    const side = lastTradeSide(e);
+    this.lastTrades.set(e.takerTokenId, { pricePips: e.takerPricePips, side });
+    this.lastTrades.set(e.makerTokenId, { pricePips: e.makerPricePips, side });
+    if (e.deferred === true) this.settling.set(e.seq, { fill: e, status: 'MATCHED' });
+  }
+
+  private trade(e: TradeEvent): void {
+    const t = this.settling.get(e.fillSeq);
+    if (t === undefined) throw new RecoveryError(`journal seq ${e.seq}: trade of fill ${e.fillSeq} which is not settling`);
+    if (!TRADE_MOVES[t.status].includes(e.status)) throw new RecoveryError(`journal seq ${e.seq}: trade of fill ${e.fillSeq} moves from ${t.status} to ${e.status}`);
+    t.status = e.status;
+    // The reversal: each party gets back what it gave and loses what it received; the fee wallet its fees.
+    if (e.status === 'FAILED') this.fillMoves(t.fill, -1, e.seq);
+    if (e.status === 'CONFIRMED' || e.status === 'FAILED') this.settling.delete(e.fillSeq);
+  }
+
+  /** A fill's balance moves (sign 1), or their reversal (sign -1) when its trade fails. */
+  private fillMoves(f: FillEvent, sign: 1 | -1, at: number): void {
+    this.partyMoves(f, f.takerSide, f.takerWallet, f.takerTokenId, f.takerUsdc, f.takerFee, sign, at);
+    this.partyMoves(f, f.makerSide, f.makerWallet, f.makerTokenId, f.makerUsdc, f.makerFee, sign, at);
+    const fees = f.takerFee + f.makerFee;
+    if (fees > 0) this.add(FEE_WALLET, USDC_ASSET, sign * fees, at);
+  }
+
+  // The credit before the debit on a reversal, the debit first on a fill: either order throws on the same
+  // negative balance, and a throw ends the replay.
+  private partyMoves(f: FillEvent, side: 'BUY' | 'SELL', wallet: string, tokenId: string, usdc: number, fee: number, sign: 1 | -1, at: number): void {
+    if (side === 'BUY') {
+      this.add(wallet, USDC_ASSET, -sign * (usdc + fee), at);
+      this.add(wallet, tokenId, sign * f.size, at);
+    } else {
+      this.add(wallet, tokenId, -sign * f.size, at);
+      this.add(wallet, USDC_ASSET, sign * (usdc - fee), at);
+    }
+  }
+
+  private add(wallet: string, asset: string, delta: number, at: number): void {
+    const k = balanceMapKey(wallet, asset);
+    const v = (this.balances.get(k) ?? 0) + delta;
+    if (v < 0) throw new RecoveryError(`journal seq ${at}: ${wallet} ${asset} would go negative (${v})`);
+    this.balances.set(k, v);
+  }
+
+  private reduce(orderId: string, size: number, at: number): void {
+    const o = this.open.get(orderId);
+    if (o === undefined) throw new RecoveryError(`journal seq ${at}: fill of order ${orderId} which is not open`);
+    o.remaining -= size;
+    if (o.remaining < 0) throw new RecoveryError(`journal seq ${at}: order ${orderId} overfilled`);
+  }
+
+  private accept(o: ReplayOrder): void {
+    if (this.open.has(o.orderId)) throw new RecoveryError(`journal seq ${o.seq}: order ${o.orderId} accepted twice`);
+    this.open.set(o.orderId, o);
+    this.ids.add(o.orderId, o.seq);
+  }
+
+  result(lastSeq: number, events: number): ReplayResult {
+    const trades = new Map<number, TradeStatusName>();
+    for (const [seq, t] of this.settling) trades.set(seq, t.status);
+    const openOrders = [...this.open.values()].map(({ conditionId, seq, orderId, remaining }) => ({ conditionId, seq, orderId, remaining }));
+    const openEvents = new Map<number, OrderAcceptedEvent>();
+    for (const o of this.open.values()) openEvents.set(o.seq, o.event instanceof Uint8Array ? decodeOrderEvent(o.event, o.seq) : o.event);
+    const state = { balances: this.balances, openOrders, markets: this.markets, netDeposits: this.netDeposits, trades };
+    return { lastSeq, events, state, lastTrades: this.lastTrades, openEvents };
+  }
+}
+
+/**
  * Recomputes balances, open orders, market resolutions and net deposits from the journal alone, and installs
  * the store's order-id index (orders.ts) from the order events it reads, unless the store has one.
  * Throws RecoveryError on a gap in the sequence, a negative balance, or an event about an unknown order or
  * market: each means the journal itself is damaged.
  */
 export function replayJournal(store: Store): ReplayResult {
-  const balances = new Map<string, number>();
-  const open = new Map<string, ReplayOrder>();
-  const markets = new Map<string, number>();
-  const tokensOf = new Map<string, [string, string]>();
-  const lastTrades = new Map<string, LastTrade>();
-  // Deferred fills whose trade is still settling, and where it stands.
-  const settling = new Map<number, { fill: FillEvent; status: TradeStatusName }>();
-  // Every order id at its seq: the store's id index (orders.ts), built here because this loop reads every event.
-  const ids = new OrderIndex();
-  let netDeposits = 0;
+  const replay = new Replay();
   let seq = 0;
   let events = 0;
-
-  const add = (wallet: string, asset: string, delta: number, at: number) => {
-    const k = balanceMapKey(wallet, asset);
-    const v = (balances.get(k) ?? 0) + delta;
-    if (v < 0) throw new RecoveryError(`journal seq ${at}: ${wallet} ${asset} would go negative (${v})`);
-    balances.set(k, v);
-  };
-  const fillParty = (f: FillEvent, side: 'BUY' | 'SELL', wallet: string, tokenId: string, usdc: number, fee: number) => {
-    if (side === 'BUY') {
-      add(wallet, USDC_ASSET, -(usdc + fee), f.seq);
-      add(wallet, tokenId, f.size, f.seq);
-    } else {
-      add(wallet, tokenId, -f.size, f.seq);
-      add(wallet, USDC_ASSET, usdc - fee, f.seq);
-    }
-  };
-  // One party of a FAILED trade: what it received leaves, what it gave comes back.
-  const unfillParty = (f: FillEvent, side: 'BUY' | 'SELL', wallet: string, tokenId: string, usdc: number, fee: number, at: number) => {
-    if (side === 'BUY') {
-      add(wallet, tokenId, -f.size, at);
-      add(wallet, USDC_ASSET, usdc + fee, at);
-    } else {
-      add(wallet, USDC_ASSET, -(usdc - fee), at);
-      add(wallet, tokenId, f.size, at);
-    }
-  };
-  const reduce = (orderId: string, size: number, at: number) => {
-    const o = open.get(orderId);
-    if (o === undefined) throw new RecoveryError(`journal seq ${at}: fill of order ${orderId} which is not open`);
-    o.remaining -= size;
-    if (o.remaining < 0) throw new RecoveryError(`journal seq ${at}: order ${orderId} overfilled`);
-  };
-
-  const accept = (o: ReplayOrder) => {
-    if (open.has(o.orderId)) throw new RecoveryError(`journal seq ${o.seq}: order ${o.orderId} accepted twice`);
-    open.set(o.orderId, o);
-    ids.add(o.orderId, o.seq);
-  };
-
   // Order records are read for the four fields the replay needs; only the orders left open are decoded whole.
   for (const e of journalEntries(store, 1, true)) {
     if (e.seq !== seq + 1) throw new RecoveryError(`journal gap: seq ${e.seq} follows ${seq}`);
     seq = e.seq;
     events++;
-    switch (e.type) {
-      case 'market':
-        if (!markets.has(e.conditionId)) markets.set(e.conditionId, -1);
-        tokensOf.set(e.conditionId, e.tokenIds);
-        break;
-      case 'order-record': {
-        const h = orderRecordHead(e.bytes, e.seq);
-        accept({ conditionId: h.conditionId, seq: e.seq, orderId: h.orderId, remaining: h.sizeUnits, wallet: h.wallet, event: e.bytes });
-        break;
-      }
-      case 'order':
-        accept({ conditionId: e.conditionId, seq: e.seq, orderId: e.orderId, remaining: e.sizeUnits, wallet: e.wallet, event: e });
-        break;
-      case 'fill': {
-        fillParty(e, e.takerSide, e.takerWallet, e.takerTokenId, e.takerUsdc, e.takerFee);
-        fillParty(e, e.makerSide, e.makerWallet, e.makerTokenId, e.makerUsdc, e.makerFee);
-        const fees = e.takerFee + e.makerFee;
-        if (fees > 0) add(FEE_WALLET, USDC_ASSET, fees, e.seq);
-        reduce(e.takerOrderId, e.size, e.seq);
-        reduce(e.makerOrderId, e.size, e.seq);
-        const side = lastTradeSide(e);
-        lastTrades.set(e.takerTokenId, { pricePips: e.takerPricePips, side });
-        lastTrades.set(e.makerTokenId, { pricePips: e.makerPricePips, side });
-        if (e.deferred === true) settling.set(e.seq, { fill: e, status: 'MATCHED' });
-        break;
-      }
-      case 'trade': {
-        const t = settling.get(e.fillSeq);
-        if (t === undefined) throw new RecoveryError(`journal seq ${e.seq}: trade of fill ${e.fillSeq} which is not settling`);
-        if (!TRADE_MOVES[t.status].includes(e.status)) throw new RecoveryError(`journal seq ${e.seq}: trade of fill ${e.fillSeq} moves from ${t.status} to ${e.status}`);
-        t.status = e.status;
-        if (e.status === 'FAILED') {
-          // The reversal: each party gets back what it gave and loses what it received; the fee wallet its fees.
-          const f = t.fill;
-          unfillParty(f, f.takerSide, f.takerWallet, f.takerTokenId, f.takerUsdc, f.takerFee, e.seq);
-          unfillParty(f, f.makerSide, f.makerWallet, f.makerTokenId, f.makerUsdc, f.makerFee, e.seq);
-          const fees = f.takerFee + f.makerFee;
-          if (fees > 0) add(FEE_WALLET, USDC_ASSET, -fees, e.seq);
-        }
-        if (e.status === 'CONFIRMED' || e.status === 'FAILED') settling.delete(e.fillSeq);
-        break;
-      }
-      case 'status':
-        if (!open.has(e.orderId)) throw new RecoveryError(`journal seq ${e.seq}: status of order ${e.orderId} which is not open`);
-        if (e.status !== 'LIVE') open.delete(e.orderId);
-        break;
-      case 'deposit':
-        add(e.wallet, USDC_ASSET, e.amount, e.seq);
-        netDeposits += e.amount;
-        break;
-      case 'withdraw':
-        add(e.wallet, USDC_ASSET, -e.amount, e.seq);
-        netDeposits -= e.amount;
-        break;
-      case 'split':
-        add(e.wallet, USDC_ASSET, -e.amount, e.seq);
-        add(e.wallet, e.tokenIds[0], e.amount, e.seq);
-        add(e.wallet, e.tokenIds[1], e.amount, e.seq);
-        break;
-      case 'merge':
-        add(e.wallet, e.tokenIds[0], -e.amount, e.seq);
-        add(e.wallet, e.tokenIds[1], -e.amount, e.seq);
-        add(e.wallet, USDC_ASSET, e.amount, e.seq);
-        break;
-      case 'resolve':
-        if (!markets.has(e.conditionId)) throw new RecoveryError(`journal seq ${e.seq}: resolution of unknown market ${e.conditionId}`);
-        markets.set(e.conditionId, e.winningOutcome);
-        break;
-      case 'redeem':
-        add(e.wallet, e.tokenIds[0], -e.burned[0], e.seq);
-        add(e.wallet, e.tokenIds[1], -e.burned[1], e.seq);
-        add(e.wallet, USDC_ASSET, e.payout, e.seq);
-        break;
-      default:
-        throw new RecoveryError(`journal seq ${(e as JournalEvent).seq}: unknown event type ${(e as { type: string }).type}`);
-    }
+    replay.apply(e);
   }
-  installOrderIndex(store, ids);
-  const trades = new Map<number, TradeStatusName>();
-  for (const [seq, t] of settling) trades.set(seq, t.status);
-  const openOrders = [...open.values()].map(({ conditionId, seq: s, orderId, remaining }) => ({ conditionId, seq: s, orderId, remaining }));
-  const openEvents = new Map<number, OrderAcceptedEvent>();
-  for (const o of open.values()) openEvents.set(o.seq, o.event instanceof Uint8Array ? decodeOrderEvent(o.event, o.seq) : o.event);
-  return { lastSeq: seq, events, state: { balances, openOrders, markets, netDeposits, trades }, lastTrades, openEvents };
+  installOrderIndex(store, replay.ids);
+  return replay.result(seq, events);
 }
 
 export interface VerifiedStore {

@@ -78,6 +78,9 @@ export class ReplicationLog {
   private next: number;
   private readonly settled = new Set<number>();
   private readonly listeners: Array<(committedRseq: number) => void> = [];
+  /** Journal batches issued and not yet handed out (takeBatch): one or two in flight. */
+  private readonly fresh = new Map<number, ReplicatedBatch>();
+  private prefix: string | undefined;
 
   private constructor(private readonly store: Store, last: number) {
     this.committedRseq = last;
@@ -117,12 +120,26 @@ export class ReplicationLog {
    * Issues the record of a journal batch (writer.ts, inside its flush: the same turn, so the same
    * transaction as the batch). Returns the rseq; pass the batch's commit promise to `track`.
    */
-  putJournalBatch(first: number, last: number, rows: BatchRows): number {
+  putJournalBatch(first: number, last: number, rows: BatchRows, values: { e: Array<[number, unknown]>; f: Array<[number, Uint8Array]> }): number {
     const rseq = this.next++;
     const rec: LogRecord = { t: Date.now(), j: [first, last], rows };
     void this.store.replication.put(rseq, rec);
     void this.store.meta.put(metaKeys.replicationJournalSeq, last);
+    this.prefix ??= this.store.meta.get(metaKeys.tradeIdPrefix) as string;
+    this.fresh.set(rseq, { r: rseq, ...rec, e: values.e, f: values.f, p: this.prefix });
     return rseq;
+  }
+
+  /**
+   * The record at `rseq` as published: a journal batch just written is taken from memory (what the writer put,
+   * no read-back), anything else read from the tables. Call once per committed record, in order: it forgets
+   * what it hands out.
+   */
+  takeBatch(rseq: number): ReplicatedBatch | undefined {
+    const b = this.fresh.get(rseq);
+    if (b === undefined) return readReplicatedBatch(this.store, rseq);
+    this.fresh.delete(rseq);
+    return b;
   }
 
   /** Marks `rseq` committed once `committed` resolves (a failed commit halts the engine: it never settles). */

@@ -35,7 +35,7 @@
  *   replication[rseq]      ROLE=sequencer: the batch's rows as well, for the read replicas (replication-log.ts)
  */
 import { randomBytes } from 'node:crypto';
-import type { FillEvent, JournalEvent, OrderRecord, TradeStatusName } from '../domain/events.ts';
+import type { FillEvent, JournalEvent, OrderRecord, TradeStatusName, TradingMarket } from '../domain/events.ts';
 import type { Store } from './env.ts';
 import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, sealFills, writeSlot } from './fill-codec.ts';
 import { balanceKey, engineMetaKeys, metaKeys } from './keys.ts';
@@ -46,16 +46,8 @@ import { encodeStatusEvent } from './status-codec.ts';
 import { tradeRow } from './trades.ts';
 
 /** What the engine-markets table stores per market. */
-export interface MarketRow {
-  conditionId: string;
+export interface MarketRow extends TradingMarket {
   marketId: number;
-  tokenIds: [string, string];
-  tickPips: number;
-  minSizeUnits: number;
-  makerFeeBps: number;
-  takerFeeBps: number;
-  acceptingOrders: boolean;
-  negRisk: boolean;
   /** -1 while trading, else the winning outcome. */
   resolved: -1 | 0 | 1;
 }
@@ -220,13 +212,20 @@ export class JournalWriter {
     sealFills(this.regions, this.fillSlabs, this.fillOffsets, this.fills);
     this.regions = [];
     this.batchFrom = this.slabAt;
+    // ROLE=sequencer: the values as put, for the replication log's publisher (no read-back). Fill blocks are
+    // copied: their slab is reused once the batch commits.
+    const logged = this.log === undefined ? undefined : { e: [] as Array<[number, unknown]>, f: this.blocks.map((b): [number, Uint8Array] => [b.key, Buffer.from(b.value)]) };
+    const put = (seq: number, v: unknown) => {
+      logged?.e.push([seq, v]);
+      return s.journal.put(seq, v, APPEND);
+    };
     for (const b of this.blocks) p = s.fills.put(b.key, b.value, APPEND);
     for (let i = 0; i < events.length; i++) {
       const e = events[i];
       // An order record is carved from order-codec's slab, never rewritten: nothing to release at commit.
-      if (e.type === 'order') p = s.journal.put(e.seq, encodeOrderEvent(e) ?? e, APPEND);
-      else if (e.type === 'status') p = s.journal.put(e.seq, encodeStatusEvent(e) ?? e, APPEND);
-      else if (e.type !== 'fill') p = s.journal.put(e.seq, e, APPEND);
+      if (e.type === 'order') p = put(e.seq, encodeOrderEvent(e) ?? e);
+      else if (e.type === 'status') p = put(e.seq, encodeStatusEvent(e) ?? e);
+      else if (e.type !== 'fill') p = put(e.seq, e);
     }
     for (const rec of this.newOrders) indexOrderId(s, rec);
     for (const rec of this.orders.values()) p = putOrderState(s, rec);
@@ -234,7 +233,7 @@ export class JournalWriter {
     for (const row of this.markets.values()) p = s.engineMarkets.put(row.conditionId, row);
     for (const [seq, row] of this.trades) p = s.trades.put(seq, row);
     if (this.netDeposits !== undefined) p = s.meta.put(engineMetaKeys.netDeposits, this.netDeposits);
-    const rseq = this.log === undefined ? 0 : this.log.putJournalBatch(events.length > 0 ? events[0].seq : this.seq + 1, this.seq, this.batchRows());
+    const rseq = logged === undefined ? 0 : this.log!.putJournalBatch(events.length > 0 ? events[0].seq : this.seq + 1, this.seq, this.batchRows(), logged);
     p = s.meta.put(metaKeys.journalSeq, this.seq);
     this.events = [];
     // Kept and emptied, not replaced: regrowing them from empty every batch was a copy per doubling.

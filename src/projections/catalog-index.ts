@@ -26,16 +26,27 @@ import type { TickSize } from '../domain/units.ts';
 
 // ---- stored records (db `catalog`, key [kind, id]) --------------------------------------------------
 
-export interface TagRec {
-  id: string;
-  label: string;
-  slug: string;
-  requiresTranslation: boolean;
+/** Server-kept times of every record (ISO 8601): created once, updated when the content changes. */
+interface Stamped {
   createdAt: string;
   updatedAt: string;
 }
 
-export interface SeriesRec {
+/** The status flags of series, events and markets (statusCode packs them). */
+interface Flagged {
+  active: boolean;
+  closed: boolean;
+  archived: boolean;
+}
+
+export interface TagRec extends Stamped {
+  id: string;
+  label: string;
+  slug: string;
+  requiresTranslation: boolean;
+}
+
+export interface SeriesRec extends Stamped, Flagged {
   id: string;
   ticker: string;
   slug: string;
@@ -44,14 +55,9 @@ export interface SeriesRec {
   recurrence: string;
   image: string;
   icon: string;
-  active: boolean;
-  closed: boolean;
-  archived: boolean;
-  createdAt: string;
-  updatedAt: string;
 }
 
-export interface EventRec {
+export interface EventRec extends Stamped, Flagged {
   id: string;
   ticker: string;
   slug: string;
@@ -63,11 +69,6 @@ export interface EventRec {
   startDate: string;
   creationDate: string;
   endDate: string;
-  createdAt: string;
-  updatedAt: string;
-  active: boolean;
-  closed: boolean;
-  archived: boolean;
   negRisk: boolean;
   creator: string;
   tagIds: string[];
@@ -82,7 +83,7 @@ export interface ClobReward {
   rewardsDailyRate: number;
 }
 
-export interface MarketRec {
+export interface MarketRec extends Stamped, Flagged {
   id: string;
   eventId: string;
   question: string;
@@ -99,11 +100,6 @@ export interface MarketRec {
   outcomePrices: string[];
   startDate: string;
   endDate: string;
-  createdAt: string;
-  updatedAt: string;
-  active: boolean;
-  closed: boolean;
-  archived: boolean;
   enableOrderBook: boolean;
   acceptingOrders: boolean;
   acceptingOrdersTimestamp: string;
@@ -129,17 +125,8 @@ export interface MarketRec {
   resolvedAt: string;
 }
 
-/** What the engine needs of a market (engine.registerMarket). */
-export interface TradingMarket {
-  conditionId: string;
-  tokenIds: [string, string];
-  tickPips: number;
-  minSizeUnits: number;
-  makerFeeBps: number;
-  takerFeeBps: number;
-  acceptingOrders: boolean;
-  negRisk: boolean;
-}
+/** What the engine needs of a market (engine.registerMarket): domain/events.ts owns the shape. */
+export type { TradingMarket } from '../domain/events.ts';
 
 export interface SearchDoc {
   /** [term, best weight] of every indexed term of the event. */
@@ -154,7 +141,7 @@ export type Kind = CatalogKind;
 
 export const STATUS_CODES = [0, 1, 2, 3, 4, 5, 6, 7] as const;
 
-export function statusCode(e: { active: boolean; closed: boolean; archived: boolean }): number {
+export function statusCode(e: Flagged): number {
   return (e.active ? 4 : 0) | (e.closed ? 2 : 0) | (e.archived ? 1 : 0);
 }
 

@@ -53,22 +53,16 @@ export class NotificationsProjection implements Projection {
   apply(e: JournalEvent): void {
     switch (e.type) {
       case 'order':
-        this.participant(e.conditionId, e.wallet);
-        return;
-      case 'fill':
-        this.fill(e);
-        return;
-      case 'status':
-        this.status(e);
-        return;
       case 'split':
       case 'merge':
       case 'redeem':
-        this.participant(e.conditionId, e.wallet);
-        return;
+        return this.participant(e.conditionId, e.wallet);
+      case 'fill':
+        return this.fill(e);
+      case 'status':
+        return this.status(e);
       case 'resolve':
-        this.resolved(e);
-        return;
+        return this.resolved(e);
     }
   }
 

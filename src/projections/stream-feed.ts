@@ -5,6 +5,17 @@
  * Nothing here runs before the commit, and batches arrive in journal order, so events leave in journal
  * order and never report what a crash could undo.
  *
+ * After the acknowledgements: onApplied only queues the batch; the frames are built and published in a
+ * setImmediate, so the answers the commit releases (they run as microtasks once the commit's listeners
+ * return) and the next group commit's flush go first, and the streams' work is not in every order's
+ * latency. Frames are built from the committed books as they are when that turn runs, so the batches queued
+ * meanwhile (normally one; more when commits complete back to back) are merged first into one, as if they
+ * had been one commit: their levels' union with the totals now, their fills and events in journal order.
+ * A client applying the deltas still lands on what GET /book serves; a `price_change` may list a level
+ * whose total ended where it started. A socket that subscribes in between gets a `book` that already holds
+ * the queued batches and then their frames, whose totals it already has (a `last_trade_price` it may see
+ * twice). See docs/decisions.md, "Streaming".
+ *
  * Topics:
  *   market:<token>          book, price_change, last_trade_price, tick_size_change of one token
  *   market-custom:<token>   best_bid_ask (custom_feature_enabled sockets)
@@ -29,10 +40,11 @@
  *
  * User channel, per event: `order` accepted -> order PLACEMENT; `fill` -> a `trade` to each side's wallet
  * (trader_side TAKER / MAKER) and an order UPDATE of each of the two orders; `status` CANCELED* -> order
- * CANCELLATION (MATCHED needs none: the last UPDATE says MATCHED). Trade status is CONFIRMED: a trade is
- * reported once it is committed. The trade lifecycle (DESIGN section 11) adds one journal event kind per
- * status move; it maps to one more `case` in userEvents() that calls tradeEvent() with that status, for
- * the fill it names (readFill by seq when the fill is not in the batch).
+ * CANCELLATION (MATCHED needs none: the last UPDATE says MATCHED). A trade follows the trade lifecycle
+ * (DESIGN section 11) as on the platform: a fill that settles at once is reported CONFIRMED; a deferred fill
+ * is reported MATCHED, and each later `trade` journal event (MINED, RETRYING, CONFIRMED, FAILED) sends the
+ * same trade again to both sides with its new status and the move's time as `last_update` (the fill read
+ * by its seq when it is not in the batch), so the user channel agrees with /data/trades at every step.
  *
  * Costs: nothing is built for a topic without subscribers (the `wants` check comes first); a book body is
  * built once per version (committed-books.ts), shared by /book, the `book` event and price_change hashes.
@@ -53,6 +65,7 @@ import type {
 } from '../edge/schemas/stream.ts';
 import { lastTradeSide } from '../journal/recovery.ts';
 import type { BookTop, CommittedBook, CommittedBooks, MarketChange } from './committed-books.ts';
+import { takerTradeFields } from './trade-fields.ts';
 
 export const marketTopic = (tokenId: string) => `market:${tokenId}`;
 export const customTopic = (tokenId: string) => `market-custom:${tokenId}`;
@@ -104,6 +117,8 @@ export interface FeedDeps {
   outcomes(conditionId: string): readonly [string, string] | undefined;
   /** The catalog's description of a market. */
   marketInfo(conditionId: string): MarketInfo | undefined;
+  /** A committed fill by its journal seq (a `trade` move names its fill so). */
+  fill(seq: number): FillEvent | undefined;
   /** Called after a batch's frames are published (the commit-to-publish metric). */
   published?: () => void;
   /** Least time between two post-trade `book` events of a token (0: after every batch with a trade). */
@@ -128,11 +143,15 @@ export class StreamFeed {
   /** Tokens traded since their last `book`, waiting for their interval, with their topics. */
   private readonly booksDue = new Map<string, string>();
   private bookTimer: NodeJS.Timeout | undefined;
+  /** Batches applied since the last publishing turn, in journal order. */
+  private queued: Array<{ changes: readonly MarketChange[]; events: readonly JournalEvent[] }> = [];
+  private publishing: NodeJS.Immediate | undefined;
 
   constructor(private readonly d: FeedDeps) {}
 
-  /** Stops the timer of the books waiting for their interval. */
+  /** Publishes what is queued, then stops the timer of the books waiting for their interval. */
   close(): void {
+    if (this.publishing !== undefined) this.publishQueued();
     if (this.bookTimer !== undefined) clearTimeout(this.bookTimer);
     this.bookTimer = undefined;
     this.booksDue.clear();
@@ -184,8 +203,21 @@ export class StreamFeed {
     }
   }
 
-  /** committed-books.ts onApplied: the batch's frames, one per topic that has a subscriber. */
+  /** committed-books.ts onApplied: queues the batch for the publishing turn (header: "After the acknowledgements"). */
   onApplied = (changes: readonly MarketChange[], events: readonly JournalEvent[]): void => {
+    this.queued.push({ changes, events });
+    this.publishing ??= setImmediate(this.publishQueued);
+  };
+
+  /** The queued batches' frames, one per topic that has a subscriber, the batches merged into one. */
+  private readonly publishQueued = (): void => {
+    if (this.publishing !== undefined) clearImmediate(this.publishing);
+    this.publishing = undefined;
+    const queued = this.queued;
+    this.queued = [];
+    if (queued.length === 0) return;
+    const changes = queued.length === 1 ? queued[0].changes : mergeChanges(queued.map((q) => q.changes));
+    const events = queued.length === 1 ? queued[0].events : queued.flatMap((q) => q.events);
     const out = new Frames();
     for (const c of changes) this.marketEvents(c, out);
     this.userEvents(events, out);
@@ -280,6 +312,8 @@ export class StreamFeed {
     // Orders accepted in this batch (their facts without a look-up) and what their fills matched so far.
     let placed: Map<string, OrderFacts> | undefined;
     let matched: Map<string, number> | undefined;
+    // Fills of this batch by seq, for a `trade` move of the same batch (no look-up).
+    let fills: Map<number, FillEvent> | undefined;
     for (const e of events) {
       switch (e.type) {
         case 'order': {
@@ -297,12 +331,14 @@ export class StreamFeed {
           if (takerTopics === undefined && makerTopics === undefined) break;
           const taker = placed?.get(e.takerOrderId) ?? this.d.order(e.takerOrderId);
           const maker = placed?.get(e.makerOrderId) ?? this.d.order(e.makerOrderId);
+          (fills ??= new Map()).set(e.seq, e);
+          const status = e.deferred ? 'MATCHED' : 'CONFIRMED';
           if (takerTopics !== undefined) {
-            out.addAll(takerTopics, JSON.stringify(this.tradeEvent(e, 'CONFIRMED', 'TAKER', taker, maker)));
+            out.addAll(takerTopics, JSON.stringify(this.tradeEvent(e, status, 'TAKER', taker, maker)));
             if (taker !== undefined) out.addAll(takerTopics, JSON.stringify(this.orderEvent(taker, 'UPDATE', takerSoFar, takerSoFar >= taker.sizeUnits ? 'MATCHED' : 'LIVE', [e.tradeId], e.ts)));
           }
           if (makerTopics !== undefined) {
-            out.addAll(makerTopics, JSON.stringify(this.tradeEvent(e, 'CONFIRMED', 'MAKER', taker, maker)));
+            out.addAll(makerTopics, JSON.stringify(this.tradeEvent(e, status, 'MAKER', taker, maker)));
             if (maker !== undefined) {
               const m = maker.sizeUnits - e.makerRemaining;
               out.addAll(makerTopics, JSON.stringify(this.orderEvent(maker, 'UPDATE', m, e.makerRemaining === 0 ? 'MATCHED' : 'LIVE', [e.tradeId], e.ts)));
@@ -313,6 +349,18 @@ export class StreamFeed {
         case 'status':
           this.statusEvent(e, placed, out);
           break;
+        case 'trade': {
+          const takerTopics = this.walletTopics(e.takerWallet, e.conditionId);
+          const makerTopics = e.makerWallet === e.takerWallet ? takerTopics : this.walletTopics(e.makerWallet, e.conditionId);
+          if (takerTopics === undefined && makerTopics === undefined) break;
+          const f = fills?.get(e.fillSeq) ?? this.d.fill(e.fillSeq);
+          if (f === undefined) break;
+          const taker = placed?.get(f.takerOrderId) ?? this.d.order(f.takerOrderId);
+          const maker = placed?.get(f.makerOrderId) ?? this.d.order(f.makerOrderId);
+          if (takerTopics !== undefined) out.addAll(takerTopics, JSON.stringify(this.tradeEvent(f, e.status, 'TAKER', taker, maker, e.ts)));
+          if (makerTopics !== undefined) out.addAll(makerTopics, JSON.stringify(this.tradeEvent(f, e.status, 'MAKER', taker, maker, e.ts)));
+          break;
+        }
         default:
           break;
       }
@@ -364,24 +412,19 @@ export class StreamFeed {
     };
   }
 
-  /** A fill as the platform's user-channel trade, as seen by one of its sides. */
-  tradeEvent(f: FillEvent, status: string, side: 'TAKER' | 'MAKER', taker: OrderFacts | undefined, maker: OrderFacts | undefined): UserTradeEvent {
+  /** A fill as the platform's user-channel trade, as seen by one of its sides; `movedAt` (ms) is its last status move's time. */
+  tradeEvent(f: FillEvent, status: string, side: 'TAKER' | 'MAKER', taker: OrderFacts | undefined, maker: OrderFacts | undefined, movedAt = f.ts): UserTradeEvent {
     const sec = String(Math.floor(f.ts / 1000));
     return {
       event_type: 'trade',
       type: 'TRADE',
-      id: f.tradeId,
-      taker_order_id: f.takerOrderId,
-      market: f.conditionId,
-      asset_id: f.takerTokenId,
-      side: f.takerSide,
-      size: formatUnits(f.size),
+      ...takerTradeFields(f),
       price: formatPips(f.takerPricePips),
       fee_rate_bps: String(taker?.takerFeeBps ?? 0),
       status,
       matchtime: sec,
       match_time: sec,
-      last_update: sec,
+      last_update: String(Math.floor(movedAt / 1000)),
       outcome: this.label(f.conditionId, f.takerOutcome),
       owner: side === 'TAKER' ? f.takerOwner : f.makerOwner,
       trade_owner: f.takerOwner,
@@ -423,6 +466,41 @@ function factsOf(e: OrderAcceptedEvent): OrderFacts {
     makerFeeBps: e.makerFeeBps,
     takerFeeBps: e.takerFeeBps,
   };
+}
+
+/**
+ * Consecutive batches' changes as one batch's (allocates: only when commits completed back to back): per
+ * market, in order of first change, the union of the changed levels (their totals are read when the frames
+ * are built, so they are the latest), the fills in journal order, created if any batch created it, the tick
+ * and tops from before the first batch, the last resolution.
+ */
+function mergeChanges(batches: ReadonlyArray<readonly MarketChange[]>): MarketChange[] {
+  const byMarket = new Map<string, { change: MarketChange; bids: Set<number>; asks: Set<number> }>();
+  for (const changes of batches) {
+    for (const c of changes) {
+      const m = byMarket.get(c.conditionId);
+      if (m === undefined) {
+        byMarket.set(c.conditionId, { change: { ...c, bids: [...c.bids], asks: [...c.asks], fills: [...c.fills] }, bids: new Set(c.bids), asks: new Set(c.asks) });
+        continue;
+      }
+      const into = m.change;
+      for (const p of c.bids) {
+        if (m.bids.has(p)) continue;
+        m.bids.add(p);
+        into.bids.push(p);
+      }
+      for (const p of c.asks) {
+        if (m.asks.has(p)) continue;
+        m.asks.add(p);
+        into.asks.push(p);
+      }
+      for (const f of c.fills) into.fills.push(f);
+      into.created ||= c.created;
+      into.tickBefore ??= c.tickBefore;
+      if (c.resolved !== undefined) into.resolved = c.resolved;
+    }
+  }
+  return [...byMarket.values()].map((m) => m.change);
 }
 
 function spread(t: BookTop): string {

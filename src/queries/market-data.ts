@@ -39,6 +39,7 @@ import { readFill } from '../journal/fill-codec.ts';
 import { tradeStateOf } from '../journal/trades.ts';
 import { builderTradeKeys, priceKey, type BuilderTradeDim } from '../journal/keys.ts';
 import type { BuilderTradeFields, BuilderTradeIdEntry, MarketDataStore } from '../projections/market-data.ts';
+import { takerTradeFields } from '../projections/trade-fields.ts';
 import { EMPTY_TOP, NO_PRICE, currentPricePips, midpointPips, parseBookTop, tight, twoSided, type BookTop } from './current-price.ts';
 
 // ---- what the engine provides (engine/engine.ts's Engine satisfies it) -------------------------------------
@@ -553,12 +554,7 @@ export class MarketDataReader {
     const time = new Date(f.ts).toISOString();
     const state = tradeStateOf(this.md.store, f);
     return {
-      id: f.tradeId,
-      taker_order_id: f.takerOrderId,
-      market: f.conditionId,
-      asset_id: f.takerTokenId,
-      side: f.takerSide,
-      size: formatUnits(f.size),
+      ...takerTradeFields(f),
       fee_rate_bps: String(x.tf),
       price: formatPips(f.takerPricePips),
       status: state.status,

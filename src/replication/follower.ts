@@ -41,6 +41,8 @@ export interface FollowerOptions {
   settings: StreamSettings;
   /** Told of each applied group, after its commit, batches in order. */
   onApplied: (applied: AppliedBatch[]) => void;
+  /** Told, per record, the seconds from the sequencer issuing it to its application here (read models included). */
+  applyDelay?: (seconds: number) => void;
   /** The connection to use instead of opening one (tests). */
   link?: NatsLink;
 }
@@ -50,7 +52,6 @@ export interface FollowerStats {
   appliedRseq: number;
   lagBatches: number;
   lagSeconds: number;
-  applyDelaySeconds: number;
   refused: number;
 }
 
@@ -62,9 +63,8 @@ export class Follower {
   private readonly queue: Uint8Array[] = [];
   private applying = false;
   private streamPending = 0;
-  /** Sequencer time (ms) of the last applied record, and the delay from it to its application. */
+  /** Sequencer time (ms) of the last applied record. */
   private lastT = 0;
-  private applyDelay = 0;
   private closed = false;
   private link: NatsLink | undefined;
   private messages: ConsumerMessages | undefined;
@@ -89,7 +89,6 @@ export class Follower {
       appliedRseq: this.appliedRseq,
       lagBatches,
       lagSeconds: lagBatches > 0 && this.lastT > 0 ? Math.max(0, (Date.now() - this.lastT) / 1000) : 0,
-      applyDelaySeconds: this.applyDelay,
       refused: this.refusal === undefined ? 0 : 1,
     };
   }
@@ -202,8 +201,9 @@ export class Follower {
         }
         const last = group[group.length - 1];
         this.lastT = last.t;
-        this.applyDelay = Math.max(0, (Date.now() - last.t) / 1000);
         this.o.onApplied(applied);
+        const now = Date.now();
+        for (const b of group) this.o.applyDelay?.(Math.max(0, (now - b.t) / 1000));
       }
     } catch (err) {
       this.refuse(`cannot apply (${(err as Error).message})`, { err });

@@ -111,12 +111,13 @@ export class Publisher {
     for (let r = this.seen + 1; r <= upTo; r++) {
       if (this.outbox.size < this.o.outboxBatches) {
         try {
-          this.outbox.set(r, this.entry(r));
+          this.outbox.set(r, this.entry(r, this.o.log.takeBatch(r)));
         } catch (err) {
           // Left for send(), which reads it again and stops publishing loudly if it is still not there.
           this.o.logger.error({ err, rseq: r }, 'cannot read a committed replication record');
         }
       } else {
+        this.o.log.takeBatch(r);
         if (!this.full) this.o.logger.error({ outboxBatches: this.o.outboxBatches, rseq: r }, 'replication outbox full: records are read back from the store once NATS takes them');
         this.full = true;
         this.overflow++;
@@ -126,8 +127,7 @@ export class Publisher {
     this.pump();
   }
 
-  private entry(rseq: number): Entry {
-    const b = readReplicatedBatch(this.o.store, rseq);
+  private entry(rseq: number, b = readReplicatedBatch(this.o.store, rseq)): Entry {
     if (b === undefined) throw new Error(`replication log has no record ${rseq}`);
     return { bytes: encodeBatch(b), journalLast: b.j?.[1] ?? 0 };
   }
@@ -146,7 +146,7 @@ export class Publisher {
           );
           return;
         }
-        this.confirmed(last, this.confirmedSeq);
+        this.confirmed(last, this.journalLastOf(last));
         this.next = last + 1;
         this.broken = false;
         this.ready = true;
@@ -164,6 +164,15 @@ export class Publisher {
         await new Promise((r) => setTimeout(r, RETRY_MS));
       }
     }
+  }
+
+  /** The journal seq the stream holds up to once it holds record `rseq`: that of the last journal batch at or before it. */
+  private journalLastOf(rseq: number): number {
+    for (const { value } of this.o.store.replication.getRange({ start: rseq, end: 0, reverse: true, limit: 64 })) {
+      const j = (value as { j?: [number, number] }).j;
+      if (j !== undefined) return j[1];
+    }
+    return this.confirmedSeq;
   }
 
   private confirmed(rseq: number, journalSeq: number): void {

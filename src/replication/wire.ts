@@ -27,8 +27,9 @@ export const WIRE_VERSION = 1;
 
 export class WireError extends Error {}
 
-// Plain msgpack: no shared structures or extensions, so any msgpack decoder reads a batch.
-const packr = new Packr({ useRecords: false, moreTypes: false, encodeUndefinedAsNil: true });
+// Plain msgpack: no shared structures or records, so any msgpack decoder reads a batch; `undefined` keeps
+// msgpackr's encoding (as lmdb-js stores it), so a value round-trips exactly into the replica's tables.
+const packr = new Packr({ useRecords: false, moreTypes: false });
 
 const DIGEST_BYTES = 8;
 const digestOf = (body: Uint8Array) => createHash('sha256').update(body).digest().subarray(0, DIGEST_BYTES);

@@ -62,9 +62,8 @@ const pageErrors: string[] = [];
 /**
  * A TCP relay with a fixed port in front of the service, as a proxy or a load balancer is: each connection
  * goes to the service's current port, and closes when the service's side does. The restart test restarts
- * the service behind it: the uWS listener cannot listen on its old port again while the old process's
- * sockets are in TIME_WAIT (about a minute; see docs/decisions.md, "Web console"), and the page must keep
- * its origin to reconnect.
+ * the service behind it: the app listens on port 0, so each start has a new port, and the page must keep its
+ * origin to reconnect, as it would behind a proxy.
  */
 function relay(target: number): Promise<{ url: string; target: number; close(): void }> {
   const sockets = new Set<net.Socket>();

@@ -10,6 +10,8 @@
  *   CONFIRMED  statuses say CONFIRMED;
  *   FAILED     (another run, every trade failing) statuses say FAILED; both wallets hold what they held
  *              before; the data API never shows the trade; the ledger conserves USDC.
+ * The user channel agrees: each side's socket gets the trade MATCHED at the match and again at each move
+ * (MINED, CONFIRMED; or RETRYING, FAILED) with the move's time as last_update.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,6 +23,7 @@ import { ManualClock } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { TestClient, units } from '../fixtures/trading-client.ts';
+import { StreamClient } from '../../tools/stream-client.ts';
 
 const CID = `0x${'d4'.repeat(32)}`;
 const BUILDER = `0x${'be'.repeat(32)}` as const;
@@ -82,6 +85,28 @@ async function session(trades: Record<string, number>): Promise<Session> {
   };
 }
 
+/** A user-channel socket of `c`'s wallet, subscribed (the PONG after the subscribe says it was handled). */
+async function userSocket(s: Session, c: TestClient): Promise<StreamClient> {
+  const sock = await StreamClient.connect(`ws://127.0.0.1:${s.app.port}/ws/user`, { pingMs: 0 });
+  sock.subscribeUser(c.creds!);
+  const want = sock.pongs + 1;
+  sock.send('PING');
+  for (const end = Date.now() + 5000; sock.pongs < want; ) {
+    assert.ok(Date.now() < end, 'no PONG after subscribing');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return sock;
+}
+
+/** The trade's statuses the socket received so far, with each one's last_update (unix seconds). */
+async function tradeMoves(sock: StreamClient, tradeId: string, count: number): Promise<Array<[string, string, string]>> {
+  const moves = () => sock.events.filter((e: any) => e.event_type === 'trade' && e.id === tradeId).map((e: any) => [e.status, e.last_update, e.trader_side] as [string, string, string]);
+  for (const end = Date.now() + 5000; moves().length < count && Date.now() < end; ) await new Promise((r) => setTimeout(r, 5));
+  return moves();
+}
+
+const sec = (ms: number) => String(Math.floor(ms / 1000));
+
 /** Moves the clock; resolves once the moves it caused are durable and projected. */
 async function pass(s: Session, ms: number): Promise<void> {
   s.clock.advance(ms);
@@ -109,6 +134,7 @@ async function views(s: Session, tradeId: string) {
 
 test('MATCHED, MINED, CONFIRMED: every read follows the trade, tokens spendable from MINED on', async () => {
   const s = await session({ minedDelayMs: 4_000, confirmedDelayMs: 6_000 });
+  const [aliceSock, bobSock] = [await userSocket(s, s.alice), await userSocket(s, s.bob)];
   try {
     const ask = await s.bob.place({ tokenId: s.yes, side: 'SELL', makerAmount: units(10), takerAmount: units(4) });
     assert.equal(ask.body.status, 'live');
@@ -128,6 +154,8 @@ test('MATCHED, MINED, CONFIRMED: every read follows the trade, tokens spendable 
       positions: [],
       dataTrades: 0,
     });
+    assert.deepEqual(await tradeMoves(aliceSock, tradeId, 1), [['MATCHED', sec(matchedAt), 'TAKER']]);
+    assert.deepEqual(await tradeMoves(bobSock, tradeId, 1), [['MATCHED', sec(matchedAt), 'MAKER']]);
     const early = await s.alice.place({ tokenId: s.yes, side: 'SELL', makerAmount: units(10), takerAmount: units(6) });
     assert.deepEqual([early.status, early.body.error], [400, 'not enough balance / allowance']);
 
@@ -146,17 +174,27 @@ test('MATCHED, MINED, CONFIRMED: every read follows the trade, tokens spendable 
     await pass(s, 6_000);
     const v = await views(s, tradeId);
     assert.deepEqual([v.status, v.lastUpdate, v.builderStatus, v.dataTrades], ['CONFIRMED', new Date(matchedAt + 10_000).toISOString(), 'CONFIRMED', 1]);
+    for (const [sock, side] of [[aliceSock, 'TAKER'], [bobSock, 'MAKER']] as const) {
+      assert.deepEqual(await tradeMoves(sock, tradeId, 3), [
+        ['MATCHED', sec(matchedAt), side],
+        ['MINED', sec(matchedAt + 4_000), side],
+        ['CONFIRMED', sec(matchedAt + 10_000), side],
+      ]);
+    }
     const sandbox = (await (await fetch(`${s.base}/admin/sandbox`, { headers: { authorization: 'Bearer t' } })).json()) as any;
     assert.deepEqual(sandbox.trades.settling, { MATCHED: 0, RETRYING: 0, MINED: 0 });
     assert.equal(sandbox.trades.minedDelayMs, 4_000);
     assert.deepEqual(s.app.ctx.engine.checkLedger(), []);
   } finally {
+    aliceSock.close();
+    bobSock.close();
     await s.close();
   }
 });
 
 test('RETRYING then FAILED: both wallets as before, the data API never shows the trade', async () => {
   const s = await session({ minedDelayMs: 1_000, retryingShare: 1, retryDelayMs: 2_000, failedShare: 1 });
+  const bobSock = await userSocket(s, s.bob);
   try {
     const usdc = async (c: TestClient) => Number((await c.call('GET', '/balance-allowance?asset_type=COLLATERAL')).body.balance);
     const before = { alice: await usdc(s.alice), bob: await usdc(s.bob) };
@@ -164,6 +202,7 @@ test('RETRYING then FAILED: both wallets as before, the data API never shows the
     const bid = await s.alice.place({ tokenId: s.yes, side: 'BUY', makerAmount: units(4), takerAmount: units(10), builder: BUILDER, orderType: 'FOK' });
     assert.equal(bid.body.status, 'matched');
     const [tradeId] = bid.body.tradeIDs;
+    const matchedAt = s.clock.now();
     await pass(s, 1_000);
     assert.equal((await views(s, tradeId)).status, 'RETRYING');
     await pass(s, 2_000);
@@ -179,10 +218,16 @@ test('RETRYING then FAILED: both wallets as before, the data API never shows the
     assert.deepEqual({ alice: await usdc(s.alice), bob: await usdc(s.bob) }, before);
     const bobTokens = Number((await s.bob.call('GET', `/balance-allowance?asset_type=CONDITIONAL&token_id=${s.yes}`)).body.balance);
     assert.equal(bobTokens, units(20));
+    assert.deepEqual(await tradeMoves(bobSock, tradeId, 3), [
+      ['MATCHED', sec(matchedAt), 'MAKER'],
+      ['RETRYING', sec(matchedAt + 1_000), 'MAKER'],
+      ['FAILED', sec(matchedAt + 3_000), 'MAKER'],
+    ]);
     const t = s.app.ctx.engine.usdcTotals();
     assert.equal(t.wallets + t.collateral, t.netDeposits);
     assert.deepEqual(s.app.ctx.engine.checkLedger(), []);
   } finally {
+    bobSock.close();
     await s.close();
   }
 });

@@ -4,7 +4,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { MarketTable, rowOf } from '../../src/engine/market-table.ts';
+import { MarketTable, parametersOf, rowOf } from '../../src/engine/market-table.ts';
 import { Ledger } from '../../src/engine/ledger.ts';
 import { shardOf } from '../../src/engine/shard-router.ts';
 import type { MarketRow } from '../../src/journal/writer.ts';
@@ -38,4 +38,13 @@ test('a market is found by condition id and by either token, on the shard its co
   assert.equal(t.token('nope'), undefined);
   assert.deepEqual([...t.values()], ms);
   assert.deepEqual(rowOf(ms[0]), row(1), 'the row leaves shard and resolving out');
+});
+
+test('rows keep the stored key order; parametersOf holds what a registration may change, in that order', () => {
+  const ledger = new Ledger();
+  const m = new MarketTable(ledger, 1).add({ ...row(7), tickPips: 10, negRisk: true });
+  // The store encodes rows (and the journal market events) with their key order: it must not move.
+  assert.deepEqual(Object.keys(rowOf(m)), ['conditionId', 'marketId', 'tokenIds', 'tickPips', 'minSizeUnits', 'makerFeeBps', 'takerFeeBps', 'acceptingOrders', 'negRisk', 'resolved']);
+  assert.deepEqual(parametersOf(m), { tickPips: 10, minSizeUnits: 0, makerFeeBps: 0, takerFeeBps: 0, acceptingOrders: true, negRisk: true });
+  assert.deepEqual(Object.keys(parametersOf(m)), ['tickPips', 'minSizeUnits', 'makerFeeBps', 'takerFeeBps', 'acceptingOrders', 'negRisk']);
 });

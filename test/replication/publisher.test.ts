@@ -95,6 +95,12 @@ test('with NATS absent the outbox fills to its bound and says so while commits g
     again.start();
     await until('the new publisher caught up', () => again.stats().confirmedRseq === 17);
     await again.close();
+    // One with nothing left to publish reports where the stream stands from the stream alone.
+    const third = new Publisher({ store, log: ReplicationLog.open(store), logger: l.log, settings, outboxBatches: 5 });
+    third.start();
+    await until('the third publisher synchronised', () => third.stats().confirmedRseq === 17);
+    assert.deepEqual([third.stats().confirmedSeq, third.stats().outboxBatches], [17, 0]);
+    await third.close();
     const recs = await streamRecords(nats.url, settings.stream);
     assert.deepEqual(
       recs.map((x) => [x.seq, x.r, x.first]),

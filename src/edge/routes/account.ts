@@ -13,7 +13,8 @@ import { parseNotificationId } from '../../domain/notifications.ts';
 import { dropNotifications } from '../../projections/notifications.ts';
 import { walletNotifications } from '../../queries/notifications.ts';
 import type { AppContext } from '../context.ts';
-import { READ_KEYS, route, type AnyRoute } from '../route.ts';
+import type { Heartbeats } from '../heartbeats.ts';
+import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../route.ts';
 import { DropNotificationsQuery, Notification, NotificationsQuery } from '../schemas/notifications.ts';
 
 const HeartbeatBody = Type.Object({
@@ -23,10 +24,40 @@ const HeartbeatBody = Type.Object({
 });
 const HeartbeatReply = Type.Object({ heartbeat_id: Type.String({ description: 'the id to send with the next heartbeat' }) });
 
-export function accountRoutes(ctx: AppContext): AnyRoute[] {
-  const timeout = ctx.config.heartbeats.timeoutSeconds;
+/** What the account handlers use: the projected views (and the store whose flush makes a drop durable), the heartbeats. */
+export interface AccountDeps {
+  readonly views: AppContext['views'];
+  readonly store: { readonly views: { readonly flushed: Promise<unknown> } };
+  readonly heartbeats: Pick<Heartbeats, 'beat'>;
+}
+
+export function listNotifications(d: Pick<AccountDeps, 'views'>, req: RequestOf<typeof NotificationsQuery>) {
+  return walletNotifications(d.views, req.caller.address!);
+}
+
+export async function dropWalletNotifications(d: Pick<AccountDeps, 'views' | 'store'>, req: RequestOf<typeof DropNotificationsQuery>) {
+  const text = req.query.ids ?? '';
+  const ids = text === '' ? undefined : text.split(',').map((s) => s.trim());
+  const slots = ids?.map((id) => {
+    const slot = parseNotificationId(id);
+    if (slot === undefined) throw apiError('PM_ERR_BAD_REQUEST', { detail: `invalid notification id: ${id}` });
+    return slot;
+  });
+  if (dropNotifications(d.views, req.caller.address!, slots) > 0) {
+    d.views.deferral?.flush();
+    await d.store.views.flushed;
+  }
+  return 'OK';
+}
+
+export function heartbeat(d: Pick<AccountDeps, 'heartbeats'>, req: RequestOf<undefined, typeof HeartbeatBody>) {
+  return d.heartbeats.beat(req.caller.address!, req.body.heartbeat_id);
+}
+
+/** The table; the heartbeat's summary states the configured timeout. */
+export function accountTable(timeoutSeconds: number): readonly RouteSpec<AccountDeps>[] {
   return [
-    route({
+    routeSpec({
       method: 'GET',
       path: '/notifications',
       group: 'trading',
@@ -36,9 +67,9 @@ export function accountRoutes(ctx: AppContext): AnyRoute[] {
       description: 'Kept until dropped, at most the latest 500 per wallet. Fills are told at the match; a FOK/FAK remainder is not a cancel notice.',
       query: NotificationsQuery,
       response: Type.Array(Notification),
-      handler: (req) => walletNotifications(ctx.views, req.caller.address!),
+      handler: listNotifications,
     }),
-    route({
+    routeSpec({
       method: 'DELETE',
       path: '/notifications',
       // Idempotent: dropping what is already gone changes nothing.
@@ -48,34 +79,26 @@ export function accountRoutes(ctx: AppContext): AnyRoute[] {
       summary: "Drop notifications of the caller's wallet by id (`ids=a,b`); without ids, every one",
       query: DropNotificationsQuery,
       response: Type.Literal('OK'),
-      handler: async (req) => {
-        const text = req.query.ids ?? '';
-        const ids = text === '' ? undefined : text.split(',').map((s) => s.trim());
-        const slots = ids?.map((id) => {
-          const slot = parseNotificationId(id);
-          if (slot === undefined) throw apiError('PM_ERR_BAD_REQUEST', { detail: `invalid notification id: ${id}` });
-          return slot;
-        });
-        if (dropNotifications(ctx.views, req.caller.address!, slots) > 0) {
-          ctx.views.deferral?.flush();
-          await ctx.store.views.flushed;
-        }
-        return 'OK';
-      },
+      handler: dropWalletNotifications,
     }),
-    route({
+    routeSpec({
       method: 'POST',
       path: '/v1/heartbeats',
       replay: 'memory',
       group: 'trading',
       auth: 'l2',
-      summary: `Start or continue the wallet's heartbeat; silent for ${timeout} s (heartbeats.timeoutSeconds), its open orders are all canceled`,
+      summary: `Start or continue the wallet's heartbeat; silent for ${timeoutSeconds} s (heartbeats.timeoutSeconds), its open orders are all canceled`,
       description:
         'Send heartbeat_id "" (or null) to start one and the answered id afterwards; an id that is not the running one (it lapsed, its ' +
         'orders were canceled) is 400. Running heartbeats survive a restart with a full timeout from the start.',
       body: HeartbeatBody,
       response: HeartbeatReply,
-      handler: (req) => ctx.heartbeats.beat(req.caller.address!, req.body.heartbeat_id),
+      handler: heartbeat,
     }),
   ];
+}
+
+export function accountRoutes(ctx: Pick<AppContext, 'config' | 'views' | 'store' | 'heartbeats'>): AnyRoute[] {
+  const deps: AccountDeps = { views: ctx.views, store: ctx.store, heartbeats: ctx.heartbeats };
+  return bindRoutes(deps, accountTable(ctx.config.heartbeats.timeoutSeconds));
 }

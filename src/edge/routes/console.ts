@@ -14,7 +14,7 @@ import { Type } from '@sinclair/typebox';
 import { apiError } from '../../domain/errors.ts';
 import { consoleDir } from '../../runtime/config.ts';
 import type { AppContext } from '../context.ts';
-import { reply, route, type AnyRoute } from '../route.ts';
+import { bindRoutes, reply, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../route.ts';
 import { loadStaticFiles, matchesEtag, type StaticFile } from '../static-files.ts';
 
 export const CONSOLE_PAGE = 'index.html';
@@ -35,47 +35,66 @@ const PAGE_HEADERS = { ...COMMON_HEADERS, 'content-security-policy': CONTENT_SEC
 
 const FileParams = Type.Object({ file: Type.String({ maxLength: 200, description: 'a file of the built console, e.g. main-4KJ2HQ3P.js' }) });
 
-export function consoleRoutes(ctx: AppContext): AnyRoute[] {
-  if (!ctx.config.console.enabled) return [];
+/** What the console's handlers use: the files of the built console, read into memory once (none when never built). */
+export interface ConsoleDeps {
+  readonly files: ReadonlyMap<string, StaticFile>;
+}
+
+/** The console's files, read at start-up; what is not served (or the whole console, unbuilt) is logged. */
+export function consoleDeps(ctx: Pick<AppContext, 'config' | 'log'>): ConsoleDeps {
   const dir = consoleDir(ctx.config);
   const load = loadStaticFiles(dir);
-  const built = load.files.has(CONSOLE_PAGE);
-  if (!built) ctx.log.warn({ dir, reason: load.missing ?? `no ${CONSOLE_PAGE}` }, 'the web console is not built: /console answers 404 until `npm run build:console`');
+  if (!load.files.has(CONSOLE_PAGE)) ctx.log.warn({ dir, reason: load.missing ?? `no ${CONSOLE_PAGE}` }, 'the web console is not built: /console answers 404 until `npm run build:console`');
   for (const s of load.skipped) ctx.log.warn({ dir, file: s.name, reason: s.reason }, 'console file not served');
+  return { files: load.files };
+}
 
-  const answer = (name: string, ifNoneMatch: string | undefined) => {
-    if (!built) throw apiError('PM_ERR_NOT_FOUND_ENTITY', { detail: 'the web console is not built: run npm run build:console' });
-    const f: StaticFile | undefined = load.files.get(name);
-    if (f === undefined) throw apiError('PM_ERR_NOT_FOUND');
-    const headers = { ...(name === CONSOLE_PAGE ? PAGE_HEADERS : COMMON_HEADERS), 'content-type': f.contentType, 'cache-control': f.cacheControl, etag: f.etag };
-    if (matchesEtag(ifNoneMatch, f.etag)) return reply({ status: 304, headers, noBody: true });
-    return reply({ headers, raw: f.body });
-  };
+function answer(d: ConsoleDeps, name: string, ifNoneMatch: string | undefined) {
+  if (!d.files.has(CONSOLE_PAGE)) throw apiError('PM_ERR_NOT_FOUND_ENTITY', { detail: 'the web console is not built: run npm run build:console' });
+  const f: StaticFile | undefined = d.files.get(name);
+  if (f === undefined) throw apiError('PM_ERR_NOT_FOUND');
+  const headers = { ...(name === CONSOLE_PAGE ? PAGE_HEADERS : COMMON_HEADERS), 'content-type': f.contentType, 'cache-control': f.cacheControl, etag: f.etag };
+  if (matchesEtag(ifNoneMatch, f.etag)) return reply({ status: 304, headers, noBody: true });
+  return reply({ headers, raw: f.body });
+}
 
-  const response = Type.String({ description: 'the file as text (text/html, text/javascript, text/css); 304 without a body when If-None-Match names its ETag' });
-  // uWS matches a pattern exactly: /console/ is a route of its own (a parameter never matches an empty segment).
-  const page = (path: string) =>
-    route({
-      method: 'GET',
-      path,
-      group: 'ops',
-      summary: 'The web console: markets, books and charts, wallets, an order ticket and the operator\'s controls',
-      headers: ['if-none-match'],
-      response,
-      handler: (req) => answer(CONSOLE_PAGE, req.headers['if-none-match']),
-    });
-  return [
-    page('/console'),
-    page('/console/'),
-    route({
-      method: 'GET',
-      path: '/console/:file',
-      group: 'ops',
-      summary: 'A file of the web console (hashed names are immutable)',
-      params: FileParams,
-      headers: ['if-none-match'],
-      response,
-      handler: (req) => answer(req.params.file, req.headers['if-none-match']),
-    }),
-  ];
+export function consolePage(d: ConsoleDeps, req: RequestOf) {
+  return answer(d, CONSOLE_PAGE, req.headers['if-none-match']);
+}
+
+export function consoleFile(d: ConsoleDeps, req: RequestOf<undefined, undefined, typeof FileParams>) {
+  return answer(d, req.params.file, req.headers['if-none-match']);
+}
+
+const response = Type.String({ description: 'the file as text (text/html, text/javascript, text/css); 304 without a body when If-None-Match names its ETag' });
+// uWS matches a pattern exactly: /console/ is a route of its own (a parameter never matches an empty segment).
+const page = (path: string) =>
+  routeSpec({
+    method: 'GET',
+    path,
+    group: 'ops',
+    summary: 'The web console: markets, books and charts, wallets, an order ticket and the operator\'s controls',
+    headers: ['if-none-match'],
+    response,
+    handler: consolePage,
+  });
+
+export const CONSOLE_ROUTES: readonly RouteSpec<ConsoleDeps>[] = [
+  page('/console'),
+  page('/console/'),
+  routeSpec({
+    method: 'GET',
+    path: '/console/:file',
+    group: 'ops',
+    summary: 'A file of the web console (hashed names are immutable)',
+    params: FileParams,
+    headers: ['if-none-match'],
+    response,
+    handler: consoleFile,
+  }),
+];
+
+export function consoleRoutes(ctx: Pick<AppContext, 'config' | 'log'>): AnyRoute[] {
+  if (!ctx.config.console.enabled) return [];
+  return bindRoutes(consoleDeps(ctx), CONSOLE_ROUTES);
 }

@@ -25,9 +25,12 @@ import { recentMarketFills } from '../../queries/fills.ts';
 import { BUILDER_TRADES_PAGE_SIZE, type HistoryParams, type MarketDataReader } from '../../queries/market-data.ts';
 import { DEFAULT_OUTCOMES } from '../../domain/market-rules.ts';
 import { formatPips, formatUnits } from '../../domain/units.ts';
+import type { Engine } from '../../engine/engine.ts';
+import type { CatalogReader } from '../../queries/catalog.ts';
+import type { Clock } from '../../runtime/clock.ts';
 import type { AppContext } from '../context.ts';
-import { Type } from '@sinclair/typebox';
-import { reply, route, type AnyRoute } from '../route.ts';
+import { Type, type TSchema } from '@sinclair/typebox';
+import { bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../route.ts';
 import {
   BatchHistoryReply,
   BuilderCodeParams,
@@ -121,407 +124,474 @@ function bookOf(md: MarketDataReader, id: string): string {
   return json;
 }
 
-export function marketDataRoutes(ctx: AppContext): AnyRoute[] {
-  const md = (): MarketDataReader => {
-    if (ctx.marketData === undefined) throw apiError('PM_ERR_UNAVAILABLE');
-    return ctx.marketData;
-  };
-  /** The token of a single-token route, known to a market. */
-  const known = (raw: string): string => {
-    const id = tokenOf(raw);
-    if (md().token(id) === undefined) throw noBook();
-    return id;
-  };
-  const market = (raw: string) => {
-    const m = md().marketOf(known(raw));
-    if (m === undefined) throw noBook();
-    return m;
-  };
+/**
+ * What the market-data handlers use: the reader of books, quotes and history (absent in contexts without
+ * market data: these routes then answer 503), the engine's markets and orders, the catalog's market texts,
+ * the fill journal (store and views) for live activity, the clock, and which response shapes are configured.
+ */
+export interface MarketDataDeps {
+  readonly marketData: MarketDataReader | undefined;
+  readonly engine: Pick<Engine, 'market' | 'getOrder'>;
+  readonly catalog: Pick<CatalogReader, 'marketByCondition'>;
+  readonly store: AppContext['store'];
+  readonly views: AppContext['views'];
+  readonly clock: Clock;
+  /** compat.shapes is clob-client-v2: GET /builder/trades answers the platform client's cursor envelope. */
+  readonly clientShapes: boolean;
+}
+type Md = Pick<MarketDataDeps, 'marketData'>;
 
-  /** Per-token answers of a token batch, read once every token's snapshot holds what was acknowledged. */
-  const perToken = (body: TokenBatch, of: (r: MarketDataReader, id: string) => string) => {
-    const r = md();
-    const ids = batchTokens(r, body, MAX_TOKENS_PER_REQUEST);
-    return withSnapshots(r, ids, () => {
-      const out: Record<string, string> = {};
-      for (const id of ids) out[id] = of(r, id);
-      return out;
-    });
-  };
-  const conditionOf = (raw: string): string => {
-    const cid = parseConditionId(raw);
-    if (cid === undefined) throw bad('Invalid condition id');
-    if (ctx.engine.market(cid) === undefined) throw apiError('PM_ERR_NOT_FOUND_ENTITY', { detail: NO_MARKET });
-    return cid;
-  };
+function md(d: Md): MarketDataReader {
+  if (d.marketData === undefined) throw apiError('PM_ERR_UNAVAILABLE');
+  return d.marketData;
+}
+
+/** The token of a single-token route, known to a market. */
+function known(d: Md, raw: string): string {
+  const id = tokenOf(raw);
+  if (md(d).token(id) === undefined) throw noBook();
+  return id;
+}
+
+function marketOfToken(d: Md, raw: string) {
+  const m = md(d).marketOf(known(d, raw));
+  if (m === undefined) throw noBook();
+  return m;
+}
+
+/** One token's answer, read once its snapshot holds what was acknowledged. */
+function perOneToken<T>(d: Md, raw: string, of: (r: MarketDataReader, id: string) => T): T | Promise<T> {
+  const id = known(d, raw);
+  const r = md(d);
+  return withSnapshots(r, [id], () => of(r, id));
+}
+
+/** Per-token answers of a token batch, read once every token's snapshot holds what was acknowledged. */
+function perToken<T>(d: Md, body: TokenBatch, of: (r: MarketDataReader, id: string) => T) {
+  const r = md(d);
+  const ids = batchTokens(r, body, MAX_TOKENS_PER_REQUEST);
+  return withSnapshots(r, ids, () => {
+    const out: Record<string, T> = {};
+    for (const id of ids) out[id] = of(r, id);
+    return out;
+  });
+}
+
+function conditionOf(d: Pick<MarketDataDeps, 'engine'>, raw: string): string {
+  const cid = parseConditionId(raw);
+  if (cid === undefined) throw bad('Invalid condition id');
+  if (d.engine.market(cid) === undefined) throw apiError('PM_ERR_NOT_FOUND_ENTITY', { detail: NO_MARKET });
+  return cid;
+}
+
+type TokenRequest = RequestOf<typeof TokenQuery>;
+type BatchRequest = RequestOf<undefined, typeof TokenBatch>;
+
+export function book(d: Md, { query }: TokenRequest) {
+  const r = md(d);
+  const id = tokenOf(query.token_id);
+  if (r.token(id) === undefined) throw noBook();
+  return withSnapshots(r, [id], () => reply({ raw: bookOf(r, id) }));
+}
+
+export function books(d: Md, { body }: RequestOf<undefined, typeof BookBatch>) {
+  const r = md(d);
+  const ids = batchTokens(r, body, MAX_BOOKS_PER_REQUEST);
+  // Read in one synchronous pass: the books of one market then come from one publication.
+  return withSnapshots(r, ids, () => reply({ raw: `[${ids.map((id) => bookOf(r, id)).join(',')}]` }));
+}
+
+export function price(d: Md, { query }: RequestOf<typeof PriceQuery>) {
+  return perOneToken(d, query.token_id, (r, id) => ({ price: r.quote(id)[query.side] }));
+}
+
+export function prices(d: Md, { body }: BatchRequest) {
+  return perToken(d, body, (r, id) => r.quote(id));
+}
+
+export function midpoint(d: Md, { query }: TokenRequest) {
+  return perOneToken(d, query.token_id, (r, id) => ({ mid: r.midpoint(id) }));
+}
+
+export function midpoints(d: Md, { body }: BatchRequest) {
+  return perToken(d, body, (r, id) => r.midpoint(id));
+}
+
+export function spread(d: Md, { query }: TokenRequest) {
+  return perOneToken(d, query.token_id, (r, id) => ({ spread: r.spread(id) }));
+}
+
+export function spreads(d: Md, { body }: BatchRequest) {
+  return perToken(d, body, (r, id) => r.spread(id));
+}
+
+export function liveActivity(d: MarketDataDeps, { params }: RequestOf<undefined, undefined, typeof ConditionParams>) {
+  const cid = conditionOf(d, params.condition_id);
+  const m = d.catalog.marketByCondition(cid);
+  const labels = m?.outcomes ?? DEFAULT_OUTCOMES;
+  const profiles = new Map<string, ReturnType<typeof getProfile>>();
+  return recentMarketFills(d.store, d.views, cid, LIVE_ACTIVITY_LIMIT).map((f) => {
+    let p = profiles.get(f.takerWallet);
+    if (p === undefined) profiles.set(f.takerWallet, (p = getProfile(d.store, f.takerWallet)));
+    return {
+      event_type: 'trade' as const,
+      market: { condition_id: cid, asset_id: f.takerTokenId, question: m?.question ?? '', icon: m?.icon ?? '', slug: m?.slug ?? '' },
+      user: {
+        address: f.takerWallet,
+        username: p.name,
+        profile_picture: p.profileImage,
+        optimized_profile_picture: p.profileImageOptimized,
+        pseudonym: p.pseudonym,
+      },
+      side: f.takerSide,
+      size: formatUnits(f.size),
+      fee_rate_bps: String(d.engine.getOrder(f.takerOrderId)?.takerFeeBps ?? 0),
+      price: formatPips(f.takerPricePips),
+      outcome: labels[f.takerOutcome],
+      outcome_index: f.takerOutcome,
+      transaction_hash: f.txHash,
+      timestamp: String(Math.floor(f.ts / 1000)),
+    };
+  });
+}
+
+export function builderFees() {
+  return { builder_maker_fee_rate_bps: 0, builder_taker_fee_rate_bps: 0 };
+}
+
+export function lastTradePrice(d: Md, { query }: TokenRequest) {
+  return md(d).lastTrade(known(d, query.token_id));
+}
+
+export function lastTradesPrices(d: Md, { body }: BatchRequest) {
+  const r = md(d);
+  return batchTokens(r, body, MAX_TOKENS_PER_REQUEST).map((id) => ({ token_id: id, ...r.lastTrade(id) }));
+}
+
+export function tickSize(d: Md, { query }: TokenRequest) {
+  return { minimum_tick_size: pipsToNumber(marketOfToken(d, query.token_id).tickPips) };
+}
+
+export function negRisk(d: Md, { query }: TokenRequest) {
+  return { neg_risk: marketOfToken(d, query.token_id).negRisk };
+}
+
+export function feeRate(d: Md, { query }: TokenRequest) {
+  return { base_fee: marketOfToken(d, query.token_id).takerFeeBps };
+}
+
+export function marketByToken(d: Md, { params }: RequestOf<undefined, undefined, typeof TokenParams>) {
+  const m = md(d).marketByToken(tokenOf(params.token_id));
+  if (m === undefined) throw noBook();
+  return m;
+}
+
+export function clobMarket(d: Md, { params }: RequestOf<undefined, undefined, typeof ConditionParams>) {
+  const cid = parseConditionId(params.condition_id);
+  if (cid === undefined) throw bad('Invalid condition id');
+  const m = md(d).clobMarket(cid);
+  if (m === undefined) throw apiError('PM_ERR_NOT_FOUND_ENTITY', { detail: NO_MARKET });
+  return m;
+}
+
+export function version() {
+  return { version: 2 as const };
+}
+
+export function pricesHistory(d: Pick<MarketDataDeps, 'marketData' | 'clock'>, { query: q }: RequestOf<typeof HistoryQuery>) {
+  const r = md(d);
+  const id = tokenOf(q.market);
+  if (r.token(id) === undefined) throw noBook();
+  const params: HistoryParams = { startTs: q.startTs, endTs: q.endTs, interval: q.interval, fidelity: q.fidelity };
+  const w = r.historyWindow([id], params, Math.floor(d.clock.now() / 1000));
+  return { history: r.history(id, w) };
+}
+
+export function batchPricesHistory(d: Pick<MarketDataDeps, 'marketData' | 'clock'>, { body: b }: RequestOf<undefined, typeof HistoryBatchBody>) {
+  const r = md(d);
+  const ids = b.markets.map((m, i) => {
+    const t = parseTokenId(m);
+    if (t === undefined) throw bad(`Invalid token id at markets[${i}]`);
+    return t as string;
+  });
+  for (const id of ids) if (r.token(id) === undefined) throw noBook(id);
+  const params: HistoryParams = { startTs: b.start_ts, endTs: b.end_ts, interval: b.interval, fidelity: b.fidelity };
+  const w = r.historyWindow(ids, params, Math.floor(d.clock.now() / 1000));
+  const history: Record<string, { t: number; p: number }[]> = {};
+  for (const id of ids) history[id] ??= r.history(id, w);
+  return { history };
+}
+
+/** The builder trades filter of a query; a builder key's signature fixes the builder code. */
+function builderFilter(q: BuilderTradesQuery, caller: Caller) {
+  const opt = (s: string | undefined) => (s === undefined || s === '' ? undefined : s.toLowerCase());
+  const num = (s: string | undefined) => (s === undefined || s === '' ? undefined : Number(s));
+  let builderCode = opt(q.builder_code);
+  if (caller.builderCode !== undefined) {
+    if (builderCode !== undefined && builderCode !== caller.builderCode) throw bad('builder_code is not the code of the builder key that signed the request');
+    builderCode = caller.builderCode;
+  }
+  return { id: opt(q.id), makerAddress: opt(q.maker_address), market: opt(q.market), assetId: opt(q.asset_id), before: num(q.before), after: num(q.after), builderCode };
+}
+
+export function builderTrades(d: Pick<MarketDataDeps, 'marketData' | 'clientShapes'>, { query: q, caller }: RequestOf<typeof BuilderTradesQuery>) {
+  const offset = decodeCursor(q.next_cursor);
+  if (offset === undefined) throw bad('Invalid next_cursor');
+  const filter = builderFilter(q, caller);
+  if (d.clientShapes) {
+    if (offset === 'end') return { data: [], next_cursor: END_CURSOR, limit: BUILDER_TRADES_PAGE_SIZE, count: 0 };
+    const r = md(d);
+    const page = r.builderTrades(filter, offset, BUILDER_TRADES_PAGE_SIZE, (f, x) => r.clientBuilderTrade(f, x));
+    return { data: page.rows, next_cursor: page.next, limit: BUILDER_TRADES_PAGE_SIZE, count: page.rows.length };
+  }
+  if (offset === 'end') return reply({ body: [], headers: { 'Next-Cursor': END_CURSOR } });
+  const page = md(d).builderTrades(filter, offset);
+  return reply({ body: page.rows, headers: { 'Next-Cursor': page.next } });
+}
+
+interface TokenRouteFields<R> {
+  path: string;
+  summary: string;
+  response: TSchema;
+  handler: (d: MarketDataDeps, req: R) => unknown;
+}
+
+/** A GET of one token (`token_id` in the query), its fields in the table's usual order. */
+function tokenRoute({ path, summary, response, handler }: TokenRouteFields<TokenRequest>): RouteSpec<MarketDataDeps> {
+  return routeSpec({ method: 'GET', path, group: 'clob', summary, query: TokenQuery, response, fieldMessages: TOKEN_MESSAGES, handler });
+}
+
+/** A POST of a token batch (`[{token_id, side?}]`), its fields in the table's usual order. */
+function tokenBatchRoute({ path, summary, response, handler }: TokenRouteFields<BatchRequest>): RouteSpec<MarketDataDeps> {
+  return routeSpec({
+    method: 'POST',
+    path,
+    group: 'clob',
+    maxBodyBytes: TOKEN_BATCH_BODY_BYTES,
+    tooMany: tooManyTokens,
+    summary,
+    body: TokenBatch,
+    response,
+    fieldMessages: TOKEN_MESSAGES,
+    handler,
+  });
+}
+
+export const MARKET_DATA_ROUTES: readonly RouteSpec<MarketDataDeps>[] = [
+  tokenRoute({
+    path: '/book',
+    summary: "Order book of a token: the shard's latest snapshot (the complementary token's orders mirrored at 1 - p)",
+    response: OrderBookSummary,
+    handler: book,
+  }),
+  routeSpec({
+    method: 'POST',
+    path: '/books',
+    group: 'clob',
+    maxBodyBytes: TOKEN_BATCH_BODY_BYTES,
+    tooMany: tooManyTokens,
+    summary: `Order books of up to ${MAX_BOOKS_PER_REQUEST} tokens, in request order`,
+    body: BookBatch,
+    response: Type.Array(OrderBookSummary),
+    fieldMessages: TOKEN_MESSAGES,
+    handler: books,
+  }),
+  routeSpec({
+    method: 'GET',
+    path: '/price',
+    group: 'clob',
+    summary: 'Best price on one side: BUY = best bid, SELL = best ask ("" when that side is empty)',
+    query: PriceQuery,
+    response: PriceReply,
+    fieldMessages: TOKEN_MESSAGES,
+    handler: price,
+  }),
+  tokenBatchRoute({
+    path: '/prices',
+    summary: `Best bid (BUY) and best ask (SELL) of up to ${MAX_TOKENS_PER_REQUEST} tokens`,
+    response: QuoteMap,
+    handler: prices,
+  }),
+  tokenRoute({
+    path: '/midpoint',
+    summary: 'Midpoint of best bid and best ask ("" unless both sides have orders)',
+    response: MidpointReply,
+    handler: midpoint,
+  }),
+  tokenBatchRoute({
+    path: '/midpoints',
+    summary: `Midpoints of up to ${MAX_TOKENS_PER_REQUEST} tokens, keyed by token id ("" unless both sides have orders)`,
+    response: MidpointMap,
+    handler: midpoints,
+  }),
+  tokenRoute({
+    path: '/spread',
+    summary: 'Best ask minus best bid of a token ("" unless both sides have orders)',
+    response: SpreadReply,
+    handler: spread,
+  }),
+  tokenBatchRoute({
+    path: '/spreads',
+    summary: `Spreads of up to ${MAX_TOKENS_PER_REQUEST} tokens, keyed by token id ("" unless both sides have orders)`,
+    response: SpreadMap,
+    handler: spreads,
+  }),
+  routeSpec({
+    method: 'GET',
+    path: '/markets/live-activity/:condition_id',
+    group: 'clob',
+    summary: `The latest ${LIVE_ACTIVITY_LIMIT} trades of a market, newest first, each from its taker (the platform client's MarketTradeEvent)`,
+    description:
+      'One event per fill, as the data API lists trades: a fill whose settlement is deferred (sandbox.trades) appears once MINED. ' +
+      'user is the taker wallet with its admin-set profile.',
+    params: ConditionParams,
+    response: Type.Array(MarketTradeEvent),
+    fieldMessages: CONDITION_MESSAGES,
+    handler: liveActivity,
+  }),
+  routeSpec({
+    method: 'GET',
+    path: '/fees/builder-fees/:builder_code',
+    group: 'clob',
+    summary: 'Builder fee rates of a builder code, in basis points (the platform client\'s getBuilderTakerFeeRate): 0 and 0',
+    description: 'The service charges no builder fees: every builder code answers 0 for makers and takers, which is what orders pay.',
+    params: BuilderCodeParams,
+    response: BuilderFeesReply,
+    fieldMessages: { builder_code: 'Invalid builder code' },
+    handler: builderFees,
+  }),
+  tokenRoute({
+    path: '/last-trade-price',
+    summary: 'Price and taker side of the last trade of a token ("" and "" before any trade)',
+    response: LastTradeReply,
+    handler: lastTradePrice,
+  }),
+  tokenBatchRoute({
+    path: '/last-trades-prices',
+    summary: `Last trade of up to ${MAX_TOKENS_PER_REQUEST} tokens, in request order`,
+    response: LastTradesReply,
+    handler: lastTradesPrices,
+  }),
+  tokenRoute({
+    path: '/tick-size',
+    summary: "Minimum tick size of the token's market",
+    response: TickSizeReply,
+    handler: tickSize,
+  }),
+  tokenRoute({
+    path: '/neg-risk',
+    summary: "Whether the token's market is neg-risk (orders are signed for the neg-risk exchange)",
+    response: NegRiskReply,
+    handler: negRisk,
+  }),
+  tokenRoute({
+    path: '/fee-rate',
+    summary: "Taker fee rate of the token's market in basis points",
+    response: FeeRateReply,
+    handler: feeRate,
+  }),
+  routeSpec({
+    method: 'GET',
+    path: '/markets-by-token/:token_id',
+    group: 'clob',
+    summary: "The token's market: its condition id and both of its tokens (outcome 0 is primary)",
+    description: 'Not in the spec: the platform client asks it before it builds a market order (docs/decisions.md, "Market data").',
+    params: TokenParams,
+    response: MarketByTokenReply,
+    fieldMessages: TOKEN_MESSAGES,
+    handler: marketByToken,
+  }),
+  routeSpec({
+    method: 'GET',
+    path: '/clob-markets/:condition_id',
+    group: 'clob',
+    summary: "A market's trading parameters in the platform's compact keys: tokens, tick size, neg risk, minimum size, fees",
+    description:
+      'Not in the spec: the platform client reads t, mts, nr and fd before it builds a market order. mbf/tbf are the ' +
+      'fee rates in basis points; fd expresses the taker fee tbf / 10^4 * min(p, 1-p) per token as the flat bound ' +
+      'r = tbf / 2 / 10^4, e = 0 (docs/decisions.md, "Market data").',
+    params: ConditionParams,
+    response: ClobMarketReply,
+    fieldMessages: CONDITION_MESSAGES,
+    handler: clobMarket,
+  }),
+  routeSpec({
+    method: 'GET',
+    path: '/version',
+    group: 'clob',
+    summary: 'Order version the service signs and verifies (the platform client reads it before posting)',
+    response: VersionReply,
+    handler: version,
+  }),
+  routeSpec({
+    method: 'GET',
+    path: '/prices-history',
+    group: 'clob',
+    summary: 'Recorded prices of a token (midpoints, and trade prices at trades), bucketed by fidelity',
+    description:
+      'Give `interval` or `startTs`/`endTs` (not both); neither means interval=max. Buckets are `fidelity` minutes wide, ' +
+      'aligned to the unix epoch; each bucket that holds a sample gives {t: bucket start, p: its last sample}. Without ' +
+      'fidelity the width is 1 minute, or the smallest that keeps the window within 50000 buckets.',
+    query: HistoryQuery,
+    response: HistoryReply,
+    fieldMessages: HISTORY_MESSAGES,
+    handler: pricesHistory,
+  }),
+  routeSpec({
+    method: 'POST',
+    path: '/batch-prices-history',
+    group: 'clob',
+    summary: 'Price history of up to 20 tokens over one window, keyed by token id',
+    description: 'Same rules as GET /prices-history; the window of interval=max starts at the earliest sample of the listed tokens.',
+    body: HistoryBatchBody,
+    response: BatchHistoryReply,
+    fieldMessages: HISTORY_MESSAGES,
+    handler: batchPricesHistory,
+  }),
+];
+
+/** GET /builder/trades: its summary and answer follow compat.shapes. */
+export function builderTradesRoute(clientShapes: boolean): RouteSpec<MarketDataDeps> {
+return routeSpec({
+  method: 'GET',
+  path: '/builder/trades',
+  group: 'clob',
+  auth: 'l2',
+  keys: ['builder'],
+  authOptional: true,
+  summary: clientShapes
+    ? 'Trades whose taker order carried a non-zero builder code, oldest first, in the platform client\'s cursor envelope'
+    : 'Trades whose taker order carried a non-zero builder code, oldest first; next cursor in the Next-Cursor header',
+  description:
+    'One row per fill (its maker order in maker_orders). Filters combine (AND); an empty value means absent. ' +
+    `Pages of ${BUILDER_TRADES_PAGE_SIZE} rows; the next cursor is LTE= on the last page. Public; a request signed with ` +
+    'builder headers (a builder API key) lists that builder\'s trades, and a different builder_code is refused.',
+  query: BuilderTradesQuery,
+  response: clientShapes ? ClientBuilderTradesPage : Type.Array(BuilderTrade),
+  fieldMessages: {
+    id: 'Invalid id',
+    maker_address: 'Invalid maker_address',
+    market: 'Invalid market',
+    asset_id: 'Invalid asset_id',
+    before: 'Invalid before: expected unix seconds',
+    after: 'Invalid after: expected unix seconds',
+    builder_code: 'Invalid builder_code',
+    next_cursor: 'Invalid next_cursor',
+  },
+  handler: builderTrades,
+});
+}
+
+export function marketDataRoutes(ctx: Pick<AppContext, 'marketData' | 'engine' | 'catalog' | 'store' | 'views' | 'clock' | 'config'>): AnyRoute[] {
   const clientShapes = ctx.config.compat.shapes === 'clob-client-v2';
-
-  return [
-    route({
-      method: 'GET',
-      path: '/book',
-      group: 'clob',
-      summary: "Order book of a token: the shard's latest snapshot (the complementary token's orders mirrored at 1 - p)",
-      query: TokenQuery,
-      response: OrderBookSummary,
-      fieldMessages: TOKEN_MESSAGES,
-      handler: ({ query }) => {
-        const r = md();
-        const id = tokenOf(query.token_id);
-        if (r.token(id) === undefined) throw noBook();
-        return withSnapshots(r, [id], () => reply({ raw: bookOf(r, id) }));
-      },
-    }),
-    route({
-      method: 'POST',
-      path: '/books',
-      group: 'clob',
-      maxBodyBytes: TOKEN_BATCH_BODY_BYTES,
-      tooMany: tooManyTokens,
-      summary: `Order books of up to ${MAX_BOOKS_PER_REQUEST} tokens, in request order`,
-      body: BookBatch,
-      response: Type.Array(OrderBookSummary),
-      fieldMessages: TOKEN_MESSAGES,
-      handler: ({ body }) => {
-        const r = md();
-        const ids = batchTokens(r, body, MAX_BOOKS_PER_REQUEST);
-        // Read in one synchronous pass: the books of one market then come from one publication.
-        return withSnapshots(r, ids, () => reply({ raw: `[${ids.map((id) => bookOf(r, id)).join(',')}]` }));
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/price',
-      group: 'clob',
-      summary: 'Best price on one side: BUY = best bid, SELL = best ask ("" when that side is empty)',
-      query: PriceQuery,
-      response: PriceReply,
-      fieldMessages: TOKEN_MESSAGES,
-      handler: ({ query }) => {
-        const id = known(query.token_id);
-        return withSnapshots(md(), [id], () => ({ price: md().quote(id)[query.side] }));
-      },
-    }),
-    route({
-      method: 'POST',
-      path: '/prices',
-      group: 'clob',
-      maxBodyBytes: TOKEN_BATCH_BODY_BYTES,
-      tooMany: tooManyTokens,
-      summary: `Best bid (BUY) and best ask (SELL) of up to ${MAX_TOKENS_PER_REQUEST} tokens`,
-      body: TokenBatch,
-      response: QuoteMap,
-      fieldMessages: TOKEN_MESSAGES,
-      handler: ({ body }) => {
-        const r = md();
-        const ids = batchTokens(r, body, MAX_TOKENS_PER_REQUEST);
-        return withSnapshots(r, ids, () => {
-          const out: Record<string, { BUY: string; SELL: string }> = {};
-          for (const id of ids) out[id] = r.quote(id);
-          return out;
-        });
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/midpoint',
-      group: 'clob',
-      summary: 'Midpoint of best bid and best ask ("" unless both sides have orders)',
-      query: TokenQuery,
-      response: MidpointReply,
-      fieldMessages: TOKEN_MESSAGES,
-      handler: ({ query }) => {
-        const id = known(query.token_id);
-        return withSnapshots(md(), [id], () => ({ mid: md().midpoint(id) }));
-      },
-    }),
-    route({
-      method: 'POST',
-      path: '/midpoints',
-      group: 'clob',
-      maxBodyBytes: TOKEN_BATCH_BODY_BYTES,
-      tooMany: tooManyTokens,
-      summary: `Midpoints of up to ${MAX_TOKENS_PER_REQUEST} tokens, keyed by token id ("" unless both sides have orders)`,
-      body: TokenBatch,
-      response: MidpointMap,
-      fieldMessages: TOKEN_MESSAGES,
-      handler: ({ body }) => perToken(body, (r, id) => r.midpoint(id)),
-    }),
-    route({
-      method: 'GET',
-      path: '/spread',
-      group: 'clob',
-      summary: 'Best ask minus best bid of a token ("" unless both sides have orders)',
-      query: TokenQuery,
-      response: SpreadReply,
-      fieldMessages: TOKEN_MESSAGES,
-      handler: ({ query }) => {
-        const id = known(query.token_id);
-        return withSnapshots(md(), [id], () => ({ spread: md().spread(id) }));
-      },
-    }),
-    route({
-      method: 'POST',
-      path: '/spreads',
-      group: 'clob',
-      maxBodyBytes: TOKEN_BATCH_BODY_BYTES,
-      tooMany: tooManyTokens,
-      summary: `Spreads of up to ${MAX_TOKENS_PER_REQUEST} tokens, keyed by token id ("" unless both sides have orders)`,
-      body: TokenBatch,
-      response: SpreadMap,
-      fieldMessages: TOKEN_MESSAGES,
-      handler: ({ body }) => perToken(body, (r, id) => r.spread(id)),
-    }),
-    route({
-      method: 'GET',
-      path: '/markets/live-activity/:condition_id',
-      group: 'clob',
-      summary: `The latest ${LIVE_ACTIVITY_LIMIT} trades of a market, newest first, each from its taker (the platform client's MarketTradeEvent)`,
-      description:
-        'One event per fill, as the data API lists trades: a fill whose settlement is deferred (sandbox.trades) appears once MINED. ' +
-        'user is the taker wallet with its admin-set profile.',
-      params: ConditionParams,
-      response: Type.Array(MarketTradeEvent),
-      fieldMessages: CONDITION_MESSAGES,
-      handler: ({ params }) => {
-        const cid = conditionOf(params.condition_id);
-        const m = ctx.catalog.read.marketByCondition(cid);
-        const labels = m?.outcomes ?? DEFAULT_OUTCOMES;
-        const profiles = new Map<string, ReturnType<typeof getProfile>>();
-        return recentMarketFills(ctx.store, ctx.views, cid, LIVE_ACTIVITY_LIMIT).map((f) => {
-          let p = profiles.get(f.takerWallet);
-          if (p === undefined) profiles.set(f.takerWallet, (p = getProfile(ctx.store, f.takerWallet)));
-          return {
-            event_type: 'trade' as const,
-            market: { condition_id: cid, asset_id: f.takerTokenId, question: m?.question ?? '', icon: m?.icon ?? '', slug: m?.slug ?? '' },
-            user: {
-              address: f.takerWallet,
-              username: p.name,
-              profile_picture: p.profileImage,
-              optimized_profile_picture: p.profileImageOptimized,
-              pseudonym: p.pseudonym,
-            },
-            side: f.takerSide,
-            size: formatUnits(f.size),
-            fee_rate_bps: String(ctx.engine.getOrder(f.takerOrderId)?.takerFeeBps ?? 0),
-            price: formatPips(f.takerPricePips),
-            outcome: labels[f.takerOutcome],
-            outcome_index: f.takerOutcome,
-            transaction_hash: f.txHash,
-            timestamp: String(Math.floor(f.ts / 1000)),
-          };
-        });
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/fees/builder-fees/:builder_code',
-      group: 'clob',
-      summary: 'Builder fee rates of a builder code, in basis points (the platform client\'s getBuilderTakerFeeRate): 0 and 0',
-      description: 'The service charges no builder fees: every builder code answers 0 for makers and takers, which is what orders pay.',
-      params: BuilderCodeParams,
-      response: BuilderFeesReply,
-      fieldMessages: { builder_code: 'Invalid builder code' },
-      handler: () => ({ builder_maker_fee_rate_bps: 0, builder_taker_fee_rate_bps: 0 }),
-    }),
-    route({
-      method: 'GET',
-      path: '/last-trade-price',
-      group: 'clob',
-      summary: 'Price and taker side of the last trade of a token ("" and "" before any trade)',
-      query: TokenQuery,
-      response: LastTradeReply,
-      fieldMessages: TOKEN_MESSAGES,
-      handler: ({ query }) => md().lastTrade(known(query.token_id)),
-    }),
-    route({
-      method: 'POST',
-      path: '/last-trades-prices',
-      group: 'clob',
-      maxBodyBytes: TOKEN_BATCH_BODY_BYTES,
-      tooMany: tooManyTokens,
-      summary: `Last trade of up to ${MAX_TOKENS_PER_REQUEST} tokens, in request order`,
-      body: TokenBatch,
-      response: LastTradesReply,
-      fieldMessages: TOKEN_MESSAGES,
-      handler: ({ body }) => {
-        const r = md();
-        return batchTokens(r, body, MAX_TOKENS_PER_REQUEST).map((id) => ({ token_id: id, ...r.lastTrade(id) }));
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/tick-size',
-      group: 'clob',
-      summary: "Minimum tick size of the token's market",
-      query: TokenQuery,
-      response: TickSizeReply,
-      fieldMessages: TOKEN_MESSAGES,
-      handler: ({ query }) => ({ minimum_tick_size: pipsToNumber(market(query.token_id).tickPips) }),
-    }),
-    route({
-      method: 'GET',
-      path: '/neg-risk',
-      group: 'clob',
-      summary: "Whether the token's market is neg-risk (orders are signed for the neg-risk exchange)",
-      query: TokenQuery,
-      response: NegRiskReply,
-      fieldMessages: TOKEN_MESSAGES,
-      handler: ({ query }) => ({ neg_risk: market(query.token_id).negRisk }),
-    }),
-    route({
-      method: 'GET',
-      path: '/fee-rate',
-      group: 'clob',
-      summary: "Taker fee rate of the token's market in basis points",
-      query: TokenQuery,
-      response: FeeRateReply,
-      fieldMessages: TOKEN_MESSAGES,
-      handler: ({ query }) => ({ base_fee: market(query.token_id).takerFeeBps }),
-    }),
-    route({
-      method: 'GET',
-      path: '/markets-by-token/:token_id',
-      group: 'clob',
-      summary: "The token's market: its condition id and both of its tokens (outcome 0 is primary)",
-      description: 'Not in the spec: the platform client asks it before it builds a market order (docs/decisions.md, "Market data").',
-      params: TokenParams,
-      response: MarketByTokenReply,
-      fieldMessages: TOKEN_MESSAGES,
-      handler: ({ params }) => {
-        const m = md().marketByToken(tokenOf(params.token_id));
-        if (m === undefined) throw noBook();
-        return m;
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/clob-markets/:condition_id',
-      group: 'clob',
-      summary: "A market's trading parameters in the platform's compact keys: tokens, tick size, neg risk, minimum size, fees",
-      description:
-        'Not in the spec: the platform client reads t, mts, nr and fd before it builds a market order. mbf/tbf are the ' +
-        'fee rates in basis points; fd expresses the taker fee tbf / 10^4 * min(p, 1-p) per token as the flat bound ' +
-        'r = tbf / 2 / 10^4, e = 0 (docs/decisions.md, "Market data").',
-      params: ConditionParams,
-      response: ClobMarketReply,
-      fieldMessages: CONDITION_MESSAGES,
-      handler: ({ params }) => {
-        const cid = parseConditionId(params.condition_id);
-        if (cid === undefined) throw bad('Invalid condition id');
-        const m = md().clobMarket(cid);
-        if (m === undefined) throw apiError('PM_ERR_NOT_FOUND_ENTITY', { detail: NO_MARKET });
-        return m;
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/version',
-      group: 'clob',
-      summary: 'Order version the service signs and verifies (the platform client reads it before posting)',
-      response: VersionReply,
-      handler: () => ({ version: 2 as const }),
-    }),
-    route({
-      method: 'GET',
-      path: '/prices-history',
-      group: 'clob',
-      summary: 'Recorded prices of a token (midpoints, and trade prices at trades), bucketed by fidelity',
-      description:
-        'Give `interval` or `startTs`/`endTs` (not both); neither means interval=max. Buckets are `fidelity` minutes wide, ' +
-        'aligned to the unix epoch; each bucket that holds a sample gives {t: bucket start, p: its last sample}. Without ' +
-        'fidelity the width is 1 minute, or the smallest that keeps the window within 50000 buckets.',
-      query: HistoryQuery,
-      response: HistoryReply,
-      fieldMessages: HISTORY_MESSAGES,
-      handler: ({ query: q }) => {
-        const r = md();
-        const id = tokenOf(q.market);
-        if (r.token(id) === undefined) throw noBook();
-        const params: HistoryParams = { startTs: q.startTs, endTs: q.endTs, interval: q.interval, fidelity: q.fidelity };
-        const w = r.historyWindow([id], params, Math.floor(ctx.clock.now() / 1000));
-        return { history: r.history(id, w) };
-      },
-    }),
-    route({
-      method: 'POST',
-      path: '/batch-prices-history',
-      group: 'clob',
-      summary: 'Price history of up to 20 tokens over one window, keyed by token id',
-      description: 'Same rules as GET /prices-history; the window of interval=max starts at the earliest sample of the listed tokens.',
-      body: HistoryBatchBody,
-      response: BatchHistoryReply,
-      fieldMessages: HISTORY_MESSAGES,
-      handler: ({ body: b }) => {
-        const r = md();
-        const ids = b.markets.map((m, i) => {
-          const t = parseTokenId(m);
-          if (t === undefined) throw bad(`Invalid token id at markets[${i}]`);
-          return t as string;
-        });
-        for (const id of ids) if (r.token(id) === undefined) throw noBook(id);
-        const params: HistoryParams = { startTs: b.start_ts, endTs: b.end_ts, interval: b.interval, fidelity: b.fidelity };
-        const w = r.historyWindow(ids, params, Math.floor(ctx.clock.now() / 1000));
-        const history: Record<string, { t: number; p: number }[]> = {};
-        for (const id of ids) history[id] ??= r.history(id, w);
-        return { history };
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/builder/trades',
-      group: 'clob',
-      auth: 'l2',
-      keys: ['builder'],
-      authOptional: true,
-      summary: clientShapes
-        ? 'Trades whose taker order carried a non-zero builder code, oldest first, in the platform client\'s cursor envelope'
-        : 'Trades whose taker order carried a non-zero builder code, oldest first; next cursor in the Next-Cursor header',
-      description:
-        'One row per fill (its maker order in maker_orders). Filters combine (AND); an empty value means absent. ' +
-        `Pages of ${BUILDER_TRADES_PAGE_SIZE} rows; the next cursor is LTE= on the last page. Public; a request signed with ` +
-        'builder headers (a builder API key) lists that builder\'s trades, and a different builder_code is refused.',
-      query: BuilderTradesQuery,
-      response: clientShapes ? ClientBuilderTradesPage : Type.Array(BuilderTrade),
-      fieldMessages: {
-        id: 'Invalid id',
-        maker_address: 'Invalid maker_address',
-        market: 'Invalid market',
-        asset_id: 'Invalid asset_id',
-        before: 'Invalid before: expected unix seconds',
-        after: 'Invalid after: expected unix seconds',
-        builder_code: 'Invalid builder_code',
-        next_cursor: 'Invalid next_cursor',
-      },
-      handler: ({ query: q, caller }) => {
-        const offset = decodeCursor(q.next_cursor);
-        if (offset === undefined) throw bad('Invalid next_cursor');
-        const opt = (s: string | undefined) => (s === undefined || s === '' ? undefined : s.toLowerCase());
-        const num = (s: string | undefined) => (s === undefined || s === '' ? undefined : Number(s));
-        let builderCode = opt(q.builder_code);
-        if (caller.builderCode !== undefined) {
-          if (builderCode !== undefined && builderCode !== caller.builderCode) throw bad('builder_code is not the code of the builder key that signed the request');
-          builderCode = caller.builderCode;
-        }
-        const filter = {
-          id: opt(q.id),
-          makerAddress: opt(q.maker_address),
-          market: opt(q.market),
-          assetId: opt(q.asset_id),
-          before: num(q.before),
-          after: num(q.after),
-          builderCode,
-        };
-        if (clientShapes) {
-          if (offset === 'end') return { data: [], next_cursor: END_CURSOR, limit: BUILDER_TRADES_PAGE_SIZE, count: 0 };
-          const r = md();
-          const page = r.builderTrades(filter, offset, BUILDER_TRADES_PAGE_SIZE, (f, x) => r.clientBuilderTrade(f, x));
-          return { data: page.rows, next_cursor: page.next, limit: BUILDER_TRADES_PAGE_SIZE, count: page.rows.length };
-        }
-        if (offset === 'end') return reply({ body: [], headers: { 'Next-Cursor': END_CURSOR } });
-        const page = md().builderTrades(filter, offset);
-        return reply({ body: page.rows, headers: { 'Next-Cursor': page.next } });
-      },
-    }),
-  ];
+  const deps: MarketDataDeps = {
+    marketData: ctx.marketData,
+    engine: ctx.engine,
+    catalog: ctx.catalog.read,
+    store: ctx.store,
+    views: ctx.views,
+    clock: ctx.clock,
+    clientShapes,
+  };
+  return bindRoutes(deps, [...MARKET_DATA_ROUTES, builderTradesRoute(clientShapes)]);
 }

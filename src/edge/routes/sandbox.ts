@@ -5,8 +5,9 @@
  * (`sandbox.trades`); GET /admin/sandbox shows it with the trades still settling.
  */
 import { apiError } from '../../domain/errors.ts';
+import type { Logger } from '../../runtime/log.ts';
 import type { AppContext } from '../context.ts';
-import { READ_KEYS, route, type AnyRoute } from '../route.ts';
+import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../route.ts';
 import { AddressParams } from '../schemas/admin.ts';
 import {
   BanStatus,
@@ -19,100 +20,135 @@ import {
   StartMaintenanceBody,
 } from '../schemas/sandbox.ts';
 import { scenarioProblems } from '../sandbox/faults.ts';
+import type { Sandbox } from '../sandbox/sandbox.ts';
 
-export function sandboxRoutes(ctx: AppContext): AnyRoute[] {
-  const sb = ctx.sandbox;
-  return [
-    route({
-      method: 'GET',
-      path: '/admin/sandbox',
-      group: 'admin',
-      auth: 'admin',
-      summary: 'The sandbox as it stands: maintenance phase and schedule, fault scenario and what it injected, closed-only wallets, trade settlement',
-      response: SandboxState,
-      handler: () => sb.state(),
-    }),
-    route({
-      method: 'POST',
-      path: '/admin/sandbox/maintenance',
-      group: 'admin',
-      auth: 'admin',
-      summary: 'Start a maintenance window now: order routes answer 425 for durationSeconds, then orders without postOnly are refused for postOnlySeconds',
-      description: 'Open orders stay on their books and every read keeps working. A window already running is replaced.',
-      body: StartMaintenanceBody,
-      response: MaintenanceState,
-      handler: ({ body }) => {
-        sb.maintenance.start(body.durationSeconds, body.postOnlySeconds);
-        ctx.log.warn({ durationSeconds: body.durationSeconds, postOnlySeconds: body.postOnlySeconds ?? sb.maintenance.settings.postOnlySeconds }, 'maintenance window started');
-        return sb.maintenance.state();
-      },
-    }),
-    route({
-      method: 'DELETE',
-      path: '/admin/sandbox/maintenance',
-      group: 'admin',
-      auth: 'admin',
-      summary: 'End the maintenance window (admin or scheduled) and its post-only period now',
-      response: MaintenanceState,
-      handler: () => {
-        sb.maintenance.end();
-        ctx.log.info('maintenance window ended');
-        return sb.maintenance.state();
-      },
-    }),
-    route({
-      method: 'PUT',
-      path: '/admin/sandbox/faults',
-      group: 'admin',
-      auth: 'admin',
-      summary: 'Set the fault scenario (ack latency, 500 after or without applying, 503), replacing any; {} turns faults off',
-      description: 'Faults are drawn from the seed and the request count since this call: the same seed and requests meet the same faults.',
-      body: FaultScenario,
-      response: FaultsState,
-      handler: ({ body }) => {
-        const problems = scenarioProblems(body);
-        if (problems.length > 0) throw apiError('PM_ERR_ADMIN_INVALID', undefined, { errors: problems });
-        sb.faults.set(body, 'admin');
-        return sb.faults.state();
-      },
-    }),
-    route({
-      method: 'DELETE',
-      path: '/admin/sandbox/faults',
-      group: 'admin',
-      auth: 'admin',
-      summary: 'Turn fault injection off',
-      response: FaultsState,
-      handler: () => {
-        sb.faults.set(undefined, 'admin');
-        return sb.faults.state();
-      },
-    }),
-    route({
-      method: 'PUT',
-      path: '/admin/wallets/:address/closed-only',
-      group: 'admin',
-      auth: 'admin',
-      summary: 'Set or clear a wallet\'s closed-only mode: only cancels and SELL orders (reducing a position) are accepted',
-      params: AddressParams,
-      body: ClosedOnlyBody,
-      response: ClosedOnlyReply,
-      handler: async ({ params, body }) => {
-        const address = params.address.toLowerCase();
-        await sb.closedOnly.set(address, body.closedOnly);
-        ctx.log.info({ address, closedOnly: body.closedOnly }, 'closed-only mode changed');
-        return { address, closedOnly: sb.closedOnly.has(address) };
-      },
-    }),
-    route({
-      method: 'GET',
-      path: '/auth/ban-status/closed-only',
-      group: 'trading',
-      auth: 'l2',
-      keys: READ_KEYS,
-      summary: 'Whether the caller\'s wallet is in closed-only mode (the platform client\'s getClosedOnlyMode)',
-      response: BanStatus,
-      handler: (req) => ({ closed_only: sb.closedOnly.has(req.caller.address!) }),
-    }),
-  ];
+/** What the sandbox routes use: the sandbox's parts (not its gate) and the log that records each admin change. */
+export interface SandboxRouteDeps {
+  readonly sandbox: Pick<Sandbox, 'state' | 'maintenance' | 'faults' | 'closedOnly'>;
+  readonly log: Pick<Logger, 'info' | 'warn'>;
+}
+type Sb<K extends keyof SandboxRouteDeps['sandbox']> = { readonly sandbox: Pick<SandboxRouteDeps['sandbox'], K> };
+
+export function sandboxState(d: Sb<'state'>) {
+  return d.sandbox.state();
+}
+
+export function startMaintenance(d: Sb<'maintenance'> & Pick<SandboxRouteDeps, 'log'>, { body }: RequestOf<undefined, typeof StartMaintenanceBody>) {
+  const m = d.sandbox.maintenance;
+  m.start(body.durationSeconds, body.postOnlySeconds);
+  d.log.warn({ durationSeconds: body.durationSeconds, postOnlySeconds: body.postOnlySeconds ?? m.settings.postOnlySeconds }, 'maintenance window started');
+  return m.state();
+}
+
+export function endMaintenance(d: Sb<'maintenance'> & Pick<SandboxRouteDeps, 'log'>) {
+  d.sandbox.maintenance.end();
+  d.log.info('maintenance window ended');
+  return d.sandbox.maintenance.state();
+}
+
+/** Sets (or with `undefined` clears) the scenario; one that is not valid changes nothing and lists every problem. */
+function setFaults(d: Sb<'faults'>, scenario: FaultScenario | undefined) {
+  const problems = scenario === undefined ? [] : scenarioProblems(scenario);
+  if (problems.length > 0) throw apiError('PM_ERR_ADMIN_INVALID', undefined, { errors: problems });
+  d.sandbox.faults.set(scenario, 'admin');
+  return d.sandbox.faults.state();
+}
+
+export function putFaults(d: Sb<'faults'>, { body }: RequestOf<undefined, typeof FaultScenario>) {
+  return setFaults(d, body);
+}
+
+export function clearFaults(d: Sb<'faults'>) {
+  return setFaults(d, undefined);
+}
+
+export async function setClosedOnly(
+  d: Sb<'closedOnly'> & Pick<SandboxRouteDeps, 'log'>,
+  { params, body }: RequestOf<undefined, typeof ClosedOnlyBody, typeof AddressParams>,
+) {
+  const address = params.address.toLowerCase();
+  await d.sandbox.closedOnly.set(address, body.closedOnly);
+  d.log.info({ address, closedOnly: body.closedOnly }, 'closed-only mode changed');
+  return { address, closedOnly: d.sandbox.closedOnly.has(address) };
+}
+
+export function banStatus(d: Sb<'closedOnly'>, req: RequestOf) {
+  return { closed_only: d.sandbox.closedOnly.has(req.caller.address!) };
+}
+
+export const SANDBOX_ROUTES: readonly RouteSpec<SandboxRouteDeps>[] = [
+  routeSpec({
+    method: 'GET',
+    path: '/admin/sandbox',
+    group: 'admin',
+    auth: 'admin',
+    summary: 'The sandbox as it stands: maintenance phase and schedule, fault scenario and what it injected, closed-only wallets, trade settlement',
+    response: SandboxState,
+    handler: sandboxState,
+  }),
+  routeSpec({
+    method: 'POST',
+    path: '/admin/sandbox/maintenance',
+    group: 'admin',
+    auth: 'admin',
+    summary: 'Start a maintenance window now: order routes answer 425 for durationSeconds, then orders without postOnly are refused for postOnlySeconds',
+    description: 'Open orders stay on their books and every read keeps working. A window already running is replaced.',
+    body: StartMaintenanceBody,
+    response: MaintenanceState,
+    handler: startMaintenance,
+  }),
+  routeSpec({
+    method: 'DELETE',
+    path: '/admin/sandbox/maintenance',
+    group: 'admin',
+    auth: 'admin',
+    summary: 'End the maintenance window (admin or scheduled) and its post-only period now',
+    response: MaintenanceState,
+    handler: endMaintenance,
+  }),
+  routeSpec({
+    method: 'PUT',
+    path: '/admin/sandbox/faults',
+    group: 'admin',
+    auth: 'admin',
+    summary: 'Set the fault scenario (ack latency, 500 after or without applying, 503, dropped or stalled stream sockets), replacing any; {} turns faults off',
+    description: 'Faults are drawn from the seed and the request count since this call: the same seed and requests meet the same faults.',
+    body: FaultScenario,
+    response: FaultsState,
+    handler: putFaults,
+  }),
+  routeSpec({
+    method: 'DELETE',
+    path: '/admin/sandbox/faults',
+    group: 'admin',
+    auth: 'admin',
+    summary: 'Turn fault injection off',
+    response: FaultsState,
+    handler: clearFaults,
+  }),
+  routeSpec({
+    method: 'PUT',
+    path: '/admin/wallets/:address/closed-only',
+    group: 'admin',
+    auth: 'admin',
+    summary: 'Set or clear a wallet\'s closed-only mode: only cancels and SELL orders (reducing a position) are accepted',
+    params: AddressParams,
+    body: ClosedOnlyBody,
+    response: ClosedOnlyReply,
+    handler: setClosedOnly,
+  }),
+  routeSpec({
+    method: 'GET',
+    path: '/auth/ban-status/closed-only',
+    group: 'trading',
+    auth: 'l2',
+    keys: READ_KEYS,
+    summary: 'Whether the caller\'s wallet is in closed-only mode (the platform client\'s getClosedOnlyMode)',
+    response: BanStatus,
+    handler: banStatus,
+  }),
+];
+
+export function sandboxRoutes(ctx: Pick<AppContext, 'sandbox' | 'log'>): AnyRoute[] {
+  return bindRoutes<SandboxRouteDeps>({ sandbox: ctx.sandbox, log: ctx.log }, SANDBOX_ROUTES);
 }

@@ -18,8 +18,16 @@
  * (fault, route, n) and counted in /metrics (`sandbox_faults_injected_total{fault}`); the configured share
  * of each fault is the gauge `sandbox_fault_share{fault}`, so an active scenario is visible in both.
  *
- * Stream faults (stalled or dropped WebSocket sockets) are not here: the streaming channels plug their own
- * faults into this scenario when they land (see `FaultScenario` and docs/decisions.md, "Sandbox").
+ *   streams      stalled or dropped WebSocket sockets (scenario `streams`): which sockets, and when, is
+ *                drawn here (forSocket, drop, stall); edge/ws/socket-faults.ts runs the timers and
+ *                edge/ws/channels.ts does it to the socket.
+ *
+ * Sockets are numbered like requests, per channel (market, user): the sockets open when the scenario is set
+ * first, in the order they opened, then each new one as it opens. A socket's faults are
+ * seededUnit(seed, fault of its channel, its number), so the same seed and the same sequence of connections
+ * fault the same sockets after the same times; per channel, so that a bot's market and user sockets, whose
+ * opening may race, are each numbered the same way on every run. A socket's draws are counted when the fault
+ * happens (a socket closed before its time is not), as `stream_drop` and `stream_stall`.
  */
 import { readFileSync } from 'node:fs';
 import { Counter, Gauge, type Registry } from 'prom-client';
@@ -27,13 +35,23 @@ import { TypeCompiler } from '@sinclair/typebox/compiler';
 import { seededUnit } from '../../domain/seeded.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/log.ts';
-import { FaultScenario, type AckLatency, type FaultsState } from '../schemas/sandbox.ts';
+import { FaultScenario, type AckLatency, type FaultsState, type SocketDelay } from '../schemas/sandbox.ts';
+import type { SocketChannel, StreamFaultSource } from '../ws/socket-faults.ts';
 
 const STREAM_503 = 1;
 const STREAM_500 = 2;
 const STREAM_APPLIED = 3;
 const STREAM_LATENCY_SHARE = 4;
 const STREAM_LATENCY = 5;
+// Stream faults: these plus USER_STREAMS for user sockets, so each channel draws on its own.
+const STREAM_DROP = 6;
+const STREAM_DROP_AFTER = 7;
+const STREAM_STALL = 8;
+const STREAM_STALL_AFTER = 9;
+const STREAM_STALL_FOR = 10;
+const USER_STREAMS = 16;
+/** A repeating stall's k-th draw is number n * STALLS + k of its stream: at most STALLS stalls per socket. */
+const STALLS = 65_536;
 
 /** What one order request meets. */
 export interface OrderFaults {
@@ -53,8 +71,14 @@ const checkScenario = TypeCompiler.Compile(FaultScenario);
 export function scenarioProblems(s: unknown): Array<{ path: string; message: string }> {
   const out = [...checkScenario.Errors(s)].map((e) => ({ path: e.path || '/', message: e.message }));
   if (out.length > 0) return out;
-  const lat = (s as FaultScenario).ackLatency;
-  if (lat !== undefined && lat.distribution === 'uniform' && lat.minMs > lat.maxMs) out.push({ path: '/ackLatency/minMs', message: 'must not exceed maxMs' });
+  const sc = s as FaultScenario;
+  const ordered = (d: AckLatency | SocketDelay | undefined, path: string) => {
+    if (d !== undefined && d.distribution === 'uniform' && d.minMs > d.maxMs) out.push({ path: `${path}/minMs`, message: 'must not exceed maxMs' });
+  };
+  ordered(sc.ackLatency, '/ackLatency');
+  ordered(sc.streams?.drop?.afterMs, '/streams/drop/afterMs');
+  ordered(sc.streams?.stall?.afterMs, '/streams/stall/afterMs');
+  ordered(sc.streams?.stall?.forMs, '/streams/stall/forMs');
   return out;
 }
 
@@ -71,8 +95,8 @@ export function readScenarioFile(path: string): FaultScenario {
   return v as FaultScenario;
 }
 
-/** A latency drawn from `u` in [0, 1). */
-function latencyOf(l: AckLatency, u: number): number {
+/** A latency or delay drawn from `u` in [0, 1). */
+function latencyOf(l: AckLatency | SocketDelay, u: number): number {
   switch (l.distribution) {
     case 'fixed':
       return l.ms;
@@ -89,15 +113,21 @@ const FAULT_LABELS: Record<keyof Injected, string> = {
   error500Applied: 'error_500_applied',
   error500NotApplied: 'error_500_not_applied',
   error503: 'error_503',
+  streamDrop: 'stream_drop',
+  streamStall: 'stream_stall',
 };
 
-export class FaultInjector {
+const NO_INJECTED: Readonly<Injected> = Object.freeze({ latency: 0, error500Applied: 0, error500NotApplied: 0, error503: 0, streamDrop: 0, streamStall: 0 });
+
+export class FaultInjector implements StreamFaultSource {
   private scenario: FaultScenario | undefined;
   private source: 'admin' | 'file' | undefined;
   private since = 0;
   private n = 0;
-  private injected: Injected = { latency: 0, error500Applied: 0, error500NotApplied: 0, error503: 0 };
+  private sockets = { market: 0, user: 0 };
+  private injected: Injected = { ...NO_INJECTED };
   private readonly counter: Counter<'fault'>;
+  private readonly listeners: Array<() => void> = [];
 
   constructor(
     private readonly log: Logger,
@@ -116,6 +146,8 @@ export class FaultInjector {
         ['ack_latency', s?.ackLatency === undefined ? 0 : (s.ackLatency.share ?? 1)],
         ['error_500', s?.error500?.share ?? 0],
         ['error_503', s?.error503?.share ?? 0],
+        ['stream_drop', s?.streams?.drop?.share ?? 0],
+        ['stream_stall', s?.streams?.stall?.share ?? 0],
       ];
     };
     new Gauge({
@@ -133,15 +165,65 @@ export class FaultInjector {
     return this.scenario !== undefined;
   }
 
-  /** Replaces the scenario (undefined: none); the request count and the injected faults start again from 0. */
+  /**
+   * Replaces the scenario (undefined: none); the request and socket counts and the injected faults start
+   * again from 0, and the listeners (the streaming channels) are told, so they end every stream fault in
+   * progress and draw the open sockets' faults under the new scenario.
+   */
   set(scenario: FaultScenario | undefined, source: 'admin' | 'file'): void {
     this.scenario = scenario === undefined || Object.keys(scenario).filter((k) => k !== 'seed').length === 0 ? undefined : structuredClone(scenario);
     this.source = this.scenario === undefined ? undefined : source;
     this.since = this.clock.now();
     this.n = 0;
-    this.injected = { latency: 0, error500Applied: 0, error500NotApplied: 0, error503: 0 };
+    this.sockets = { market: 0, user: 0 };
+    this.injected = { ...NO_INJECTED };
     if (this.scenario !== undefined) this.log.warn({ scenario: this.scenario, source }, 'fault injection on');
     else this.log.info({ source }, 'fault injection off');
+    for (const l of this.listeners) l();
+  }
+
+  onChange(listener: () => void): void {
+    this.listeners.push(listener);
+  }
+
+  /** A socket of `channel` to number: its number, or undefined when the scenario has no stream faults. */
+  forSocket(channel: SocketChannel): number | undefined {
+    if (this.scenario?.streams === undefined) return undefined;
+    return ++this.sockets[channel];
+  }
+
+  /** Whether socket `n` of `channel` is dropped, and after how long from when it was numbered. */
+  drop(channel: SocketChannel, n: number): { afterMs: number; how: 'abrupt' | 'going-away' } | undefined {
+    const d = this.scenario?.streams?.drop;
+    if (d === undefined || !(d.channels ?? ['market', 'user']).includes(channel)) return undefined;
+    const seed = this.scenario!.seed ?? 1;
+    const off = channel === 'user' ? USER_STREAMS : 0;
+    if (seededUnit(seed, STREAM_DROP + off, n) >= d.share) return undefined;
+    return { afterMs: latencyOf(d.afterMs, seededUnit(seed, STREAM_DROP_AFTER + off, n)), how: d.how ?? 'abrupt' };
+  }
+
+  /**
+   * Stall `k` (0 the first) of socket `n` of `channel`: after how long from when the socket was numbered
+   * (k = 0) or from the end of the previous stall, and for how long. Undefined when the socket does not
+   * stall, or the scenario does not repeat stalls and k > 0.
+   */
+  stall(channel: SocketChannel, n: number, k: number): { afterMs: number; forMs: number } | undefined {
+    const st = this.scenario?.streams?.stall;
+    if (st === undefined || !(st.channels ?? ['market', 'user']).includes(channel)) return undefined;
+    if (k > 0 && (st.repeat !== true || k >= STALLS)) return undefined;
+    const seed = this.scenario!.seed ?? 1;
+    const off = channel === 'user' ? USER_STREAMS : 0;
+    if (seededUnit(seed, STREAM_STALL + off, n) >= st.share) return undefined;
+    const draw = n * STALLS + k;
+    return { afterMs: latencyOf(st.afterMs, seededUnit(seed, STREAM_STALL_AFTER + off, draw)), forMs: latencyOf(st.forMs, seededUnit(seed, STREAM_STALL_FOR + off, draw)) };
+  }
+
+  /** A stream fault happened to socket `n` of `channel`: counted and logged like the others. */
+  socketFault(fault: 'drop' | 'stall', channel: SocketChannel, n: number, ms: number): void {
+    const key = fault === 'drop' ? 'streamDrop' : 'streamStall';
+    this.injected[key]++;
+    this.counter.labels(FAULT_LABELS[key]).inc();
+    this.log.info({ fault: FAULT_LABELS[key], channel, socket: n, ms }, 'injected fault');
   }
 
   /** An order request (placement or cancel) on `route`: the faults it meets. */
@@ -184,6 +266,7 @@ export class FaultInjector {
       source: this.source ?? null,
       since: this.scenario === undefined ? null : new Date(this.since).toISOString(),
       requests: this.n,
+      sockets: { ...this.sockets },
       injected: { ...this.injected },
     };
   }

@@ -7,20 +7,17 @@
  * and a failure answers `{"type":"bad request","error":"<param> is invalid"}`.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { Str, Bool, booleans, strings } from './common.ts';
 
 /** What a stored slug looks like (the admin schema enforces it on the way in). */
 export const SLUG_PATTERN = '^[A-Za-z0-9][A-Za-z0-9._~-]{0,199}$';
 
 const Iso = Type.String({ description: 'ISO 8601, YYYY-MM-DDTHH:mm:ss.sssZ' });
-const Str = Type.String();
-const Bool = Type.Boolean();
 
 // ---- resources -------------------------------------------------------------------------------------
 
 export const Tag = Type.Object({
-  id: Str,
-  label: Str,
-  slug: Str,
+  ...strings('id', 'label', 'slug'),
   requiresTranslation: Type.Boolean({ description: 'imported, default false (labels are served as imported)' }),
   createdAt: Iso,
   updatedAt: Iso,
@@ -28,36 +25,24 @@ export const Tag = Type.Object({
 export type Tag = Static<typeof Tag>;
 
 export const Series = Type.Object({
-  id: Str,
-  ticker: Str,
-  slug: Str,
-  title: Str,
+  ...strings('id', 'ticker', 'slug', 'title'),
   seriesType: Type.String({ description: 'imported, default "single"' }),
   recurrence: Type.String({ description: 'imported (daily, weekly, ...), default "none"' }),
   image: Str,
   icon: Str,
-  active: Bool,
-  closed: Bool,
-  archived: Bool,
+  ...booleans('active', 'closed', 'archived'),
   createdAt: Iso,
   updatedAt: Iso,
 });
 export type Series = Static<typeof Series>;
 
 const eventCore = {
-  id: Str,
-  ticker: Str,
-  slug: Str,
-  title: Str,
-  description: Str,
-  resolutionSource: Str,
+  ...strings('id', 'ticker', 'slug', 'title', 'description', 'resolutionSource'),
   startDate: Iso,
   endDate: Iso,
   image: Str,
   icon: Str,
-  active: Bool,
-  closed: Bool,
-  archived: Bool,
+  ...booleans('active', 'closed', 'archived'),
   negRisk: Type.Boolean({ description: 'the event is a neg-risk group of binary markets' }),
   creator: Type.String({ description: 'site identifier or creator address; "" when none' }),
   createdAt: Iso,
@@ -78,15 +63,9 @@ const Reward = Type.Object({
 });
 
 export const MarketCatalog = Type.Object({
-  id: Str,
-  question: Str,
-  conditionId: Str,
+  ...strings('id', 'question', 'conditionId'),
   questionID: Type.String({ description: 'imported, else ""' }),
-  slug: Str,
-  resolutionSource: Str,
-  image: Str,
-  icon: Str,
-  description: Str,
+  ...strings('slug', 'resolutionSource', 'image', 'icon', 'description'),
   outcomes: Type.String({ description: 'JSON-encoded array of the two outcome labels' }),
   outcomePrices: Type.String({ description: 'JSON-encoded array of the two current prices as decimal strings' }),
   clobTokenIds: Type.String({ description: 'JSON-encoded array of the two uint256 token ids (decimal)' }),
@@ -94,11 +73,7 @@ export const MarketCatalog = Type.Object({
   endDate: Iso,
   createdAt: Iso,
   updatedAt: Iso,
-  active: Bool,
-  closed: Bool,
-  archived: Bool,
-  enableOrderBook: Bool,
-  acceptingOrders: Bool,
+  ...booleans('active', 'closed', 'archived', 'enableOrderBook', 'acceptingOrders'),
   acceptingOrdersTimestamp: Type.String({ description: 'when the market first accepted orders; "" if never' }),
   orderPriceMinTickSize: Type.Number(),
   orderMinSize: Type.Number(),
@@ -148,19 +123,11 @@ export const MarketToken = Type.Object({
 
 /** GET /markets items (order-book form). */
 export const MarketBook = Type.Object({
-  enable_order_book: Bool,
-  active: Bool,
-  closed: Bool,
-  archived: Bool,
-  accepting_orders: Bool,
+  ...booleans('enable_order_book', 'active', 'closed', 'archived', 'accepting_orders'),
   accepting_order_timestamp: Type.String({ description: 'ISO time the market first accepted orders; "" if never' }),
   minimum_order_size: Type.Number(),
   minimum_tick_size: Type.Number(),
-  condition_id: Str,
-  question_id: Str,
-  question: Str,
-  description: Str,
-  market_slug: Str,
+  ...strings('condition_id', 'question_id', 'question', 'description', 'market_slug'),
   end_date_iso: Iso,
   game_start_time: Type.String({ description: 'imported gameStartTime, else ""' }),
   seconds_delay: Type.Number({ description: 'always 0: the engine never delays orders' }),
@@ -170,9 +137,7 @@ export const MarketBook = Type.Object({
   notifications_enabled: Type.Boolean({ description: 'imported notificationsEnabled, default false (the service sends no notifications)' }),
   neg_risk: Bool,
   neg_risk_market_id: Type.String({ description: 'the group\'s bytes32 for neg-risk markets, else ""' }),
-  neg_risk_request_id: Str,
-  icon: Str,
-  image: Str,
+  ...strings('neg_risk_request_id', 'icon', 'image'),
   rewards: MarketRewards,
   is_50_50_outcome: Type.Boolean({ description: 'always false: markets resolve to one outcome' }),
   tokens: Type.Array(MarketToken),
@@ -194,10 +159,7 @@ export const SimplifiedMarket = Type.Object({
   condition_id: Str,
   rewards: MarketRewards,
   tokens: Type.Array(MarketToken),
-  active: Bool,
-  closed: Bool,
-  archived: Bool,
-  accepting_orders: Bool,
+  ...booleans('active', 'closed', 'archived', 'accepting_orders'),
 });
 export type SimplifiedMarket = Static<typeof SimplifiedMarket>;
 
@@ -209,9 +171,7 @@ export const SamplingMarket = Type.Object({
   status: Type.Union((['active', 'paused', 'closed', 'resolved'] as const).map((s) => Type.Literal(s)), {
     description: 'resolved > closed > paused (not accepting orders) > active; the list holds only active markets',
   }),
-  question: Str,
-  slug: Str,
-  description: Str,
+  ...strings('question', 'slug', 'description'),
   neg_risk: Bool,
   market_id: Type.Integer({ description: 'the catalog id as a number' }),
   assets_ids: Type.Array(Str),
@@ -228,9 +188,7 @@ export const SearchResult = Type.Object({
   events: Type.Array(Type.Object({ id: Str, ticker: Str, slug: Str, title: Str })),
   tags: Type.Array(
     Type.Object({
-      id: Str,
-      label: Str,
-      slug: Str,
+      ...strings('id', 'label', 'slug'),
       event_count: Type.Integer({ description: 'events carrying the tag, any status (of the creator when `creator` is given)' }),
     }),
   ),

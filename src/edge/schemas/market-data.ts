@@ -10,13 +10,13 @@
  * "Market data".
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { Side, Str, strings } from './common.ts';
 import { HISTORY_INTERVALS, MAX_FIDELITY, MIN_FIDELITY } from '../../domain/price-history.ts';
 
 /** Shape only; the value is checked by parseTokenId (uint256 bound) in the handler. */
 const TokenId = Type.String({ pattern: '^(0|[1-9][0-9]{0,77})$', description: 'uint256 as a decimal string without leading zeros' });
 const ConditionId = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$', description: 'condition id: 0x + 64 hex, any case' });
 const Price = Type.String({ description: 'minimal decimal string, "" when there is no such price' });
-const Side = Type.Union([Type.Literal('BUY'), Type.Literal('SELL')]);
 const UnixSeconds = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, description: 'unix seconds' });
 const Interval = Type.Union(
   HISTORY_INTERVALS.map((i) => Type.Literal(i)),
@@ -145,17 +145,12 @@ export const MarketTradeEvent = Type.Object({
   market: Type.Object({
     condition_id: Type.String(),
     asset_id: Type.String({ description: "the taker's token" }),
-    question: Type.String(),
-    icon: Type.String(),
-    slug: Type.String(),
+    ...strings('question', 'icon', 'slug'),
   }),
   user: Type.Object(
     {
       address: Type.String({ description: 'the taker wallet' }),
-      username: Type.String(),
-      profile_picture: Type.String(),
-      optimized_profile_picture: Type.String(),
-      pseudonym: Type.String(),
+      ...strings('username', 'profile_picture', 'optimized_profile_picture', 'pseudonym'),
     },
     { description: 'the taker and its admin-set profile ("" where none)' },
   ),
@@ -209,29 +204,13 @@ export const ClobMarketReply = Type.Object({
 });
 export type ClobMarketReply = Static<typeof ClobMarketReply>;
 
-const Str = Type.String();
 export const MakerOrder = Type.Object({
-  order_id: Str,
-  maker_address: Str,
-  owner: Str,
-  matched_amount: Str,
-  fee_rate_bps: Str,
-  price: Str,
-  asset_id: Str,
-  outcome: Str,
-  side: Str,
+  ...strings('order_id', 'maker_address', 'owner', 'matched_amount', 'fee_rate_bps', 'price', 'asset_id', 'outcome', 'side'),
 });
 export type MakerOrder = Static<typeof MakerOrder>;
 
 export const BuilderTrade = Type.Object({
-  id: Str,
-  taker_order_id: Str,
-  market: Str,
-  asset_id: Str,
-  side: Str,
-  size: Str,
-  fee_rate_bps: Str,
-  price: Str,
+  ...strings('id', 'taker_order_id', 'market', 'asset_id', 'side', 'size', 'fee_rate_bps', 'price'),
   status: Type.String({
     description: 'MATCHED, MINED, CONFIRMED, RETRYING or FAILED (the trade lifecycle; CONFIRMED from the match unless settlement delays are configured)',
   }),
@@ -256,14 +235,9 @@ export const ClientBuilderTrade = Type.Object({
   tradeType: Type.Literal('TAKER'),
   takerOrderHash: Str,
   builder: Type.String({ description: "the taker order's builder code" }),
-  market: Str,
-  assetId: Str,
-  side: Str,
-  size: Str,
+  ...strings('market', 'assetId', 'side', 'size'),
   sizeUsdc: Type.String({ description: 'USDC the taker paid (BUY) or received (SELL) before fees' }),
-  price: Str,
-  status: Str,
-  outcome: Str,
+  ...strings('price', 'status', 'outcome'),
   outcomeIndex: Type.Integer(),
   owner: Type.String({ description: "the taker order's API key" }),
   maker: Type.String({ description: "the taker order's wallet" }),

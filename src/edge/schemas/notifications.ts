@@ -5,19 +5,16 @@
  * numbering: 1 an order canceled, 2 an order filled, 4 a market resolved.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { Str, TraderSide, strings } from './common.ts';
 import { NOTIFICATION_TYPES } from '../../domain/notifications.ts';
 
-const Str = Type.String();
 const Seconds = Type.Integer({ description: 'unix seconds (journal time of the event)' });
 
 export const CancelPayload = Type.Object({
   order_id: Str,
   market: Type.String({ description: 'condition id' }),
   asset_id: Type.String({ description: "the order's token" }),
-  side: Str,
-  price: Str,
-  original_size: Str,
-  size_matched: Str,
+  ...strings('side', 'price', 'original_size', 'size_matched'),
   size_canceled: Type.String({ description: 'what left the book unfilled' }),
   status: Type.String({ description: 'CANCELED, or CANCELED_MARKET_RESOLVED' }),
   reason: Type.String({ description: 'USER (a cancel), EXPIRED (GTD), SELF_TRADE, MARKET_RESOLVED; also a heartbeat that lapsed (USER)' }),
@@ -33,7 +30,7 @@ export const FillPayload = Type.Object({
   price: Type.String({ description: "in the wallet's outcome" }),
   size: Str,
   fee: Type.String({ description: 'USDC the wallet paid in fees' }),
-  trader_side: Type.Union([Type.Literal('TAKER'), Type.Literal('MAKER')]),
+  trader_side: TraderSide,
   transaction_hash: Str,
   timestamp: Seconds,
 });

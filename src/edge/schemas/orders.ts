@@ -14,6 +14,7 @@
  * order id in the message, as the platform words it.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { Side } from './common.ts';
 import { GTD_MIN_LEAD_SECONDS } from '../../domain/market-rules.ts';
 
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: '0x + 40 hex, any case' });
@@ -23,7 +24,7 @@ const SafeUint = Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER });
 
 export const MAX_ORDERS_PER_REQUEST = 15;
 
-export const OrderSide = Type.Union([Type.Literal('BUY'), Type.Literal('SELL')]);
+export const OrderSide = Side;
 export type OrderSide = Static<typeof OrderSide>;
 
 export const OrderType = Type.Union([Type.Literal('GTC'), Type.Literal('GTD'), Type.Literal('FOK'), Type.Literal('FAK')]);

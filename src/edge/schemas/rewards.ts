@@ -5,8 +5,8 @@
  * domain/rewards.ts (docs/decisions.md, "Liquidity rewards").
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { Str, strings } from './common.ts';
 
-const Str = Type.String();
 const OrderId = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
 const DateText = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'UTC day, YYYY-MM-DD' });
 const SignatureType = Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: 'sent by the platform client; not used' }));
@@ -23,11 +23,7 @@ export const RewardsConfig = Type.Object({
 export const RewardToken = Type.Object({ token_id: Str, outcome: Str, price: Type.Number({ description: 'the display price (as GET /markets)' }) });
 
 export const MarketReward = Type.Object({
-  condition_id: Str,
-  question: Str,
-  market_slug: Str,
-  event_slug: Str,
-  image: Str,
+  ...strings('condition_id', 'question', 'market_slug', 'event_slug', 'image'),
   rewards_max_spread: Type.Number({ description: 'cents from the midpoint within which an order scores' }),
   rewards_min_size: Type.Number({ description: 'the smallest remaining size, tokens, that scores' }),
   tokens: Type.Array(RewardToken),
@@ -49,9 +45,7 @@ const AssetRate = Type.Number({ description: 'the reward asset\'s price in USDC:
 
 export const UserEarning = Type.Object({
   date: DateText,
-  condition_id: Str,
-  asset_address: Str,
-  maker_address: Str,
+  ...strings('condition_id', 'asset_address', 'maker_address'),
   earnings: Type.Number({ description: 'rate_per_day x the wallet\'s share x seconds of the day / 86400' }),
   asset_rate: AssetRate,
 });
@@ -70,11 +64,7 @@ export type TotalUserEarning = Static<typeof TotalUserEarning>;
 export const Earning = Type.Object({ asset_address: Str, earnings: Type.Number(), asset_rate: AssetRate });
 
 export const UserRewardsEarning = Type.Object({
-  condition_id: Str,
-  question: Str,
-  market_slug: Str,
-  event_slug: Str,
-  image: Str,
+  ...strings('condition_id', 'question', 'market_slug', 'event_slug', 'image'),
   rewards_max_spread: Type.Number(),
   rewards_min_size: Type.Number(),
   market_competitiveness: Type.Number({ description: 'the market\'s total score over the part of the day sampled, on average (tokens at full weight)' }),

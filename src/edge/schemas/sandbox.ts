@@ -1,5 +1,5 @@
 /**
- * Sandbox schemas (edge/sandbox/, routes/sandbox.ts): the fault scenario (the body of PUT
+ * Sandbox schemas (edge/sandbox/, routes/sandbox.ts, edge/ws/socket-faults.ts): the fault scenario (the body of PUT
  * /admin/sandbox/faults and the content of the file `sandbox.faultsFile` names), the admin views of the
  * maintenance windows, faults, closed-only wallets and trade settlement, and GET /auth/ban-status/closed-only.
  * Unlike the catalog import, these bodies are strict: an unknown field is an error, since a misspelt fault
@@ -28,6 +28,58 @@ export const AckLatency = Type.Union(
 );
 export type AckLatency = Static<typeof AckLatency>;
 
+const DelayMs = (description: string) => Type.Integer({ minimum: 0, maximum: 86_400_000, description });
+
+/** A time drawn per socket: fixed, uniform, or exponential (a Poisson rate of one per `meanMs`), in ms. */
+export const SocketDelay = Type.Union(
+  [
+    Type.Object({ distribution: Type.Literal('fixed'), ms: DelayMs('the time') }, { additionalProperties: false }),
+    Type.Object({ distribution: Type.Literal('uniform'), minMs: DelayMs('shortest'), maxMs: DelayMs('longest') }, { additionalProperties: false }),
+    Type.Object({ distribution: Type.Literal('exponential'), meanMs: DelayMs('mean: one event per meanMs'), maxMs: DelayMs('draws are cut at this') }, { additionalProperties: false }),
+  ],
+  { description: 'a time drawn per socket under the seed' },
+);
+export type SocketDelay = Static<typeof SocketDelay>;
+
+const StreamChannels = Type.Optional(
+  Type.Array(Type.Union([Type.Literal('market'), Type.Literal('user')]), { minItems: 1, uniqueItems: true, description: 'channels whose sockets it applies to (default both)' }),
+);
+
+/** Faults of the WebSocket channels (edge/ws/socket-faults.ts executes them; faults.ts draws them). */
+export const StreamFaults = Type.Object(
+  {
+    drop: Type.Optional(
+      Type.Object(
+        {
+          share: Share('share of sockets the server closes'),
+          channels: StreamChannels,
+          afterMs: SocketDelay,
+          how: Type.Optional(
+            Type.Union([Type.Literal('abrupt'), Type.Literal('going-away')], {
+              description: 'abrupt (default): the TCP connection ends without a close frame, the client sees 1006; going-away: a close frame 1001 "going away"',
+            }),
+          ),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    stall: Type.Optional(
+      Type.Object(
+        {
+          share: Share('share of sockets that stall'),
+          channels: StreamChannels,
+          afterMs: SocketDelay,
+          forMs: SocketDelay,
+          repeat: Type.Optional(Type.Boolean({ description: 'after it resumes, the socket stalls again after a new afterMs draw (default false: once)' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+  },
+  { additionalProperties: false, description: 'stalled or dropped WebSocket sockets of /ws/market and /ws/user' },
+);
+export type StreamFaults = Static<typeof StreamFaults>;
+
 export const FaultScenario = Type.Object(
   {
     seed: Type.Optional(Type.Integer({ description: 'draws of every fault (default 1): the same seed and request sequence, the same faults' })),
@@ -44,6 +96,7 @@ export const FaultScenario = Type.Object(
     error503: Type.Optional(
       Type.Object({ share: Share('share of order-book API requests (order routes, books, prices, /data/*) answered 503, not applied') }, { additionalProperties: false }),
     ),
+    streams: Type.Optional(StreamFaults),
   },
   { additionalProperties: false },
 );
@@ -53,13 +106,16 @@ export const FaultsState = Type.Object({
   scenario: Type.Union([FaultScenario, Type.Null()], { description: 'null: no fault is injected' }),
   source: Type.Union([Type.Literal('admin'), Type.Literal('file'), Type.Null()]),
   since: Iso,
-  /** Requests the scenario has seen, and the faults it injected, since it was set. */
+  /** Requests and sockets the scenario has seen, and the faults it injected, since it was set. */
   requests: Type.Integer(),
+  sockets: Type.Object({ market: Type.Integer(), user: Type.Integer() }, { description: 'sockets of each channel numbered by the scenario (open when it was set, or opened since)' }),
   injected: Type.Object({
     latency: Type.Integer(),
     error500Applied: Type.Integer(),
     error500NotApplied: Type.Integer(),
     error503: Type.Integer(),
+    streamDrop: Type.Integer({ description: 'sockets closed by the drop fault' }),
+    streamStall: Type.Integer({ description: 'stalls begun (a repeating stall counts each time)' }),
   }),
 });
 export type FaultsState = Static<typeof FaultsState>;

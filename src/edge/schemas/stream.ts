@@ -9,6 +9,7 @@
  * Client messages: unknown properties are ignored (clients send extras such as `type` on updates).
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { Side, Str, TraderSide, strings } from './common.ts';
 
 const TokenId = Type.String({ pattern: '^[0-9]{1,78}$', description: 'token id (uint256 decimal)' });
 const ConditionId = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$', description: 'condition id' });
@@ -49,16 +50,12 @@ export type SubscriptionUpdate = Static<typeof SubscriptionUpdate>;
 
 // ---- market channel events ----
 
-const Str = Type.String();
 const Level = Type.Object({ price: Str, size: Str });
 
 /** GET /book's body with `event_type` first and `timestamp` in ms; `hash` is /book's hash of the same state. */
 export const BookEvent = Type.Object({
   event_type: Type.Literal('book'),
-  market: Str,
-  asset_id: Str,
-  timestamp: Str,
-  hash: Str,
+  ...strings('market', 'asset_id', 'timestamp', 'hash'),
   bids: Type.Array(Level),
   asks: Type.Array(Level),
   min_order_size: Str,
@@ -72,7 +69,7 @@ export const PriceChange = Type.Object({
   asset_id: Str,
   price: Str,
   size: Type.String({ description: "the level's new total, \"0\" when it is gone" }),
-  side: Type.Union([Type.Literal('BUY'), Type.Literal('SELL')]),
+  side: Side,
   hash: Type.String({ description: "the hash GET /book serves for the token's book after the change" }),
   best_bid: Str,
   best_ask: Str,
@@ -89,35 +86,21 @@ export type PriceChangeEvent = Static<typeof PriceChangeEvent>;
 
 export const LastTradePriceEvent = Type.Object({
   event_type: Type.Literal('last_trade_price'),
-  asset_id: Str,
-  market: Str,
-  price: Str,
-  side: Type.Union([Type.Literal('BUY'), Type.Literal('SELL')]),
-  size: Str,
-  fee_rate_bps: Str,
-  timestamp: Str,
-  transaction_hash: Str,
+  ...strings('asset_id', 'market', 'price'),
+  side: Side,
+  ...strings('size', 'fee_rate_bps', 'timestamp', 'transaction_hash'),
 });
 export type LastTradePriceEvent = Static<typeof LastTradePriceEvent>;
 
 export const TickSizeChangeEvent = Type.Object({
   event_type: Type.Literal('tick_size_change'),
-  asset_id: Str,
-  market: Str,
-  old_tick_size: Str,
-  new_tick_size: Str,
-  timestamp: Str,
+  ...strings('asset_id', 'market', 'old_tick_size', 'new_tick_size', 'timestamp'),
 });
 export type TickSizeChangeEvent = Static<typeof TickSizeChangeEvent>;
 
 export const BestBidAskEvent = Type.Object({
   event_type: Type.Literal('best_bid_ask'),
-  market: Str,
-  asset_id: Str,
-  best_bid: Str,
-  best_ask: Str,
-  spread: Str,
-  timestamp: Str,
+  ...strings('market', 'asset_id', 'best_bid', 'best_ask', 'spread', 'timestamp'),
 });
 export type BestBidAskEvent = Static<typeof BestBidAskEvent>;
 
@@ -125,11 +108,7 @@ const EventMessage = Type.Object({ id: Str, ticker: Str, slug: Str, title: Str, 
 
 export const NewMarketEvent = Type.Object({
   event_type: Type.Literal('new_market'),
-  id: Str,
-  question: Str,
-  market: Str,
-  slug: Str,
-  description: Str,
+  ...strings('id', 'question', 'market', 'slug', 'description'),
   assets_ids: Type.Array(Str),
   outcomes: Type.Array(Str),
   event_message: EventMessage,
@@ -151,13 +130,9 @@ export const UserOrderEvent = Type.Object({
   event_type: Type.Literal('order'),
   id: Str,
   owner: Type.String({ description: "the order's API key" }),
-  order_owner: Str,
-  market: Str,
-  asset_id: Str,
-  side: Type.Union([Type.Literal('BUY'), Type.Literal('SELL')]),
-  price: Str,
-  original_size: Str,
-  size_matched: Str,
+  ...strings('order_owner', 'market', 'asset_id'),
+  side: Side,
+  ...strings('price', 'original_size', 'size_matched'),
   associate_trades: Type.Array(Str, { description: 'UPDATE: the trade that caused it' }),
   outcome: Str,
   type: Type.Union([Type.Literal('PLACEMENT'), Type.Literal('UPDATE'), Type.Literal('CANCELLATION')]),
@@ -171,40 +146,27 @@ export const UserOrderEvent = Type.Object({
 export type UserOrderEvent = Static<typeof UserOrderEvent>;
 
 export const TradeMakerOrder = Type.Object({
-  asset_id: Str,
-  matched_amount: Str,
-  order_id: Str,
-  outcome: Str,
-  owner: Str,
-  price: Str,
-  fee_rate_bps: Str,
-  side: Str,
-  maker_address: Str,
+  ...strings('asset_id', 'matched_amount', 'order_id', 'outcome', 'owner', 'price', 'fee_rate_bps', 'side', 'maker_address'),
 });
 
 export const UserTradeEvent = Type.Object({
   event_type: Type.Literal('trade'),
   type: Type.Literal('TRADE'),
-  id: Str,
-  taker_order_id: Str,
-  market: Str,
+  ...strings('id', 'taker_order_id', 'market'),
   asset_id: Type.String({ description: "the taker's token" }),
   side: Type.String({ description: "the taker's side" }),
   size: Str,
   price: Type.String({ description: "the taker's price" }),
   fee_rate_bps: Str,
   status: Type.String({ description: 'MATCHED, MINED, CONFIRMED, RETRYING or FAILED; CONFIRMED once committed today' }),
-  matchtime: Str,
-  match_time: Str,
-  last_update: Str,
-  outcome: Str,
+  ...strings('matchtime', 'match_time', 'last_update', 'outcome'),
   owner: Type.String({ description: "the receiving wallet's order's API key" }),
   trade_owner: Type.String({ description: "the taker order's API key" }),
   maker_address: Type.String({ description: "the taker order's wallet" }),
   maker_orders: Type.Array(TradeMakerOrder),
   timestamp: Str,
   transaction_hash: Str,
-  trader_side: Type.Union([Type.Literal('TAKER'), Type.Literal('MAKER')]),
+  trader_side: TraderSide,
 });
 export type UserTradeEvent = Static<typeof UserTradeEvent>;
 

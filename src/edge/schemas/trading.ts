@@ -3,6 +3,7 @@
  * wallet operations and balances. The spec's Order type (camelCase) is the shape of `GET /data/order/{id}`.
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { TraderSide, strings } from './common.ts';
 import { BuilderTrade } from './market-data.ts';
 
 const Decimal = Type.String({ pattern: '^[0-9]{1,16}(\\.[0-9]{1,6})?$', description: 'USDC / token amount, up to 6 decimals' });
@@ -44,10 +45,7 @@ export const ClientOpenOrder = Type.Object({
   maker_address: Type.String(),
   market: Type.String({ description: 'condition id' }),
   asset_id: Type.String({ description: 'token id (uint256 decimal)' }),
-  side: Type.String(),
-  original_size: Type.String(),
-  size_matched: Type.String(),
-  price: Type.String(),
+  ...strings('side', 'original_size', 'size_matched', 'price'),
   associate_trades: Type.Array(Type.String()),
   outcome: Type.String(),
   created_at: Type.Integer({ description: 'unix seconds' }),
@@ -108,7 +106,7 @@ export const TradesQuery = Type.Object({
 });
 
 /** The platform's Trade: the builder-trade shape plus the caller's role in the fill. */
-export const TradeView = Type.Composite([BuilderTrade, Type.Object({ trader_side: Type.Union([Type.Literal('TAKER'), Type.Literal('MAKER')]) })]);
+export const TradeView = Type.Composite([BuilderTrade, Type.Object({ trader_side: TraderSide })]);
 
 export const TradesPage = Type.Object({
   data: Type.Array(TradeView),

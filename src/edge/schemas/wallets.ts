@@ -8,6 +8,7 @@
  * every number). Field decisions are in docs/decisions.md ("Wallet data").
  */
 import { Type, type Static } from '@sinclair/typebox';
+import { Str, numbers, strings } from './common.ts';
 
 const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: 'wallet address, any case; answered lowercase' });
 const ConditionId = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
@@ -77,9 +78,17 @@ export type ClosedPositionsQuery = Static<typeof ClosedPositionsQuery>;
 
 // ---- responses -----------------------------------------------------------------------------------------
 
-const Str = Type.String();
-const Num = Type.Number();
 const Url = Type.String({ description: 'URL, "" when none' });
+
+/** The market and outcome a trade or position row is about, as the catalog names them. */
+const marketFields = {
+  title: Str,
+  slug: Str,
+  icon: Url,
+  eventSlug: Str,
+  outcome: Str,
+  outcomeIndex: Type.Integer(),
+};
 
 export const Trade = Type.Object({
   proxyWallet: Type.String({ description: 'the wallet this row is about (lowercase)' }),
@@ -89,15 +98,8 @@ export const Trade = Type.Object({
   size: Type.Number({ description: 'tokens' }),
   price: Type.Number({ description: 'USDC per token, in proxyWallet\'s outcome' }),
   timestamp: Type.Integer({ description: 'unix seconds of the fill\'s journal commit' }),
-  title: Str,
-  slug: Str,
-  icon: Url,
-  eventSlug: Str,
-  outcome: Str,
-  outcomeIndex: Type.Integer(),
-  name: Str,
-  pseudonym: Str,
-  bio: Str,
+  ...marketFields,
+  ...strings('name', 'pseudonym', 'bio'),
   profileImage: Url,
   profileImageOptimized: Url,
   transactionHash: Type.String({ description: '0x + 64 hex digest of the fill record' }),
@@ -106,27 +108,14 @@ export const Trade = Type.Object({
 export type Trade = Static<typeof Trade>;
 
 const positionFields = {
-  proxyWallet: Str,
-  asset: Str,
-  conditionId: Str,
-  size: Num,
-  avgPrice: Num,
-  initialValue: Num,
-  currentValue: Num,
-  cashPnl: Num,
-  percentPnl: Num,
-  totalBought: Num,
-  realizedPnl: Num,
-  percentRealizedPnl: Num,
-  curPrice: Num,
+  ...strings('proxyWallet', 'asset', 'conditionId'),
+  ...numbers(
+    'size', 'avgPrice', 'initialValue', 'currentValue', 'cashPnl', 'percentPnl', 'totalBought', 'realizedPnl',
+    'percentRealizedPnl', 'curPrice',
+  ),
   redeemable: Type.Boolean(),
   mergeable: Type.Boolean(),
-  title: Str,
-  slug: Str,
-  icon: Url,
-  eventSlug: Str,
-  outcome: Str,
-  outcomeIndex: Type.Integer(),
+  ...marketFields,
   oppositeOutcome: Str,
   oppositeAsset: Str,
   endDate: Type.String({ description: 'ISO 8601 as imported into the catalog, "" when none' }),

@@ -30,19 +30,31 @@
  * emptied on unsubscribe and dropped at close, so subscribe/unsubscribe cycles leave nothing behind.
  *
  * Metrics (/metrics, edge/metrics.ts): open sockets and subscriptions per channel, frames and bytes sent
- * (publishes count once per receiving socket), frames dropped by backpressure, closes by reason.
+ * (publishes count once per receiving socket), frames dropped by backpressure, closes by reason, sockets
+ * stalled by a fault.
+ *
+ * Stream faults (the sandbox's scenario `streams`; timers in socket-faults.ts, draws in sandbox/faults.ts):
+ *   drop    the server ends the socket: abruptly (no close frame: the client sees 1006) or with 1001
+ *           "going away"; counted as closes{reason="fault_drop"};
+ *   stall   the socket leaves its topics and its messages are discarded unread (PING gets no PONG,
+ *           subscribe messages are not acted on) while the connection stays open; at the end it rejoins the
+ *           topics it had. Frames published meanwhile are lost for it, not delivered late: queueing them
+ *           would cost memory per stalled socket, a late burst would hide the gap a bot must detect, and
+ *           the platform's stalls (DESIGN section 11) lose events. Its client resyncs from a new `book`.
+ *           Other sockets are untouched (publish skips a socket that is not on the topic).
  */
 import { timingSafeEqual } from 'node:crypto';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from 'uWebSockets.js';
 import { clientAddress } from '../../domain/ip.ts';
-import type { Clock } from '../../runtime/clock.ts';
+import type { Clock, Timers } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { decodeSecret, type KeyVerifier } from '../auth.ts';
 import type { StreamMetrics } from '../metrics.ts';
 import type { RateLimiter } from '../rate-limit.ts';
 import { bucketsFor } from '../rate-limit-buckets.ts';
 import { MarketSubscribe, SubscriptionUpdate, UserSubscribe } from '../schemas/stream.ts';
+import { SocketFaults, type StreamFaultSource } from './socket-faults.ts';
 
 export interface StreamLimits {
   maxBackpressureBytes: number;
@@ -76,6 +88,8 @@ export interface ChannelDeps {
   clock: Clock;
   metrics: StreamMetrics;
   log: Logger;
+  /** The sandbox's stream faults (none without), and the timers they run on. */
+  faults?: { source: StreamFaultSource; timers: Timers };
 }
 
 type Channel = 'market' | 'user';
@@ -86,10 +100,12 @@ export const CloseCode = {
   IDLE: 4002,
   SLOW: 4003,
   SHUTDOWN: 1001,
+  /** The drop fault's close frame when it is not abrupt. */
+  GOING_AWAY: 1001,
 } as const;
 
 /** Why a socket closed: the label of the closes counter, a closed set. */
-export type CloseReason = 'client' | 'idle' | 'slow_consumer' | 'unauthorized' | 'message_too_large' | 'shutdown' | 'abnormal';
+export type CloseReason = 'client' | 'idle' | 'slow_consumer' | 'unauthorized' | 'message_too_large' | 'shutdown' | 'abnormal' | 'fault_drop';
 
 interface Conn {
   channel: Channel;
@@ -104,6 +120,8 @@ interface Conn {
   /** Set when we close it, with why; the close handler counts it. */
   closing: CloseReason | undefined;
   closed: boolean;
+  /** While a stall fault lasts: the topics it left, to rejoin. */
+  stalled: string[] | undefined;
 }
 
 type Socket = WebSocket<{ conn: Conn }>;
@@ -124,9 +142,22 @@ export class StreamChannels {
   private sweepTimer: NodeJS.Timeout | undefined;
   private closing = false;
   private readonly idleMs: number;
+  private readonly faults: SocketFaults<Socket> | undefined;
 
   constructor(private readonly d: ChannelDeps) {
     this.idleMs = d.limits.idleSeconds * 1000;
+    if (d.faults !== undefined) {
+      const faults = new SocketFaults<Socket>(d.faults.source, d.faults.timers, {
+        stall: (ws) => this.stall(ws),
+        resume: (ws) => this.resume(ws),
+        drop: (ws, how) => (how === 'abrupt' ? this.kill(ws) : this.end(ws, 'fault_drop', CloseCode.GOING_AWAY, 'going away')),
+        stalled: (channel, delta) => d.metrics.stalled(channel, delta),
+        resumed: (channel, n) => d.log.info({ fault: 'stream_stall', channel, socket: n }, 'stream stall ended'),
+      });
+      this.faults = faults;
+      // Sockets in the order they opened (a Set keeps insertion order): the scenario numbers them so.
+      d.faults.source.onChange(() => faults.reset([...this.sockets].map((ws) => [ws, ws.getUserData().conn.channel] as [Socket, Channel])));
+    }
   }
 
   /** The feed's sink: publishes to uWS topics (nothing before mount), counting what each socket receives. */
@@ -205,7 +236,7 @@ export class StreamChannels {
     const v = this.d.limiter.take(`ip:${ip}`, buckets, 1, this.d.clock.now());
     if (!v.ok) return refuse('429 Too Many Requests', 'Too Many Requests');
     if ((this.perAddress.get(ip) ?? 0) >= this.d.limits.maxSocketsPerAddress) return refuse('429 Too Many Requests', 'too many connections from this address');
-    const conn: Conn = { channel, ip, lastSeen: Date.now(), subs: new Set(), custom: false, wallet: undefined, apiKey: undefined, closing: undefined, closed: false };
+    const conn: Conn = { channel, ip, lastSeen: Date.now(), subs: new Set(), custom: false, wallet: undefined, apiKey: undefined, closing: undefined, closed: false, stalled: undefined };
     res.upgrade({ conn }, key, protocol, extensions, context);
   }
 
@@ -214,12 +245,14 @@ export class StreamChannels {
     this.sockets.add(ws);
     this.perAddress.set(conn.ip, (this.perAddress.get(conn.ip) ?? 0) + 1);
     this.d.metrics.opened(conn.channel);
+    this.faults?.opened(ws, conn.channel);
   }
 
   private closed(ws: Socket, code: number): void {
     const conn = ws.getUserData().conn;
     conn.closed = true;
     this.sockets.delete(ws);
+    this.faults?.closed(ws);
     if (conn.apiKey !== undefined) {
       const same = this.byKey.get(conn.apiKey);
       same?.delete(ws);
@@ -251,6 +284,32 @@ export class StreamChannels {
     ws.end(code, message);
   }
 
+  /** The drop fault's abrupt end: the connection closes without a close frame (the client sees 1006). */
+  private kill(ws: Socket): void {
+    const conn = ws.getUserData().conn;
+    if (conn.closed) return;
+    conn.closing = 'fault_drop';
+    ws.close();
+  }
+
+  /** The stall fault begins: the socket leaves its topics (a socket already closing is left alone). */
+  private stall(ws: Socket): boolean {
+    const conn = ws.getUserData().conn;
+    if (conn.closed || conn.closing !== undefined || conn.stalled !== undefined) return false;
+    conn.stalled = ws.getTopics();
+    for (const t of conn.stalled) ws.unsubscribe(t);
+    return true;
+  }
+
+  /** The stall ends: the socket rejoins what it left; later frames reach it again. */
+  private resume(ws: Socket): void {
+    const conn = ws.getUserData().conn;
+    const topics = conn.stalled;
+    conn.stalled = undefined;
+    if (topics === undefined || conn.closed) return;
+    for (const t of topics) ws.subscribe(t);
+  }
+
   private sweep(): void {
     const deadline = Date.now() - this.idleMs;
     for (const ws of this.sockets) {
@@ -264,6 +323,8 @@ export class StreamChannels {
     const conn = ws.getUserData().conn;
     if (conn.closing !== undefined) return;
     conn.lastSeen = Date.now();
+    // Stalled: read and discarded, as a stuck server would; the socket still counts as alive.
+    if (conn.stalled !== undefined) return;
     if (message.byteLength > this.d.limits.maxMessageBytes) return this.end(ws, 'message_too_large', 1009, `message too big: at most ${this.d.limits.maxMessageBytes} bytes`);
     const text = decoder.decode(message);
     if (text === 'PING') {
@@ -400,7 +461,7 @@ export class StreamChannels {
 
   private send(ws: Socket, frame: string): void {
     const conn = ws.getUserData().conn;
-    if (conn.closed) return;
+    if (conn.closed || conn.stalled !== undefined) return;
     // 2: dropped, the send buffer is past its bound (uWS sends nothing more until it drains).
     if (ws.send(frame, false) === 2) return this.dropped(ws);
     this.d.metrics.sent(conn.channel, 1, Buffer.byteLength(frame));

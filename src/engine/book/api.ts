@@ -27,6 +27,7 @@
  */
 
 import { Errors } from '../../domain/errors.ts';
+import type { FillAmounts } from '../../domain/events.ts';
 import { LOT_UNITS } from '../../domain/market-rules.ts';
 import { PIPS } from '../../domain/units.ts';
 
@@ -116,7 +117,7 @@ export type CancelReason = (typeof CancelReason)[keyof typeof CancelReason];
  * makerUsdc/takerUsdc are each party's notional at the trade price in its own outcome space
  * (equal for TRANSFER; summing to `sizeUnits` for MINT and MERGE).
  */
-export interface Fill {
+export interface Fill extends FillAmounts {
   kind: FillKind;
   takerHandle: number;
   makerHandle: number;
@@ -127,13 +128,6 @@ export interface Fill {
   takerSide: Side;
   makerSide: Side;
   sizeUnits: number;
-  /** Trade price in each party's own outcome space. */
-  takerPricePips: number;
-  makerPricePips: number;
-  takerUsdc: number;
-  makerUsdc: number;
-  takerFee: number;
-  makerFee: number;
   /** Maker's remaining size after this fill (0 = fully filled, left the book). */
   makerRemainingUnits: number;
 }

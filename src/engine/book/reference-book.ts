@@ -138,27 +138,30 @@ function ownPrice(outcome: Outcome, key: number): number {
   return outcome === 0 ? key : PIPS_PER_UNIT_PRICE - key;
 }
 
-export function createReferenceBook(params: MarketParams): MatchingBook {
-  const bids = newSide(true);
-  const asks = newSide(false);
-  const byHandle = new Map<number, RefOrder>();
+/** The oracle: Maps and arrays, no cleverness (see the header). */
+class ReferenceBook implements MatchingBook {
+  private readonly bids = newSide(true);
+  private readonly asks = newSide(false);
+  private readonly byHandle = new Map<number, RefOrder>();
 
-  function validPrice(cmd: PlaceCommand): boolean {
+  constructor(readonly params: MarketParams) {}
+
+  private validPrice(cmd: PlaceCommand): boolean {
     const p = cmd.pricePips;
     if (!Number.isInteger(p)) return false;
     if (cmd.tif === Tif.GTC || cmd.tif === Tif.GTD) {
-      return onTick(p, params.tickPips);
+      return onTick(p, this.params.tickPips);
     }
     return p >= 1 && p <= PIPS_PER_UNIT_PRICE - 1;
   }
 
-  function validSize(cmd: PlaceCommand): boolean {
+  private validSize(cmd: PlaceCommand): boolean {
     const s = cmd.sizeUnits;
     // Above 2^53 units a number is no longer an exact amount (docs/decisions.md, Units).
-    return Number.isSafeInteger(s) && s > 0 && s % LOT_UNITS === 0 && s >= params.minSizeUnits;
+    return Number.isSafeInteger(s) && s > 0 && s % LOT_UNITS === 0 && s >= this.params.minSizeUnits;
   }
 
-  function crosses(takerIsBid: boolean, takerKey: number, makerKey: number): boolean {
+  private crosses(takerIsBid: boolean, takerKey: number, makerKey: number): boolean {
     return takerIsBid ? makerKey <= takerKey : makerKey >= takerKey;
   }
 
@@ -166,29 +169,29 @@ export function createReferenceBook(params: MarketParams): MatchingBook {
    * Whole lots the taker takes from `maker` given what it still wants and what budget it has left;
    * 0 means it cannot afford a single lot at this maker's price.
    */
-  function lotsFor(cmd: PlaceCommand, remaining: number, budgetLeft: number, maker: RefOrder): number {
+  private lotsFor(cmd: PlaceCommand, remaining: number, budgetLeft: number, maker: RefOrder): number {
     let lots = Math.min(remaining, maker.remainingUnits) / LOT_UNITS;
-    if (usesBudget(cmd)) {
+    if (this.usesBudget(cmd)) {
       const perLot = ownPrice(cmd.outcome, maker.key);
       lots = Math.min(lots, Math.floor(budgetLeft / perLot));
     }
     return lots;
   }
 
-  function usesBudget(cmd: PlaceCommand): boolean {
+  private usesBudget(cmd: PlaceCommand): boolean {
     return (cmd.tif === Tif.FOK || cmd.tif === Tif.FAK) && cmd.side === Side.BUY && cmd.budgetUnits > 0;
   }
 
   /** Units a taker would fill right now, without touching the book (own orders skipped, as STP removes them). */
-  function fillable(cmd: PlaceCommand, takerIsBid: boolean, takerKey: number): number {
-    const opposite = takerIsBid ? asks : bids;
+  private fillable(cmd: PlaceCommand, takerIsBid: boolean, takerKey: number): number {
+    const opposite = takerIsBid ? this.asks : this.bids;
     let remaining = cmd.sizeUnits;
     let budgetLeft = cmd.budgetUnits;
     for (const k of opposite.keys) {
-      if (!crosses(takerIsBid, takerKey, k)) break;
+      if (!this.crosses(takerIsBid, takerKey, k)) break;
       for (const maker of opposite.levels.get(k) as RefOrder[]) {
         if (maker.owner === cmd.owner) continue;
-        const lots = lotsFor(cmd, remaining, budgetLeft, maker);
+        const lots = this.lotsFor(cmd, remaining, budgetLeft, maker);
         if (lots === 0) return cmd.sizeUnits - remaining;
         remaining -= lots * LOT_UNITS;
         budgetLeft -= lots * ownPrice(cmd.outcome, maker.key);
@@ -198,7 +201,7 @@ export function createReferenceBook(params: MarketParams): MatchingBook {
     return cmd.sizeUnits - remaining;
   }
 
-  function emitCancel(sink: EventSink, o: RefOrder, reason: CancelReason): void {
+  private emitCancel(sink: EventSink, o: RefOrder, reason: CancelReason): void {
     const c: Cancel = {
       handle: o.handle,
       owner: o.owner,
@@ -211,22 +214,22 @@ export function createReferenceBook(params: MarketParams): MatchingBook {
     sink.cancel(c);
   }
 
-  function removeOrder(o: RefOrder): void {
-    removeFromSide(o.isBid ? bids : asks, o);
-    byHandle.delete(o.handle);
+  private removeOrder(o: RefOrder): void {
+    removeFromSide(o.isBid ? this.bids : this.asks, o);
+    this.byHandle.delete(o.handle);
   }
 
-  function place(cmd: PlaceCommand, sink: EventSink): PlaceResult {
-    if (!validPrice(cmd)) return { code: MatchCode.INVALID_PRICE, filledUnits: 0, restingUnits: 0 };
-    if (!validSize(cmd)) return { code: MatchCode.INVALID_SIZE, filledUnits: 0, restingUnits: 0 };
-    if (byHandle.has(cmd.handle)) return { code: MatchCode.DUPLICATE_HANDLE, filledUnits: 0, restingUnits: 0 };
+  place(cmd: PlaceCommand, sink: EventSink): PlaceResult {
+    if (!this.validPrice(cmd)) return { code: MatchCode.INVALID_PRICE, filledUnits: 0, restingUnits: 0 };
+    if (!this.validSize(cmd)) return { code: MatchCode.INVALID_SIZE, filledUnits: 0, restingUnits: 0 };
+    if (this.byHandle.has(cmd.handle)) return { code: MatchCode.DUPLICATE_HANDLE, filledUnits: 0, restingUnits: 0 };
 
     const rests = cmd.tif === Tif.GTC || cmd.tif === Tif.GTD;
     const takerIsBid = isBidOf(cmd.outcome, cmd.side);
     const takerKey = keyOf(cmd.outcome, cmd.pricePips);
-    const opposite = takerIsBid ? asks : bids;
+    const opposite = takerIsBid ? this.asks : this.bids;
 
-    if (rests && cmd.postOnly && opposite.keys.length > 0 && crosses(takerIsBid, takerKey, opposite.keys[0])) {
+    if (rests && cmd.postOnly && opposite.keys.length > 0 && this.crosses(takerIsBid, takerKey, opposite.keys[0])) {
       return { code: MatchCode.POST_ONLY_CROSSES, filledUnits: 0, restingUnits: 0 };
     }
 
@@ -242,7 +245,7 @@ export function createReferenceBook(params: MarketParams): MatchingBook {
       });
     };
 
-    if (cmd.tif === Tif.FOK && fillable(cmd, takerIsBid, takerKey) < cmd.sizeUnits) {
+    if (cmd.tif === Tif.FOK && this.fillable(cmd, takerIsBid, takerKey) < cmd.sizeUnits) {
       unfilledTaker(cmd.sizeUnits);
       return { code: MatchCode.FOK_NOT_FILLED, filledUnits: 0, restingUnits: 0 };
     }
@@ -251,14 +254,14 @@ export function createReferenceBook(params: MarketParams): MatchingBook {
     let budgetLeft = cmd.budgetUnits;
     while (remaining > 0 && opposite.keys.length > 0) {
       const bestKey = opposite.keys[0];
-      if (!crosses(takerIsBid, takerKey, bestKey)) break;
+      if (!this.crosses(takerIsBid, takerKey, bestKey)) break;
       const maker = (opposite.levels.get(bestKey) as RefOrder[])[0];
       if (maker.owner === cmd.owner) {
-        removeOrder(maker);
-        emitCancel(sink, maker, CancelReason.SELF_TRADE);
+        this.removeOrder(maker);
+        this.emitCancel(sink, maker, CancelReason.SELF_TRADE);
         continue;
       }
-      const lots = lotsFor(cmd, remaining, budgetLeft, maker);
+      const lots = this.lotsFor(cmd, remaining, budgetLeft, maker);
       if (lots === 0) break;
       const size = lots * LOT_UNITS;
       const P = maker.key;
@@ -269,7 +272,7 @@ export function createReferenceBook(params: MarketParams): MatchingBook {
       remaining -= size;
       budgetLeft -= takerUsdc;
       maker.remainingUnits -= size;
-      if (maker.remainingUnits === 0) removeOrder(maker);
+      if (maker.remainingUnits === 0) this.removeOrder(maker);
       const f: Fill = {
         kind: fillKindOf(cmd.outcome, cmd.side, maker.outcome),
         takerHandle: cmd.handle,
@@ -285,8 +288,8 @@ export function createReferenceBook(params: MarketParams): MatchingBook {
         makerPricePips: makerPrice,
         takerUsdc,
         makerUsdc,
-        takerFee: feeOf(params.takerFeeBps, P, size),
-        makerFee: feeOf(params.makerFeeBps, P, size),
+        takerFee: feeOf(this.params.takerFeeBps, P, size),
+        makerFee: feeOf(this.params.makerFeeBps, P, size),
         makerRemainingUnits: maker.remainingUnits,
       };
       sink.fill(f);
@@ -306,8 +309,8 @@ export function createReferenceBook(params: MarketParams): MatchingBook {
           remainingUnits: remaining,
           expiresAt: cmd.tif === Tif.GTD ? cmd.expiresAt : 0,
         };
-        addToSide(takerIsBid ? bids : asks, o);
-        byHandle.set(o.handle, o);
+        addToSide(takerIsBid ? this.bids : this.asks, o);
+        this.byHandle.set(o.handle, o);
       }
       return { code: MatchCode.OK, filledUnits: filled, restingUnits: remaining };
     }
@@ -316,58 +319,58 @@ export function createReferenceBook(params: MarketParams): MatchingBook {
     return { code: MatchCode.OK, filledUnits: filled, restingUnits: 0 };
   }
 
-  function cancel(handle: number, sink: EventSink): MatchCode {
-    const o = byHandle.get(handle);
+  cancel(handle: number, sink: EventSink): MatchCode {
+    const o = this.byHandle.get(handle);
     if (o === undefined) return MatchCode.UNKNOWN_ORDER;
-    removeOrder(o);
-    emitCancel(sink, o, CancelReason.USER);
+    this.removeOrder(o);
+    this.emitCancel(sink, o, CancelReason.USER);
     return MatchCode.OK;
   }
 
-  function allInPriorityOrder(): RefOrder[] {
-    return [...sideOrders(bids), ...sideOrders(asks)];
+  private allInPriorityOrder(): RefOrder[] {
+    return [...sideOrders(this.bids), ...sideOrders(this.asks)];
   }
 
-  function expire(nowSec: number, sink: EventSink): number {
+  expire(nowSec: number, sink: EventSink): number {
     let n = 0;
-    for (const o of allInPriorityOrder()) {
+    for (const o of this.allInPriorityOrder()) {
       if (o.expiresAt > 0 && o.expiresAt <= nowSec) {
-        removeOrder(o);
-        emitCancel(sink, o, CancelReason.EXPIRED);
+        this.removeOrder(o);
+        this.emitCancel(sink, o, CancelReason.EXPIRED);
         n++;
       }
     }
     return n;
   }
 
-  function cancelAll(reason: CancelReason, sink: EventSink): number {
-    const all = allInPriorityOrder();
+  cancelAll(reason: CancelReason, sink: EventSink): number {
+    const all = this.allInPriorityOrder();
     for (const o of all) {
-      removeOrder(o);
-      emitCancel(sink, o, reason);
+      this.removeOrder(o);
+      this.emitCancel(sink, o, reason);
     }
     return all.length;
   }
 
-  function nextExpiry(): number {
+  nextExpiry(): number {
     let min = 0;
-    for (const o of byHandle.values()) {
+    for (const o of this.byHandle.values()) {
       if (o.expiresAt > 0 && (min === 0 || o.expiresAt < min)) min = o.expiresAt;
     }
     return min;
   }
 
-  function bestBid(outcome: Outcome): number {
-    if (outcome === 0) return bids.keys.length > 0 ? bids.keys[0] : 0;
-    return asks.keys.length > 0 ? PIPS_PER_UNIT_PRICE - asks.keys[0] : 0;
+  bestBid(outcome: Outcome): number {
+    if (outcome === 0) return this.bids.keys.length > 0 ? this.bids.keys[0] : 0;
+    return this.asks.keys.length > 0 ? PIPS_PER_UNIT_PRICE - this.asks.keys[0] : 0;
   }
 
-  function bestAsk(outcome: Outcome): number {
-    if (outcome === 0) return asks.keys.length > 0 ? asks.keys[0] : 0;
-    return bids.keys.length > 0 ? PIPS_PER_UNIT_PRICE - bids.keys[0] : 0;
+  bestAsk(outcome: Outcome): number {
+    if (outcome === 0) return this.asks.keys.length > 0 ? this.asks.keys[0] : 0;
+    return this.bids.keys.length > 0 ? PIPS_PER_UNIT_PRICE - this.bids.keys[0] : 0;
   }
 
-  function levelsOf(s: RefSide, mirror: boolean): Level[] {
+  private levelsOf(s: RefSide, mirror: boolean): Level[] {
     const out: Level[] = [];
     for (const k of s.keys) {
       let size = 0;
@@ -377,17 +380,17 @@ export function createReferenceBook(params: MarketParams): MatchingBook {
     return out;
   }
 
-  function depth(outcome: Outcome): Depth {
+  depth(outcome: Outcome): Depth {
     const mirror = outcome === 1;
-    const ownBids = levelsOf(mirror ? asks : bids, mirror);
-    const ownAsks = levelsOf(mirror ? bids : asks, mirror);
+    const ownBids = this.levelsOf(mirror ? this.asks : this.bids, mirror);
+    const ownAsks = this.levelsOf(mirror ? this.bids : this.asks, mirror);
     ownBids.sort((a, b) => a.pricePips - b.pricePips);
     ownAsks.sort((a, b) => b.pricePips - a.pricePips);
     return { bids: ownBids, asks: ownAsks };
   }
 
-  function orders(): ReturnType<MatchingBook['orders']> {
-    return allInPriorityOrder().map((o) => ({
+  orders(): ReturnType<MatchingBook['orders']> {
+    return this.allInPriorityOrder().map((o) => ({
       handle: o.handle,
       owner: o.owner,
       outcome: o.outcome,
@@ -398,17 +401,11 @@ export function createReferenceBook(params: MarketParams): MatchingBook {
     }));
   }
 
-  return {
-    params,
-    place,
-    cancel,
-    expire,
-    cancelAll,
-    nextExpiry,
-    bestBid,
-    bestAsk,
-    depth,
-    size: () => byHandle.size,
-    orders,
-  };
+  size(): number {
+    return this.byHandle.size;
+  }
+}
+
+export function createReferenceBook(params: MarketParams): MatchingBook {
+  return new ReferenceBook(params);
 }

@@ -2,13 +2,17 @@
  * The account module (src/edge/routes/account.ts) through the real app, signed by a funded demo wallet:
  * notifications (read, drop) and the heartbeat answer in their schema and charge their buckets; a bad id or
  * a missing signature answers `{"error": "<message>"}`. What they do: test/e2e/notifications.test.ts,
- * test/e2e/heartbeats.test.ts. Test harness: test/fixtures/route-contract.ts.
+ * test/e2e/heartbeats.test.ts. Test harness: test/fixtures/route-contract.ts. The handlers alone, on
+ * hand-built dependencies: the heartbeat goes to the caller's wallet, and a drop with a bad id, or with
+ * nothing to drop, never waits for a flush.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
+import { isApiError } from '../../../src/domain/errors.ts';
 import type { AnyRoute } from '../../../src/edge/route.ts';
-import { accountRoutes } from '../../../src/edge/routes/account.ts';
+import { accountRoutes, dropWalletNotifications, heartbeat } from '../../../src/edge/routes/account.ts';
+import { routeRequest } from '../../fixtures/route-request.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
 import { TestClient, units } from '../../fixtures/trading-client.ts';
 
@@ -74,3 +78,26 @@ for (const c of CASES.filter((x) => x.bad)) {
     assertGroupError(c.group, await bad.send(), bad.status, bad.error);
   });
 }
+
+test('the handlers use only the dependencies they are given', async () => {
+  const beats: [string, string | null | undefined][] = [];
+  const heartbeats = { beat: async (wallet: string, id: string | null | undefined) => (beats.push([wallet, id]), { heartbeat_id: 'hb-1' }) };
+  const wallet = '0x' + 'ab'.repeat(20);
+  assert.deepEqual(await heartbeat({ heartbeats }, routeRequest({ body: { heartbeat_id: null }, caller: { address: wallet } })), { heartbeat_id: 'hb-1' });
+  assert.deepEqual(beats, [[wallet, null]]);
+
+  // A store whose flush must not be awaited: nothing was dropped.
+  const store = {
+    views: {
+      get flushed(): Promise<unknown> {
+        throw new Error('flush awaited with nothing dropped');
+      },
+    },
+  };
+  const deps = { views: h.app.ctx.views, store };
+  await assert.rejects(
+    dropWalletNotifications(deps, routeRequest({ query: { ids: '0,x' }, caller: { address: wallet } })),
+    (e) => isApiError(e) && e.spec.status === 400 && e.message === 'invalid notification id: x',
+  );
+  assert.equal(await dropWalletNotifications(deps, routeRequest({ query: {}, caller: { address: wallet } })), 'OK');
+});

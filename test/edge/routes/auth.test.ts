@@ -4,13 +4,16 @@
  * revoke) and GET /exchange-info each answer in their schema and charge their buckets; missing or bad
  * L1/L2 headers and an unknown nonce answer in the trading group's form. Key semantics (nonces, secrets,
  * master key, kinds): test/edge/auth.test.ts, test/e2e/key-kinds.test.ts. Test harness:
- * test/fixtures/route-contract.ts.
+ * test/fixtures/route-contract.ts. The handlers alone, on a hand-built key service: a read-only key is
+ * deleted only by its own wallet, validated only for it, and a trading key revokes every builder key.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
+import type { ApiKeyRecord } from '../../../src/edge/auth.ts';
 import type { AnyRoute } from '../../../src/edge/route.ts';
-import { authRoutes } from '../../../src/edge/routes/auth.ts';
+import { authRoutes, deleteReadonlyKey, listReadonlyKeys, revokeBuilderKeys, validateReadonlyKey, type AuthRouteDeps } from '../../../src/edge/routes/auth.ts';
+import { routeRequest } from '../../fixtures/route-request.ts';
 import { assertAnswers, assertGroupError, assertServes, resOf, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
 import { TestClient, type Creds } from '../../fixtures/trading-client.ts';
 
@@ -139,3 +142,41 @@ for (const c of CASES.filter((x) => x.bad)) {
     assertGroupError(c.group, await bad.send(), bad.status, bad.error);
   });
 }
+
+test('the key handlers on a hand-built key service: whose keys, which kinds', async () => {
+  const A = '0x' + 'aa'.repeat(20);
+  const B = '0x' + 'bb'.repeat(20);
+  const records: ApiKeyRecord[] = [
+    { apiKey: 'ro-a', address: A, nonce: '1', createdAt: 1, revoked: false, kind: 'readonly' },
+    { apiKey: 'ro-b', address: B, nonce: '2', createdAt: 2, revoked: false, kind: 'readonly' },
+    { apiKey: 'bk-a1', address: A, nonce: '3', createdAt: 3, revoked: false, kind: 'builder' },
+    { apiKey: 'bk-a2', address: A, nonce: '4', createdAt: 4, revoked: true, revokedAt: 5, kind: 'builder' },
+    { apiKey: 'bk-a3', address: A, nonce: '5', createdAt: 6, revoked: false, kind: 'builder' },
+  ];
+  const revoked: string[] = [];
+  const unused = () => assert.fail('not used by these handlers');
+  const keys: AuthRouteDeps['keys'] = {
+    create: unused,
+    derive: unused,
+    list: unused,
+    createKind: unused,
+    records: (address, kind) => records.filter((r) => r.address === address && (r.kind ?? 'trading') === kind),
+    usable: (apiKey) => records.find((r) => r.apiKey === apiKey && !r.revoked),
+    revoke: async (apiKey) => {
+      revoked.push(apiKey);
+      records.find((r) => r.apiKey === apiKey)!.revoked = true;
+    },
+  };
+  const asA = { address: A, apiKey: 'trading-a', keyKind: 'trading' as const };
+  assert.equal(await deleteReadonlyKey({ keys }, routeRequest({ body: { key: 'ro-b' }, caller: asA })), false, "another wallet's key");
+  assert.equal(await deleteReadonlyKey({ keys }, routeRequest({ body: { key: 'bk-a1' }, caller: asA })), false, 'not a read-only key');
+  assert.deepEqual(revoked, []);
+  assert.deepEqual(validateReadonlyKey({ keys }, routeRequest({ query: { key: 'ro-a', address: A.toUpperCase().replace('0X', '0x') } })), { valid: true });
+  assert.deepEqual(validateReadonlyKey({ keys }, routeRequest({ query: { key: 'ro-a', address: B } })), { valid: false });
+  assert.equal(await deleteReadonlyKey({ keys }, routeRequest({ body: { key: 'ro-a' }, caller: asA })), true);
+  assert.deepEqual(listReadonlyKeys({ keys }, routeRequest({ caller: asA })), []);
+
+  assert.equal(await revokeBuilderKeys({ keys }, routeRequest({ caller: asA })), 'OK');
+  assert.deepEqual(revoked, ['ro-a', 'bk-a1', 'bk-a3'], 'a trading key revokes every usable builder key of its wallet');
+  await assert.rejects(async () => listReadonlyKeys({ keys }, routeRequest({})), /authenticated route without caller.address/);
+});

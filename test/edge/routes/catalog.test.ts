@@ -3,12 +3,15 @@
  * listing and lookup answers in its schema and charges its buckets; bad parameters and unknown slugs answer
  * `{type, error}` on the catalog routes and `{error}` on the order-book listings (/markets,
  * /sampling-markets, the simplified forms) and GET /markets/{condition_id}. Catalog semantics: test/e2e/catalog.test.ts, test/queries/catalog.test.ts.
- * Test harness: test/fixtures/route-contract.ts.
+ * Test harness: test/fixtures/route-contract.ts. The handlers alone, on a hand-built reader: a page is
+ * built again once its tokens' snapshots are current, and a slug that could never be stored is not looked up.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { isApiError } from '../../../src/domain/errors.ts';
 import type { AnyRoute } from '../../../src/edge/route.ts';
-import { catalogRoutes } from '../../../src/edge/routes/catalog.ts';
+import { catalogRoutes, eventBySlug, marketsPage, type CatalogRouteDeps } from '../../../src/edge/routes/catalog.ts';
+import { routeRequest } from '../../fixtures/route-request.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
 
 let h: RouteApp;
@@ -116,3 +119,37 @@ for (const c of CASES.filter((x) => x.bad)) {
     assertGroupError(c.group, await bad.send(), bad.status, bad.error);
   });
 }
+
+test('the handlers on a hand-built reader: live pages, slugs checked before any read', async () => {
+  const unused = () => assert.fail('not read by these handlers');
+  let builds = 0;
+  const looked: string[] = [];
+  const read: CatalogRouteDeps['read'] = {
+    listEventsJson: unused,
+    marketBySlug: unused,
+    search: unused,
+    listTags: unused,
+    marketBookByCondition: unused,
+    simplifiedPage: unused,
+    samplingPage: unused,
+    eventBySlug: (slug) => (looked.push(slug), undefined),
+    marketsPage: (offset) => (builds++, { data: [{ tokens: [{ token_id: `${offset}1` }, { token_id: `${offset}2` }] }] as never, more: true }),
+  };
+  const waited: string[][] = [];
+  const marketData = { ensureSnapshots: (ids: readonly string[]) => (waited.push([...ids]), Promise.resolve()) };
+  const page = await marketsPage({ read, marketData }, routeRequest({ query: {} }));
+  assert.equal(builds, 2, 'built again once the snapshots hold every acknowledged order');
+  assert.deepEqual(waited, [['01', '02']]);
+  assert.deepEqual({ ...page, data: undefined }, { data: undefined, next_cursor: 'MQ==', limit: 500, count: 1 });
+  builds = 0;
+  await marketsPage({ read }, routeRequest({ query: {} }));
+  assert.equal(builds, 1, 'without market data, built once');
+  await assert.rejects(marketsPage({ read }, routeRequest({ query: { next_cursor: '%%%' } })), (e) => isApiError(e) && e.message === 'invalid next_cursor');
+
+  const slugReq = (slug: string) => routeRequest({ params: { slug }, query: {} });
+  assert.throws(() => eventBySlug({ read }, slugReq('%E0%A4%A')), (e) => isApiError(e) && e.spec.code === 'PM_ERR_CATALOG_SLUG');
+  assert.throws(() => eventBySlug({ read }, slugReq('a'.repeat(5000))), (e) => isApiError(e) && e.spec.code === 'PM_ERR_CATALOG_SLUG');
+  assert.deepEqual(looked, [], 'never looked up');
+  assert.throws(() => eventBySlug({ read }, slugReq('some-event')), (e) => isApiError(e) && e.spec.code === 'PM_ERR_CATALOG_SLUG');
+  assert.deepEqual(looked, ['some-event']);
+});

@@ -4,15 +4,18 @@
  * headers and is revalidated (304 without a body for its ETag), hashed files are immutable; names that
  * try to leave the directory are unknown; a console never built answers how to build it; with
  * `console.enabled` false there is no /console at all. Test harness: test/fixtures/route-contract.ts.
+ * The handlers alone, on a hand-built file map: the page and a file, 304 for a matching ETag, 404s.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import type { AnyRoute } from '../../../src/edge/route.ts';
-import { CONTENT_SECURITY_POLICY, consoleRoutes } from '../../../src/edge/routes/console.ts';
-import { IMMUTABLE, REVALIDATE } from '../../../src/edge/static-files.ts';
+import { isApiError } from '../../../src/domain/errors.ts';
+import { isReply, type AnyRoute } from '../../../src/edge/route.ts';
+import { CONTENT_SECURITY_POLICY, consoleFile, consolePage, consoleRoutes } from '../../../src/edge/routes/console.ts';
+import { IMMUTABLE, REVALIDATE, type StaticFile } from '../../../src/edge/static-files.ts';
+import { routeRequest } from '../../fixtures/route-request.ts';
 import { get, rawHttp } from '../../fixtures/edge.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
 
@@ -126,4 +129,29 @@ test('a console that was never built answers 404 saying how to build it; disable
   } finally {
     await off.close();
   }
+});
+
+test('the handlers answer from the files they are given, without the app', () => {
+  const file = (name: string, body: string, contentType: string): StaticFile => ({ name, body, bytes: body.length, contentType, cacheControl: REVALIDATE, etag: `"${name}"` });
+  const files = new Map([
+    ['index.html', file('index.html', PAGE, 'text/html; charset=utf-8')],
+    ['a.js', file('a.js', SCRIPT, 'text/javascript; charset=utf-8')],
+  ]);
+  const pageReply = consolePage({ files }, routeRequest({}));
+  assert.ok(isReply(pageReply));
+  assert.equal(pageReply.raw, PAGE);
+  assert.equal(pageReply.headers?.['content-security-policy'], CONTENT_SECURITY_POLICY);
+  const fileReply = consoleFile({ files }, routeRequest({ params: { file: 'a.js' } }));
+  assert.ok(isReply(fileReply));
+  assert.equal(fileReply.raw, SCRIPT);
+  assert.equal(fileReply.headers?.['content-security-policy'], undefined, 'the page policy is the page\'s');
+  const again = consoleFile({ files }, routeRequest({ params: { file: 'a.js' }, headers: { 'if-none-match': '"a.js"' } }));
+  assert.ok(isReply(again));
+  assert.equal(again.status, 304);
+  assert.equal(again.noBody, true);
+  assert.throws(() => consoleFile({ files }, routeRequest({ params: { file: 'b.js' } })), (e) => isApiError(e) && e.spec.code === 'PM_ERR_NOT_FOUND');
+  assert.throws(
+    () => consolePage({ files: new Map() }, routeRequest({})),
+    (e) => isApiError(e) && e.spec.status === 404 && e.message === 'the web console is not built: run npm run build:console',
+  );
 });

@@ -4,13 +4,18 @@
  * builder-trade and builder-fee route
  * answers in its schema and charges its buckets; a bad or unknown token, side, condition id or history
  * parameter answers `{"error": "<message>"}`. The numbers: test/e2e/market-data.test.ts,
- * test/edge/market-lookups.test.ts. Test harness: test/fixtures/route-contract.ts.
+ * test/edge/market-lookups.test.ts. Test harness: test/fixtures/route-contract.ts. The handlers alone, on
+ * hand-built deps: 400 before 503 without market data, history windows end at the deps' clock, builder
+ * trades filter as the query and the signing builder key say, in the configured shape.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
-import type { AnyRoute } from '../../../src/edge/route.ts';
-import { marketDataRoutes } from '../../../src/edge/routes/market-data.ts';
+import { isApiError } from '../../../src/domain/errors.ts';
+import { isReply, type AnyRoute } from '../../../src/edge/route.ts';
+import { builderTrades, marketDataRoutes, midpoint, pricesHistory, type MarketDataDeps } from '../../../src/edge/routes/market-data.ts';
+import { BUILDER_TRADES_PAGE_SIZE, type MarketDataReader } from '../../../src/queries/market-data.ts';
+import { routeRequest } from '../../fixtures/route-request.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
 import { TestClient, units } from '../../fixtures/trading-client.ts';
 
@@ -204,3 +209,38 @@ for (const c of CASES.filter((x) => x.bad)) {
     assertGroupError(c.group, await bad.send(), bad.status, bad.error);
   });
 }
+
+test('the handlers on hand-built deps: no market data, the clock, builder trade filters and shapes', async () => {
+  const none = { marketData: undefined };
+  assert.throws(() => midpoint(none, routeRequest({ query: { token_id: 'x1' } })), (e) => isApiError(e) && e.message === 'Invalid token id');
+  assert.throws(() => midpoint(none, routeRequest({ query: { token_id: yes } })), (e) => isApiError(e) && e.spec.status === 503);
+
+  // One hour of history ending at the deps' clock: ten years after the trade, no sample in the window.
+  const later = { marketData: h.app.ctx.marketData, clock: { now: () => Date.now() + 10 * 365 * 86_400_000 } };
+  assert.deepEqual(pricesHistory(later, routeRequest({ query: { market: yes, interval: '1h' as const } })), { history: [] });
+  assert.notDeepEqual(pricesHistory({ ...later, clock: { now: () => Date.now() } }, routeRequest({ query: { market: yes, interval: '1h' as const } })).history, []);
+
+  const asked: unknown[] = [];
+  const reader = {
+    builderTrades: (f: unknown, offset: number, limit?: number, out?: unknown) => (asked.push({ f, offset, limit, client: out !== undefined }), { rows: [], next: 'LTE=' }),
+    clientBuilderTrade: () => assert.fail('no rows'),
+  } as unknown as MarketDataReader;
+  const deps: Pick<MarketDataDeps, 'marketData' | 'clientShapes'> = { marketData: reader, clientShapes: false };
+  const CODE = '0x' + 'c0'.repeat(32);
+  const spec = builderTrades(deps, routeRequest({ query: { market: '0xAB', maker_address: '', before: '1700000000' }, caller: { builderCode: CODE } }));
+  assert.ok(isReply(spec));
+  assert.deepEqual([spec.body, spec.headers], [[], { 'Next-Cursor': 'LTE=' }]);
+  assert.deepEqual(asked.pop(), {
+    f: { id: undefined, makerAddress: undefined, market: '0xab', assetId: undefined, before: 1_700_000_000, after: undefined, builderCode: CODE },
+    offset: 0,
+    limit: undefined,
+    client: false,
+  });
+  assert.throws(
+    () => builderTrades(deps, routeRequest({ query: { builder_code: '0x' + 'd0'.repeat(32) }, caller: { builderCode: CODE } })),
+    (e) => isApiError(e) && e.message === 'builder_code is not the code of the builder key that signed the request',
+  );
+  const client = builderTrades({ ...deps, clientShapes: true }, routeRequest({ query: {} }));
+  assert.deepEqual(client, { data: [], next_cursor: 'LTE=', limit: BUILDER_TRADES_PAGE_SIZE, count: 0 });
+  assert.equal((asked.pop() as { client: boolean }).client, true);
+});

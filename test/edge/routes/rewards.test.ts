@@ -4,13 +4,16 @@
  * markets' programs and the wallet's earnings answer in their schema and charge their buckets; a bad date,
  * id or cursor answers `{"error": "<message>"}`. The rule and its numbers: test/domain/rewards.test.ts,
  * test/projections/rewards.test.ts, test/e2e/official-client-surface.test.ts. Harness:
- * test/fixtures/route-contract.ts.
+ * test/fixtures/route-contract.ts. The handlers alone, on hand-built deps: scoring is measured against the
+ * midpoint the deps give (and only for the caller's live orders), a day defaults to the clock's.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
+import { isApiError } from '../../../src/domain/errors.ts';
 import type { AnyRoute } from '../../../src/edge/route.ts';
-import { rewardsRoutes } from '../../../src/edge/routes/rewards.ts';
+import { ordersScoring, rewardsRoutes, userTotals, type RewardsDeps } from '../../../src/edge/routes/rewards.ts';
+import { routeRequest } from '../../fixtures/route-request.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
 import { TestClient, units } from '../../fixtures/trading-client.ts';
 
@@ -129,3 +132,32 @@ for (const c of CASES.filter((x) => x.bad)) {
     assertGroupError(c.group, await bad.send(), bad.status, bad.error);
   });
 }
+
+test('the handlers on hand-built deps: the midpoint they are given, the caller\'s orders only, the clock\'s day', async () => {
+  const real = h.app.ctx;
+  const mine = real.engine.getOrder(bid)!;
+  const wallet = mine.wallet;
+  const other = { ...mine, orderId: '0x' + '1'.repeat(64), wallet: '0x' + '22'.repeat(20) };
+  const orders = new Map([mine, other].map((o) => [o.orderId, o]));
+  let midPips = 5000;
+  const waited: string[][] = [];
+  const totals: [string, string][] = [];
+  const unused = () => assert.fail('not used by these handlers');
+  const deps: RewardsDeps = {
+    engine: { getOrder: (id) => orders.get(id), openOrders: unused, restingOrders: unused },
+    catalog: real.catalog.read,
+    marketData: { ensureSnapshots: (ids) => (waited.push([...ids]), undefined), midpointPips: () => midPips },
+    rewards: { current: unused, marketReward: unused, earnings: unused, userMarkets: unused, totals: (w, day) => (totals.push([w, day]), []) },
+    clock: { now: () => Date.parse('2026-03-04T23:59:59Z') },
+  };
+  const ask = (ids: string[]) => ordersScoring(deps, routeRequest({ body: ids, caller: { address: wallet } }));
+  assert.deepEqual(await ask([bid, other.orderId]), { [bid]: true, [other.orderId]: false }, "another wallet's order never scores");
+  assert.deepEqual(waited, [[real.catalog.read.marketByCondition(mine.conditionId)!.clobTokenIds[0]]]);
+  midPips = 9000;
+  assert.deepEqual(await ask([bid]), { [bid]: false }, 'out of the spread of the midpoint given');
+  await assert.rejects(ask([bid]).then(() => ordersScoring({ ...deps, marketData: undefined }, routeRequest({ body: [bid], caller: { address: wallet } }))), (e) => isApiError(e) && e.spec.status === 503);
+
+  userTotals(deps, routeRequest({ query: {}, caller: { address: wallet } }));
+  assert.deepEqual(totals, [[wallet, '2026-03-04']]);
+  assert.throws(() => userTotals(deps, routeRequest({ query: { date: '2026-02-31x' }, caller: { address: wallet } })), (e) => isApiError(e) && e.message === 'invalid date: 2026-02-31x');
+});

@@ -2,13 +2,21 @@
  * The sandbox module (src/edge/routes/sandbox.ts) through the real app: the admin views and controls of
  * maintenance windows, faults and closed-only wallets, and the wallet's ban-status read (L2), each answer in
  * their schema and charge their buckets; a payload that fails validation answers in its group's error form.
- * What the controls do: test/e2e/sandbox.test.ts. Test harness: test/fixtures/route-contract.ts.
+ * What the controls do: test/e2e/sandbox.test.ts. Test harness: test/fixtures/route-contract.ts. The
+ * handlers alone, on hand-built dependencies: a window starts and ends and both are logged, a scenario
+ * that is not valid changes nothing, and the ban status reads the caller's wallet.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
+import { Registry } from 'prom-client';
+import { isApiError } from '../../../src/domain/errors.ts';
 import type { AnyRoute } from '../../../src/edge/route.ts';
-import { sandboxRoutes } from '../../../src/edge/routes/sandbox.ts';
+import { banStatus, clearFaults, endMaintenance, putFaults, sandboxRoutes, startMaintenance } from '../../../src/edge/routes/sandbox.ts';
+import { FaultInjector } from '../../../src/edge/sandbox/faults.ts';
+import { MaintenanceWindows } from '../../../src/edge/sandbox/maintenance.ts';
+import { silentLogger } from '../../../src/runtime/log.ts';
+import { routeRequest } from '../../fixtures/route-request.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
 import { TestClient } from '../../fixtures/trading-client.ts';
 
@@ -78,4 +86,33 @@ test('the admin routes answer 401 without the token', async () => {
     const res = await h.send(method, path.replace(':address', WALLET), { body: method === 'GET' || method === 'DELETE' ? undefined : {} });
     assert.equal(res.status, 401, c.route);
   }
+});
+
+test('the handlers work on hand-built dependencies: maintenance, faults, ban status', () => {
+  let now = 1_000_000;
+  const clock = { now: () => now };
+  const logged: string[] = [];
+  const log = { info: (...a: unknown[]) => logged.push(String(a.at(-1))), warn: (...a: unknown[]) => logged.push(String(a.at(-1))) } as never;
+  const maintenance = new MaintenanceWindows({ weekly: [], durationSeconds: 90, postOnlySeconds: 120 }, clock);
+  const started = startMaintenance({ sandbox: { maintenance }, log }, routeRequest({ body: { durationSeconds: 60 } }));
+  assert.equal(started.phase, 'maintenance');
+  now += 60_000;
+  assert.equal(maintenance.phaseAt().phase, 'post-only', 'the default post-only period follows');
+  assert.equal(endMaintenance({ sandbox: { maintenance }, log }).phase, 'open');
+  assert.deepEqual(logged, ['maintenance window started', 'maintenance window ended']);
+
+  const faults = new FaultInjector(silentLogger, clock, new Registry());
+  const before = faults.state();
+  assert.throws(
+    () => putFaults({ sandbox: { faults } }, routeRequest({ body: { error503: { share: 2 } } as never })),
+    (e) => isApiError(e) && e.spec.code === 'PM_ERR_ADMIN_INVALID' && Array.isArray(e.extra?.errors) && e.extra.errors.length > 0,
+  );
+  assert.deepEqual(faults.state(), before, 'a refused scenario changes nothing');
+  assert.deepEqual(putFaults({ sandbox: { faults } }, routeRequest({ body: { seed: 7, error503: { share: 0.5 } } })).scenario?.error503, { share: 0.5 });
+  assert.equal(clearFaults({ sandbox: { faults } }).scenario, null);
+
+  const closed = new Set([WALLET]);
+  const closedOnly = { has: (a: string) => closed.has(a) } as never;
+  assert.deepEqual(banStatus({ sandbox: { closedOnly } }, routeRequest({ caller: { address: WALLET } })), { closed_only: true });
+  assert.deepEqual(banStatus({ sandbox: { closedOnly } }, routeRequest({ caller: { address: '0x' + '00'.repeat(20) } })), { closed_only: false });
 });

@@ -3,13 +3,17 @@
  * wallet: placing one order and a batch, reading orders, trades and balances, split, merge, redeem and
  * every cancel answer in their schema and charge their buckets (a batch charges one unit per order); a
  * bad payload, parameter or signature answers `{"error": "<message>"}`. The trading semantics:
- * test/e2e/trading.test.ts. Test harness: test/fixtures/route-contract.ts.
+ * test/e2e/trading.test.ts. Test harness: test/fixtures/route-contract.ts. The handlers alone, on a
+ * recording engine: a bad cancel filter, market or amount never reaches the engine, a refusal names its
+ * market, balances name every exchange and wait for the commit.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
+import { Errors, isApiError } from '../../../src/domain/errors.ts';
 import type { AnyRoute } from '../../../src/edge/route.ts';
-import { tradingRoutes } from '../../../src/edge/routes/trading.ts';
+import { balanceAllowance, cancelMarketOrders, redeem, split, tradingRoutes, type TradingDeps } from '../../../src/edge/routes/trading.ts';
+import { routeRequest } from '../../fixtures/route-request.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
 import { TestClient, units } from '../../fixtures/trading-client.ts';
 
@@ -170,3 +174,52 @@ for (const c of CASES.filter((x) => x.bad)) {
     assertGroupError(c.group, await bad.send(), bad.status, error);
   });
 }
+
+test('the handlers on a hand-built engine: checks before the engine, refusals, durable balances', async () => {
+  const CID = '0x' + 'ab'.repeat(32);
+  const calls: unknown[] = [];
+  let committed = { ok: true, code: 0 };
+  const unused = () => assert.fail('not used by these handlers');
+  const engine: TradingDeps['engine'] = {
+    placeOrder: unused,
+    cancelOrders: unused,
+    cancelAll: unused,
+    getOrder: unused,
+    openOrders: unused,
+    merge: unused,
+    market: (cid) => (cid === CID ? ({} as never) : undefined),
+    cancelMarketOrders: async (wallet, f) => (calls.push(['cancel', wallet, f]), { canceled: ['0x01'], notCanceled: { '0x02': 'order is not live' } }),
+    split: async (wallet, cid, u) => (calls.push(['split', wallet, cid, u]), { ok: true, code: 0 }),
+    redeem: async () => ({ ok: false, code: Errors.PM_ERR_MARKET_NOT_RESOLVED.result }),
+    balances: () => ({ usdc: { available: 7_000_000, reserved: 3 }, tokens: [{ tokenId: '42', conditionId: CID, outcome: 0, available: 5, reserved: 1 }] }),
+    afterCommit: async () => committed,
+  };
+  const W = '0x' + 'cd'.repeat(20);
+  const as = <B>(body: B) => routeRequest({ body, caller: { address: W } });
+
+  await assert.rejects(cancelMarketOrders({ engine }, as({ market: '', asset_id: '' })), (e) => isApiError(e) && e.message === 'market or asset_id is required');
+  await assert.rejects(cancelMarketOrders({ engine }, as({ market: '0x12' })), (e) => isApiError(e) && e.message === 'invalid market');
+  assert.deepEqual(calls, []);
+  assert.deepEqual(await cancelMarketOrders({ engine }, as({ market: CID.toUpperCase().replace('0X', '0x'), asset_id: '' })), { canceled: ['0x01'], not_canceled: { '0x02': 'order is not live' } });
+  assert.deepEqual(calls.pop(), ['cancel', W, { conditionId: CID, tokenId: undefined }]);
+
+  assert.throws(() => split({ engine }, as({ conditionId: '0x' + 'ef'.repeat(32), amount: '1' })), (e) => isApiError(e) && e.message === 'unknown market');
+  assert.throws(() => split({ engine }, as({ conditionId: CID, amount: '0' })), (e) => isApiError(e) && e.spec.code === 'PM_ERR_AMOUNT');
+  assert.deepEqual(calls, []);
+  assert.deepEqual(await split({ engine }, as({ conditionId: CID, amount: '2.5' })), { success: true });
+  assert.deepEqual(calls.pop(), ['split', W, CID, 2_500_000]);
+  await assert.rejects(redeem({ engine }, as({ conditionId: CID })), (e) => isApiError(e) && e.message === `market ${CID} is not resolved`);
+
+  const exchanges = ['0x' + '01'.repeat(20), '0x' + '02'.repeat(20)];
+  const q = (query: object) => routeRequest({ query: query as never, caller: { address: W } });
+  assert.deepEqual(await balanceAllowance({ engine, exchanges }, q({ asset_type: 'COLLATERAL' })), {
+    balance: '7000000',
+    allowance: '7000000',
+    allowances: { [exchanges[0]]: '7000000', [exchanges[1]]: '7000000' },
+    reserved: '3',
+  });
+  assert.equal((await balanceAllowance({ engine, exchanges }, q({ asset_type: 'CONDITIONAL', token_id: '42' }))).balance, '5');
+  assert.throws(() => balanceAllowance({ engine, exchanges }, q({ asset_type: 'CONDITIONAL' })), (e) => isApiError(e) && e.message === 'token_id is required for CONDITIONAL');
+  committed = { ok: false, code: Errors.PM_ERR_UNAVAILABLE.result };
+  await assert.rejects(balanceAllowance({ engine, exchanges }, q({ asset_type: 'COLLATERAL' })), (e) => isApiError(e) && e.spec.status === 503, 'never answered before it is durable');
+});

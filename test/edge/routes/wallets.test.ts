@@ -2,13 +2,17 @@
  * The wallet data module (src/edge/routes/wallets.ts) through the real app, after two demo wallets traded
  * once (a mint): trades, positions and closed positions each answer in their schema and charge their
  * buckets; an unknown, missing or bad parameter answers `{"error": "<kind>_field: <name>"}`. The numbers
- * in those answers: test/e2e/wallets.test.ts. Test harness: test/fixtures/route-contract.ts.
+ * in those answers: test/e2e/wallets.test.ts. Test harness: test/fixtures/route-contract.ts. The handlers
+ * alone, on a recording reader: the defaults the schemas cannot carry, lowercased ids, the allowlist, and a
+ * store failure logged and answered as the group's 500.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
-import type { AnyRoute } from '../../../src/edge/route.ts';
-import { walletRoutes } from '../../../src/edge/routes/wallets.ts';
+import { isApiError } from '../../../src/domain/errors.ts';
+import { isReply, type AnyRoute } from '../../../src/edge/route.ts';
+import { allowlisted, closedPositions, positions, trades, walletRoutes, type WalletDeps } from '../../../src/edge/routes/wallets.ts';
+import { routeRequest } from '../../fixtures/route-request.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
 import { TestClient, units } from '../../fixtures/trading-client.ts';
 
@@ -76,3 +80,39 @@ for (const c of CASES.filter((x) => x.bad)) {
     assertGroupError(c.group, await bad.send(), bad.status, bad.error);
   });
 }
+
+test('the handlers on hand-built deps: defaults, lowercase ids, the allowlist, a failing store', () => {
+  const asked: [string, unknown][] = [];
+  const errors: unknown[] = [];
+  const deps: WalletDeps = {
+    reader: {
+      tradesJson: (p) => (asked.push(['trades', p]), '[]'),
+      positionsJson: (p) => (asked.push(['positions', p]), '[1]'),
+      closedPositionsJson: () => {
+        throw new Error('disk gone');
+      },
+    },
+    allowlist: ['10.0.0.0/8'],
+    log: { error: ((o: unknown) => void errors.push(o)) as never },
+  };
+  const USER = '0x' + 'AB'.repeat(20);
+  const r = positions(deps, routeRequest({ query: { user: USER, market: ['0x' + 'CD'.repeat(32)] } }));
+  assert.ok(isReply(r));
+  assert.equal(r.raw, '[1]');
+  assert.deepEqual(asked.pop(), [
+    'positions',
+    { user: USER.toLowerCase(), markets: ['0x' + 'cd'.repeat(32)], title: undefined, offset: 0, descending: true, sizeThreshold: 1, redeemable: false, mergeable: false, limit: 100, sortBy: 'TOKENS' },
+  ]);
+  trades(deps, routeRequest({ query: {} }));
+  assert.deepEqual(asked.pop(), ['trades', { limit: 100, offset: 0, takerOnly: true, filter: undefined, markets: undefined, user: undefined, side: undefined }]);
+  assert.throws(
+    () => trades(deps, routeRequest({ query: { filterType: 'CASH' as const } })),
+    (e) => isApiError(e) && e.spec.code === 'PM_ERR_DATA_MISSING_FIELD' && e.vars?.name === 'filterAmount',
+  );
+  assert.throws(() => closedPositions(deps, routeRequest({ query: { user: USER } })), (e) => isApiError(e) && e.spec.code === 'PM_ERR_DATA_DB');
+  assert.equal(errors.length, 1, 'the store failure is logged');
+
+  assert.equal(allowlisted(deps, { ip: '10.1.2.3' }), undefined);
+  assert.equal(allowlisted(deps, { ip: '192.168.0.1' })?.spec.code, 'PM_ERR_DATA_IP');
+  assert.equal(allowlisted({ allowlist: [] }, { ip: '192.168.0.1' }), undefined, 'no allowlist: anyone');
+});

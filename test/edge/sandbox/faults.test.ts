@@ -3,6 +3,9 @@
  * share holds over many requests; draws depend only on the seed and the request number (set() starts the
  * count again, another seed draws otherwise); latency draws stay within their distribution; 503 wins over
  * 500, and an unapplied 500 gets no latency; scenarios are validated, files read and refused clearly.
+ * Stream faults: sockets are numbered per channel, each fault's share holds over many sockets and only on
+ * its channels, the draws depend only on the seed, the channel and the socket number, repeats of a stall
+ * only when asked, and each fault that happens is counted; set() tells the listeners.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -48,6 +51,8 @@ test('shares hold over many requests; the same seed replays, another seed differ
     error503: b.filter((d) => d.error503).length,
     error500Applied: b.filter((d) => d.error500 === 'applied').length,
     error500NotApplied: b.filter((d) => d.error500 === 'not-applied').length,
+    streamDrop: 0,
+    streamStall: 0,
   });
 });
 
@@ -89,4 +94,79 @@ test('scenarios are validated; a file is read and refused naming what is wrong',
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
+});
+
+test('stream faults: sockets numbered per channel, shares per channel, draws fixed by seed and number', () => {
+  const f = injector();
+  assert.equal(f.forSocket('market'), undefined, 'no scenario: sockets are not numbered');
+  f.set({ error503: { share: 0.5 } }, 'admin');
+  assert.equal(f.forSocket('market'), undefined, 'a scenario without streams does not number sockets');
+  const scenario: FaultScenario = {
+    seed: 3,
+    streams: {
+      drop: { share: 0.25, channels: ['market'], afterMs: { distribution: 'uniform', minMs: 100, maxMs: 900 } },
+      stall: { share: 0.5, afterMs: { distribution: 'fixed', ms: 50 }, forMs: { distribution: 'exponential', meanMs: 200, maxMs: 1000 } },
+    },
+  };
+  f.set(scenario, 'admin');
+  const plans = () =>
+    Array.from({ length: 4000 }, (_, i) => {
+      const channel = i % 2 === 0 ? 'market' : 'user';
+      const n = f.forSocket(channel)!;
+      return { channel, n, drop: f.drop(channel, n), stall: f.stall(channel, n, 0), again: f.stall(channel, n, 1) };
+    });
+  const a = plans();
+  assert.deepEqual(a.slice(0, 4).map((p) => [p.channel, p.n]), [['market', 1], ['user', 1], ['market', 2], ['user', 2]]);
+  const market = a.filter((p) => p.channel === 'market');
+  const user = a.filter((p) => p.channel === 'user');
+  const share = (list: typeof a, p: (x: (typeof a)[number]) => boolean) => list.filter(p).length / list.length;
+  assert.ok(Math.abs(share(market, (p) => p.drop !== undefined) - 0.25) < 0.04);
+  assert.equal(share(user, (p) => p.drop !== undefined), 0, 'drop applies to market sockets only');
+  assert.ok(Math.abs(share(market, (p) => p.stall !== undefined) - 0.5) < 0.05);
+  assert.ok(Math.abs(share(user, (p) => p.stall !== undefined) - 0.5) < 0.05);
+  const drops = market.flatMap((p) => (p.drop === undefined ? [] : [p.drop.afterMs]));
+  assert.ok(Math.min(...drops) >= 100 && Math.max(...drops) <= 900);
+  assert.ok(market.every((p) => p.drop === undefined || p.drop.how === 'abrupt'));
+  assert.ok(a.every((p) => p.stall === undefined || (p.stall.afterMs === 50 && p.stall.forMs <= 1000)));
+  assert.ok(a.every((p) => p.again === undefined), 'no repeat unless asked');
+  // The two channels draw on their own: the same numbers do not stall the same way on both.
+  assert.notDeepEqual(market.map((p) => p.stall !== undefined), user.map((p) => p.stall !== undefined));
+  f.set(scenario, 'admin');
+  assert.deepEqual(plans(), a, 'set() numbers sockets from 1 again: the same faults');
+  f.set({ ...scenario, seed: 4 }, 'admin');
+  assert.notDeepEqual(plans(), a);
+  assert.deepEqual(f.state().sockets, { market: 2000, user: 2000 });
+});
+
+test('stream faults: repeated stalls draw a new time per stall; faults are counted when they happen', () => {
+  const f = injector();
+  f.set({ streams: { stall: { share: 1, repeat: true, afterMs: { distribution: 'uniform', minMs: 0, maxMs: 10_000 }, forMs: { distribution: 'uniform', minMs: 1, maxMs: 5000 } }, drop: { share: 1, afterMs: { distribution: 'fixed', ms: 7 }, how: 'going-away' } } }, 'file');
+  const n = f.forSocket('user')!;
+  const stalls = [0, 1, 2, 3].map((k) => f.stall('user', n, k)!);
+  assert.equal(new Set(stalls.map((x) => x.afterMs)).size, 4, 'each stall its own draw');
+  assert.deepEqual(f.stall('user', n, 2), stalls[2], 'the same (socket, k): the same draw');
+  assert.deepEqual(f.drop('user', n), { afterMs: 7, how: 'going-away' });
+  const counted = () => f.state().injected;
+  assert.deepEqual([counted().streamDrop, counted().streamStall], [0, 0], 'drawing is not injecting');
+  f.socketFault('stall', 'user', n, 30);
+  f.socketFault('stall', 'user', n, 40);
+  f.socketFault('drop', 'user', n, 7);
+  assert.deepEqual([counted().streamDrop, counted().streamStall], [1, 2]);
+  let told = 0;
+  f.onChange(() => told++);
+  f.set(undefined, 'admin');
+  assert.equal(told, 1);
+  assert.equal(f.forSocket('user'), undefined);
+  assert.deepEqual([counted().streamDrop, counted().streamStall], [0, 0]);
+});
+
+test('stream fault scenarios are validated', () => {
+  assert.deepEqual(scenarioProblems({ streams: { drop: { share: 0.1, afterMs: { distribution: 'fixed', ms: 1000 } } } }), []);
+  assert.deepEqual(scenarioProblems({ streams: { stall: { share: 1, afterMs: { distribution: 'uniform', minMs: 5, maxMs: 4 }, forMs: { distribution: 'fixed', ms: 1 } } } }), [
+    { path: '/streams/stall/afterMs/minMs', message: 'must not exceed maxMs' },
+  ]);
+  assert.ok(scenarioProblems({ streams: { drop: { share: 0.1 } } }).length > 0, 'afterMs is required');
+  assert.ok(scenarioProblems({ streams: { drop: { share: 0.1, afterMs: { distribution: 'fixed', ms: 1 }, channels: ['trades'] } } }).length > 0);
+  assert.ok(scenarioProblems({ streams: { drop: { share: 0.1, afterMs: { distribution: 'fixed', ms: 1 }, how: 'rude' } } }).length > 0);
+  assert.ok(scenarioProblems({ streams: { stalls: {} } }).length > 0, 'a misspelt fault is refused');
 });
