@@ -27,9 +27,9 @@
  *      replica right after it applied the batch into its own LMDB, both through the same stream code, so
  *      the difference is sequencer commit -> replica applied (publish, NATS, decode, the replica's LMDB
  *      commit, its projections). Also shown: the journal stamp -> arrival on each node (ms resolution), and the
- *      replicas' own gauges scraped every METRICS_EVERY_MS during the window (pm_replica_lag_batches,
- *      pm_replica_lag_seconds, pm_replica_apply_delay_seconds: the last applied record's age when applied, from
- *      the sequencer's issue stamp), to compare with what the timestamps saw.
+ *      replicas' own view: the pm_replica_apply_delay_seconds histogram over the window (per record, from the
+ *      sequencer's issue stamp to applied; quantiles estimated from its buckets), and the pm_replica_lag_batches
+ *      and pm_replica_lag_seconds gauges scraped every METRICS_EVERY_MS, to compare with what the timestamps saw.
  *   4. GET /book requests/s of one token with levels, served by one replica, then by both at once (one
  *      autocannon child process per replica, READ_CONNECTIONS connections each, READ_SECONDS), with CPU per
  *      request of each replica process (/proc): on two cores the figures are CPU-bound; requests/s x CPU per
@@ -52,6 +52,7 @@ import WebSocket from 'ws';
 import { runAutocannonChild, type LoadResult } from '../lib/autocannon.ts';
 import { driveLoad, prepareLoad, verifyLoad, type LoadOptions, type LoadSession, type RunStats } from '../../tools/load.ts';
 import { freePort, natsServerAvailable, startNatsServer, type NatsServer } from '../../tools/nats-server.ts';
+import { countAbove, histogramDelta, histogramOf, quantileOf } from '../../tools/metrics-text.ts';
 import { cpuSeconds, startService, type ServiceProcess } from '../../tools/service-process.ts';
 
 const TPUT_SECONDS = Number(process.env.CLUSTER_BENCH_TPUT_SECONDS ?? 4);
@@ -221,7 +222,7 @@ class Arrivals {
 }
 
 /** The replicas' own lag gauges, scraped every METRICS_EVERY_MS until stopped (a cross-check of the timestamps). */
-function sampleLagMetrics(replicas: ServiceProcess[], into: Array<{ batches: number[]; seconds: number[]; delay: number[] }>): { stop: () => void; done: Promise<void> } {
+function sampleLagMetrics(replicas: ServiceProcess[], into: Array<{ batches: number[]; seconds: number[] }>): { stop: () => void; done: Promise<void> } {
   let stopped = false;
   const done = (async () => {
     while (!stopped) {
@@ -230,7 +231,6 @@ function sampleLagMetrics(replicas: ServiceProcess[], into: Array<{ batches: num
           const text = await (await fetch(`${r.url}/metrics`)).text();
           into[i].batches.push(gauge(text, 'pm_replica_lag_batches'));
           into[i].seconds.push(gauge(text, 'pm_replica_lag_seconds'));
-          into[i].delay.push(gauge(text, 'pm_replica_apply_delay_seconds'));
         }),
       );
       await sleep(METRICS_EVERY_MS);
@@ -396,7 +396,8 @@ export default async function run(): Promise<void> {
     const watched = lagTokens.filter((_, i) => i % 2 === 0);
     for (const p of [seq, ...replicas]) sockets.push(await Arrivals.open(p.url, watched));
     await sleep(300);
-    const sampled = replicas.map(() => ({ batches: [] as number[], seconds: [] as number[], delay: [] as number[] }));
+    const sampled = replicas.map(() => ({ batches: [] as number[], seconds: [] as number[] }));
+    const delayBefore = await Promise.all(replicas.map(async (r) => histogramOf(await (await fetch(`${r.url}/metrics`)).text(), 'pm_replica_apply_delay_seconds')));
     const sampler = sampleLagMetrics(replicas, sampled);
     const lagRun = await driveLoad(session).finally(() => sampler.stop());
     await sampler.done;
@@ -410,7 +411,13 @@ export default async function run(): Promise<void> {
       console.log(`      replica ${i + 1}: sequencer commit -> replica applied p50 ${ms(quantile(lags, 0.5))} ms, p99 ${ms(quantile(lags, 0.99))} ms, max ${ms(quantile(lags, 1))} ms (${fmt(lags.length)} events matched, ${unmatched} not sent by the replica)`);
     }
     for (const [i, m] of sampled.entries()) {
-      console.log(`      replica ${i + 1} /metrics every ${METRICS_EVERY_MS} ms: pm_replica_lag_batches p50 ${quantile(m.batches, 0.5)} max ${quantile(m.batches, 1)}, pm_replica_lag_seconds max ${quantile(m.seconds, 1).toFixed(2)}, pm_replica_apply_delay_seconds p50 ${(quantile(m.delay, 0.5) * 1000).toFixed(0)} ms max ${(quantile(m.delay, 1) * 1000).toFixed(0)} ms (${m.batches.length} samples; from the sequencer's issue stamp, before its commit)`);
+      const after = histogramOf(await (await fetch(`${replicas[i].url}/metrics`)).text(), 'pm_replica_apply_delay_seconds');
+      if (after === undefined) throw new Error(`cluster bench: replica ${i + 1} has no pm_replica_apply_delay_seconds histogram`);
+      const h = histogramDelta(after, delayBefore[i]);
+      console.log(
+        `      replica ${i + 1} /metrics: pm_replica_apply_delay_seconds (${fmt(h.count)} records, bucket estimates) p50 ${(quantileOf(h, 0.5) * 1000).toFixed(1)} ms, p99 ${(quantileOf(h, 0.99) * 1000).toFixed(1)} ms, ${countAbove(h, 1)} over 1 s; ` +
+          `every ${METRICS_EVERY_MS} ms: pm_replica_lag_batches max ${quantile(m.batches, 1)}, pm_replica_lag_seconds max ${quantile(m.seconds, 1).toFixed(2)}`,
+      );
     }
     for (const [i, s] of sockets.entries()) {
       console.log(`      journal stamp -> arrival from ${i === 0 ? 'the sequencer' : `replica ${i}  `}: p50 ${quantile(s.fromStamp, 0.5)} ms, p99 ${quantile(s.fromStamp, 0.99)} ms (ms resolution; includes the commit's fsync)`);
