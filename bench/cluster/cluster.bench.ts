@@ -405,10 +405,14 @@ export default async function run(): Promise<void> {
     // The figures first, then the checks: a machine too busy for the rate still shows what it did.
     const target = await settledSeq(seq.url);
     for (const r of replicas) await until(`replica ${r.url} at journal seq ${target}`, async () => (await journalSeq(r.url)) === target, 30_000);
-    await sleep(200);
+    // Frames of the last batches may still be on their way: until no socket has received anything for 500 ms.
+    for (let counts = ''; counts !== sockets.map((x) => x.count).join(); ) {
+      counts = sockets.map((x) => x.count).join();
+      await sleep(500);
+    }
     for (const [i, s] of sockets.slice(1).entries()) {
       const { lags, unmatched } = lagsOf(sockets[0], s);
-      console.log(`      replica ${i + 1}: sequencer commit -> replica applied p50 ${ms(quantile(lags, 0.5))} ms, p99 ${ms(quantile(lags, 0.99))} ms, max ${ms(quantile(lags, 1))} ms (${fmt(lags.length)} events matched, ${unmatched} not sent by the replica)`);
+      console.log(`      replica ${i + 1}: sequencer commit -> replica applied p50 ${ms(quantile(lags, 0.5))} ms, p99 ${ms(quantile(lags, 0.99))} ms, max ${ms(quantile(lags, 1))} ms (${fmt(lags.length)} events matched; ${unmatched} of the sequencer's with no identical event from the replica)`);
     }
     for (const [i, m] of sampled.entries()) {
       const after = histogramOf(await (await fetch(`${replicas[i].url}/metrics`)).text(), 'pm_replica_apply_delay_seconds');
