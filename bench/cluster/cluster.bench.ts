@@ -21,9 +21,10 @@
  *      it, straight on nats-server, and have caught up (idle) before the relay opens; the measured one then stops.
  *   3. replication lag at LAG_RATE orders/s open loop for LAG_SECONDS with both replicas following. Measured
  *      from timestamps on one clock: one WebSocket (market channel) per node subscribed to half the window's
- *      tokens; each price_change / last_trade_price event is matched, by its text, to the same event on the
- *      sequencer's socket, and lag = its arrival from the replica - its arrival from the sequencer (this
- *      process's performance.now()). The sequencer sends an event right after its commit is durable, a
+ *      tokens; each price_change / last_trade_price event of the sequencer is matched to the replica's first
+ *      event of that type and token with a journal stamp at least as new (a replica applying several records
+ *      at once sends one price_change for them), and lag = its arrival from the replica - the sequencer event's
+ *      arrival (this process's performance.now()). The sequencer sends an event right after its commit is durable, a
  *      replica right after it applied the batch into its own LMDB, both through the same stream code, so
  *      the difference is sequencer commit -> replica applied (publish, NATS, decode, the replica's LMDB
  *      commit, its projections). Also shown: the journal stamp -> arrival on each node (ms resolution), and the
@@ -39,9 +40,11 @@
  * Self-checks (a failure throws): every order of every window acknowledged (no error class) and the load
  * tool's checks of the node it loaded (verifyLoad: balances, open and filled orders agree with the
  * acknowledgements); the stream confirms every batch the sequencer committed (pm_replication_confirmed_seq);
- * after the lag window both replicas reach the sequencer's X-Journal-Seq and answer GET /book of every token
- * the sequencer's windows loaded with the same status 200, X-Journal-Seq and body; every /book answer of
- * phase 4 is 200 with the expected body (autocannon: no non-2xx, error, timeout or mismatch).
+ * every market-channel event of the sequencer's socket is reached on each replica's (the same or a later
+ * event of its token); after the lag window both replicas reach the sequencer's X-Journal-Seq and answer
+ * GET /book of every token the sequencer's windows loaded with the same status 200, X-Journal-Seq and body;
+ * every /book answer of phase 4 is 200 with the expected body (autocannon: no non-2xx, error, timeout or
+ * mismatch).
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect as tcpConnect, type Server, type Socket } from 'node:net';
@@ -69,7 +72,7 @@ const READ_CONNECTIONS = 16;
 const METRICS_EVERY_MS = 200;
 const ADMIN = 'cluster-bench';
 const MASTER_KEY = 'cb'.repeat(32);
-/** What the sequencer's event text must be to count for the lag (book snapshots are timed per node, so differ). */
+/** The events timed for the lag (`book` snapshots are throttled per node, on each node's own clock). */
 const LAG_EVENTS = new Set(['price_change', 'last_trade_price']);
 
 /** Closed at the end of the run (the catch-up relay). */
@@ -182,10 +185,12 @@ async function natsRelay(natsPort: number): Promise<{ url: string; open: () => P
   };
 }
 
-/** The market channel of one node, every event's arrival time (performance.now() and Date.now()) kept by its text. */
+/**
+ * The market channel of one node: per token and event type, each event's journal stamp and arrival time
+ * (performance.now()), in arrival order.
+ */
 class Arrivals {
-  /** Event text -> arrival times (ms, performance.now()), in order: equal texts pair in order. */
-  readonly at = new Map<string, number[]>();
+  readonly byToken = new Map<string, Array<{ ts: number; at: number }>>();
   /** Journal stamp -> arrival (ms, Date.now()). */
   readonly fromStamp: number[] = [];
   count = 0;
@@ -204,13 +209,16 @@ class Arrivals {
     const now = performance.now();
     const wall = Date.now();
     if (text === 'PONG') return;
-    const parsed = JSON.parse(text) as Record<string, unknown> | Array<Record<string, unknown>>;
+    const parsed = JSON.parse(text) as LagEvent | LagEvent[];
     for (const e of Array.isArray(parsed) ? parsed : [parsed]) {
-      if (!LAG_EVENTS.has(e.event_type as string)) continue;
-      const key = JSON.stringify(e);
-      const list = this.at.get(key);
-      if (list === undefined) this.at.set(key, [now]);
-      else list.push(now);
+      if (!LAG_EVENTS.has(e.event_type)) continue;
+      const tokens = e.event_type === 'price_change' ? new Set((e.price_changes ?? []).map((c) => c.asset_id)) : [e.asset_id];
+      for (const t of tokens) {
+        const key = `${e.event_type} ${t}`;
+        const list = this.byToken.get(key);
+        if (list === undefined) this.byToken.set(key, [{ ts: Number(e.timestamp), at: now }]);
+        else list.push({ ts: Number(e.timestamp), at: now });
+      }
       this.fromStamp.push(wall - Number(e.timestamp));
       this.count++;
     }
@@ -219,6 +227,13 @@ class Arrivals {
   close(): void {
     this.ws.close();
   }
+}
+
+interface LagEvent {
+  event_type: string;
+  timestamp: string;
+  asset_id?: string;
+  price_changes?: Array<{ asset_id: string }>;
 }
 
 /** The replicas' own lag gauges, scraped every METRICS_EVERY_MS until stopped (a cross-check of the timestamps). */
@@ -239,15 +254,29 @@ function sampleLagMetrics(replicas: ServiceProcess[], into: Array<{ batches: num
   return { stop: () => (stopped = true), done };
 }
 
-/** Replica arrival - sequencer arrival of each event both sent (ms), and how many of the sequencer's the replica did not send. */
-function lagsOf(seq: Arrivals, rep: Arrivals): { lags: number[]; unmatched: number } {
+/**
+ * For each event of the sequencer, the first event of the same type and token from the replica whose journal
+ * stamp is not older: when the replica showed that state or a later one (a replica that applies several
+ * records at once sends one price_change for them, with the last one's stamp). Lag = replica arrival -
+ * sequencer arrival (ms). `unmatched`: sequencer events the replica never caught up with.
+ */
+function lagsOf(seq: Arrivals, rep: Arrivals): { lags: number[]; unmatched: number; exact: number } {
   const lags: number[] = [];
   let unmatched = 0;
-  for (const [key, times] of seq.at) {
-    const other = rep.at.get(key) ?? [];
-    times.forEach((t, i) => (other[i] === undefined ? unmatched++ : lags.push(other[i] - t)));
+  let exact = 0;
+  for (const [key, events] of seq.byToken) {
+    const other = rep.byToken.get(key) ?? [];
+    let j = 0;
+    for (const e of events) {
+      while (j < other.length && other[j].ts < e.ts) j++;
+      if (j === other.length) unmatched++;
+      else {
+        lags.push(other[j].at - e.at);
+        if (other[j].ts === e.ts) exact++;
+      }
+    }
   }
-  return { lags, unmatched };
+  return { lags, unmatched, exact };
 }
 
 const ms = (x: number) => x.toFixed(2);
@@ -411,8 +440,9 @@ export default async function run(): Promise<void> {
       await sleep(500);
     }
     for (const [i, s] of sockets.slice(1).entries()) {
-      const { lags, unmatched } = lagsOf(sockets[0], s);
-      console.log(`      replica ${i + 1}: sequencer commit -> replica applied p50 ${ms(quantile(lags, 0.5))} ms, p99 ${ms(quantile(lags, 0.99))} ms, max ${ms(quantile(lags, 1))} ms (${fmt(lags.length)} events matched; ${unmatched} of the sequencer's with no identical event from the replica)`);
+      const { lags, unmatched, exact } = lagsOf(sockets[0], s);
+      console.log(`      replica ${i + 1}: sequencer commit -> replica applied p50 ${ms(quantile(lags, 0.5))} ms, p99 ${ms(quantile(lags, 0.99))} ms, max ${ms(quantile(lags, 1))} ms (${fmt(lags.length)} events, ${fmt(lags.length - exact)} of them shown by the replica in a later event of the token; ${unmatched} never)`);
+      if (unmatched > 0) throw new Error(`cluster bench self-check: replica ${i + 1} never sent the state of ${unmatched} of the sequencer's market-channel events`);
     }
     for (const [i, m] of sampled.entries()) {
       const after = histogramOf(await (await fetch(`${replicas[i].url}/metrics`)).text(), 'pm_replica_apply_delay_seconds');
