@@ -12,8 +12,8 @@ import { CatalogReader } from './queries/catalog.ts';
 import { loadDemo } from './demo/catalog.ts';
 import { LIVE_DEMO_DEFAULTS, ReplayClock, startLiveDemo, type LiveDemo, type LiveDemoOptions } from './demo/live.ts';
 import { createAuthServices, type AuthServices } from './edge/auth.ts';
-import { Engine, type EngineSurface } from './engine/engine.ts';
-import type { ReplicaRole, SequencerRole } from './cluster.ts';
+import type { EngineSurface } from './engine/engine.ts';
+import { openEngine, openRole, startFollowing, type RoleParts } from './roles.ts';
 import type { ReplicationLog } from './journal/replication-log.ts';
 import type { Follower } from './replication/follower.ts';
 import type { Publisher } from './replication/publisher.ts';
@@ -276,75 +276,6 @@ async function listen(o: {
     }));
   o.closers.add('server', () => drain(config.shutdown.graceMs));
   return { server, drain };
-}
-
-/** What the cluster role adds (cluster.ts); ROLE=single loads none of it. */
-interface RoleParts {
-  cluster?: typeof import('./cluster.ts');
-  sequencer?: SequencerRole;
-  replica?: ReplicaRole;
-  /** The matching engine (single and sequencer), once open. */
-  engine?: Engine;
-  /** What read routes report in X-Journal-Seq: the engine's committed seq, or the replica's applied one. */
-  journalSeq: () => number;
-}
-
-/** Loads cluster.ts for the sequencer and replica roles; a sequencer's store logs what replicas need from here on. */
-async function openRole(raw: Store, config: Readonly<Config>, log: Logger, metrics: Metrics): Promise<RoleParts> {
-  const parts: RoleParts = { journalSeq: () => 0 };
-  if (config.cluster.role === 'single') return parts;
-  parts.cluster = await import('./cluster.ts');
-  if (config.cluster.role === 'sequencer') parts.sequencer = parts.cluster.openSequencer(raw, config, log, metrics);
-  return parts;
-}
-
-/**
- * The engine: recovered from the store before anything can trade (single, sequencer), or a replica's read
- * surface over its store. A sequencer's publisher closes after the engine, so the last commits are offered.
- */
-async function openEngine(o: {
-  config: Readonly<Config>;
-  opts: AppOptions;
-  store: Store;
-  clock: Clock;
-  log: Logger;
-  metrics: Metrics;
-  closers: Closers;
-  role: RoleParts;
-  keys: AuthServices['keys'];
-}): Promise<EngineSurface> {
-  const { config, role, metrics } = o;
-  if (role.cluster !== undefined && config.cluster.role === 'replica') {
-    const replica = role.cluster.openReplica(o.store, config, o.log, metrics, (apiKeys) => o.keys.replicated(apiKeys));
-    role.replica = replica;
-    role.journalSeq = () => replica.engine.committedSeq;
-    return replica.engine;
-  }
-  const publisher = role.sequencer?.publisher;
-  if (publisher !== undefined) o.closers.add('publisher', () => publisher.close());
-  const engine = await Engine.open({
-    store: o.store,
-    shards: config.engine.shards,
-    log: o.log,
-    now: () => o.clock.now(),
-    onCommit: (s) => metrics.commit(s),
-    trades: config.sandbox.trades,
-    timers: o.opts.timers,
-    replicationLog: role.sequencer?.log,
-  });
-  o.closers.add('engine', () => engine.close());
-  role.engine = engine;
-  role.journalSeq = () => engine.committedSeq;
-  publisher?.start();
-  return engine;
-}
-
-/** A replica starts applying the stream once every read model listens to its engine; it stops before the store closes. */
-function startFollowing(role: RoleParts, closers: Closers): void {
-  const follower = role.replica?.follower;
-  if (follower === undefined) return;
-  follower.start();
-  closers.add('follower', () => follower.close());
 }
 
 /**

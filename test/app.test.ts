@@ -115,9 +115,9 @@ test('stop() closes newest first; a closer that fails is reported after the othe
   }
 });
 
-test('ROLE=single loads neither cluster.ts nor the NATS clients: outside them, src/ names them only as types, and app.ts loads cluster.ts dynamically', () => {
-  const app = importsOf(readFileSync(join(ROOT, 'src/app.ts'), 'utf8'));
-  assert.ok(app.some((r) => r.spec === './cluster.ts' && r.kind === 'dynamic'), 'cluster.ts is imported dynamically');
+test('ROLE=single loads neither cluster.ts nor the NATS clients: outside them, src/ names them only as types, and roles.ts loads cluster.ts dynamically', () => {
+  const roles = importsOf(readFileSync(join(ROOT, 'src/roles.ts'), 'utf8'));
+  assert.ok(roles.some((r) => r.spec === './cluster.ts' && r.kind === 'dynamic'), 'cluster.ts is imported dynamically');
   const loaded: string[] = [];
   for (const rel of readdirSync(join(ROOT, 'src'), { recursive: true }) as string[]) {
     if (!rel.endsWith('.ts') || rel === 'cluster.ts' || rel.startsWith('replication/')) continue;
