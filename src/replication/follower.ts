@@ -12,6 +12,10 @@
  *
  * A reconnect to NATS restarts the consumer from the next record (the server may have lost it).
  *
+ * Lag (/metrics): records the stream holds beyond the last one applied, from the consumer's pending count
+ * with each message and from the stream's last sequence, read every LAG_POLL_MS: a consumer that stopped
+ * delivering (a stall, a lost consumer) shows as lag growing, not as a replica that is caught up.
+ *
  * Catch-up: from the stream's start while the stream retains it (it keeps everything by default,
  * nats-link.ts), then its tail, with one ordered consumer starting at the next rseq. Records waiting in the
  * queue are applied together (one LMDB transaction for up to MAX_GROUP of them), so catching up costs a
@@ -24,10 +28,12 @@ import { metaKeys } from '../journal/keys.ts';
 import { readJournal } from '../journal/recovery.ts';
 import { applyReplicatedBatches, type ReplicatedBatch } from '../journal/replication-log.ts';
 import type { Logger } from '../runtime/log.ts';
-import { openNatsLink, type NatsLink, type StreamSettings } from './nats-link.ts';
+import { openNatsLink, streamLastRseq, type NatsLink, type StreamSettings } from './nats-link.ts';
 import { decodeBatch, WireError } from './wire.ts';
 
 const MAX_GROUP = 512;
+/** How often the stream's last sequence is read for the lag figures. */
+const LAG_POLL_MS = 1000;
 
 export interface AppliedBatch {
   batch: ReplicatedBatch;
@@ -63,6 +69,9 @@ export class Follower {
   private readonly queue: Uint8Array[] = [];
   private applying = false;
   private streamPending = 0;
+  /** The stream's last sequence (rseq) when it was last read (LAG_POLL_MS). */
+  private streamLast = 0;
+  private lagTimer: NodeJS.Timeout | undefined;
   /** Sequencer time (ms) of the last applied record. */
   private lastT = 0;
   private closed = false;
@@ -80,10 +89,12 @@ export class Follower {
 
   start(): void {
     this.running = this.run();
+    this.lagTimer = setInterval(() => void this.pollStreamLast(), LAG_POLL_MS);
+    this.lagTimer.unref();
   }
 
   stats(): FollowerStats {
-    const lagBatches = this.streamPending + this.queue.length;
+    const lagBatches = Math.max(this.streamPending + this.queue.length, this.streamLast - this.appliedRseq);
     return {
       appliedSeq: this.appliedSeq,
       appliedRseq: this.appliedRseq,
@@ -95,6 +106,7 @@ export class Follower {
 
   async close(): Promise<void> {
     this.closed = true;
+    if (this.lagTimer !== undefined) clearInterval(this.lagTimer);
     await this.messages?.close().catch(() => undefined);
     await this.running?.catch(() => undefined);
     await this.whenIdle();
@@ -105,6 +117,17 @@ export class Follower {
   whenIdle(): Promise<void> {
     if (!this.applying && this.queue.length === 0) return Promise.resolve();
     return new Promise((r) => this.idle.push(r));
+  }
+
+  /** Reads the stream's last sequence; unreachable NATS leaves the last figure (the lag it showed stays). */
+  private async pollStreamLast(): Promise<void> {
+    const link = this.link;
+    if (link === undefined || this.closed) return;
+    try {
+      this.streamLast = Math.max(this.streamLast, await streamLastRseq(link.jsm, this.o.settings.stream));
+    } catch {
+      // The consumer's own retries log NATS being away; this figure simply waits for it.
+    }
   }
 
   /** A message from the stream; `pending`: how many more the stream holds for this consumer. */

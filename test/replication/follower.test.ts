@@ -18,6 +18,7 @@ import { readJournal } from '../../src/journal/recovery.ts';
 import { ReplicationLog, readReplicatedBatch, type ReplicatedBatch } from '../../src/journal/replication-log.ts';
 import { JournalWriter } from '../../src/journal/writer.ts';
 import { Follower, type AppliedBatch } from '../../src/replication/follower.ts';
+import type { NatsLink } from '../../src/replication/nats-link.ts';
 import { decodeBatch, encodeBatch } from '../../src/replication/wire.ts';
 import type { Logger } from '../../src/runtime/log.ts';
 
@@ -117,3 +118,31 @@ for (const [what, feed, why] of refusals) {
     await r.store.close();
   });
 }
+
+test('a consumer that stops delivering shows as lag: the stream\'s last sequence is read, not only the last message\'s pending count', async () => {
+  const recs = await sequencerRecords(2);
+  const store = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-follow-lag-')) });
+  const logger = { error: () => undefined, warn: () => undefined, info: () => undefined } as unknown as Logger;
+  // A link whose stream holds 7 records and whose consumer never delivers one (a stalled consumer).
+  const stalled = new Promise<never>(() => undefined);
+  const link = {
+    nc: { status: async function* () {} },
+    js: { consumers: { get: () => stalled } },
+    jsm: { streams: { info: async () => ({ state: { last_seq: 7 } }) } },
+    close: async () => undefined,
+  } as unknown as NatsLink;
+  const follower = new Follower({ store, logger, settings: { natsUrl: 'nats://127.0.0.1:1', stream: 'T', replicas: 1 }, onApplied: () => undefined, link });
+  // Two records delivered with nothing pending after them: caught up, as far as the messages tell.
+  follower.receive(recs[0], 1);
+  follower.receive(recs[1], 0);
+  await follower.whenIdle();
+  assert.deepEqual([follower.stats().lagBatches, follower.stats().lagSeconds], [0, 0]);
+  follower.start();
+  for (const end = Date.now() + 5000; follower.stats().lagBatches === 0 && Date.now() < end; ) await new Promise((r) => setTimeout(r, 50));
+  const s = follower.stats();
+  assert.equal(s.lagBatches, 5, 'records 3..7 are in the stream and not applied');
+  assert.ok(s.lagSeconds > 0, 'seconds since the last applied record was issued');
+  // Not awaited: its run loop waits on the stalled consumer for ever (a real link's close would end it).
+  void follower.close();
+  await store.close();
+});
