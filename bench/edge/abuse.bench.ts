@@ -10,9 +10,14 @@
  * (10.0.0.1 on its reads; its signed orders are keyed by its API keys) are different callers.
  * Per window (WINDOW_S s, after WARM_S s of attack): the good client reads GET /book of one token at
  * BOOK_RATE/s and places signed GTC orders (the load tool, tools/load.ts, 10 wallets) at ORDER_RATE/s,
- * open loop (latency from each request's due time). Windows: one without an attacker, one per pattern,
- * then the baseline again, so drift of the machine shows.
- * Excluded from timing: service start, market and wallet set-up, signing, the attacker's start.
+ * open loop (latency from each request's due time). A round is one window without an attacker, then one
+ * per pattern; ROUNDS rounds (ABUSE_ROUNDS, default 3), then the baseline again, so drift of the machine
+ * shows. Each label's figure is the median over its windows (the baselines' over all of theirs): on this
+ * two-core VM one 8 s window's p99 moves 2x between two baselines (an fsync stall, a scheduling delay), so
+ * one window per pattern cannot tell a pattern's cost from that noise.
+ * Excluded from timing: service start, market and wallet set-up, signing, the attacker's start and set-up
+ * (its process start, API keys and signed bodies: it announces when it attacks, and the window opens WARM_S
+ * after that).
  *
  * The attacker's own client runs on the same two cores as the service and the good client, as the
  * whole setup does on this machine: its CPU is taken from both (a real attacker's would not be).
@@ -23,7 +28,7 @@
  * and each pattern's p99s are within 2x of the baseline's, or within ABS_SLACK_MS of it (on a two-core
  * machine a p99 of 2 ms moving to 4.5 ms is noise, not a stall).
  */
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +40,7 @@ import { startService, type ServiceProcess } from '../../tools/service-process.t
 const ADMIN = 'abuse-bench';
 const WARM_S = 1;
 const WINDOW_S = 8;
+const ROUNDS = Number(process.env.ABUSE_ROUNDS ?? 3);
 /** Within GET /book's cap (200 per 10 s) with room to spare: the good client keeps to its caps. */
 const BOOK_RATE = 18;
 const ORDER_RATE = 100;
@@ -89,31 +95,45 @@ async function readBooks(url: string, token: string, seconds: number): Promise<n
   return out;
 }
 
-function attacker(url: string, pattern: string, seconds: number): Promise<{ sent: number; statuses: Record<string, number> }> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', 'tools/abuse.ts', '--url', url, '--pattern', pattern, '--seconds', String(seconds), '--xff', '10.6.6.6', '--key', ATTACKER_KEY],
-      { maxBuffer: 1 << 20 },
-      (err, stdout, stderr) => {
-        if (err) return reject(new Error(`attacker ${pattern}: ${err.message}\n${stderr}`));
-        resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as { sent: number; statuses: Record<string, number> });
-      },
-    );
+/** The attacker's process: `ready` once its set-up (keys, signed bodies) is done and the attack runs; `result` at its end. */
+function attacker(url: string, pattern: string, seconds: number): { ready: Promise<void>; result: Promise<{ sent: number; statuses: Record<string, number> }> } {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'tools/abuse.ts', '--url', url, '--pattern', pattern, '--seconds', String(seconds), '--xff', '10.6.6.6', '--key', ATTACKER_KEY], {
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let stdout = '';
+  let stderr = '';
+  let onReady: () => void = () => undefined;
+  const ready = new Promise<void>((r) => (onReady = r));
+  child.stdout.on('data', (d: Buffer) => {
+    stdout += d.toString();
+    if (stdout.includes('{"ready":true}')) onReady();
+  });
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const result = new Promise<{ sent: number; statuses: Record<string, number> }>((resolve, reject) => {
+    child.once('exit', (code) => {
+      onReady();
+      if (code !== 0) return reject(new Error(`attacker ${pattern}: exit ${code}\n${stderr}`));
+      resolve(JSON.parse(stdout.trim().split('\n').at(-1)!) as { sent: number; statuses: Record<string, number> });
+    });
+  });
+  return { ready, result };
 }
 
 async function window(svc: ServiceProcess, token: string, label: string, pattern?: (typeof PATTERNS)[number]): Promise<Window> {
-  const attack = pattern ? attacker(svc.url, pattern, WARM_S + WINDOW_S + 1) : undefined;
-  // The session (markets, wallets, signed orders) is prepared while the attacker warms up.
+  // The session (markets, wallets, signed orders) is prepared first; then the attacker starts, and the window
+  // opens WARM_S after its set-up is done (its process start and signing are not an attack on the service).
   const session = await prepareLoad({ url: svc.url, adminToken: ADMIN, wallets: 10, markets: 2, rate: ORDER_RATE, duration: WINDOW_S, mix: 'resting', progress: false, verifySample: 200, log: () => undefined });
-  if (pattern) await new Promise((r) => setTimeout(r, WARM_S * 1000));
+  const attack = pattern ? attacker(svc.url, pattern, WARM_S + WINDOW_S + 1) : undefined;
+  if (attack) {
+    await attack.ready;
+    await new Promise((r) => setTimeout(r, WARM_S * 1000));
+  }
   let rssMax = rssMb(svc.pid);
   const sampler = setInterval(() => (rssMax = Math.max(rssMax, rssMb(svc.pid))), 100);
   const [books, run] = await Promise.all([readBooks(svc.url, token, WINDOW_S), driveLoad(session)]);
   clearInterval(sampler);
   if (run.errors > 0) throw new Error(`${label}: the good client's orders met errors: ${JSON.stringify(run.errorClasses)}`);
-  const attacked = attack ? await attack : undefined;
+  const attacked = attack ? await attack.result : undefined;
   if (attacked && pattern) {
     const odd = Object.keys(attacked.statuses).filter((s) => !EXPECT[pattern].test(s));
     if (odd.length > 0) throw new Error(`${label}: the attack got ${JSON.stringify(attacked.statuses)}`);
@@ -133,22 +153,33 @@ export default async function run(): Promise<Window[]> {
     await admin(`/admin/wallets/${privateKeyToAccount(ATTACKER_KEY as `0x${string}`).address}/deposit`, { amount: '100000' });
     const markets = (await (await fetch(`${svc.url}/markets?limit=1`)).json()) as { data: { tokens: { token_id: string }[] }[] };
     const token = markets.data[0]!.tokens[0]!.token_id;
-    windows.push(await window(svc, token, 'baseline'));
-    for (const p of PATTERNS) windows.push(await window(svc, token, p, p));
+    for (let r = 0; r < ROUNDS; r++) {
+      windows.push(await window(svc, token, 'baseline'));
+      for (const p of PATTERNS) windows.push(await window(svc, token, p, p));
+    }
     windows.push(await window(svc, token, 'baseline again'));
   } finally {
     await svc.stop('SIGTERM');
     rmSync(dataDir, { recursive: true, force: true });
   }
+  const median = (xs: number[]) => percentile(xs, 0.5);
   const base = windows.filter((w) => w.label.startsWith('baseline'));
-  const bookBase = Math.max(...base.map((w) => w.bookP99));
-  const orderBase = Math.max(...base.map((w) => w.orderP99));
+  const bookBase = median(base.map((w) => w.bookP99));
+  const orderBase = median(base.map((w) => w.orderP99));
+  // One row per label: the median p99s of its windows, the largest RSS, every attack's statuses summed.
+  const rows: Window[] = ['baseline', ...PATTERNS, 'baseline again'].map((label) => {
+    const ws = windows.filter((w) => w.label === label);
+    const statuses: Record<string, number> = {};
+    for (const w of ws) for (const [k, n] of Object.entries(w.attack?.statuses ?? {})) statuses[k] = (statuses[k] ?? 0) + n;
+    const sent = ws.reduce((n, w) => n + (w.attack?.sent ?? 0), 0);
+    return { label, bookP99: median(ws.map((w) => w.bookP99)), orderP99: median(ws.map((w) => w.orderP99)), rssMaxMb: Math.max(...ws.map((w) => w.rssMaxMb)), attack: ws[0]!.attack && { sent, statuses } };
+  });
   const within = (x: number, b: number) => x <= 2 * b || x <= b + ABS_SLACK_MS;
   const f = (n: number) => n.toFixed(1);
-  console.log(`abuse.bench: good client ${BOOK_RATE} GET /book/s + ${ORDER_RATE} POST /order/s for ${WINDOW_S} s per window; attacker per pattern at its caps (tools/abuse.ts)`);
+  console.log(`abuse.bench: good client ${BOOK_RATE} GET /book/s + ${ORDER_RATE} POST /order/s for ${WINDOW_S} s per window; attacker per pattern at its caps (tools/abuse.ts); ${ROUNDS} rounds, medians of the windows' p99s`);
   console.log('window           book p99 ms  x base  order p99 ms  x base  RSS max MB  attack: sent -> statuses');
   const failures: string[] = [];
-  for (const w of windows) {
+  for (const w of rows) {
     const okBook = within(w.bookP99, bookBase);
     const okOrder = within(w.orderP99, orderBase);
     if (!okBook || !okOrder) failures.push(`${w.label}: p99 book ${f(w.bookP99)} / order ${f(w.orderP99)} ms against ${f(bookBase)} / ${f(orderBase)}`);
