@@ -36,12 +36,12 @@ import type { Socket } from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { Worker } from 'node:worker_threads';
 import { startTsWorker } from '../../src/engine/thread.ts';
 import { driveLoad, prepareLoad, verifyLoad, type RunStats } from '../../tools/load.ts';
 import { histogramDelta, histogramOf, quantileOf } from '../../tools/metrics-text.ts';
 import { cpuSeconds, startService, type ServiceProcess } from '../../tools/service-process.ts';
-import { LocalBook, StreamClient } from '../../tools/stream-client.ts';
+import { StreamClient } from '../../tools/stream-client.ts';
+import { ask, checkProbes } from './probes.ts';
 import { rawSubscriber } from './readers-worker.ts';
 
 const RATE = Number(process.env.STREAM_BENCH_RATE ?? 1000);
@@ -52,18 +52,6 @@ const IDLE_SOCKETS = 15_000;
 const ADMIN_TOKEN = 'stream-bench';
 
 /** Asks the readers' worker (readers-worker.ts) and waits for its answer. */
-function ask<T>(w: Worker, msg: unknown): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const failed = (e: Error) => reject(e);
-    w.once('error', failed);
-    w.once('message', (m: T) => {
-      w.off('error', failed);
-      resolve(m);
-    });
-    w.postMessage(msg);
-  });
-}
-
 interface Window {
   run: RunStats;
   cpuS: number;
@@ -168,18 +156,7 @@ export default async function run(): Promise<void> {
     });
     // Subscriptions were all made before the window: the initial dumps are not in the latencies.
     console.log(`  B  ${SUBSCRIBERS} subscribers: ${b.run.ordersPerSec.toFixed(0)} orders/s, p99 ${b.run.latencyMs.p99.toFixed(2)} ms, service CPU ${b.cpuS.toFixed(2)} s`);
-    for (const p of probes) p.send('PING');
-    const deadline = Date.now() + 10_000;
-    while (probes.some((p) => p.pongs === 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    for (const [i, p] of probes.entries()) {
-      const token = probeTokens[i % probeTokens.length];
-      const local = new LocalBook(token);
-      for (const e of p.events) local.apply(e);
-      const rest = (await (await fetch(`${svc.url}/book?token_id=${token}`)).json()) as { bids: unknown[]; asks: unknown[]; hash: string };
-      if (JSON.stringify(local.levels()) !== JSON.stringify({ bids: rest.bids, asks: rest.asks }) || local.hash !== rest.hash) {
-        throw new Error(`stream bench self-check: probe ${i}'s book of ${token} differs from GET /book`);
-      }
-    }
+    await checkProbes('stream bench', svc.url, probes, probeTokens);
     await ask(readers, 'close');
     for (const p of probes.splice(0)) p.close();
     await new Promise((r) => setTimeout(r, 500));

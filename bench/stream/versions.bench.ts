@@ -29,7 +29,8 @@ import { startTsWorker } from '../../src/engine/thread.ts';
 import { driveLoad, prepareLoad, verifyLoad } from '../../tools/load.ts';
 import { histogramDelta, histogramOf, quantileOf } from '../../tools/metrics-text.ts';
 import { cpuSeconds, startService, type ServiceProcess } from '../../tools/service-process.ts';
-import { LocalBook, StreamClient } from '../../tools/stream-client.ts';
+import { StreamClient } from '../../tools/stream-client.ts';
+import { ask, checkProbes } from './probes.ts';
 
 const RATE = Number(process.env.STREAM_BENCH_RATE ?? 1000);
 const SECONDS = Number(process.env.STREAM_BENCH_SECONDS ?? 8);
@@ -54,18 +55,6 @@ interface WindowResult {
   clientCpuS: number;
   /** The machine's 1-minute load average at the end of the window. */
   load: number;
-}
-
-function ask<T>(w: Worker, msg: unknown): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const failed = (e: Error) => reject(e);
-    w.once('error', failed);
-    w.once('message', (m: T) => {
-      w.off('error', failed);
-      resolve(m);
-    });
-    w.postMessage(msg);
-  });
 }
 
 async function window(svc: ServiceProcess, readers: Worker | undefined): Promise<WindowResult> {
@@ -97,19 +86,8 @@ async function window(svc: ServiceProcess, readers: Worker | undefined): Promise
   const check = await verifyLoad(session, run);
   if (!check.ok) throw new Error(`versions bench self-check: the service disagrees with its acknowledgements:\n${check.problems.join('\n')}`);
   if (readers !== undefined) {
-    for (const p of probes) p.send('PING');
-    const deadline = Date.now() + 10_000;
-    while (probes.some((p) => p.pongs === 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
-    for (const [i, p] of probes.entries()) {
-      const token = tokens[i % tokens.length];
-      const local = new LocalBook(token);
-      for (const e of p.events) local.apply(e);
-      const rest = (await (await fetch(`${svc.url}/book?token_id=${token}`)).json()) as { bids: unknown[]; asks: unknown[]; hash: string };
-      if (JSON.stringify(local.levels()) !== JSON.stringify({ bids: rest.bids, asks: rest.asks }) || local.hash !== rest.hash) {
-        throw new Error(`versions bench self-check: probe ${i}'s book of ${token} differs from GET /book`);
-      }
-      p.close();
-    }
+    await checkProbes('versions bench', svc.url, probes, tokens);
+    for (const p of probes) p.close();
     await ask(readers, 'close');
     await new Promise((r) => setTimeout(r, 500));
   }
