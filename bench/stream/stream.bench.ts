@@ -22,6 +22,9 @@
  *       (target p99 < 5 ms);
  *   (c) frames/s delivered (ws_frames_sent_total: a publish counts once per socket) and service CPU per
  *       delivered frame ((CPU of B - mean CPU of A, A2) / frames of B);
+ *   CPU of the windows: the cores the service and this process (load generator, probes, readers' thread) kept
+ *       busy on average, and the readers' own CPU per frame (their thread, over window B and its checks): on this
+ *       machine the subscribers' CPU comes out of the same two cores as the service's;
  *   (d) memory per idle subscribed socket: the service's RSS before and after IDLE_SOCKETS raw sockets each
  *       subscribed to one token of a fresh market, on the fresh service before the windows (target <= 8 KiB;
  *       the heap's own movement between two readings is ~1 KiB per socket at this count).
@@ -51,10 +54,17 @@ const PROBES = 16;
 const IDLE_SOCKETS = 15_000;
 const ADMIN_TOKEN = 'stream-bench';
 
-/** Asks the readers' worker (readers-worker.ts) and waits for its answer. */
+/** What the readers' worker has read, and its thread's CPU seconds (readers-worker.ts). */
+interface ReadersState {
+  bytes: number;
+  cpuS: number;
+}
+
 interface Window {
   run: RunStats;
   cpuS: number;
+  /** CPU seconds of this process over the window: the load generator, the probes and the readers' thread. */
+  clientCpuS: number;
   metricsBefore: string;
   metricsAfter: string;
 }
@@ -66,13 +76,16 @@ async function window(svc: ServiceProcess, setup?: (tokens: string[]) => Promise
   const scrape = async () => (await fetch(`${svc.url}/metrics`)).text();
   const metricsBefore = await scrape();
   const c0 = cpuSeconds(svc.pid) ?? NaN;
+  const own0 = process.cpuUsage();
   const run = await driveLoad(session);
   const cpuS = (cpuSeconds(svc.pid) ?? NaN) - c0;
+  const own = process.cpuUsage(own0);
+  const clientCpuS = (own.user + own.system) / 1e6;
   const metricsAfter = await scrape();
   if (run.errors > 0) throw new Error(`stream bench self-check: ${run.errors} order errors: ${JSON.stringify(run.errorClasses)}`);
   const check = await verifyLoad(session, run);
   if (!check.ok) throw new Error(`stream bench self-check: the service disagrees with its acknowledgements:\n${check.problems.join('\n')}`);
-  return { run, cpuS, metricsBefore, metricsAfter, tokens };
+  return { run, cpuS, clientCpuS, metricsBefore, metricsAfter, tokens };
 }
 
 /** The service's own POST /order p99 over a window, in ms (from the histogram's buckets). */
@@ -138,6 +151,7 @@ export default async function run(): Promise<void> {
 
     const lat: number[] = [];
     let probeTokens: string[] = [];
+    let readers0: ReadersState = { bytes: 0, cpuS: 0 };
     const b = await window(svc, async (tokens) => {
       probeTokens = tokens;
       await ask(readers, { port: svc.port, assets: Array.from({ length: SUBSCRIBERS - PROBES }, (_, i) => [tokens[i % tokens.length]]) });
@@ -153,7 +167,9 @@ export default async function run(): Promise<void> {
       }
       for (const p of probes) await p.next((e) => e.event_type === 'book');
       lat.length = 0;
+      readers0 = await ask<ReadersState>(readers, 'bytes');
     });
+    const readers1 = await ask<ReadersState>(readers, 'bytes');
     // Subscriptions were all made before the window: the initial dumps are not in the latencies.
     console.log(`  B  ${SUBSCRIBERS} subscribers: ${b.run.ordersPerSec.toFixed(0)} orders/s, p99 ${b.run.latencyMs.p99.toFixed(2)} ms, service CPU ${b.cpuS.toFixed(2)} s`);
     await checkProbes('stream bench', svc.url, probes, probeTokens);
@@ -190,6 +206,13 @@ export default async function run(): Promise<void> {
     console.log('  (c) delivery');
     console.log(`      ${frames.toLocaleString('en-US')} frames (${(bytes / 1e6).toFixed(1)} MB) in ${b.run.elapsedS.toFixed(1)} s: ${(frames / b.run.elapsedS).toFixed(0)} frames/s; ${drops} dropped`);
     console.log(`      service CPU with subscribers ${b.cpuS.toFixed(2)} s vs ${((a.cpuS + a2.cpuS) / 2).toFixed(2)} s: ${((extraCpu / frames) * 1e6).toFixed(2)} µs per delivered frame`);
+    // The machine's two cores, per window: what the service and this process (load generator, probes, readers) took.
+    const cores = (w: Window, readersS = 0) =>
+      `service ${(w.cpuS / w.run.elapsedS).toFixed(2)} + clients ${(w.clientCpuS / w.run.elapsedS).toFixed(2)}${readersS > 0 ? ` (of which readers ${(readersS / w.run.elapsedS).toFixed(2)})` : ''} = ${((w.cpuS + w.clientCpuS) / w.run.elapsedS).toFixed(2)} of ${availableParallelism()} cores`;
+    console.log('  CPU of the windows (cores busy on average)');
+    console.log(`      A  ${cores(a)}`);
+    console.log(`      B  ${cores(b, readers1.cpuS - readers0.cpuS)}; readers read ${((readers1.bytes - readers0.bytes) / 1e6).toFixed(1)} MB, ${(((readers1.cpuS - readers0.cpuS) / frames) * 1e6).toFixed(2)} µs of reader CPU per frame`);
+    console.log(`      A2 ${cores(a2)}`);
 
     console.log('  (d) memory per idle subscribed socket (measured first, on the fresh service)');
     // The service's heap moves by megabytes between two readings (GC): a figure below ~1 KiB per socket is
