@@ -1,9 +1,12 @@
 /**
  * What the two stream benchmarks (stream.bench.ts, versions.bench.ts) share: a request to the readers' worker
- * thread, and the self-check that every probe's book, rebuilt from its `book` and `price_change` events, is
- * GET /book's (levels and hash).
+ * thread, one timed window of the load tool with its self-checks and the CPU each side used, and the
+ * self-check that every probe's book, rebuilt from its `book` and `price_change` events, is GET /book's
+ * (levels and hash).
  */
 import type { Worker } from 'node:worker_threads';
+import { driveLoad, verifyLoad, type LoadSession, type RunStats } from '../../tools/load.ts';
+import { cpuSeconds, type ServiceProcess } from '../../tools/service-process.ts';
 import { LocalBook, type StreamClient } from '../../tools/stream-client.ts';
 
 /** Posts `msg` to the readers' worker and resolves with its answer (rejects if the worker fails first). */
@@ -36,4 +39,37 @@ export async function checkProbes(bench: string, url: string, probes: readonly S
       throw new Error(`${bench} self-check: probe ${i}'s book of ${token} differs from GET /book`);
     }
   }
+}
+
+export interface TimedLoad {
+  run: RunStats;
+  /** CPU seconds of the service over the window, all threads, and of its main thread alone. */
+  cpuS: number;
+  mainCpuS: number;
+  /** CPU seconds of this process over the window: the load generator, the probes and the readers' thread. */
+  clientCpuS: number;
+  /** The service's /metrics before and after the window. */
+  metricsBefore: string;
+  metricsAfter: string;
+}
+
+/**
+ * Drives the prepared session (the timed window) and checks it: no order errors, and the service agrees with
+ * every acknowledgement (verifyLoad). `bench` names the benchmark in a failure.
+ */
+export async function timedLoad(bench: string, svc: ServiceProcess, session: LoadSession): Promise<TimedLoad> {
+  const scrape = async () => (await fetch(`${svc.url}/metrics`)).text();
+  const metricsBefore = await scrape();
+  const c0 = cpuSeconds(svc.pid) ?? NaN;
+  const m0 = cpuSeconds(svc.pid, svc.pid) ?? NaN;
+  const own0 = process.cpuUsage();
+  const run = await driveLoad(session);
+  const cpuS = (cpuSeconds(svc.pid) ?? NaN) - c0;
+  const mainCpuS = (cpuSeconds(svc.pid, svc.pid) ?? NaN) - m0;
+  const own = process.cpuUsage(own0);
+  const metricsAfter = await scrape();
+  if (run.errors > 0) throw new Error(`${bench} self-check: ${run.errors} order errors: ${JSON.stringify(run.errorClasses)}`);
+  const check = await verifyLoad(session, run);
+  if (!check.ok) throw new Error(`${bench} self-check: the service disagrees with its acknowledgements:\n${check.problems.join('\n')}`);
+  return { run, cpuS, mainCpuS, clientCpuS: (own.user + own.system) / 1e6, metricsBefore, metricsAfter };
 }

@@ -40,11 +40,11 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startTsWorker } from '../../src/engine/thread.ts';
-import { driveLoad, prepareLoad, verifyLoad, type RunStats } from '../../tools/load.ts';
+import { prepareLoad } from '../../tools/load.ts';
 import { histogramDelta, histogramOf, quantileOf } from '../../tools/metrics-text.ts';
-import { cpuSeconds, startService, type ServiceProcess } from '../../tools/service-process.ts';
+import { startService, type ServiceProcess } from '../../tools/service-process.ts';
 import { StreamClient } from '../../tools/stream-client.ts';
-import { ask, checkProbes } from './probes.ts';
+import { ask, checkProbes, timedLoad, type TimedLoad } from './probes.ts';
 import { rawSubscriber } from './readers-worker.ts';
 
 const RATE = Number(process.env.STREAM_BENCH_RATE ?? 1000);
@@ -60,32 +60,13 @@ interface ReadersState {
   cpuS: number;
 }
 
-interface Window {
-  run: RunStats;
-  cpuS: number;
-  /** CPU seconds of this process over the window: the load generator, the probes and the readers' thread. */
-  clientCpuS: number;
-  metricsBefore: string;
-  metricsAfter: string;
-}
+type Window = TimedLoad;
 
 async function window(svc: ServiceProcess, setup?: (tokens: string[]) => Promise<void>): Promise<Window & { tokens: string[] }> {
   const session = await prepareLoad({ url: svc.url, adminToken: ADMIN_TOKEN, wallets: 50, markets: 8, mix: 'mixed', rate: RATE, duration: SECONDS, progress: false, log: () => undefined });
   const tokens = session.markets.flatMap((m) => m.tokenIds);
   await setup?.(tokens);
-  const scrape = async () => (await fetch(`${svc.url}/metrics`)).text();
-  const metricsBefore = await scrape();
-  const c0 = cpuSeconds(svc.pid) ?? NaN;
-  const own0 = process.cpuUsage();
-  const run = await driveLoad(session);
-  const cpuS = (cpuSeconds(svc.pid) ?? NaN) - c0;
-  const own = process.cpuUsage(own0);
-  const clientCpuS = (own.user + own.system) / 1e6;
-  const metricsAfter = await scrape();
-  if (run.errors > 0) throw new Error(`stream bench self-check: ${run.errors} order errors: ${JSON.stringify(run.errorClasses)}`);
-  const check = await verifyLoad(session, run);
-  if (!check.ok) throw new Error(`stream bench self-check: the service disagrees with its acknowledgements:\n${check.problems.join('\n')}`);
-  return { run, cpuS, clientCpuS, metricsBefore, metricsAfter, tokens };
+  return { ...(await timedLoad('stream bench', svc, session)), tokens };
 }
 
 /** The service's own POST /order p99 over a window, in ms (from the histogram's buckets). */

@@ -26,11 +26,11 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import { startTsWorker } from '../../src/engine/thread.ts';
-import { driveLoad, prepareLoad, verifyLoad } from '../../tools/load.ts';
+import { prepareLoad } from '../../tools/load.ts';
 import { histogramDelta, histogramOf, quantileOf } from '../../tools/metrics-text.ts';
-import { cpuSeconds, startService, type ServiceProcess } from '../../tools/service-process.ts';
+import { startService, type ServiceProcess } from '../../tools/service-process.ts';
 import { StreamClient } from '../../tools/stream-client.ts';
-import { ask, checkProbes } from './probes.ts';
+import { ask, checkProbes, timedLoad } from './probes.ts';
 
 const RATE = Number(process.env.STREAM_BENCH_RATE ?? 1000);
 const SECONDS = Number(process.env.STREAM_BENCH_SECONDS ?? 8);
@@ -71,20 +71,7 @@ async function window(svc: ServiceProcess, readers: Worker | undefined): Promise
     }
     for (const p of probes) await p.next((e) => e.event_type === 'book');
   }
-  const scrape = async () => (await fetch(`${svc.url}/metrics`)).text();
-  const before = await scrape();
-  const c0 = cpuSeconds(svc.pid) ?? NaN;
-  const m0 = cpuSeconds(svc.pid, svc.pid) ?? NaN;
-  const own0 = process.cpuUsage();
-  const run = await driveLoad(session);
-  const cpuS = (cpuSeconds(svc.pid) ?? NaN) - c0;
-  const mainCpuS = (cpuSeconds(svc.pid, svc.pid) ?? NaN) - m0;
-  const own = process.cpuUsage(own0);
-  const clientCpuS = (own.user + own.system) / 1e6;
-  const after = await scrape();
-  if (run.errors > 0) throw new Error(`versions bench self-check: ${run.errors} order errors: ${JSON.stringify(run.errorClasses)}`);
-  const check = await verifyLoad(session, run);
-  if (!check.ok) throw new Error(`versions bench self-check: the service disagrees with its acknowledgements:\n${check.problems.join('\n')}`);
+  const { run, cpuS, mainCpuS, clientCpuS, metricsBefore: before, metricsAfter: after } = await timedLoad('versions bench', svc, session);
   if (readers !== undefined) {
     await checkProbes('versions bench', svc.url, probes, tokens);
     for (const p of probes) p.close();
