@@ -13,7 +13,8 @@
  *      and the connection closed. Closing a socket while the client's bytes are still arriving makes
  *      the kernel answer with a reset, which discards the 413 before a client that is still writing
  *      (Node's http, curl) reads it. At most maxBodyBytes + LINGER_BYTES of a request are ever read; a
- *      declared length beyond that is answered at once;
+ *      declared length beyond that is answered at once. A JSON body's nesting is scanned as it arrives
+ *      (maxJsonDepth): past the bound nothing more is kept, and the request runs with `bodyTooDeep`;
  *   4. hand a plain `Incoming` to the processor and check the flag after it settles;
  *   5. write the answer inside `cork` (one syscall; required outside the handler's synchronous top) with
  *      `tryEnd`, never `end`: `end` hands uWS whatever the socket cannot take, and uWS then goes on to the
@@ -29,6 +30,7 @@
  */
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
+import { DepthScan } from './json-body.ts';
 
 export interface Incoming {
   method: string;
@@ -39,6 +41,8 @@ export interface Incoming {
   /** Direct peer address (text form). */
   peer: string;
   body: Buffer | undefined;
+  /** The body nested past ServeOptions.maxJsonDepth: none of it was kept (`body` is undefined). */
+  bodyTooDeep?: boolean;
   receivedAt: number;
 }
 
@@ -67,6 +71,11 @@ export interface ServeOptions {
   /** Read the body only to drop it (no copy is kept): what no route matched. */
   discardBody?: boolean;
   maxBodyBytes: number;
+  /**
+   * The route's body is JSON bounded at this nesting: each piece is scanned as it arrives, and once the bound
+   * is passed nothing more is kept (the request still runs, with `bodyTooDeep`, so its stages answer it).
+   */
+  maxJsonDepth?: number;
   /** Called when the body passes the cap: the answer to send before closing. */
   tooLarge: () => Outgoing;
   /** Called when the framing headers conflict: the answer to send before closing. */
@@ -259,6 +268,8 @@ class Exchange implements AnswerSink {
   pendingSize = 0;
   chunks: Buffer[] | undefined;
   received = 0;
+  /** The body's nesting so far (routes with a JSON body); `exceeded` once past the bound. */
+  depth: DepthScan | undefined;
   /** Set while a refused upload is being drained: the answer to write once it ends (lingering close). */
   refusal: Outgoing | undefined;
   lingerTimer: NodeJS.Timeout | undefined;
@@ -345,8 +356,16 @@ class Exchange implements AnswerSink {
       if (isLast) this.endLinger();
       return;
     }
-    // Buffer.from(Uint8Array) copies; the ArrayBuffer is reused by uWS after this callback.
-    if (chunk.byteLength > 0 && this.opts.discardBody !== true) (this.chunks ??= []).push(Buffer.from(new Uint8Array(chunk)));
+    if (chunk.byteLength > 0 && this.opts.discardBody !== true) {
+      const bytes = new Uint8Array(chunk);
+      if (this.depth !== undefined && this.depth.feed(bytes)) {
+        this.chunks = undefined;
+        this.incoming.bodyTooDeep = true;
+      } else {
+        // Buffer.from(Uint8Array) copies; the ArrayBuffer is reused by uWS after this callback.
+        (this.chunks ??= []).push(Buffer.from(bytes));
+      }
+    }
     if (isLast) {
       const c = this.chunks;
       this.incoming.body = c === undefined ? undefined : c.length === 1 ? c[0] : Buffer.concat(c, this.received);
@@ -409,6 +428,7 @@ export function serve(res: HttpResponse, req: HttpRequest, opts: ServeOptions, p
     }
     x.refuse();
   }
+  if (opts.maxJsonDepth !== undefined) x.depth = new DepthScan(opts.maxJsonDepth);
   res.onData((chunk, isLast) => x.data(chunk, isLast));
 }
 

@@ -7,7 +7,9 @@
  *              charged to the client address, so random keys cannot dodge the caps. A route names the key
  *              kinds it accepts (RouteDef.keys: trading, read-only, builder); a valid key of another kind
  *              is a failure like a bad signature. A route with `authOptional` serves a request that
- *              carries no credential headers at all as a public one
+ *              carries no credential headers at all as a public one. A body http.ts found nested past the
+ *              bound was not kept, so its HMAC cannot be checked: it is refused here as too deep, charged
+ *              to the client address
  *   admit      rate limits (rate-limit.ts): the API key once the HMAC passed, else the client address; the
  *              trading windows also per wallet (all its keys together). A route that charges per item of
  *              its body (POST /orders) is first asked whether one unit fits, without charging, so a caller
@@ -30,7 +32,7 @@ import type { Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/log.ts';
 import { errorReply, problemError, toApiError } from './error-reply.ts';
 import type { Incoming, Outgoing } from './http.ts';
-import { MAX_JSON_DEPTH, parseJsonBody } from './json-body.ts';
+import { MAX_JSON_DEPTH, parseJsonBody, type ParsedBody } from './json-body.ts';
 import type { Metrics, RouteMetrics } from './metrics.ts';
 import type { Charge, RateLimiter, Verdict } from './rate-limit.ts';
 import { WALLET_BUCKETS } from './rate-limit-buckets.ts';
@@ -128,6 +130,8 @@ export function walletBucketsOf(buckets: readonly string[]): readonly string[] {
 }
 
 const JSON_NOT_FOUND = JSON.stringify({ error: 'not found' });
+/** A body nested past the bound (json-body.ts), found by http.ts as it arrived or by the parse stage. */
+const tooDeep = (): ApiError => apiError('PM_ERR_JSON_TOO_DEEP', { max: MAX_JSON_DEPTH });
 
 /**
  * The signed caller of an l2 request when its credentials verify and are of a kind the route accepts: the L2
@@ -200,6 +204,7 @@ class RouteProcessor {
   private sign(f: Flow): Answer {
     const { route } = this.m;
     if (this.auth !== 'l2' || (route.authOptional && !(this.d.auth?.presented(f.req.headers) ?? false))) return this.admit(f);
+    if (f.req.bodyTooDeep === true) return this.refuse(f, tooDeep());
     const signed = signedBy(this.keys, this.d.auth, f.req);
     if (!signed) return this.refuse(f, apiError('PM_ERR_UNAUTHORIZED'));
     f.signed = signed;
@@ -223,10 +228,10 @@ class RouteProcessor {
   private parse(f: Flow): Answer {
     const { limiter, clock } = this.d;
     if (this.m.compiled.hasBody) {
-      const parsed = parseJsonBody(f.req.body);
+      const parsed: ParsedBody = f.req.bodyTooDeep === true ? { ok: false, reason: 'too-deep' } : parseJsonBody(f.req.body);
       if (!parsed.ok) {
         if (this.perItem) limiter.takeAll(f.charges, 1, clock.now());
-        return this.fail(f.req, parsed.reason === 'too-deep' ? apiError('PM_ERR_JSON_TOO_DEEP', { max: MAX_JSON_DEPTH }) : apiError('PM_ERR_INVALID_JSON'));
+        return this.fail(f.req, parsed.reason === 'too-deep' ? tooDeep() : apiError('PM_ERR_INVALID_JSON'));
       }
       f.json = parsed.value;
     }

@@ -7,6 +7,7 @@ import { apiError } from '../domain/errors.ts';
 import { clientAddress } from '../domain/ip.ts';
 import { errorReply } from './error-reply.ts';
 import { InFlight, serve, type Incoming, type Outgoing, type ServeOptions } from './http.ts';
+import { MAX_JSON_DEPTH } from './json-body.ts';
 import { processorFor, rateLimitHeaders, replayKindOf, serialize, walletBucketsOf, type Mounted, type PipelineDeps } from './pipeline.ts';
 import { bucketsFor } from './rate-limit-buckets.ts';
 import type { AnyRoute, HttpMethod } from './route.ts';
@@ -151,6 +152,7 @@ function mountRoutes(app: TemplatedApp, shared: Shared): Mounted[] {
       paramCount: paramNamesOf(route.path).length,
       readBody: route.method !== 'GET',
       maxBodyBytes: Math.min(route.maxBodyBytes ?? opts.maxBodyBytes, opts.maxBodyBytes),
+      ...(m.compiled.hasBody ? { maxJsonDepth: MAX_JSON_DEPTH } : {}),
       tooLarge: shared.tooLarge,
       badFraming: shared.badFraming,
       onFault: (err: unknown): Outgoing => {

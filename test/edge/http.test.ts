@@ -205,6 +205,23 @@ for (const c of badJson) {
   });
 }
 
+const TOO_DEEP = { error: 'invalid JSON body: nested deeper than 32 levels' };
+
+test('nesting past the bound is found as the body arrives, wherever a chunk ends: 400, and the server keeps serving', async () => {
+  // Sound until the 900th byte, then 40 levels: the bound is passed in a later chunk than the first.
+  const late = Buffer.from(`{"pad":"${'x'.repeat(880)}","n":${'['.repeat(40)}${']'.repeat(40)}}`);
+  const huge = Buffer.from('['.repeat(400_000) + ']'.repeat(400_000));
+  for (const [body, size] of [[late, 7], [late, 256], [huge, 64 * 1024]] as const) {
+    const r = await request(srv.port, { method: 'POST', path: '/echo', headers: { 'content-type': 'application/json' }, chunks: chunksOf(body, size) });
+    assert.deepEqual([r.status, JSON.parse(r.text)], [400, TOO_DEEP], `${body.length} bytes in chunks of ${size}`);
+  }
+  // Brackets inside a string are not nesting, also when chunks cut the string (and its escapes) apart.
+  const inString = Buffer.from(`{"pad":"\\"${'['.repeat(100)}"}`);
+  const r = await request(srv.port, { method: 'POST', path: '/echo', headers: { 'content-type': 'application/json' }, chunks: chunksOf(inString, 3) });
+  assert.deepEqual([r.status, JSON.parse(r.text)], [200, { bytes: inString.length, padLength: 101 }]);
+  assert.equal((await request(srv.port, { path: '/' })).status, 200);
+});
+
 test('invalid UTF-8 inside a JSON string is decoded with U+FFFD replacement, not refused', async () => {
   const body = Buffer.concat([Buffer.from('{"pad":"'), Buffer.from([0xff, 0xc3]), Buffer.from('"}')]);
   const r = await request(srv.port, { method: 'POST', path: '/echo', body });
