@@ -32,8 +32,9 @@
  * ABUSE_ATTACKER_NICE, default 0): then every core it uses is taken from the service and the good client,
  * which on a two-core machine is most of what such a row measures. Each row prints the cores the service
  * kept busy over its windows and those the attacker's process did over its attacks, so a row's p99 can be
- * read against both. ABUSE_PATTERNS=a,b runs only those patterns (a quicker look; the verdict is over all of
- * them).
+ * read against both. ABUSE_PATTERNS=a,b runs only those patterns, in that order (a quicker look, or
+ * `nesting-known` and `nesting-unknown`, the two halves of `nesting`, to tell which costs what; the verdict
+ * is over the patterns that ran).
  *
  * Self-checks (a failure throws): every good read answers 200 and every good order is acknowledged (the
  * load tool's checks: open orders and balances match the acknowledgements, USDC conserved); each attack
@@ -76,12 +77,21 @@ const ATTACKER_SCHED = process.env.ABUSE_ATTACKER_SCHED ?? 'idle';
 const ATTACKER_NICE = Number(process.env.ABUSE_ATTACKER_NICE ?? 0);
 if (ATTACKER_SCHED !== 'idle' && ATTACKER_SCHED !== 'normal') throw new Error(`ABUSE_ATTACKER_SCHED=${ATTACKER_SCHED}: idle or normal`);
 const ALL_PATTERNS = ['methods', 'arrays', 'nesting', 'pipeline', 'replay', 'framing', 'keys'] as const;
-const PATTERNS = process.env.ABUSE_PATTERNS === undefined ? ALL_PATTERNS : ALL_PATTERNS.filter((p) => process.env.ABUSE_PATTERNS!.split(',').includes(p));
+/** The two halves of `nesting` (tools/abuse.ts), run only when ABUSE_PATTERNS names them: which half costs what. */
+const HALF_PATTERNS = ['nesting-known', 'nesting-unknown'] as const;
+type Pattern = (typeof ALL_PATTERNS)[number] | (typeof HALF_PATTERNS)[number];
+/** ABUSE_PATTERNS=a,b runs those, in that order; by default every pattern of the issue. */
+const PATTERNS: readonly Pattern[] = process.env.ABUSE_PATTERNS === undefined ? ALL_PATTERNS : process.env.ABUSE_PATTERNS.split(',').map((p) => {
+  if (![...ALL_PATTERNS, ...HALF_PATTERNS].includes(p as Pattern)) throw new Error(`ABUSE_PATTERNS: no pattern ${p}`);
+  return p as Pattern;
+});
 /** What each attack must get back: the statuses the service may answer it with. */
-const EXPECT: Record<(typeof ALL_PATTERNS)[number], RegExp> = {
+const EXPECT: Record<Pattern, RegExp> = {
   methods: /^(404|429)$/,
   arrays: /^(413|429|0)$/,
   nesting: /^(400|404|413|429)$/,
+  'nesting-known': /^(400|413|429)$/,
+  'nesting-unknown': /^(404|413|429)$/,
   pipeline: /.*/,
   replay: /^(200|429)$/,
   framing: /^(400|429|0)$/,
@@ -169,7 +179,7 @@ function attacker(url: string, pattern: string, seconds: number): { ready: Promi
   return { ready, result };
 }
 
-async function window(svc: ServiceProcess, token: string, label: string, pattern?: (typeof PATTERNS)[number], seconds = WINDOW_S): Promise<Window> {
+async function window(svc: ServiceProcess, token: string, label: string, pattern?: Pattern, seconds = WINDOW_S): Promise<Window> {
   // The session (markets, wallets, signed orders) is prepared first; then the attacker starts, and the window
   // opens WARM_S after its set-up is done (its process start and signing are not an attack on the service).
   const session = await prepareLoad({ url: svc.url, adminToken: ADMIN, wallets: 10, markets: 2, rate: ORDER_RATE, duration: seconds, mix: 'resting', progress: false, verifySample: 200, log: () => undefined });
@@ -264,7 +274,7 @@ export default async function run(): Promise<Window[]> {
   // Each window's own p99s, in the order they ran: how far one 8 s window moves from the next.
   for (const label of ['baseline', ...PATTERNS]) {
     const ws = windows.filter((w) => w.label === label || (label === 'baseline' && w.label === 'baseline again'));
-    console.log(`  ${label.padEnd(14)} windows' p99 ms, book: ${ws.map((w) => f(w.bookP99)).join(', ')}; order: ${ws.map((w) => f(w.orderP99)).join(', ')}; main-thread GC ms: ${ws.map((w) => w.gcMs.toFixed(0)).join(', ')}`);
+    console.log(`  ${label.padEnd(16)} windows' p99 ms, book: ${ws.map((w) => f(w.bookP99)).join(', ')}; order: ${ws.map((w) => f(w.orderP99)).join(', ')}; main-thread GC ms: ${ws.map((w) => w.gcMs.toFixed(0)).join(', ')}`);
   }
   console.log(`targets: p99 within 2x of the baseline (or ${ABS_SLACK_MS} ms of it), RSS < ${RSS_BOUND_MB} MB: ${failures.length === 0 ? 'met' : 'NOT met'}`);
   if (failures.length > 0) throw new Error(`abuse.bench:\n  ${failures.join('\n  ')}`);

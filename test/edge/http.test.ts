@@ -10,12 +10,14 @@ import http from 'node:http';
 import net from 'node:net';
 import { pino } from 'pino';
 import { Type } from '@sinclair/typebox';
+import type { us_listen_socket } from 'uWebSockets.js';
 import { startApp, type App } from '../../src/app.ts';
 import { apiError } from '../../src/domain/errors.ts';
 import { route } from '../../src/edge/route.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
-import { LINGER_BYTES, LINGER_MS } from '../../src/edge/http.ts';
+import { InFlight, LINGER_BYTES, LINGER_MS, serve, type Incoming, type ServeOptions } from '../../src/edge/http.ts';
+import { loadUws } from '../../src/edge/uws.ts';
 import { get, rawHttp, sleep, startTestServer, tempDir, waitFor, type TestServer } from '../fixtures/edge.ts';
 
 const CAP = 1024 * 1024;
@@ -220,6 +222,29 @@ test('nesting past the bound is found as the body arrives, wherever a chunk ends
   const r = await request(srv.port, { method: 'POST', path: '/echo', headers: { 'content-type': 'application/json' }, chunks: chunksOf(inString, 3) });
   assert.deepEqual([r.status, JSON.parse(r.text)], [200, { bytes: inString.length, padLength: 101 }]);
   assert.equal((await request(srv.port, { path: '/' })).status, 200);
+});
+
+test('serve() keeps none of a body past the nesting bound: the processor gets bodyTooDeep and no bytes; a sound body arrives whole', async () => {
+  const { uws } = loadUws(16384);
+  const seen: Incoming[] = [];
+  const opts: ServeOptions = {
+    method: 'POST', allHeaders: false, headerNames: ['content-length'], paramCount: 0, readBody: true, maxBodyBytes: CAP, maxJsonDepth: 32,
+    tooLarge: () => ({ status: 413, body: '{}' }), badFraming: () => ({ status: 400, body: '{}' }), onFault: () => ({ status: 500, body: '{}' }), tracker: new InFlight(),
+  };
+  const bare = uws.App().post('/*', (res, req) => serve(res, req, opts, (incoming) => (seen.push(incoming), { status: 200, body: '{}' })));
+  const token = await new Promise<us_listen_socket>((resolve) => bare.listen('127.0.0.1', 0, (t) => resolve(t)));
+  try {
+    const port = uws.us_socket_local_port(token);
+    const deep = Buffer.from('['.repeat(400_000) + ']'.repeat(400_000));
+    const sound = Buffer.from(`{"pad":"${'['.repeat(100)}"}`);
+    for (const body of [deep, sound]) {
+      const r = await request(port, { method: 'POST', path: '/x', headers: { 'content-type': 'application/json' }, chunks: chunksOf(body, 16 * 1024) });
+      assert.equal(r.status, 200);
+    }
+    assert.deepEqual(seen.map((x) => [x.bodyTooDeep === true, x.body?.length]), [[true, undefined], [false, sound.length]]);
+  } finally {
+    uws.us_listen_socket_close(token);
+  }
 });
 
 test('invalid UTF-8 inside a JSON string is decoded with U+FFFD replacement, not refused', async () => {
