@@ -116,6 +116,13 @@ interface Window {
   serviceCpuS: number;
   /** The service's main-thread GC pauses over the window (ms, all kinds), which stop every request in flight. */
   gcMs: number;
+  /**
+   * The p99 of each stage of POST /order over the window, every caller's orders together (the service's
+   * `order_stage_duration_seconds`: the upper bound of the bucket holding it, ms): checks (signatures, queue
+   * included) and engine (to the journal commit).
+   */
+  checksP99Ms: number;
+  engineP99Ms: number;
   attack?: Attack;
 }
 
@@ -124,12 +131,39 @@ function percentile(xs: number[], p: number): number {
   return s[Math.min(s.length - 1, Math.floor(p * s.length))] ?? 0;
 }
 
-/** The service's main-thread GC pause seconds so far (its /metrics: nodejs_gc_duration_seconds, every kind). */
-async function gcSeconds(url: string): Promise<number> {
+/** What the window reads of the service's /metrics, before and after. */
+interface Scrape {
+  /** Main-thread GC pause seconds so far (nodejs_gc_duration_seconds, every kind). */
+  gcS: number;
+  /** order_stage_duration_seconds: per stage, the cumulative count at each bucket's upper bound (seconds). */
+  stages: Map<string, Map<number, number>>;
+}
+
+async function scrape(url: string): Promise<Scrape> {
   const text = await (await fetch(`${url}/metrics`, { headers: { authorization: `Bearer ${ADMIN}` } })).text();
-  let sum = 0;
-  for (const m of text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)$/gm)) sum += Number(m[1]);
-  return sum;
+  let gcS = 0;
+  for (const m of text.matchAll(/^nodejs_gc_duration_seconds_sum\{[^}]*\} (\S+)$/gm)) gcS += Number(m[1]);
+  const stages = new Map<string, Map<number, number>>();
+  for (const m of text.matchAll(/^order_stage_duration_seconds_bucket\{([^}]*)\} (\S+)$/gm)) {
+    const stage = /stage="(\w+)"/.exec(m[1]!)?.[1];
+    const le = /le="([^"]+)"/.exec(m[1]!)?.[1];
+    if (stage === undefined || le === undefined) continue;
+    if (!stages.has(stage)) stages.set(stage, new Map());
+    stages.get(stage)!.set(le === '+Inf' ? Infinity : Number(le), Number(m[2]));
+  }
+  return { gcS, stages };
+}
+
+/** The upper bound (ms) of the bucket holding the p99 of `stage` between two scrapes; 0 if nothing was observed. */
+function stageP99Ms(before: Scrape, after: Scrape, stage: string): number {
+  const a = after.stages.get(stage);
+  if (a === undefined) return 0;
+  const b = before.stages.get(stage);
+  const bounds = [...a.keys()].sort((x, y) => x - y);
+  const count = (le: number) => a.get(le)! - (b?.get(le) ?? 0);
+  const total = count(Infinity);
+  if (!(total > 0)) return 0;
+  return (bounds.find((le) => count(le) >= 0.99 * total) ?? Infinity) * 1000;
 }
 
 function rssMb(pid: number): number {
@@ -190,11 +224,12 @@ async function window(svc: ServiceProcess, token: string, label: string, pattern
   }
   let rssMax = rssMb(svc.pid);
   const sampler = setInterval(() => (rssMax = Math.max(rssMax, rssMb(svc.pid))), 100);
-  const gc0 = await gcSeconds(svc.url);
+  const before = await scrape(svc.url);
   const cpu0 = cpuSeconds(svc.pid) ?? NaN;
   const [books, run] = await Promise.all([readBooks(svc.url, token, seconds), driveLoad(session)]);
   const serviceCpuS = (cpuSeconds(svc.pid) ?? NaN) - cpu0;
-  const gcMs = ((await gcSeconds(svc.url)) - gc0) * 1000;
+  const after = await scrape(svc.url);
+  const gcMs = (after.gcS - before.gcS) * 1000;
   clearInterval(sampler);
   if (run.errors > 0) throw new Error(`${label}: the good client's orders met errors: ${JSON.stringify(run.errorClasses)}`);
   const attacked = attack ? await attack.result : undefined;
@@ -203,7 +238,7 @@ async function window(svc: ServiceProcess, token: string, label: string, pattern
     if (odd.length > 0) throw new Error(`${label}: the attack got ${JSON.stringify(attacked.statuses)}`);
     if (attacked.sent < FULL_RATE * attacked.planned) throw new Error(`${label}: the attacker sent ${attacked.sent} of the ${attacked.planned} its pacing planned`);
   }
-  return { label, bookP99: percentile(books, 0.99), orderP99: run.latencyMs.p99, rssMaxMb: rssMax, serviceCpuS, gcMs, attack: attacked };
+  return { label, bookP99: percentile(books, 0.99), orderP99: run.latencyMs.p99, rssMaxMb: rssMax, serviceCpuS, gcMs, checksP99Ms: stageP99Ms(before, after, 'checks'), engineP99Ms: stageP99Ms(before, after, 'engine'), attack: attacked };
 }
 
 export default async function run(): Promise<Window[]> {
@@ -250,6 +285,8 @@ export default async function run(): Promise<Window[]> {
       rssMaxMb: Math.max(...ws.map((w) => w.rssMaxMb)),
       serviceCpuS: ws.reduce((n, w) => n + w.serviceCpuS, 0) / ws.length,
       gcMs: ws.reduce((n, w) => n + w.gcMs, 0) / ws.length,
+      checksP99Ms: median(ws.map((w) => w.checksP99Ms)),
+      engineP99Ms: median(ws.map((w) => w.engineP99Ms)),
       attack: ws[0]!.attack && { sent, planned, statuses, cpuS: cpuS / ws.length },
     };
   });
@@ -274,7 +311,8 @@ export default async function run(): Promise<Window[]> {
   // Each window's own p99s, in the order they ran: how far one 8 s window moves from the next.
   for (const label of ['baseline', ...PATTERNS]) {
     const ws = windows.filter((w) => w.label === label || (label === 'baseline' && w.label === 'baseline again'));
-    console.log(`  ${label.padEnd(16)} windows' p99 ms, book: ${ws.map((w) => f(w.bookP99)).join(', ')}; order: ${ws.map((w) => f(w.orderP99)).join(', ')}; main-thread GC ms: ${ws.map((w) => w.gcMs.toFixed(0)).join(', ')}`);
+    console.log(`  ${label.padEnd(16)} windows' p99 ms, book: ${ws.map((w) => f(w.bookP99)).join(', ')}; order: ${ws.map((w) => f(w.orderP99)).join(', ')}; main-thread GC ms: ${ws.map((w) => w.gcMs.toFixed(0)).join(', ')}; ` +
+        `POST /order stage p99 ms (all callers), checks: ${ws.map((w) => w.checksP99Ms).join(', ')}, engine: ${ws.map((w) => w.engineP99Ms).join(', ')}`);
   }
   console.log(`targets: p99 within 2x of the baseline (or ${ABS_SLACK_MS} ms of it), RSS < ${RSS_BOUND_MB} MB: ${failures.length === 0 ? 'met' : 'NOT met'}`);
   if (failures.length > 0) throw new Error(`abuse.bench:\n  ${failures.join('\n  ')}`);
