@@ -1,6 +1,6 @@
 /**
- * Runs the service as a child process exactly as `npm start` does (`node --import tsx src/main.ts`,
- * configured through environment variables), for the load gate and the trading benchmark. A child
+ * Runs the service as a child process exactly as `npm start` does (`node <flags> --import tsx src/main.ts`,
+ * the flags read from package.json's start script, configured through environment variables), for the load gate and the trading benchmark. A child
  * rather than `startApp` in process: the load generator then has an event loop of its own, the
  * service can be killed like a real process (SIGKILL for the crash check, SIGTERM for an orderly stop
  * that writes `--cpu-prof` profiles), and its CPU time can be read from /proc apart from the client's.
@@ -10,7 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 
@@ -21,7 +21,7 @@ export interface ServiceOptions {
   adminToken: string;
   /** Extra environment (RATE_LIMITS, CONFIG_FILE, SHARDS, ...). */
   env?: Record<string, string>;
-  /** Extra node flags before `--import tsx` (e.g. --cpu-prof). */
+  /** Extra node flags after npm start's own and before `--import tsx` (e.g. --cpu-prof). */
   nodeFlags?: string[];
   /** How long start-up may take. Default 60 s. */
   startTimeoutMs?: number;
@@ -40,13 +40,27 @@ export interface ServiceProcess {
   stop(signal?: NodeJS.Signals, ms?: number): Promise<number | null>;
 }
 
+/**
+ * The node flags `npm start` gives the service: what package.json's start script puts before `--import tsx
+ * src/main.ts` in the checkout at `dir`. Read from there, not repeated here, so a service started by a test
+ * or a benchmark runs as a deployment does (docs/decisions.md, "The GC's marking threads").
+ */
+export function startFlags(dir: string = root): string[] {
+  const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { scripts?: { start?: string } };
+  const start = pkg.scripts?.start ?? '';
+  // `tsx src/main.ts` is what a checkout older than the flags says (a benchmark's `root` may be one).
+  const m = /^(?:tsx|node((?: --[^\s]+)*) --import tsx) src\/main\.ts$/.exec(start);
+  if (m === null) throw new Error(`package.json's start script is not "node [--flag ...] --import tsx src/main.ts": ${JSON.stringify(start)}`);
+  return (m[1] ?? '').split(' ').filter((f) => f !== '');
+}
+
 export async function startService(o: ServiceOptions): Promise<ServiceProcess> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   // Settings of the caller's own environment must not leak into the child's configuration.
   for (const k of ['CONFIG_FILE', 'HOST', 'PORT', 'DATA_DIR', 'ADMIN_TOKEN', 'DEMO', 'LOG_LEVEL', 'SHARDS', 'RATE_LIMITS', 'MAX_BODY_BYTES', 'NODE_OPTIONS', 'ROLE', 'NATS_URL', 'SEQUENCER_URL']) delete env[k];
   Object.assign(env, { HOST: '127.0.0.1', PORT: '0', DATA_DIR: o.dataDir, ADMIN_TOKEN: o.adminToken, DEMO: '0', LOG_LEVEL: 'info' }, o.env ?? {});
-  const child = spawn(process.execPath, [...(o.nodeFlags ?? []), '--import', 'tsx', 'src/main.ts'], { cwd: o.root ?? root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...startFlags(o.root ?? root), ...(o.nodeFlags ?? []), '--import', 'tsx', 'src/main.ts'], { cwd: o.root ?? root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (l: string) => {
     lines.push(l);
