@@ -1,6 +1,6 @@
 /**
  * Start-up with the living demo: `npm start` on an empty store, as a newcomer runs it (the service as a
- * child process, `node --import tsx src/main.ts`, DEMO=live), until GET / answers. The demo replays a
+ * child process with npm start's flags, tools/service-process.ts, DEMO=live), until GET / answers. The demo replays a
  * week of trading through the real engine and journal before the listener opens; the target is 15 s on
  * this machine (issue "A stand-in that behaves like the real platform", DESIGN section 11).
  *
