@@ -1,9 +1,10 @@
 /**
  * Runs the service as a child process exactly as `npm start` does (`node <flags> --import tsx src/main.ts`,
- * the flags read from package.json's start script, configured through environment variables), for the load gate and the trading benchmark. A child
- * rather than `startApp` in process: the load generator then has an event loop of its own, the
- * service can be killed like a real process (SIGKILL for the crash check, SIGTERM for an orderly stop
- * that writes `--cpu-prof` profiles), and its CPU time can be read from /proc apart from the client's.
+ * the flags read from package.json's start script; configured through environment variables), for the load
+ * gate and the benchmarks. A child rather than `startApp` in process: the load generator then has an event
+ * loop of its own, the service can be killed like a real process (SIGKILL for the crash check, SIGTERM for
+ * an orderly stop that writes `--cpu-prof` profiles), and its CPU time can be read from /proc apart from the
+ * client's.
  *
  * The port is chosen by the kernel (PORT=0) and read from the `listening` log line, so concurrent
  * tests never collide on a port.
