@@ -41,7 +41,11 @@ export interface Incoming {
   /** Direct peer address (text form). */
   peer: string;
   body: Buffer | undefined;
-  /** The body nested past ServeOptions.maxJsonDepth: none of it was kept (`body` is undefined). */
+  /**
+   * Set when the body was scanned as it arrived (ServeOptions.maxJsonDepth): true when it nested past the
+   * bound (none of it was kept, `body` is undefined), false when it did not (its nesting need not be scanned
+   * again). Undefined when nothing scanned it.
+   */
   bodyTooDeep?: boolean;
   receivedAt: number;
 }
@@ -367,6 +371,7 @@ class Exchange implements AnswerSink {
       }
     }
     if (isLast) {
+      if (this.depth !== undefined) this.incoming.bodyTooDeep = this.depth.exceeded;
       const c = this.chunks;
       this.incoming.body = c === undefined ? undefined : c.length === 1 ? c[0] : Buffer.concat(c, this.received);
       this.run();

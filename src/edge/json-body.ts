@@ -72,8 +72,13 @@ export type ParsedBody = { ok: true; value: unknown } | { ok: false; reason: 'in
 
 /** Parses a request body; an absent or empty body is `undefined` (the schema decides whether that is allowed). */
 export function parseJsonBody(body: Buffer | undefined, maxDepth = MAX_JSON_DEPTH): ParsedBody {
+  if (body !== undefined && depthExceeds(body, maxDepth)) return { ok: false, reason: 'too-deep' };
+  return parseScannedJsonBody(body);
+}
+
+/** parseJsonBody for a body whose nesting a DepthScan already bounded as it arrived (http.ts): not scanned again. */
+export function parseScannedJsonBody(body: Buffer | undefined): ParsedBody {
   if (body === undefined || body.length === 0) return { ok: true, value: undefined };
-  if (depthExceeds(body, maxDepth)) return { ok: false, reason: 'too-deep' };
   try {
     return { ok: true, value: JSON.parse(body.toString('utf8')) };
   } catch {

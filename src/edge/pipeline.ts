@@ -32,7 +32,7 @@ import type { Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/log.ts';
 import { errorReply, problemError, toApiError } from './error-reply.ts';
 import type { Incoming, Outgoing } from './http.ts';
-import { MAX_JSON_DEPTH, parseJsonBody, type ParsedBody } from './json-body.ts';
+import { MAX_JSON_DEPTH, parseJsonBody, parseScannedJsonBody, type ParsedBody } from './json-body.ts';
 import type { Metrics, RouteMetrics } from './metrics.ts';
 import type { Charge, RateLimiter, Verdict } from './rate-limit.ts';
 import { WALLET_BUCKETS } from './rate-limit-buckets.ts';
@@ -228,7 +228,8 @@ class RouteProcessor {
   private parse(f: Flow): Answer {
     const { limiter, clock } = this.d;
     if (this.m.compiled.hasBody) {
-      const parsed: ParsedBody = f.req.bodyTooDeep === true ? { ok: false, reason: 'too-deep' } : parseJsonBody(f.req.body);
+      const scanned = f.req.bodyTooDeep;
+      const parsed: ParsedBody = scanned === true ? { ok: false, reason: 'too-deep' } : scanned === false ? parseScannedJsonBody(f.req.body) : parseJsonBody(f.req.body);
       if (!parsed.ok) {
         if (this.perItem) limiter.takeAll(f.charges, 1, clock.now());
         return this.fail(f.req, parsed.reason === 'too-deep' ? tooDeep() : apiError('PM_ERR_INVALID_JSON'));

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DepthScan, MAX_JSON_DEPTH, depthExceeds, parseJsonBody } from '../../src/edge/json-body.ts';
+import { DepthScan, MAX_JSON_DEPTH, depthExceeds, parseJsonBody, parseScannedJsonBody } from '../../src/edge/json-body.ts';
 
 const nested = (levels: number) => '['.repeat(levels) + ']'.repeat(levels);
 
@@ -49,4 +49,10 @@ test('parseJsonBody: too deep before JSON.parse runs, invalid after, absent or e
   assert.deepEqual(parseJsonBody(Buffer.from(nested(3))), { ok: true, value: [[[]]] });
   assert.deepEqual(parseJsonBody(undefined), { ok: true, value: undefined });
   assert.deepEqual(parseJsonBody(Buffer.alloc(0)), { ok: true, value: undefined });
+});
+
+test('parseScannedJsonBody: a body http.ts already bounded is parsed without a second scan (its depth is not looked at again)', () => {
+  assert.deepEqual(parseScannedJsonBody(Buffer.from(nested(MAX_JSON_DEPTH + 1))).ok, true);
+  assert.deepEqual(parseScannedJsonBody(Buffer.from('[1,')), { ok: false, reason: 'invalid' });
+  assert.deepEqual(parseScannedJsonBody(Buffer.alloc(0)), { ok: true, value: undefined });
 });
