@@ -106,8 +106,8 @@ function workload() {
     if ((i & 7) === 0) {
       makers.push({
         orderId: makerId, wallet: mw, tokenId: m.tokens[0], side: 'SELL', orderType: 'GTC', postOnly: false, makerAmount: 8 * size, takerAmount: 8 * size * p / 10_000,
-        expiration: 0, builder: hex(0, 64), owner: '00000000-0000-4000-8000-000000000000', signer: mw, salt: String(i), timestamp: '0', signatureType: 0,
-        signature: '0x' + '11'.repeat(65), seq: i, conditionId: m.cid, outcome: 0, pricePips: p, sizeUnits: 8 * size, budgetUnits: 0, makerFeeBps: 0, takerFeeBps: 0,
+        expiration: 0, builder: hex(0, 64), owner: '00000000-0000-4000-8000-000000000000', signer: mw, signatureType: 0,
+        seq: i, conditionId: m.cid, outcome: 0, pricePips: p, sizeUnits: 8 * size, budgetUnits: 0, makerFeeBps: 0, takerFeeBps: 0,
         sizeMatched: 0, status: 'LIVE', tradeIds: [], fillSeqs: [], createdAt: 0, updatedAt: 0, response: { status: 'live', makingAmount: 0, takingAmount: 0, tradeIds: [] },
       });
     }

@@ -94,7 +94,7 @@ export class Admission {
     this.orders.share(rec, tm);
     const ord = this.orders.create(rec, market, t.side, t.tif, t.sizeUnits);
     if (!reserve(this.ledger, ord, needOf(ord))) return reject(o.orderId, Errors.PM_ERR_BALANCE.result);
-    const pending = newPending(false);
+    const pending = newPending(false, o);
     ord.pending = pending;
     if (!this.link.place(ord, this.orders.walletIndex(ord.rec.wallet), false, o.postOnly)) {
       releaseAll(this.ledger, ord);
@@ -119,7 +119,7 @@ export class Admission {
     if (!reserve(this.ledger, o, needOf(o))) throw new Error(`refusing to start: wallet ${rec.wallet} cannot cover open order ${rec.orderId}`);
     o.live = true;
     this.orders.track(o);
-    const pending = newPending(true);
+    const pending = newPending(true, undefined);
     o.pending = pending;
     this.link.place(o, this.orders.walletIndex(o.rec.wallet), true, true);
     return pending.promise;
@@ -206,10 +206,7 @@ export class Admission {
       builder: o.builder,
       owner: o.owner,
       signer: o.signer,
-      salt: o.salt,
-      timestamp: o.timestamp,
       signatureType: o.signatureType,
-      signature: o.signature,
       seq: 0,
       conditionId: market.conditionId,
       outcome: tm.outcome,

@@ -140,7 +140,7 @@ export class Settlement {
       return;
     }
 
-    this.accept(o);
+    this.accept(o, pending);
     for (const rec of group) {
       if ((rec as FillRecord).makerHandle !== undefined) this.applyFill(o, rec as FillRecord);
       else if ((rec as CanceledRecord).handle === o.handle) this.finish(o, 'CANCELED', 'UNFILLED');
@@ -173,8 +173,9 @@ export class Settlement {
   }
 
   /** Journals the order's acceptance: its `order` event gives it its seq (time priority). */
-  private accept(o: OrderState): void {
-    const ev = this.writer.append(orderAcceptedEvent(o.rec));
+  private accept(o: OrderState, pending: PendingPlace): void {
+    if (pending.signed === undefined) throw new EngineHalt(`order ${o.rec.orderId} was accepted without what it signed`);
+    const ev = this.writer.append(orderAcceptedEvent(o.rec, pending.signed));
     o.rec.seq = ev.seq;
     o.rec.createdAt = ev.ts;
     o.rec.updatedAt = ev.ts;

@@ -23,7 +23,7 @@
  *               takingAmount, n]: the answer's trade ids are the order's first n fills (a taker fills
  *               during its placement before it can rest and be anyone's maker)
  */
-import type { OrderAcceptedEvent, OrderRecord, OrderStatusName } from '../domain/events.ts';
+import type { OrderAcceptedEvent, OrderRecord, OrderSignedParts, OrderStatusName } from '../domain/events.ts';
 import type { Store } from './env.ts';
 import { tradeIdOf } from './fill-codec.ts';
 import { metaKeys } from './keys.ts';
@@ -62,10 +62,7 @@ export function orderRecordOf(ev: OrderAcceptedEvent, row: OrderStateRow, tradeI
     builder: ev.builder,
     owner: ev.owner,
     signer: ev.signer,
-    salt: ev.salt,
-    timestamp: ev.timestamp,
     signatureType: ev.signatureType,
-    signature: ev.signature,
     seq: ev.seq,
     conditionId: ev.conditionId,
     outcome: ev.outcome,
@@ -177,7 +174,7 @@ export function indexOrderId(store: Store, rec: OrderRecord): void {
  * event is stored as the writer stores it: the binary record, or the object when the record cannot hold it
  * (a partial record, say).
  */
-export function putOrderRecord(store: Store, rec: OrderRecord): Promise<boolean> {
+export function putOrderRecord(store: Store, rec: OrderRecord & OrderSignedParts): Promise<boolean> {
   const { createdAt, status: _s, sizeMatched: _m, tradeIds: _t, fillSeqs: _f, updatedAt: _u, response: _r, ...accepted } = rec;
   const ev = { type: 'order', ...accepted, ts: createdAt } satisfies OrderAcceptedEvent;
   void store.journal.put(rec.seq, encodeOrderEvent(ev) ?? ev);

@@ -112,7 +112,7 @@ test('answers: a retry gets the recorded answer, a refusal carries its code and 
   assert.deepEqual(responseOf(rec), { ok: true, code: 0, orderId: rec.orderId, status: 'matched', makingAmount: 5, takingAmount: 6, tradeIds: ['t'] });
   assert.deepEqual(rejectResponse('0x1', 4001), { ok: false, code: 4001, orderId: '0x1', status: 'canceled', makingAmount: 0, takingAmount: 0, tradeIds: [] });
   assert.deepEqual(rejectResponse('0x1', 1001, { id: '0x1' }).vars, { id: '0x1' });
-  const pending = newPending(false);
+  const pending = newPending(false, undefined);
   pending.resolve(rejectResponse('0x2', 5003));
   assert.equal((await pending.promise).code, 5003);
   assert.equal(pending.tradeIds, NO_TRADES);

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { depositEvent, orderAcceptedEvent, statusEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord } from '../../src/domain/events.ts';
+import { depositEvent, orderAcceptedEvent, statusEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord, type OrderSignedParts } from '../../src/domain/events.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
 import { ORDER_RECORD_KIND, decodeOrderEvent, encodeOrderEvent, journalEventOf, orderRecordHead } from '../../src/journal/order-codec.ts';
 import { openOrdersOf, readOrder } from '../../src/journal/orders.ts';
@@ -30,7 +30,7 @@ const OWNERS = ['', 'k', 'api-key-3', 'ключ', '🔑 owner', 'é'.repeat(127)
 const SIDES = ['BUY', 'SELL'] as const;
 const TYPES = ['GTC', 'GTD', 'FOK', 'FAK'] as const;
 
-function orderRecord(over: Partial<OrderRecord> = {}): OrderRecord {
+function orderRecord(over: Partial<OrderRecord & OrderSignedParts> = {}): OrderRecord & OrderSignedParts {
   const wallet = '0x' + 'a1'.repeat(20);
   return {
     orderId: '0x' + '1'.repeat(64), wallet, tokenId: '7'.repeat(78), side: 'BUY', orderType: 'GTC', postOnly: false, makerAmount: 5_000_000,
@@ -42,10 +42,13 @@ function orderRecord(over: Partial<OrderRecord> = {}): OrderRecord {
   };
 }
 
+/** The `order` event of a record that carries what it signed. */
+const signedEvent = (rec: OrderRecord & OrderSignedParts): OrderAcceptedEvent => orderAcceptedEvent(rec, rec);
+
 /** The i-th random canonical event: every field drawn over its whole representable range. */
 function randomEvent(r: () => number, i: number): OrderAcceptedEvent {
   const wallet = hexOf(r, 20);
-  const e = orderAcceptedEvent(
+  const e = signedEvent(
     orderRecord({
       orderId: hexOf(r, 32),
       wallet,
@@ -102,7 +105,7 @@ test('random canonical events round-trip exactly, with the key order of orderAcc
 
 test('any number round-trips in a float64 field, -0 and NaN included', () => {
   for (const v of [-0, NaN, -1, 0.5, 2 ** 53, Number.MAX_VALUE, -Infinity, Number.MIN_VALUE]) {
-    const e = orderAcceptedEvent(orderRecord({ makerAmount: v, pricePips: v }));
+    const e = signedEvent(orderRecord({ makerAmount: v, pricePips: v }));
     e.ts = v;
     const back = decodeOrderEvent(encodeOrderEvent(e)!, e.seq);
     assert.deepEqual(back, e, String(v));
@@ -110,7 +113,7 @@ test('any number round-trips in a float64 field, -0 and NaN included', () => {
 });
 
 test('a typical order is a 375-byte record, and journalEventOf reads either form', () => {
-  const e = orderAcceptedEvent(orderRecord());
+  const e = signedEvent(orderRecord());
   e.seq = 7;
   e.ts = 1_700_000_000_000;
   const rec = encodeOrderEvent(e)!;
@@ -122,7 +125,7 @@ test('a typical order is a 375-byte record, and journalEventOf reads either form
 });
 
 test('a damaged record throws rather than decode to something else', () => {
-  const e = orderAcceptedEvent(orderRecord());
+  const e = signedEvent(orderRecord());
   const rec = Buffer.from(encodeOrderEvent(e)!);
   assert.throws(() => decodeOrderEvent(rec.subarray(0, rec.length - 1), 1), /order record/);
   assert.throws(() => decodeOrderEvent(Buffer.concat([rec, Buffer.alloc(1)]), 1), /order record/);
@@ -193,7 +196,7 @@ const NOT_REPRESENTABLE: Array<{ name: string; edit: Edit; msgpack?: false }> = 
 
 test('every field the record cannot hold exactly yields undefined', () => {
   for (const { name, edit } of NOT_REPRESENTABLE) {
-    const e = orderAcceptedEvent(orderRecord());
+    const e = signedEvent(orderRecord());
     assert.ok(encodeOrderEvent(e), `${name}: the unedited event is representable`);
     edit(e as unknown as Record<string, unknown>);
     assert.equal(encodeOrderEvent(e), undefined, name);
@@ -215,13 +218,13 @@ test('through the writer: records where they fit, objects where not, and readJou
     let n = 0;
     for (const { name, edit, msgpack } of NOT_REPRESENTABLE) {
       if (msgpack === false) continue;
-      const e = orderAcceptedEvent(orderRecord({ orderId: '0x' + (++n).toString(16).padStart(64, '0') }));
+      const e = signedEvent(orderRecord({ orderId: '0x' + (++n).toString(16).padStart(64, '0') }));
       edit(e as unknown as Record<string, unknown>);
       appended.push(w.append(e));
       assert.equal(encodeOrderEvent(e), undefined, name);
     }
     for (let i = 0; i < 5; i++) {
-      const e = w.append(orderAcceptedEvent(orderRecord({ orderId: '0x' + (++n).toString(16).padStart(64, '0'), owner: OWNERS[i] })));
+      const e = w.append(signedEvent(orderRecord({ orderId: '0x' + (++n).toString(16).padStart(64, '0'), owner: OWNERS[i] })));
       appended.push(e);
       binary.add(e.seq);
     }
@@ -238,15 +241,19 @@ test('through the writer: records where they fit, objects where not, and readJou
   }
 });
 
-/** The state row of an order as the writer leaves it after acceptance (or a cancel). */
-function accept(w: JournalWriter, rec: OrderRecord): OrderAcceptedEvent {
-  const ev = w.append(orderAcceptedEvent(rec));
+/**
+ * The state row of an order as the writer leaves it after acceptance (or a cancel): its event keeps what
+ * it signed, and the record held (returned with it) has no signed parts, as the engine's.
+ */
+function accept(w: JournalWriter, signed: OrderRecord & OrderSignedParts): { ev: OrderAcceptedEvent; rec: OrderRecord } {
+  const ev = w.append(orderAcceptedEvent(signed, signed));
+  const { salt: _salt, timestamp: _timestamp, signature: _signature, ...rec } = signed;
   rec.seq = ev.seq;
   rec.createdAt = ev.ts;
   rec.updatedAt = ev.ts;
   rec.response = { status: 'live', makingAmount: 0, takingAmount: 0, tradeIds: [] };
   w.putOrder(rec, true);
-  return ev;
+  return { ev, rec };
 }
 
 /**
@@ -262,8 +269,8 @@ async function journalStore(dir: string, oldForm: (seq: number) => boolean): Pro
   const recs: OrderRecord[] = [];
   for (let i = 0; i < 40; i++) {
     const { type: _type, ts: _ts, ...submission } = randomEvent(r, i);
-    const rec = orderRecord({ ...submission, seq: 0, outcome: (i % 2) as 0 | 1 });
-    events.push(accept(w, rec));
+    const { ev, rec } = accept(w, orderRecord({ ...submission, seq: 0, outcome: (i % 2) as 0 | 1 }));
+    events.push(ev);
     recs.push(rec);
     if (i % 7 === 3) {
       const canceled = recs[i - 1];

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { orderAcceptedEvent, type FillEvent, type OrderRecord } from '../../src/domain/events.ts';
+import { orderAcceptedEvent, type FillEvent, type OrderRecord, type OrderSignedParts } from '../../src/domain/events.ts';
 import { openOrdersOf, orderIndexOf, readOrder } from '../../src/journal/orders.ts';
 import { openStore } from '../../src/journal/env.ts';
 import { replayJournal } from '../../src/journal/recovery.ts';
@@ -27,7 +27,7 @@ const id = (n: number) => '0x' + n.toString(16).padStart(64, '0');
 const WALLET = '0x' + 'a'.repeat(40);
 const CID = '0x' + 'c'.repeat(64);
 
-function record(n: number): OrderRecord {
+function record(n: number): OrderRecord & OrderSignedParts {
   return {
     orderId: id(n), wallet: WALLET, tokenId: '123456789', side: 'BUY', orderType: 'GTC', postOnly: false, makerAmount: 5_000_000, takerAmount: 10_000_000,
     expiration: 0, builder: '0x' + '0'.repeat(64), owner: '00000000-0000-4000-8000-00000000000a', signer: WALLET, salt: String(1000 + n), timestamp: '1700000000000',
@@ -37,9 +37,13 @@ function record(n: number): OrderRecord {
   };
 }
 
-/** Journals an acceptance the way the engine does: the event gives the seq, the state goes with it. */
-function accept(w: JournalWriter, rec: OrderRecord): OrderRecord {
-  const ev = w.append(orderAcceptedEvent(rec));
+/**
+ * Journals an acceptance the way the engine does: the event gives the seq and keeps what the order signed,
+ * the state goes with it, and the record held (returned) has no signed parts.
+ */
+function accept(w: JournalWriter, signed: OrderRecord & OrderSignedParts): OrderRecord {
+  const ev = w.append(orderAcceptedEvent(signed, signed));
+  const { salt: _salt, timestamp: _timestamp, signature: _signature, ...rec } = signed;
   rec.seq = ev.seq;
   rec.createdAt = ev.ts;
   rec.updatedAt = ev.ts;

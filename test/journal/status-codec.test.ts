@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { depositEvent, orderAcceptedEvent, statusEvent, type JournalEvent, type OrderRecord, type OrderStatusEvent, type OrderStatusName, type StatusReason } from '../../src/domain/events.ts';
+import { depositEvent, orderAcceptedEvent, statusEvent, type JournalEvent, type OrderRecord, type OrderSignedParts, type OrderStatusEvent, type OrderStatusName, type StatusReason } from '../../src/domain/events.ts';
 import { openStore } from '../../src/journal/env.ts';
 import { journalEventOf } from '../../src/journal/order-codec.ts';
 import { hashState, readJournal, replayJournal } from '../../src/journal/recovery.ts';
@@ -143,12 +143,12 @@ test('replay reads status records: an order they finish is no longer open', asyn
         salt: '1', timestamp: '1', signatureType: 0, signature: '0x' + '1'.repeat(130), seq: 0, conditionId: '0x' + 'c'.repeat(64), outcome: 0,
         pricePips: 5000, sizeUnits: 2_000_000, budgetUnits: 0, makerFeeBps: 0, takerFeeBps: 0, sizeMatched: 0, status: 'LIVE', tradeIds: [], fillSeqs: [],
         createdAt: 0, updatedAt: 0, response: undefined,
-      }) as unknown as OrderRecord;
+      }) as unknown as OrderRecord & OrderSignedParts;
     w.append(depositEvent('deposit', '0x' + 'b'.repeat(40), 10_000_000));
     const a = order(1);
     const b = order(2);
-    w.append(orderAcceptedEvent(a));
-    w.append(orderAcceptedEvent(b));
+    w.append(orderAcceptedEvent(a, a));
+    w.append(orderAcceptedEvent(b, b));
     w.append(statusEvent(a, 'CANCELED', 'USER', a.sizeUnits));
     await w.flush()!.committed;
     assert.ok(store.journal.get(4) instanceof Uint8Array, 'the status event is stored as a record');

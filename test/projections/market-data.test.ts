@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FillEvent, OrderRecord } from '../../src/domain/events.ts';
+import type { FillEvent, OrderRecord, OrderSignedParts } from '../../src/domain/events.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
 import { readJournal } from '../../src/journal/recovery.ts';
 import { putOrderRecord } from '../../src/journal/orders.ts';
@@ -80,7 +80,7 @@ function fill(over: Partial<FillEvent> = {}): FillEvent {
 
 let nextSeq = 1;
 function putOrder(store: Store, orderId: string, makerFeeBps: number, takerFeeBps: number): void {
-  const rec = { orderId, seq: nextSeq++, makerFeeBps, takerFeeBps, status: 'LIVE', sizeMatched: 0, tradeIds: [], fillSeqs: [], createdAt: 0, updatedAt: 0 } as unknown as OrderRecord;
+  const rec = { orderId, seq: nextSeq++, makerFeeBps, takerFeeBps, status: 'LIVE', sizeMatched: 0, tradeIds: [], fillSeqs: [], createdAt: 0, updatedAt: 0 } as unknown as OrderRecord & OrderSignedParts;
   void putOrderRecord(store, rec);
 }
 

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FillEvent, JournalEvent, OrderRecord, OrderStatusEvent } from '../../src/domain/events.ts';
+import type { FillEvent, JournalEvent, OrderRecord, OrderSignedParts, OrderStatusEvent } from '../../src/domain/events.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
 import { putOrderRecord } from '../../src/journal/orders.ts';
 import { NotificationsProjection, dropNotifications } from '../../src/projections/notifications.ts';
@@ -97,7 +97,7 @@ test('a fill is told to each party from its own side; a self-trade twice', () =>
 
 test('a cancel is told with the order\'s token, side, price and size; a FOK/FAK remainder and a MATCHED order are not', async () => {
   const { store, views, p } = setup();
-  const rec = { orderId: hex(2), seq: 1, wallet: MAKER, tokenId: NO, side: 'BUY', pricePips: 4000, sizeUnits: 15 * T, status: 'LIVE', sizeMatched: 0, tradeIds: [], fillSeqs: [], createdAt: 0, updatedAt: 0 } as unknown as OrderRecord;
+  const rec = { orderId: hex(2), seq: 1, wallet: MAKER, tokenId: NO, side: 'BUY', pricePips: 4000, sizeUnits: 15 * T, status: 'LIVE', sizeMatched: 0, tradeIds: [], fillSeqs: [], createdAt: 0, updatedAt: 0 } as unknown as OrderRecord & OrderSignedParts;
   await putOrderRecord(store, rec);
   const s = status({ reason: 'EXPIRED' });
   p.apply(s);

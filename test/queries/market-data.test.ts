@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FillEvent, OrderRecord } from '../../src/domain/events.ts';
+import type { FillEvent, OrderRecord, OrderSignedParts } from '../../src/domain/events.ts';
 import { encodeFillRecord } from '../../src/journal/fill-codec.ts';
 import { isApiError } from '../../src/domain/errors.ts';
 import { decodeCursor } from '../../src/domain/cursor.ts';
@@ -301,7 +301,7 @@ test('builder trades: every filter, strict before/after in seconds, trade id, ou
   const t0 = 1_800_000_000_000;
   const orders = [hex(1), hex(2), hex(3), hex(4)];
   for (const [i, id] of orders.entries()) {
-    const rec = { orderId: id, seq: 9000 + i, makerFeeBps: i, takerFeeBps: 10 + i, status: 'LIVE', sizeMatched: 0, tradeIds: [], fillSeqs: [], createdAt: 0, updatedAt: 0 } as unknown as OrderRecord;
+    const rec = { orderId: id, seq: 9000 + i, makerFeeBps: i, takerFeeBps: 10 + i, status: 'LIVE', sizeMatched: 0, tradeIds: [], fillSeqs: [], createdAt: 0, updatedAt: 0 } as unknown as OrderRecord & OrderSignedParts;
     void putOrderRecord(store, rec);
   }
   await store.orders.flushed;
