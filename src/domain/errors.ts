@@ -149,7 +149,13 @@ export class ApiError extends Error {
   /** Extra body fields (e.g. the admin `errors` list). */
   readonly extra: Record<string, unknown> | undefined;
   constructor(spec: ErrorSpec, vars?: Record<string, string | number>, extra?: Record<string, unknown>) {
-    super(formatMessage(spec.message, vars));
+    // An ApiError is an answer, not a fault: where it was made tells a log reader nothing, and capturing the
+    // stack was most of what making one cost, paid on every refusal (each 429 of a client past its caps).
+    const message = formatMessage(spec.message, vars);
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    super(message);
+    Error.stackTraceLimit = limit;
     this.spec = spec;
     this.vars = vars;
     this.extra = extra;

@@ -104,3 +104,13 @@ test('message templates fill named placeholders and keep unknown ones', () => {
   // A structured clone (what crosses a thread) is no longer an ApiError: only numeric codes cross.
   assert.ok(!isApiError(structuredClone({ message: e.message })));
 });
+
+test('an ApiError is an answer: it carries no stack frames, and other errors keep theirs', () => {
+  const limit = Error.stackTraceLimit;
+  const e = apiError('PM_ERR_RATE_LIMITED');
+  assert.equal(isApiError(e), true);
+  assert.equal(e.message, Errors.PM_ERR_RATE_LIMITED.message);
+  assert.doesNotMatch(e.stack ?? '', /\n\s+at /, 'no frames captured');
+  assert.equal(Error.stackTraceLimit, limit, 'the limit is put back');
+  assert.match(new Error('a fault').stack ?? '', /\n\s+at /, 'a fault still has its frames');
+});
