@@ -24,7 +24,11 @@ export interface EngineOptions {
   resultRingSlots?: number;
   /** Commands per shard that may wait for ring space before new requests get PM_ERR_ENGINE_BUSY. Default 65536. */
   overflowLimit?: number;
-  /** Minimum ms between two snapshot publications of a market (readers who need newer ask for them). Default 20. */
+  /**
+   * Minimum ms between two snapshot publications of a market (readers who need newer ask for them: refreshSnapshot).
+   * Default 20. `Infinity`: none but those asked for, for an engine whose books are read elsewhere (the
+   * service reads the committed books, src/roles.ts).
+   */
   snapshotIntervalMs?: number;
   /** Told each journal transaction's seconds from its puts to durable (/metrics: journal_commit_duration_seconds). */
   onCommit?: (seconds: number) => void;

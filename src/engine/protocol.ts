@@ -402,6 +402,6 @@ export interface ShardWorkerData {
   /** Module URL and export name of the book factory (see book-factory.ts). */
   bookModule: string;
   bookExport: string;
-  /** Minimum milliseconds between two snapshot publications of a market (OP_SNAPSHOT excepted). */
+  /** Minimum milliseconds between two snapshot publications of a market (OP_SNAPSHOT excepted); Infinity: only OP_SNAPSHOT's. */
   snapshotIntervalMs: number;
 }

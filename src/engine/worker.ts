@@ -21,7 +21,8 @@
  * increases per token) at most every `snapshotIntervalMs`, busy or idle: at the end of a drain when its
  * interval has passed, else by a timer armed for the earliest due market. So a market taking hundreds of
  * orders a second costs one serialization per interval, not one per order, and a publication only ever
- * happens between commands, so /book never shows a half-applied one. Each publication carries `resultSeq`,
+ * happens between commands, so /book never shows a half-applied one. With an infinite interval a shard
+ * publishes only when asked (OP_SNAPSHOT): the service does so, as it serves books from the committed ones. Each publication carries `resultSeq`,
  * the number of RESULT records written before it was built, so the main thread knows exactly which of the
  * results it has applied a snapshot reflects (snapshots.ts `stale`). OP_SNAPSHOT publishes every dirty
  * market at once and answers even when nothing was dirty: readers that must see their own writes ask for
@@ -202,6 +203,8 @@ function frameOf(meta: MarketMeta, params: MarketParams): BookFrame {
  */
 function publishSnapshots(all: boolean, reqId?: number): void {
   if (dirtyMarkets.length === 0 && reqId === undefined) return;
+  // Only asked-for publications (an infinite interval): a dirty market waits for the next OP_SNAPSHOT.
+  if (!all && intervalMs === Infinity) return;
   const now = Date.now();
   const nowSec = Math.floor(now / 1000);
   const items: SnapshotItem[] = [];

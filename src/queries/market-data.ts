@@ -2,7 +2,8 @@
  * Market-data reads: books, quotes, last trades, price history, builder trades, and the market look-ups
  * the platform's client makes before it builds a market order (by token, by condition id).
  *
- * Books come from the shards' published snapshots (engine.bookSnapshot): the /book body is already
+ * Books come from a BookSource: in the service the committed books (app.ts, projections/committed-books.ts),
+ * in some tests and benches the shards' published snapshots (engine.bookSnapshot). The /book body is already
  * serialized, hashed and consistent (never half a match), so GET /book and POST /books pass it on as
  * it is. Quotes read the best bid and ask of those same snapshots; each snapshot version is parsed once
  * (top-of-book cache), so a quote costs a map lookup while the book is unchanged.
@@ -10,7 +11,8 @@
  * Shards publish a changed market at most once per interval (engine/worker.ts), so a snapshot may lag the
  * orders already acknowledged. Every route that reads a book or a quote goes through ensureSnapshots first:
  * when the engine says the market's snapshot may be stale, it asks for a fresh one and waits, so a client
- * that got an order acknowledged and then reads the book sees that order (read-your-writes).
+ * that got an order acknowledged and then reads the book sees that order (read-your-writes). The committed
+ * books are current by construction: never stale.
  *
  * History and builder trades are synchronous LMDB reads of the views that projections/market-data.ts
  * maintains, through its RangeOverlay (the writes of the last, not yet committed, transaction included).

@@ -162,3 +162,45 @@ describe('a short interval: the worker publishes pending changes by itself', () 
     assert.deepEqual(invariants(e), []);
   });
 });
+
+describe('an infinite interval (the service): nothing is published unless asked', () => {
+  let env: ReturnType<typeof tempStore>;
+  let e: Engine;
+  const published: string[] = [];
+
+  before(async () => {
+    env = tempStore('pm-snapshots-');
+    e = await Engine.open({ store: env.store, shards: 1, log: silentLogger, snapshotIntervalMs: Infinity });
+    e.onSnapshots((ids) => published.push(...ids));
+  });
+
+  after(async () => {
+    await e.close();
+    await env.cleanup();
+  });
+
+  test('orders change the book without a publication; a refresh publishes it, current', async () => {
+    const m = market(0x55);
+    e.registerMarket(m);
+    const [yes] = m.tokenIds;
+    const w = await funded(e, 5);
+    for (const p of [4000, 4100]) assert.equal((await e.placeOrder(order({ wallet: w, tokenId: yes, side: 'BUY', price: p, size: T }))).status, 'live');
+    // Ten of the default interval: a shard publishing by itself would have by now.
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(published, []);
+    assert.equal(e.bookSnapshot(yes), undefined);
+
+    await e.refreshSnapshot(m.conditionId);
+    assert.deepEqual(bookOf(e, yes).bids.map((l) => l.price), ['0.4', '0.41']);
+    assert.equal(e.snapshotStale(yes), false);
+    const count = published.length;
+
+    assert.equal((await e.placeOrder(order({ wallet: w, tokenId: yes, side: 'BUY', price: 4200, size: T }))).status, 'live');
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(published.length, count, 'no publication after the refresh either');
+    assert.equal(e.snapshotStale(yes), true);
+    await e.refreshSnapshot(m.conditionId);
+    assert.deepEqual(bookOf(e, yes).bids.map((l) => l.price), ['0.4', '0.41', '0.42']);
+    assert.deepEqual(invariants(e), []);
+  });
+});

@@ -32,8 +32,10 @@ class Shard {
   private readonly meta: MessagePort;
   readonly worker: Worker;
   private messageWaiters: Array<() => void> = [];
+  private stderrText = '';
 
-  constructor(snapshotIntervalMs: number) {
+  /** `captureStderr`: the worker's stderr is kept (stderr()) instead of passed through. */
+  constructor(snapshotIntervalMs: number, captureStderr = false) {
     const channel = new MessageChannel();
     this.meta = channel.port1;
     const data: P.ShardWorkerData = {
@@ -45,11 +47,16 @@ class Shard {
       bookExport: BOOK_FACTORIES.production.export,
       snapshotIntervalMs,
     };
-    this.worker = startTsWorker(new URL('../../src/engine/worker.ts', import.meta.url), { workerData: data, transferList: [channel.port2] });
+    this.worker = startTsWorker(new URL('../../src/engine/worker.ts', import.meta.url), { workerData: data, transferList: [channel.port2], stderr: captureStderr });
+    if (captureStderr) this.worker.stderr.on('data', (d: Buffer) => (this.stderrText += d.toString()));
     this.worker.on('message', (m: P.WorkerMessage) => {
       this.messages.push(m);
       for (const w of this.messageWaiters.splice(0)) w();
     });
+  }
+
+  stderr(): string {
+    return this.stderrText;
   }
 
   async ready(): Promise<void> {
@@ -242,6 +249,26 @@ test('a shard answers each command with its group, in command order, and publish
   assert.deepEqual(await shard.group(), { records: [], result: result(P.OP_STOP, 5, MatchCode.OK, 0, 0, 0) });
   const [code] = (await exited) as [number];
   assert.equal(code, 0);
+});
+
+test('an infinite interval (the service): only OP_SNAPSHOT publishes, and no timer waits for a publication', async () => {
+  const shard = new Shard(Infinity, true);
+  shards.push(shard);
+  await shard.ready();
+  shard.register(1, 100);
+  assert.deepEqual(await shard.group(), { records: [], result: result(P.OP_REGISTER_MARKET, 1, MatchCode.OK, 0, 0) });
+  shard.place({ handle: 1, owner: 1, side: Side.BUY, pricePips: 4000, sizeUnits: 10 * T });
+  assert.deepEqual(await shard.group(), { records: [], result: result(P.OP_PLACE, 1, MatchCode.OK, 0, 10 * T) });
+  await new Promise((r) => setTimeout(r, 200));
+  assert.equal(shard.messages.filter((m) => m.type === 'snapshots').length, 0, 'not even a new market is published unasked');
+
+  shard.send((w, off) => P.encodeSnapshot(w, off, MARKET, 2));
+  assert.deepEqual(await shard.group(), { records: [], result: result(P.OP_SNAPSHOT, 2, MatchCode.OK, 0, 0) });
+  const snap = await shard.message((m): m is P.SnapshotMessage => m.type === 'snapshots' && m.reqId === 2);
+  assert.deepEqual([snap.resultSeq, snap.complete], [2, true]);
+  assert.deepEqual((JSON.parse(snap.items[0].json) as BookBody).bids, [{ price: '0.4', size: '10' }]);
+  // An interval of Infinity handed to setTimeout overflows to 1 ms: a timer re-armed forever for nothing.
+  assert.doesNotMatch(shard.stderr(), /TimeoutOverflowWarning/);
 });
 
 test('a command the shard cannot apply stops it: R_SHARD_ERROR in the ring, details by postMessage, nothing more applied', async () => {
