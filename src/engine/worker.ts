@@ -22,11 +22,12 @@
  * interval has passed, else by a timer armed for the earliest due market. So a market taking hundreds of
  * orders a second costs one serialization per interval, not one per order, and a publication only ever
  * happens between commands, so /book never shows a half-applied one. With an infinite interval a shard
- * publishes only when asked (OP_SNAPSHOT): the service does so, as it serves books from the committed ones. Each publication carries `resultSeq`,
- * the number of RESULT records written before it was built, so the main thread knows exactly which of the
- * results it has applied a snapshot reflects (snapshots.ts `stale`). OP_SNAPSHOT publishes every dirty
- * market at once and answers even when nothing was dirty: readers that must see their own writes ask for
- * it (queries/market-data.ts `ensureSnapshots`); listeners that sample prices take the coalesced cadence.
+ * publishes only when asked (OP_SNAPSHOT): the service runs so, as it serves books from the committed ones.
+ * Each publication carries `resultSeq`, the number of RESULT records written before it was built, so the
+ * main thread knows exactly which of the results it has applied a snapshot reflects (snapshots.ts
+ * `stale`). OP_SNAPSHOT publishes every dirty market at once and answers even when nothing was dirty:
+ * readers that must see their own writes ask for it (queries/market-data.ts `ensureSnapshots`); listeners
+ * that sample prices take the coalesced cadence.
  *
  * Books are created with minSizeUnits 0: the sequencer enforces the minimum at acceptance, and a
  * partially filled order below the minimum must still be restorable after a restart.
