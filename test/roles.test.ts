@@ -1,13 +1,20 @@
 /**
  * roles.ts's SampleLog: a sequencer's sampler writes reach the replication log only in the view-writes flush
- * that issues the samples themselves (one transaction), never when the sample is taken.
+ * that issues the samples themselves (one transaction), never when the sample is taken. And the engine it
+ * opens for the service: its shards publish no book snapshot unasked (the service reads the committed books).
  */
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { startApp } from '../src/app.ts';
 import type { ReplicationLog } from '../src/journal/replication-log.ts';
 import { ViewWrites } from '../src/projections/projector.ts';
+import { testConfig } from '../src/runtime/config.ts';
 import { silentLogger } from '../src/runtime/log.ts';
 import { SampleLog } from '../src/roles.ts';
+import { T, market, order, wallet } from './fixtures/engine-harness.ts';
 
 test('sampler records are logged in the flush that issues the samples, in the order taken, once', () => {
   const logged: unknown[][] = [];
@@ -27,4 +34,30 @@ test('sampler records are logged in the flush that issues the samples, in the or
   writes.flush();
   assert.equal(logged.length, 2, 'a record is logged once');
   writes.close();
+});
+
+test('the engine of the service publishes no book snapshot unasked; the committed books serve the order at once', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pm-roles-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const app = await startApp(testConfig({ dataDir, http: { port: 0 }, demo: false, auth: { signatureThreads: 1 }, rateLimits: { enabled: false } }), { log: silentLogger });
+  try {
+    const e = app.ctx.engine;
+    const published: string[] = [];
+    e.onSnapshots((ids) => published.push(...ids));
+    const m = market(0x71);
+    e.registerMarket(m);
+    const w = wallet(0x7100);
+    assert.deepEqual(await e.deposit(w, 100 * T), { ok: true, code: 0 });
+    assert.equal((await e.placeOrder(order({ wallet: w, tokenId: m.tokenIds[0], side: 'BUY', price: 4000, size: 2 * T }))).status, 'live');
+    const book = app.ctx.livePrices.bookSnapshot(m.tokenIds[0]);
+    assert.deepEqual((JSON.parse(book!.json) as { bids: unknown[] }).bids, [{ price: '0.4', size: '2' }], 'what /book serves holds the order');
+    // Ten of the engine's default interval, which would have published the new market at once.
+    await new Promise((r) => setTimeout(r, 200));
+    assert.deepEqual(published, []);
+    assert.equal(e.bookSnapshot(m.tokenIds[0]), undefined);
+    await e.refreshSnapshot(m.conditionId);
+    assert.ok(e.bookSnapshot(m.tokenIds[0]) !== undefined, 'an asked-for publication still comes');
+  } finally {
+    await app.stop(5000);
+  }
 });

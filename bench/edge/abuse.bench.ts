@@ -13,13 +13,13 @@
  * ORDER_RATE/s, open loop (latency from each request's due time). Several readers because one client's
  * cap (200 per 10 s) allows 144 reads in a window, and the p99 of 144 is their second slowest: a single
  * hiccup of the machine decided a window's book figure (a pattern's median of 8.2 ms in one run and 15.4 in
- * the next). Three give 432, whose p99 is the fifth slowest, as the orders' 800 give their eighth. First one short untimed pass of everything (WARMUP_S
- * per window); then a round is one window without an attacker and one per pattern, ROUNDS rounds
- * (ABUSE_ROUNDS, default 5), then the baseline again, so drift of the machine shows. Each label's figure is
- * the median over its windows (the baselines' over all of theirs), and each window's own p99s are printed
- * with the main thread's GC pauses in it: on this two-core VM an 8 s window's p99 (its 8 slowest orders)
- * moves 2-4x between two windows of the same label, attacker or not, so three windows could not tell a
- * pattern's cost from that noise (two slow windows of three failed a pattern that passed the next run).
+ * the next). Three give 432, whose p99 is the fifth slowest, as the orders' 800 give their eighth.
+ * First one short untimed pass of everything (WARMUP_S per window); then a round is one window without an
+ * attacker and one per pattern, ROUNDS rounds (ABUSE_ROUNDS, default 5), then the baseline again, so drift
+ * of the machine shows. Each label's figure is the median over its windows (the baselines' over all of
+ * theirs), and each window's own p99s are printed with the main thread's GC pauses in it: on this two-core
+ * VM an 8 s window's p99 (its 8 slowest orders) moves 2-4x between two windows of the same label, attacker
+ * or not, so three windows could not tell a pattern's cost from that noise (two slow windows of three failed a pattern that passed the next run).
  * The journal is on tmpfs (DATA_ROOT below): every order is committed and synced as in production, but the
  * disk's occasional 20-100 ms sync is not what the windows compare.
  * Excluded from timing: service start, market and wallet set-up, signing, the attacker's start and set-up
