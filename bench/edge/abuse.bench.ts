@@ -19,7 +19,8 @@
  * of the machine shows. Each label's figure is the median over its windows (the baselines' over all of
  * theirs), and each window's own p99s are printed with the main thread's GC pauses in it: on this two-core
  * VM an 8 s window's p99 (its 8 slowest orders) moves 2-4x between two windows of the same label, attacker
- * or not, so three windows could not tell a pattern's cost from that noise (two slow windows of three failed a pattern that passed the next run).
+ * or not, so three windows could not tell a pattern's cost from that noise (two slow windows of three
+ * failed a pattern that passed the next run).
  * The journal is on tmpfs (DATA_ROOT below): every order is committed and synced as in production, but the
  * disk's occasional 20-100 ms sync is not what the windows compare.
  * Excluded from timing: service start, market and wallet set-up, signing, the attacker's start and set-up
