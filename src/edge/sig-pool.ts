@@ -13,15 +13,26 @@
  * (bench/edge/signatures.bench.ts): one order per call, 32 calls in flight, 2 threads: 31% of the
  * recovery ceiling with one task per call, about 70% with this dispatch.
  *
+ * A quiet service verifies on this thread. A task's round trip wakes a pool thread and then this one:
+ * on a virtual machine each wake-up of an idle thread costs 60-280 µs of CPU (shared/probes/wake-cost.mjs),
+ * more than the recovery it carries (~89 µs). So when a flush finds the pool idle, at most `inlineMax`
+ * orders waiting, and this thread's event loop less than `inlineBelow` busy over its last measured window
+ * (from one flush that found 50 ms passed to the next: a measure per flush, no timer of its own), the
+ * orders are verified here, synchronously, by the same code the workers run (sig-worker.ts
+ * `verifyOrders`). The guard keeps the pool where it pays: several orders a turn, or a main thread that
+ * is the busy stage, send tasks as before, and one inline verification stalls the loop for ~0.1 ms only.
+ * `inline` counts the orders verified here (tests, /metrics).
+ *
  * Failures. A malformed order or signature comes back as `recovered: undefined` for that order. A task
  * that fails as a whole (a worker died, the pool is closing) rejects the promises of the calls it
  * carried: that is a server fault, never reported as a bad signature.
  */
 import { availableParallelism } from 'node:os';
+import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { Piscina } from 'piscina';
 import { withWorkerArgv } from '../runtime/worker-argv.ts';
 import type { AuthDomain, ClobAuthFields, OrderDomains } from './eip712.ts';
-import type { OrderToVerify, OrderVerification, RecoverClobAuthTask, SecpBackend, VerifyOrdersTask } from './sig-worker.ts';
+import { verifyOrders as verifyHere, type OrderToVerify, type OrderVerification, type RecoverClobAuthTask, type SecpBackend, type VerifyOrdersTask } from './sig-worker.ts';
 
 export type { OrderToVerify, OrderVerification, SecpBackend };
 
@@ -32,6 +43,10 @@ export interface SigPoolOptions {
   maxBatch?: number;
   /** Tasks in flight per thread before orders wait for one to come back (default 1). */
   tasksPerThread?: number;
+  /** Most orders a flush verifies on this thread while the pool is idle (default 1; 0 = never). */
+  inlineMax?: number;
+  /** The event-loop utilization (0-1) of this thread at or above which orders always go to the pool (default 0.5). */
+  inlineBelow?: number;
   /** A worker failed (e.g. could not start). The tasks it held reject; this is for the log. */
   onError?: (err: unknown) => void;
 }
@@ -68,14 +83,24 @@ export class SigPool {
   private closed = false;
   private inflight = 0;
   private readonly maxInflight: number;
+  private readonly inlineMax: number;
+  private readonly inlineBelow: number;
+  /** This thread's event-loop utilization over the last completed window, and where the current one began. */
+  private busy = 0;
+  private eluMark: EventLoopUtilization = performance.eventLoopUtilization();
+  private eluAt = performance.now();
   /** Tasks dispatched so far, and the orders they carried (what the batching saves: tests, /metrics). */
   tasks = 0;
   orders = 0;
+  /** Orders verified on this thread instead (a quiet service's lone orders). */
+  inline = 0;
 
   constructor(opts: SigPoolOptions = {}) {
     this.threads = opts.threads && opts.threads > 0 ? opts.threads : availableParallelism();
     this.maxBatch = Math.max(1, opts.maxBatch ?? 64);
     this.maxInflight = this.threads * Math.max(1, opts.tasksPerThread ?? 1);
+    this.inlineMax = Math.max(0, opts.inlineMax ?? 1);
+    this.inlineBelow = opts.inlineBelow ?? 0.5;
     this.piscina = withWorkerArgv(
       (execArgv) =>
         new Piscina({
@@ -142,6 +167,12 @@ export class SigPool {
   /** Dispatches what is queued over the free task slots (all of it when closing: those calls reject). */
   private readonly flush = (): void => {
     this.flushScheduled = false;
+    if (this.inflight === 0 && this.queuedCount <= this.inlineMax && !this.closed && this.quiet()) {
+      for (const [domains, q] of this.queued) this.verifyInline(q, domains);
+      this.queued.clear();
+      this.queuedCount = 0;
+      return;
+    }
     for (const [domains, q] of this.queued) {
       while (q.length > 0 && (this.inflight < this.maxInflight || this.closed)) {
         // Spread what waits over the free slots, but never more than maxBatch orders per task.
@@ -154,6 +185,33 @@ export class SigPool {
       if (q.length === 0) this.queued.delete(domains);
     }
   };
+
+  /**
+   * Whether this thread's event loop was busy less than `inlineBelow` over the last window: a window ends
+   * at the first flush 50 ms or more after it began, so a burst after a long quiet spell is seen within
+   * one window, and a quiet service reads the clock once per order.
+   */
+  private quiet(): boolean {
+    const now = performance.now();
+    if (now - this.eluAt >= 50) {
+      const mark = performance.eventLoopUtilization();
+      this.busy = performance.eventLoopUtilization(mark, this.eluMark).utilization;
+      this.eluMark = mark;
+      this.eluAt = now;
+    }
+    return this.busy < this.inlineBelow;
+  }
+
+  /** Verifies on this thread what a flush found waiting (at most inlineMax orders): no task, no wake-up. */
+  private verifyInline(batch: Queued[], domains: OrderDomains): void {
+    const results = verifyHere({ orders: batch.map((e) => e.call.orders[e.index]!), domains });
+    this.inline += batch.length;
+    for (let i = 0; i < batch.length; i++) {
+      const { call, index } = batch[i]!;
+      call.results[index] = results[i]!;
+      if (--call.remaining === 0) call.resolve(call.results);
+    }
+  }
 
   private dispatch(batch: Queued[], domains: OrderDomains): void {
     const task: VerifyOrdersTask = { orders: batch.map((e) => e.call.orders[e.index]!), domains };

@@ -72,7 +72,8 @@ let pool: SigPool;
 let orders: (OrderToVerify & { expectedId: string })[];
 
 before(async () => {
-  pool = new SigPool({ threads: 2, maxBatch: 8 });
+  // Tasks only: the tests below are about how the pool batches (the inline path has tests of its own).
+  pool = new SigPool({ threads: 2, maxBatch: 8, inlineMax: 0 });
   orders = await Promise.all(Array.from({ length: 40 }, (_, i) => signed(accounts[i % accounts.length]!, i)));
 });
 
@@ -104,7 +105,7 @@ test('concurrent calls made in one turn are coalesced and each gets its own resu
 });
 
 test('while every thread is busy, calls queue and leave together as one task when a thread comes back', async () => {
-  const one = new SigPool({ threads: 1, maxBatch: 128 });
+  const one = new SigPool({ threads: 1, maxBatch: 128, inlineMax: 0 });
   try {
     await one.backend();
     const before = one.tasks;
@@ -127,6 +128,55 @@ test('while every thread is busy, calls queue and leave together as one task whe
     assert.equal(one.tasks - t, 1);
   } finally {
     await one.close();
+  }
+});
+
+test('a quiet pool verifies a lone order on the calling thread (no task), with the same answer a worker gives', async () => {
+  const quiet = new SigPool({ threads: 1 });
+  try {
+    await quiet.ready;
+    const viaTask = await pool.verifyOrders([orders[5]!], domains);
+    const t = quiet.tasks;
+    const res = await quiet.verifyOrders([orders[5]!], domains);
+    assert.deepEqual(res, viaTask);
+    assert.deepEqual(res, [{ orderId: orders[5]!.expectedId, recovered: orders[5]!.signer.toLowerCase() }]);
+    assert.equal(quiet.tasks - t, 0, 'no task was sent');
+    assert.equal(quiet.inline, 1);
+    // A malformed order answers as the worker answers it.
+    const bad = { ...orders[5]!, signature: '0x00' };
+    assert.deepEqual(await quiet.verifyOrders([bad], domains), await pool.verifyOrders([bad], domains));
+    // More than inlineMax orders in one turn go to the pool as before.
+    const t2 = quiet.tasks;
+    const two = await Promise.all([quiet.verifyOrders([orders[6]!], domains), quiet.verifyOrders([orders[7]!], domains)]);
+    assert.equal(quiet.tasks - t2, 1, 'two orders of one turn left as one task');
+    assert.deepEqual(two.flat().map((r) => r.orderId), [orders[6]!.expectedId, orders[7]!.expectedId]);
+    assert.equal(quiet.inline, 2);
+  } finally {
+    await quiet.close();
+  }
+});
+
+test('a busy event loop sends even a lone order to the pool', async () => {
+  const guarded = new SigPool({ threads: 1, inlineBelow: 0.5 });
+  try {
+    await guarded.ready;
+    await new Promise((r) => setTimeout(r, 60));
+    await guarded.verifyOrders([orders[8]!], domains); // begins a utilization window (its own path is not asserted)
+    const inlineBefore = guarded.inline;
+    // Keep this thread's loop busy for more than one utilization window, then ask for one order.
+    const until = performance.now() + 120;
+    while (performance.now() < until) {
+      const spin = performance.now() + 5;
+      while (performance.now() < spin);
+      await new Promise((r) => setImmediate(r));
+    }
+    const t = guarded.tasks;
+    const res = await guarded.verifyOrders([orders[8]!], domains);
+    assert.equal(res[0]!.recovered, orders[8]!.signer.toLowerCase());
+    assert.equal(guarded.tasks - t, 1, 'a task was sent');
+    assert.equal(guarded.inline, inlineBefore);
+  } finally {
+    await guarded.close();
   }
 });
 
