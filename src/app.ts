@@ -144,7 +144,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const viewWrites = new ViewWrites(log, opts.viewWrites);
   closers.add('view writes', () => viewWrites.close());
   await done('view-writes');
-  const engine = await openEngine({ config, opts, store, clock, log, metrics, closers, role, keys: auth.keys });
+  const engine = await openEngine({ config, opts, store, clock, log, metrics, closers, role, keys: auth.keys, viewWrites });
   // Maintenance windows, closed-only wallets, the fault scenario of sandbox.faultsFile (a bad file fails the start).
   const sandbox = new Sandbox({ config, store, clock, log, metrics, engine });
   // The first listener of each commit: when it became durable, for the streams' commit-to-publish metric.

@@ -53,6 +53,8 @@ export async function openEngine(o: {
   closers: Closers;
   role: RoleParts;
   keys: AuthServices['keys'];
+  /** The projections' deferred view writes: they ride the engine's journal commits (projector.ts). */
+  viewWrites: Pick<ViewWrites, 'ride'>;
 }): Promise<EngineSurface> {
   const { config, role, metrics } = o;
   if (role.cluster !== undefined && config.cluster.role === 'replica') {
@@ -69,6 +71,7 @@ export async function openEngine(o: {
     log: o.log,
     now: () => o.clock.now(),
     onCommit: (s) => metrics.commit(s),
+    beforeFlush: () => o.viewWrites.ride(),
     trades: config.sandbox.trades,
     timers: o.opts.timers,
     replicationLog: role.sequencer?.log,

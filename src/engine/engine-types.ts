@@ -32,6 +32,11 @@ export interface EngineOptions {
   snapshotIntervalMs?: number;
   /** Told each journal transaction's seconds from its puts to durable (/metrics: journal_commit_duration_seconds). */
   onCommit?: (seconds: number) => void;
+  /**
+   * Called right before each journal batch is issued, in the same turn, so what it puts joins the batch's
+   * transaction (group-commit.ts, "Riders"): the projections' deferred view writes ride along.
+   */
+  beforeFlush?: () => void;
   /** How trades settle after their match (trade-lifecycle.ts). Default: every trade CONFIRMED at its commit. */
   trades?: TradeSettlement;
   /** Timers on the clock of `now` (the trade lifecycle's). Default: the system's. */

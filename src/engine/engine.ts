@@ -113,6 +113,7 @@ export class Engine {
     // 2. Journal: what a turn appends leaves as one transaction; answers wait for it.
     this.writer = new JournalWriter(opts.store, lastSeq, now, opts.replicationLog);
     this.commit = new GroupCommit({ writer: this.writer, committedSeq: lastSeq, ledger: this.ledger, orders: this.orders, life: this.life, log, onCommit: opts.onCommit });
+    if (opts.beforeFlush !== undefined) this.commit.beforeFlush(opts.beforeFlush);
     // 3. Shards: what they send goes to the published books (every RESULT, publications) and to
     //    settlement (each command's group, expiries); at the end of a drained turn the trades due move on and
     //    the turn is flushed.

@@ -12,6 +12,12 @@
  * one or two orders under load, and each LMDB transaction rewrites the B-tree paths and free list it
  * touches: ~200 KB written per order over HTTP against ~8 KB in large batches.
  *
+ * Riders. Writes that need no commit of their own (the projections' deferred view writes: projector.ts)
+ * may ride along: a rider registered with `beforeFlush` is called synchronously right before a batch's
+ * puts are issued, so what it puts joins the batch's transaction. On this machine every durable commit
+ * costs an fsync and several thread wake-ups (hundreds of µs of CPU); at 100 orders/s each order's view
+ * writes were a second transaction of their own, 20 ms after the order's.
+ *
  * Invariants: an answer given to ack() is delivered only after every batch holding what was journaled before
  * it is durable (an answer given while a batch is in flight waits for the next one); batches commit in
  * sequence order, so committedSeq only grows and listeners see events in journal order; a finished order
@@ -30,7 +36,7 @@ import type { Lifecycle } from './lifecycle.ts';
 import { rejectResponse, type OrderTable } from './order-table.ts';
 
 /** What group commit needs of the journal writer (a fake one in tests). */
-export type CommitWriter = Pick<JournalWriter, 'flush' | 'putBalance' | 'putNetDeposits'>;
+export type CommitWriter = Pick<JournalWriter, 'flush' | 'putBalance' | 'putNetDeposits' | 'pending'>;
 
 export interface GroupCommitDeps {
   writer: CommitWriter;
@@ -54,6 +60,7 @@ export class GroupCommit {
   private readonly log: Logger;
   private readonly onCommit: ((seconds: number) => void) | undefined;
   private readonly listeners: Array<(events: JournalEvent[]) => void> = [];
+  private readonly riders: Array<() => void> = [];
   private flushScheduled = false;
   private committing = false;
   private flushAfterCommit = false;
@@ -100,6 +107,15 @@ export class GroupCommit {
     this.listeners.push(listener);
   }
 
+  /**
+   * Calls `rider` right before each batch's puts are issued, in the same synchronous turn, so its own puts
+   * join that transaction. It must not journal anything (it is not the engine's) and must not throw (a
+   * throw is logged and the batch still leaves).
+   */
+  beforeFlush(rider: () => void): void {
+    this.riders.push(rider);
+  }
+
   /** Flushes at the end of this turn (once, however many times it is asked). */
   scheduleFlush(): void {
     if (this.flushScheduled) return;
@@ -121,6 +137,7 @@ export class GroupCommit {
     this.ackFns = [];
     this.ackVals = [];
     const finished = this.orders.takeFinished();
+    if (this.writer.pending) this.ride();
     const res = this.writer.flush();
     if (res === undefined) {
       for (let i = 0; i < fns.length; i++) fns[i](vals[i] as never);
@@ -150,6 +167,16 @@ export class GroupCommit {
         for (let i = 0; i < fns.length; i++) fns[i](answerInstead(vals[i], Errors.PM_ERR_JOURNAL) as never);
       },
     );
+  }
+
+  private ride(): void {
+    for (const r of this.riders) {
+      try {
+        r();
+      } catch (err) {
+        this.log.error({ err }, 'a rider of the group commit failed');
+      }
+    }
   }
 
   /** Resolves once nothing is being committed and nothing waits to be. */

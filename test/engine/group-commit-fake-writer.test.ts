@@ -33,6 +33,9 @@ class FakeWriter implements CommitWriter {
   putNetDeposits(units: number): void {
     this.batchRows.push(`netDeposits ${units}`);
   }
+  get pending(): boolean {
+    return this.events.length > 0 || this.batchRows.length > 0;
+  }
   flush(): FlushResult | undefined {
     if (this.events.length === 0 && this.batchRows.length === 0) return undefined;
     let commit!: () => void;
@@ -93,6 +96,26 @@ test('answers wait for their batch; a batch in flight makes later turns wait and
   assert.equal(commit.committedSeq, 3);
   assert.deepEqual(seen, [[1], [2, 3]], 'listeners see each durable batch, in journal order');
   assert.equal(durations.length, 2);
+});
+
+test('riders are called right before a batch is issued (so their puts join its transaction), never for an empty flush', async () => {
+  const { w, commit } = setup();
+  const calls: string[] = [];
+  commit.beforeFlush(() => calls.push(`ride before batch ${w.batches.length + 1}`));
+  commit.beforeFlush(() => {
+    throw new Error('a failing rider');
+  });
+  assert.deepEqual(await commit.afterCommit(), { ok: true, code: 0 });
+  assert.deepEqual(calls, [], 'nothing journaled: no batch, no ride');
+  w.append('a');
+  const answers: string[] = [];
+  commit.ack(answered(answers, 'a'), { ok: true, code: 0 });
+  await turn();
+  assert.deepEqual(calls, ['ride before batch 1'], 'called once, before the batch was issued');
+  assert.equal(w.batches.length, 1, 'a failing rider does not stop the batch');
+  w.batches[0].commit();
+  await commit.drain();
+  assert.deepEqual(answers, ['a']);
 });
 
 test('with nothing to commit an answer comes in the same flush; afterCommit waits for what was journaled before it', async () => {

@@ -306,6 +306,29 @@ test('the timer issues held writes within delayMs, never keeps the process up, a
   await store.close();
 });
 
+test('ride: a journal commit takes held writes along once the oldest has waited rideAfterMs, not before', async () => {
+  const store = freshStore();
+  const w = new ViewWrites(silentLogger, { delayMs: 3_600_000, rideAfterMs: 30 });
+  const v = new ViewStore(store.views, w);
+  const issued = watch(store.views);
+  w.ride();
+  assert.equal(issued.puts.length, 0, 'nothing held: nothing to issue');
+  v.put(['a'], 1);
+  w.ride();
+  assert.equal(issued.puts.length, 0, 'held for less than rideAfterMs: left for a later commit');
+  await sleep(40);
+  v.put(['b'], 2);
+  w.ride();
+  assert.equal(issued.puts.length, 2, 'the oldest waited long enough: everything held goes, the newer write too');
+  assert.equal(w.pending, 0);
+  v.put(['c'], 3);
+  w.ride();
+  assert.equal(issued.puts.length, 2, 'the wait starts again with the next write held');
+  w.close();
+  assert.equal(issued.puts.length, 3);
+  await store.close();
+});
+
 test('midpoint samples and the market-data overlays a registry makes join the deferral', async () => {
   const store = freshStore();
   const w = new ViewWrites(silentLogger, LONG);
