@@ -304,7 +304,11 @@ function openBooks(o: { store: Store; engine: EngineSurface; clock: Clock; marke
     market: (conditionId) => engine.market(conditionId),
     // Committed state is current by construction: an acknowledged order was applied before its answer left.
     snapshotStale: () => false,
-    refreshSnapshot: () => Promise.resolve(),
+    // Asked only for a token the engine knows and these books do not: its market is registered and its
+    // `market` event not yet committed (a reader that heard of it before its import was answered). The read
+    // waits for that commit, after which the books hold the market, rather than answering 503; an engine
+    // that stopped resolves at once, and the read answers 503.
+    refreshSnapshot: () => engine.afterCommit().then(() => undefined),
   };
   const marketData = new MarketDataReader(bookSource, marketDataStore, (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes);
   // Records midpoints as books change (projections/market-data.ts); trade prices come from the projector.
@@ -491,13 +495,18 @@ function openStream(o: {
 
 /**
  * Connects the catalog to the engine's market registry and loads the demo catalog into an empty store:
- * every stored market is registered, and every later change is passed on as it commits. With `history`
+ * every stored market is registered, and every later change is passed on as it commits. A catalog write
+ * resolves only once the engine has committed the `market` events it caused (projections/catalog/writer.ts),
+ * and the committed books have applied them by then: an admin write is answered, like an order, after the
+ * commit of what it changed, so the market's book (empty if nothing rests) is there for the first read that
+ * follows on /book and the market channel, with its new tick. The start-up registrations are committed
+ * before the listener opens, for the same reason. With `history`
  * (the live demo), a fresh store's clock is held `history.ms` back first, so the catalog and the demo
  * funding date from where the replayed history starts; the catalog's own dates stay based on today.
  */
 async function startCatalog(o: {
   catalog: CatalogServices;
-  engine: EngineAdmin;
+  engine: EngineAdmin & Pick<EngineSurface, 'afterCommit'>;
   store: Store;
   config: Readonly<Config>;
   clock: Clock;
@@ -513,8 +522,12 @@ async function startCatalog(o: {
         log.error({ err, conditionId: m.conditionId }, 'engine refused a catalog market');
       }
     }
+    // Resolves once what these registrations journaled is durable; with nothing new, once a registration
+    // of the same parameters still in flight is. An engine that stopped resolves at once: its reads answer
+    // 503 anyway.
+    return engine.afterCommit();
   };
-  register(catalog.read.tradingMarkets());
+  await register(catalog.read.tradingMarkets());
   catalog.write.onMarketsChanged(register);
   if (config.demo !== 'off' && catalog.read.isEmpty() && store.meta.get(metaKeys.demoLoaded) === undefined) {
     const today = clock.now();

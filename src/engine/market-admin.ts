@@ -4,7 +4,10 @@
  * Registration is checked (condition id, two distinct token ids not used by another market, a tick the
  * books support, minimum size, fee rates), applied to the market table, journaled (a `market` event and
  * its row) and sent to the market's shard (OP_REGISTER_MARKET, with the strings by MessagePort; a tick
- * change rebuilds the book there). Registering the same parameters again changes nothing. Resolution first
+ * change rebuilds the book there). Registering the same parameters again changes nothing. A registration
+ * has no answer of its own: its effects are in memory at once and committed with the turn's batch, so a
+ * caller whose answer must show the market on committed state (the catalog's writes, app.ts) awaits
+ * afterCommit() after it, as orders are answered after their commit. Resolution first
  * cancels every resting order of the market in its shard (CANCELED_MARKET_RESOLVED, settled like any
  * cancel), then records the winner in the ledger and the journal, and answers after that commit.
  *

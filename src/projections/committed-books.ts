@@ -40,7 +40,10 @@
  * stands for; bodies built from a seed carry that instant until the next change.
  *
  * Limits: a fill or status of an order this state does not hold (never seeded, or a journal damaged in a
- * way recovery refuses anyway) changes only what it can name and is counted in `unknownOrders`.
+ * way recovery refuses anyway) changes only what it can name and is counted in `unknownOrders`. A market
+ * enters only with its committed `market` event, a batch after the engine registered it: until then a token
+ * the engine knows has no book here. So the catalog's writes are answered after that commit, and a read
+ * that meets the gap waits for it (app.ts).
  */
 import type { FillEvent, JournalEvent, MarketEvent, SideName } from '../domain/events.ts';
 import { PIPS } from '../domain/units.ts';

@@ -12,7 +12,9 @@
  * orders already acknowledged. Every route that reads a book or a quote goes through ensureSnapshots first:
  * when the engine says the market's snapshot may be stale, it asks for a fresh one and waits, so a client
  * that got an order acknowledged and then reads the book sees that order (read-your-writes). The committed
- * books are current by construction: never stale.
+ * books are current by construction: never stale. They can only miss a market the engine has registered
+ * and not yet committed (a reader that heard of it before its import was answered): the same wait then is
+ * for that commit (app.ts), so a known token gets 503 only from an engine that has stopped.
  *
  * History and builder trades are synchronous LMDB reads of the views that projections/market-data.ts
  * maintains, through its RangeOverlay (the writes of the last, not yet committed, transaction included).

@@ -238,7 +238,9 @@ test('a fault while writing aborts the transaction: nothing of the request is co
 test('a market moved to closed leaves the sampling index and stops order intake; resolution is final', async () => {
   const { writer, reader, store } = setup();
   const seen: TradingMarket[][] = [];
-  writer.onMarketsChanged((ms) => seen.push(ms));
+  writer.onMarketsChanged((ms) => {
+    seen.push(ms);
+  });
   ok(await writer.upsertEvents([ev(1, { markets: [mk(1, { clobRewards: [{ rewardsDailyRate: 5 }] })] })]));
   assert.equal(seen.length, 1);
   assert.equal(seen[0][0].acceptingOrders, true);
@@ -280,6 +282,28 @@ test('a market moved to closed leaves the sampling index and stops order intake;
   ok(await writer.upsertEvents([ev(1)]));
   const m = store.catalog.get(catalogKey('market', '1')) as MarketRec;
   assert.deepEqual([m.winner, m.closed, m.acceptingOrders], [1, true, false]);
+});
+
+test('a write is answered only once its listeners have settled (the engine has committed the markets)', async () => {
+  const { writer } = setup();
+  const held: { markets: TradingMarket[]; release: () => void }[] = [];
+  writer.onMarketsChanged((markets) => new Promise<void>((release) => held.push({ markets, release })));
+  const writes: [string, () => Promise<{ ok: boolean }>][] = [
+    ['upsert', () => writer.upsertEvents([ev(1)])],
+    ['status', () => writer.setMarketStatus(cid(1), { closed: true })],
+    ['resolution', () => writer.markResolved(cid(1), 0)],
+  ];
+  for (const [name, write] of writes) {
+    let answered = false;
+    const w = write().then((o) => ((answered = true), o));
+    while (held.length === 0) await new Promise((r) => setImmediate(r));
+    const h = held.shift()!;
+    assert.equal(h.markets[0].conditionId, cid(1), name);
+    await new Promise((r) => setTimeout(r, 20));
+    assert.equal(answered, false, `${name}: not answered while the listener is pending`);
+    h.release();
+    assert.equal((await w).ok, true, name);
+  }
 });
 
 test('renaming a tag re-indexes the search terms of its events', async () => {

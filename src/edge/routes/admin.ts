@@ -6,7 +6,10 @@
  * request answers 400 with every problem in `errors`). Deposits, withdrawals and resolutions go
  * through the engine and its journal like every other balance change; without a running engine they
  * answer 503. A resolution the engine accepted is then recorded in the catalog (closed, not accepting
- * orders, winner), and every market change is passed to the engine's market registry.
+ * orders, winner), and every market change is passed to the engine's market registry. Like an order, each
+ * of these writes is answered only after the journal commit of what it caused in the engine (the catalog
+ * write resolves once the registration is committed, app.ts): a read sent right after the answer finds
+ * the market's book, its tick and its status in the committed state, never a 503 for a token just imported.
  */
 import { Errors, apiError, resultError } from '../../domain/errors.ts';
 import { formatAsset } from '../../domain/ids.ts';

@@ -1,6 +1,10 @@
 /**
  * The catalog's writer: upserts (planned and applied in one transaction, all or nothing), market status
  * flags, resolutions, profiles; and the listeners told which markets changed (engine registration).
+ *
+ * A write resolves only once its listeners have finished with it: the engine's registration answers once
+ * the market's `market` event is committed (app.ts), so whoever is answered after a write (the admin
+ * routes) can read the market on every route that serves committed state, its book included.
  */
 import { apiError, type ApiError } from '../../domain/errors.ts';
 import type { Store } from '../../journal/env.ts';
@@ -18,7 +22,8 @@ export type UpsertOutcome =
   | { ok: true; eventIds: string[]; summary: UpsertSummary; changedMarkets: TradingMarket[] }
   | { ok: false; errors: Problem[] };
 
-export type MarketsListener = (markets: TradingMarket[]) => void;
+/** Told the markets a committed write changed; a returned promise holds the write's answer until it settles. */
+export type MarketsListener = (markets: TradingMarket[]) => void | Promise<unknown>;
 
 export type StatusOutcome = { ok: true; market: MarketRec } | { ok: false; error: ApiError };
 
@@ -32,15 +37,23 @@ export class CatalogWriter {
     return new Date(this.clock.now()).toISOString();
   }
 
-  /** Called after each committed change with the markets whose record changed (engine registration). */
+  /**
+   * Called after each committed change with the markets whose record changed (engine registration); the
+   * write resolves once what `cb` returns has settled.
+   */
   onMarketsChanged(cb: MarketsListener): () => void {
     this.listeners.add(cb);
     return () => this.listeners.delete(cb);
   }
 
-  private notify(markets: TradingMarket[]): void {
+  private async notify(markets: TradingMarket[]): Promise<void> {
     if (markets.length === 0) return;
-    for (const cb of this.listeners) cb(markets);
+    const pending: Promise<unknown>[] = [];
+    for (const cb of this.listeners) {
+      const p = cb(markets);
+      if (p !== undefined) pending.push(p);
+    }
+    await Promise.all(pending);
   }
 
   /** Validates without writing: the problems, or what an upsert would change. */
@@ -62,7 +75,7 @@ export class CatalogWriter {
       const changedMarkets = [...plan.markets.values()].filter((p) => p.changed).map((p) => toTradingMarket(p.next));
       return { ok: true, eventIds: plan.eventOrder, summary: summarize(plan), changedMarkets } satisfies UpsertOutcome;
     })) as UpsertOutcome;
-    if (outcome.ok) this.notify(outcome.changedMarkets);
+    if (outcome.ok) await this.notify(outcome.changedMarkets);
     return outcome;
   }
 
@@ -104,7 +117,7 @@ export class CatalogWriter {
   /**
    * One market's change in one transaction: `change` refuses, answers the market as it is (nothing
    * written), or returns its next record (written, the generation bumped). Listeners hear of the market
-   * whenever the outcome is ok.
+   * whenever the outcome is ok, and the outcome is given once they are done with it.
    */
   private async changeMarket(conditionId: string, change: (old: MarketRec, now: string) => StatusOutcome | MarketRec): Promise<StatusOutcome> {
     const now = this.nowIso();
@@ -118,7 +131,7 @@ export class CatalogWriter {
       bumpGeneration(this.store);
       return { ok: true, market: next } satisfies StatusOutcome;
     })) as StatusOutcome;
-    if (outcome.ok) this.notify([toTradingMarket(outcome.market)]);
+    if (outcome.ok) await this.notify([toTradingMarket(outcome.market)]);
     return outcome;
   }
 
