@@ -12,6 +12,13 @@
  * unpadded forms are accepted too. Every failure returns undefined and the edge answers the same 401,
  * so a caller never learns which part was wrong.
  *
+ * Everything but the HMAC is decided by the headers alone, and `l2Head` / `builderHead` decide it on its
+ * own, so the edge refuses a request before reading its body (pipeline.ts, `sign`): every header present,
+ * the signature well-formed, the timestamp within `auth.maxClockSkewSeconds`, the key usable (committed,
+ * not revoked) and of the family's kind, the address its owner (L2), the passphrase its own (constant-time).
+ * `l2` and `builder` make the same checks again, then the HMAC, so they never pass where the head refused
+ * (and a key revoked while the body was arriving is refused).
+ *
  * L1 (API-key creation and derivation): EIP-712 ClobAuth, recovered in the signature pool.
  *
  * Credentials derive from a server master key, so no secret is ever stored:
@@ -164,11 +171,14 @@ const HEX_DIGEST = /^[0-9a-fA-F]{64}$/;
 // 32 bytes are 43 base64 characters plus one '=' of padding.
 const B64_DIGEST = /^[A-Za-z0-9+/_-]{43}=?$/;
 
+/** Whether an L2 signature header has the form of a digest (hex, or base64 in either alphabet); decodes nothing. */
+const digestForm = (sig: string): boolean => (sig.length === 64 ? HEX_DIGEST.test(sig) : B64_DIGEST.test(sig));
+
 /** The 32 digest bytes of an L2 signature header (hex, or base64 in either alphabet), else undefined. */
 export function decodeSignature(sig: string): Buffer | undefined {
-  if (sig.length === 64) return HEX_DIGEST.test(sig) ? Buffer.from(sig, 'hex') : undefined;
+  if (!digestForm(sig)) return undefined;
   // Node's base64 decoder reads both alphabets and tolerates missing padding.
-  return B64_DIGEST.test(sig) ? Buffer.from(sig, 'base64') : undefined;
+  return Buffer.from(sig, sig.length === 64 ? 'hex' : 'base64');
 }
 
 /** HMAC-SHA256 over `timestamp + method + path + body` (body bytes appended as they are). */
@@ -461,44 +471,75 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 
   const fresh = (ts: string): boolean => TIMESTAMP.test(ts) && Math.abs(nowSeconds(clock) - Number(ts)) <= skew;
 
-  /** Passphrase and HMAC of a live key; the digest when both match (constant-time), else undefined. */
-  const verified = (key: KeyVerifier, passphrase: string, timestamp: string, signature: string, method: string, path: string, rawBody: Buffer | undefined): Buffer | undefined => {
-    const given = decodeSignature(signature);
-    if (!given) return undefined;
-    const pass = Buffer.from(passphrase);
-    if (pass.length !== key.passphrase.length || !timingSafeEqual(pass, key.passphrase)) return undefined;
+  const samePassphrase = (key: KeyVerifier, passphrase: string): boolean => {
+    const given = Buffer.from(passphrase);
+    return given.length === key.passphrase.length && timingSafeEqual(given, key.passphrase);
+  };
+
+  /**
+   * What the L2 headers alone decide (no body, no HMAC): every header present, the signature well-formed, the
+   * timestamp fresh, the key usable and not a builder key (those sign the builder headers only), the address
+   * its owner, the passphrase its own. The key when all pass.
+   */
+  const l2Key = (headers: Headers): KeyVerifier | undefined => {
+    const apiKey = header(headers, NAMES.apiKey);
+    const address = header(headers, NAMES.address);
+    const passphrase = header(headers, NAMES.passphrase);
+    const timestamp = header(headers, NAMES.timestamp);
+    const signature = header(headers, NAMES.signature);
+    if (apiKey === undefined || address === undefined || passphrase === undefined || timestamp === undefined || signature === undefined) return undefined;
+    if (!digestForm(signature) || !fresh(timestamp)) return undefined;
+    const key = keys.verifier(apiKey);
+    if (!key || key.kind === 'builder' || address.length !== 42 || address.toLowerCase() !== key.address) return undefined;
+    return samePassphrase(key, passphrase) ? key : undefined;
+  };
+
+  /** The same for the builder headers (no address: the key names its wallet); only builder keys sign them. */
+  const builderKey = (headers: Headers): KeyVerifier | undefined => {
+    const apiKey = header(headers, BUILDER_NAMES.apiKey);
+    const passphrase = header(headers, BUILDER_NAMES.passphrase);
+    const timestamp = header(headers, BUILDER_NAMES.timestamp);
+    const signature = header(headers, BUILDER_NAMES.signature);
+    if (apiKey === undefined || passphrase === undefined || timestamp === undefined || signature === undefined) return undefined;
+    if (!digestForm(signature) || !fresh(timestamp)) return undefined;
+    const key = keys.verifier(apiKey);
+    if (!key || key.kind !== 'builder') return undefined;
+    return samePassphrase(key, passphrase) ? key : undefined;
+  };
+
+  /** The HMAC of a request whose headers passed; the digest when it matches (constant-time), else undefined. */
+  const signedDigest = (key: KeyVerifier, timestamp: string, signature: string, method: string, path: string, rawBody: Buffer | undefined): Buffer | undefined => {
     const digest = l2Digest(key.hmacKey, timestamp, method, path, rawBody);
-    return timingSafeEqual(digest, given) ? digest : undefined;
+    return timingSafeEqual(digest, decodeSignature(signature)!) ? digest : undefined;
   };
 
   return {
+    l2Head(headers) {
+      return l2Key(headers)?.kind;
+    },
+
+    builderHead(headers) {
+      return builderKey(headers) !== undefined;
+    },
+
     l2(method, path, headers, rawBody) {
-      const apiKey = header(headers, NAMES.apiKey);
-      const address = header(headers, NAMES.address);
-      const passphrase = header(headers, NAMES.passphrase);
-      const timestamp = header(headers, NAMES.timestamp);
-      const signature = header(headers, NAMES.signature);
-      if (apiKey === undefined || address === undefined || passphrase === undefined || timestamp === undefined || signature === undefined) return undefined;
-      if (!fresh(timestamp)) return undefined;
-      const key = keys.verifier(apiKey);
-      // Builder keys sign the builder headers only.
-      if (!key || key.kind === 'builder' || address.length !== 42 || address.toLowerCase() !== key.address) return undefined;
-      const digest = verified(key, passphrase, timestamp, signature, method, path, rawBody);
+      const key = l2Key(headers);
+      if (key === undefined) return undefined;
+      // Present and well-formed: l2Key checked them.
+      const apiKey = header(headers, NAMES.apiKey)!;
+      const timestamp = header(headers, NAMES.timestamp)!;
+      const digest = signedDigest(key, timestamp, header(headers, NAMES.signature)!, method, path, rawBody);
       if (digest === undefined) return undefined;
       // The digest names the signed content whatever encoding the header used (replays.ts).
       return { apiKey, address: key.address, keyKind: key.kind, replayKey: `${apiKey}|${digest.toString('hex')}`, expiresAt: Number(timestamp) + skew };
     },
 
     builder(method, path, headers, rawBody): SignedCaller | undefined {
-      const apiKey = header(headers, BUILDER_NAMES.apiKey);
-      const passphrase = header(headers, BUILDER_NAMES.passphrase);
-      const timestamp = header(headers, BUILDER_NAMES.timestamp);
-      const signature = header(headers, BUILDER_NAMES.signature);
-      if (apiKey === undefined || passphrase === undefined || timestamp === undefined || signature === undefined) return undefined;
-      if (!fresh(timestamp)) return undefined;
-      const key = keys.verifier(apiKey);
-      if (!key || key.kind !== 'builder') return undefined;
-      const digest = verified(key, passphrase, timestamp, signature, method, path, rawBody);
+      const key = builderKey(headers);
+      if (key === undefined) return undefined;
+      const apiKey = header(headers, BUILDER_NAMES.apiKey)!;
+      const timestamp = header(headers, BUILDER_NAMES.timestamp)!;
+      const digest = signedDigest(key, timestamp, header(headers, BUILDER_NAMES.signature)!, method, path, rawBody);
       if (digest === undefined) return undefined;
       return {
         apiKey,
@@ -510,8 +551,11 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       };
     },
 
-    presented(headers) {
-      return header(headers, NAMES.apiKey) !== undefined || header(headers, BUILDER_NAMES.apiKey) !== undefined;
+    presented(headers, kinds) {
+      return (
+        ((kinds.includes('trading') || kinds.includes('readonly')) && header(headers, NAMES.apiKey) !== undefined) ||
+        (kinds.includes('builder') && header(headers, BUILDER_NAMES.apiKey) !== undefined)
+      );
     },
 
     async l1(headers) {

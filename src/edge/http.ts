@@ -14,7 +14,20 @@
  *      the kernel answer with a reset, which discards the 413 before a client that is still writing
  *      (Node's http, curl) reads it. At most maxBodyBytes + LINGER_BYTES of a request are ever read; a
  *      declared length beyond that is answered at once. A JSON body's nesting is scanned as it arrives
- *      (maxJsonDepth): past the bound nothing more is kept, and the request runs with `bodyTooDeep`;
+ *      (maxJsonDepth): past the bound nothing more is kept, and the request runs with `bodyTooDeep`.
+ *      Before any of that, a processor's `beforeBody` (signed routes: pipeline.ts) may refuse the request
+ *      on its headers alone: its answer is written without waiting for the body, none of which is kept. If
+ *      the whole body came in the read that carried the head (uWS hands it over right after the handler,
+ *      last chunk marked), nothing is left unread: the answer is written then and the connection kept.
+ *      Otherwise it is written on the next turn with `Connection: close`, and uWS closes the connection
+ *      (FIN, then close). Closing is a must: on a kept connection uWS reads and drops the rest of the body,
+ *      however long it is, and then serves what follows, while a response whose answer is complete can no
+ *      longer be closed from here (uWS.js throws). So what is read and dropped is bounded by the read that
+ *      carried the head plus at most one more before that turn (uWS reads at most 512 KiB at a time; about
+ *      120 KiB of a 1 MiB upload on loopback). The client that sent headers and stalls gets its answer at
+ *      once, which a lingering close like the 413's would delay. Body bytes still arriving after the close
+ *      draw a reset, but the answer is ahead of it: Node's http and curl read it even while writing a 16 MiB
+ *      upload (loopback);
  *   4. hand a plain `Incoming` to the processor and check the flag after it settles;
  *   5. write the answer inside `cork` (one syscall; required outside the handler's synchronous top) with
  *      `tryEnd`, never `end`: `end` hands uWS whatever the socket cannot take, and uWS then goes on to the
@@ -61,7 +74,15 @@ export interface Outgoing {
   noBody?: boolean;
 }
 
-export type Processor = (req: Incoming) => Outgoing | Promise<Outgoing>;
+/** Turns a request into its answer; handed the request once its body is in (or at once, without one). */
+export interface Processor {
+  (req: Incoming): Outgoing | Promise<Outgoing>;
+  /**
+   * Runs as soon as the headers are copied, before a byte of a body is read (routes that read one): an answer
+   * refuses the request on its headers alone, and the processor itself never runs for it (step 3).
+   */
+  beforeBody?: (req: Incoming) => Outgoing | undefined;
+}
 
 export interface ServeOptions {
   /** The route's method: uWS matched it, so there is no need to ask; '' = the request's own (any route). */
@@ -173,15 +194,7 @@ export function writeAnswer(res: HttpResponse, out: Outgoing, sink: AnswerSink):
     // but goes on to the next pipelined request, which is what a refusal with a close must prevent. With
     // the answer pending, uWS parses nothing more from the connection; if the client pipelined more, uWS
     // closes the connection itself and this answer is not sent, but nothing after the refused request runs.
-    setImmediate(() => {
-      if (!sink.aborted) {
-        res.cork(() => {
-          writeHead(res, out);
-          res.end(out.body, true);
-        });
-      }
-      sink.written();
-    });
+    setImmediate(() => endAndClose(res, out, sink));
     return false;
   }
   if (out.noBody === true) {
@@ -215,6 +228,17 @@ export function writeAnswer(res: HttpResponse, out: Outgoing, sink: AnswerSink):
     return ok;
   });
   return false;
+}
+
+/** Writes an answer and closes the connection; only from outside uWS's parser callbacks (see writeAnswer). */
+function endAndClose(res: HttpResponse, out: Outgoing, sink: AnswerSink): void {
+  if (!sink.aborted) {
+    res.cork(() => {
+      writeHead(res, out);
+      res.end(out.body, true);
+    });
+  }
+  sink.written();
 }
 
 // uWS calls forEach's callback synchronously; a module-level target avoids a closure per request.
@@ -276,6 +300,8 @@ class Exchange implements AnswerSink {
   depth: DepthScan | undefined;
   /** Set while a refused upload is being drained: the answer to write once it ends (lingering close). */
   refusal: Outgoing | undefined;
+  /** Set when the processor refused the request on its headers (step 3): the answer, none of the body kept. */
+  early: Outgoing | undefined;
   lingerTimer: NodeJS.Timeout | undefined;
   lingerUntil = 0;
 
@@ -335,6 +361,19 @@ class Exchange implements AnswerSink {
     }
   }
 
+  /**
+   * Answers a request refused on its headers (step 3): keeping the connection if the whole body comes in the
+   * read that carried the head (data() sees its last chunk before the next turn), else closing it then.
+   */
+  refuseEarly(out: Outgoing): void {
+    this.early = out;
+    setImmediate(() => {
+      if (this.answered) return;
+      this.answered = true;
+      endAndClose(this.res, out, this);
+    });
+  }
+
   /** Starts the lingering close of a refused upload (see the header, step 3). */
   refuse(): void {
     this.refusal = { ...this.opts.tooLarge(), close: true };
@@ -350,6 +389,10 @@ class Exchange implements AnswerSink {
 
   data(chunk: ArrayBuffer, isLast: boolean): void {
     if (this.answered) return;
+    if (this.early !== undefined) {
+      if (isLast) this.answer(this.early);
+      return;
+    }
     this.received += chunk.byteLength;
     if (this.refusal) {
       if (isLast || this.received >= this.lingerUntil) this.endLinger();
@@ -421,6 +464,12 @@ export function serve(res: HttpResponse, req: HttpRequest, opts: ServeOptions, p
   const dropOnly = opts.discardBody === true && (headers['content-length'] ?? '0') === '0' && req.getHeader('transfer-encoding') === '';
   if (!opts.readBody || dropOnly) {
     x.run();
+    return;
+  }
+  const early = processor.beforeBody?.(incoming);
+  if (early !== undefined) {
+    x.refuseEarly(early);
+    res.onData((chunk, isLast) => x.data(chunk, isLast));
     return;
   }
 

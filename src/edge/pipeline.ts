@@ -3,13 +3,21 @@
  * either answers (a catalogue error in the route group's form, error-reply.ts) or hands on:
  *
  *   gate       admin routes: the bearer token (404 when no token is configured)
- *   sign       l2 routes: API key + HMAC over the raw bytes, before anything parses them; a failure is
- *              charged to the client address, so random keys cannot dodge the caps. A route names the key
- *              kinds it accepts (RouteDef.keys: trading, read-only, builder); a valid key of another kind
- *              is a failure like a bad signature. A route with `authOptional` serves a request that
- *              carries no credential headers at all as a public one. A body http.ts found nested past the
- *              bound was not kept, so its HMAC cannot be checked: it is refused here as too deep, charged
- *              to the client address
+ *   sign       l2 routes: API key + HMAC over the raw bytes, before anything parses them, in two halves.
+ *              Everything the headers alone decide (every header present and well-formed, the key known,
+ *              not revoked and of a kind the route takes, the address its owner, the passphrase its own,
+ *              the timestamp within the skew) runs as soon as http.ts has copied the headers, before a
+ *              byte of body is read (`beforeBody`), so a caller without credentials never makes the edge
+ *              read, let alone parse, a body; only the HMAC waits for the body. A failure of either half
+ *              answers the same 401 and is charged to the client address, so random keys cannot dodge the
+ *              caps. A route names the key kinds it accepts (RouteDef.keys: trading, read-only, builder);
+ *              a valid key of another kind is a failure like a bad signature. A route with `authOptional`
+ *              serves as a public one a request that carries no credential headers of its kinds (the L2
+ *              API key header for trading and read-only keys, the builder API key header for builder
+ *              keys): headers of another kind are not the route's business and are ignored, so they
+ *              never turn a public read into a refusal. A body http.ts found nested past the bound was not
+ *              kept, so its HMAC cannot be checked: it is refused here as too deep, charged to the client
+ *              address
  *   admit      rate limits (rate-limit.ts): the API key once the HMAC passed, else the client address; the
  *              trading windows also per wallet (all its keys together). A route that charges per item of
  *              its body (POST /orders) is first asked whether one unit fits, without charging, so a caller
@@ -21,7 +29,8 @@
  *   dispatch   guard, path parameters, query and body validated (validate.ts), the handler, its answer
  *
  * Before the stages, on a read replica: a route only the sequencer serves (replica-routes.ts) answers 421
- * naming the sequencer. After them: every answer of a read route carries `X-Journal-Seq`, the journal
+ * naming the sequencer; `beforeBody` leaves such a request to the stages, so it answers 421 whatever its
+ * headers. After them: every answer of a read route carries `X-Journal-Seq`, the journal
  * sequence of the state it was read from (the engine's committed seq, a replica's applied seq).
  *
  * A handler that throws something unexpected answers 500 and is logged; it never takes the process down.
@@ -31,7 +40,7 @@ import { apiError, type ApiError } from '../domain/errors.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/log.ts';
 import { errorReply, problemError, toApiError } from './error-reply.ts';
-import type { Incoming, Outgoing } from './http.ts';
+import type { Incoming, Outgoing, Processor } from './http.ts';
 import { MAX_JSON_DEPTH, parseJsonBody, parseScannedJsonBody, type ParsedBody } from './json-body.ts';
 import type { Metrics, RouteMetrics } from './metrics.ts';
 import type { Charge, RateLimiter, Verdict } from './rate-limit.ts';
@@ -53,8 +62,18 @@ export interface Authenticator {
    * `*_BUILDER_SIGNATURE`): a builder key + the same HMAC. Undefined when anything fails.
    */
   builder(method: string, path: string, headers: Readonly<Record<string, string>>, rawBody: Buffer | undefined): SignedCaller | undefined;
-  /** Whether the request carries an API key or builder API key header (an `authOptional` route's test). */
-  presented(headers: Readonly<Record<string, string>>): boolean;
+  /**
+   * The part of `l2` the headers alone decide, everything but the HMAC: the kind of the key when it could pass
+   * once the body is in, else undefined. `l2` never passes where this refused.
+   */
+  l2Head(headers: Readonly<Record<string, string>>): KeyKind | undefined;
+  /** The same for `builder`: whether the builder headers could pass once the body is in. */
+  builderHead(headers: Readonly<Record<string, string>>): boolean;
+  /**
+   * Whether the request carries the API key header of a family that signs for these kinds (the L2 one for
+   * trading and read-only keys, the builder one for builder keys): an `authOptional` route's test.
+   */
+  presented(headers: Readonly<Record<string, string>>, kinds: readonly KeyKind[]): boolean;
   /** L1: EIP-712 ClobAuth signature. Undefined when anything fails. */
   l1(headers: Readonly<Record<string, string>>): Promise<(SignedCaller & { nonce: string }) | undefined>;
 }
@@ -144,6 +163,20 @@ function signedBy(keys: readonly KeyKind[], a: Authenticator | undefined, req: I
   return s !== undefined && s.keyKind !== undefined && keys.includes(s.keyKind) ? s : undefined;
 }
 
+/**
+ * `sign`'s first half: whether the credential headers could authenticate the request on a route taking `keys`,
+ * everything but the HMAC checked. Never false where signedBy passes (it tries the same families in the same
+ * way), so refusing on it before the body changes no answer, only when it is given.
+ */
+function headersCouldSign(keys: readonly KeyKind[], a: Authenticator | undefined, req: Incoming): boolean {
+  if (a === undefined) return false;
+  if (keys.includes('trading') || keys.includes('readonly')) {
+    const kind = a.l2Head(req.headers);
+    if (kind !== undefined && keys.includes(kind)) return true;
+  }
+  return keys.includes('builder') && a.builderHead(req.headers);
+}
+
 /** One request on its way through the stages: what each stage found out. */
 interface Flow {
   req: Incoming;
@@ -159,6 +192,7 @@ type Answer = Outgoing | Promise<Outgoing>;
 /**
  * The stages of the header for one mounted route, one method each, in order: gate, sign, admit, parse,
  * l1, replay, dispatch. A stage answers (an error in the route group's form) or calls the next one.
+ * `beforeBody` is sign's first half, which http.ts runs before the body is read.
  */
 class RouteProcessor {
   private readonly auth: string;
@@ -194,19 +228,35 @@ class RouteProcessor {
     if (!this.d.adminToken) return this.finish(f.req, { status: 404, body: JSON_NOT_FOUND });
     const given = f.req.headers['authorization'] ?? '';
     if (given.startsWith('Bearer ') && sameSecret(given.slice(7), this.d.adminToken)) return this.sign(f);
-    return this.refuse(f, apiError('PM_ERR_ADMIN_UNAUTHORIZED'));
+    return this.refuse(f.req, f.client, apiError('PM_ERR_ADMIN_UNAUTHORIZED'));
+  }
+
+  /** An authOptional route's request without credential headers of the route's kinds: served as a public one. */
+  private isPublic(req: Incoming): boolean {
+    return this.m.route.authOptional === true && !(this.d.auth?.presented(req.headers, this.keys) ?? false);
   }
 
   /**
-   * l2 routes: the HMAC over the raw bytes, before anything parses them; a failure is charged to the client
-   * address. An authOptional route without any credential header is a public request.
+   * `sign`'s first half, called by http.ts once the headers are copied and before a byte of body is read: the
+   * same 401 as `sign` (charged the same way) when the headers alone already fail, else undefined and the
+   * request goes on to the stages once its body is in. Leaves a replica's refused route to `process` (421).
+   */
+  readonly beforeBody = (req: Incoming): Outgoing | undefined => {
+    if (this.refused !== undefined || this.auth !== 'l2' || this.isPublic(req)) return undefined;
+    if (headersCouldSign(this.keys, this.d.auth, req)) return undefined;
+    return this.refuse(req, this.who(req), apiError('PM_ERR_UNAUTHORIZED'));
+  };
+
+  /**
+   * l2 routes: the HMAC over the raw bytes, before anything parses them (the headers' own checks ran before the
+   * body was read, beforeBody, and run again here); a failure is charged to the client address. An
+   * authOptional route without credential headers of its kinds is a public request.
    */
   private sign(f: Flow): Answer {
-    const { route } = this.m;
-    if (this.auth !== 'l2' || (route.authOptional && !(this.d.auth?.presented(f.req.headers) ?? false))) return this.admit(f);
-    if (f.req.bodyTooDeep === true) return this.refuse(f, tooDeep());
+    if (this.auth !== 'l2' || this.isPublic(f.req)) return this.admit(f);
+    if (f.req.bodyTooDeep === true) return this.refuse(f.req, f.client, tooDeep());
     const signed = signedBy(this.keys, this.d.auth, f.req);
-    if (!signed) return this.refuse(f, apiError('PM_ERR_UNAUTHORIZED'));
+    if (!signed) return this.refuse(f.req, f.client, apiError('PM_ERR_UNAUTHORIZED'));
     f.signed = signed;
     f.caller.apiKey = signed.apiKey;
     f.caller.address = signed.address;
@@ -322,9 +372,9 @@ class RouteProcessor {
   }
 
   /** An authentication failure, charged to the client address (random keys cannot dodge the caps). */
-  private refuse(f: Flow, e: ApiError): Outgoing {
-    const v = this.d.limiter.take(f.client.key, this.m.buckets, 1, this.d.clock.now());
-    return v.ok ? this.fail(f.req, e) : this.limited(f.req, v);
+  private refuse(req: Incoming, client: { key: string }, e: ApiError): Outgoing {
+    const v = this.d.limiter.take(client.key, this.m.buckets, 1, this.d.clock.now());
+    return v.ok ? this.fail(req, e) : this.limited(req, v);
   }
 
   private limited(req: Incoming, v: Verdict): Outgoing {
@@ -343,7 +393,10 @@ class RouteProcessor {
   }
 }
 
-/** The request processor of one mounted route: the stages of the header, in order. */
-export function processorFor(m: Mounted, d: PipelineDeps, who: (req: Incoming) => { ip: string; key: string }): (req: Incoming) => Answer {
-  return new RouteProcessor(m, d, who).process;
+/** The request processor of one mounted route: the stages of the header, in order (l2 routes: sign's first half before the body). */
+export function processorFor(m: Mounted, d: PipelineDeps, who: (req: Incoming) => { ip: string; key: string }): Processor {
+  const p = new RouteProcessor(m, d, who);
+  const processor: Processor = p.process;
+  if (m.route.auth === 'l2') processor.beforeBody = p.beforeBody;
+  return processor;
 }

@@ -122,8 +122,10 @@ export interface RouteDef<Q extends TObject | undefined = any, B extends TSchema
    */
   keys?: readonly KeyKind[];
   /**
-   * l2 routes: a request that carries no credential headers at all is served as a public one (charged to the
-   * client address, `caller.address` unset); one that carries them must verify.
+   * l2 routes: a request that carries no credential headers of the route's kinds (`keys`: the L2 API key
+   * header for trading and read-only keys, the builder API key header for builder keys) is served as a public
+   * one (charged to the client address, `caller.address` unset); one that carries them must verify. Headers
+   * of another kind are ignored: they never turn a public read into a refusal.
    */
   authOptional?: boolean;
   /** Extra request headers (lowercase) the handler reads. */

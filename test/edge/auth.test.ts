@@ -9,12 +9,17 @@
  * platform's `POLY_API_KEY`, any case), and the hyphenated aliases (`SVC-API-KEY`) as an extra; every
  * case is also run through the edge's Authenticator directly with the names lowercased as the edge hands
  * them over.
+ *
+ * Before the body (issue 31): everything but the HMAC is decided on the headers alone (`l2Head`,
+ * `builderHead`), and over HTTP a signed route refuses such a request before its body is sent, while a
+ * request whose headers pass waits for its body and its HMAC.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { join } from 'node:path';
 import { ClobClient } from '@polymarket/clob-client-v2';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
@@ -43,6 +48,8 @@ const SKEW = 30;
 
 const alice = privateKeyToAccount('0x' + 'a1'.repeat(32) as `0x${string}`);
 const bob = privateKeyToAccount('0x' + 'b2'.repeat(32) as `0x${string}`);
+/** A wallet of the before-the-body tests only, so their keys do not count against another test's cap. */
+const carol = privateKeyToAccount('0x' + 'c3'.repeat(32) as `0x${string}`);
 
 const clock = new ManualClock(Date.UTC(2026, 0, 1));
 const now = () => nowSeconds(clock);
@@ -565,4 +572,152 @@ test('underscore header names (SVC_*, POLY_*) reach the edge over HTTP exactly a
     assert.equal(r.responses[0]?.status, 200, `${prefix}: no answer or refused (closedByServer=${r.closedByServer})`);
     assert.ok((JSON.parse(r.responses[0]!.body.toString()) as { apiKeys: string[] }).apiKeys.includes(creds.apiKey));
   }
+});
+
+// ---- before the body (issue 31) -----------------------------------------------------------------------------
+
+/** Builder headers (`SVC_BUILDER_*`) of a builder key, signed like L2. */
+function builderL2(creds: Credentials, method: string, path: string, o: { ts?: number; secret?: string } = {}): Record<string, string> {
+  const ts = String(o.ts ?? now());
+  return {
+    SVC_BUILDER_API_KEY: creds.apiKey,
+    SVC_BUILDER_PASSPHRASE: creds.passphrase,
+    SVC_BUILDER_TIMESTAMP: ts,
+    SVC_BUILDER_SIGNATURE: hmac(o.secret ?? creds.secret, ts + method + path, 'hex'),
+  };
+}
+
+/** Carol's trading key plus a read-only and a builder key it made. */
+async function carolsKeys(nonce: number): Promise<{ trading: Credentials; readonly: Credentials; builder: Credentials }> {
+  const trading = await createKey(carol, nonce);
+  const ro = await send('POST', '/auth/readonly-api-key', l2(trading, carol.address, 'POST', '/auth/readonly-api-key'));
+  assert.equal(ro.status, 200, ro.text);
+  const b = await send('POST', '/auth/builder-api-key', l2(trading, carol.address, 'POST', '/auth/builder-api-key'));
+  assert.equal(b.status, 200, b.text);
+  const { key, secret, passphrase } = b.json as { key: string; secret: string; passphrase: string };
+  return { trading, readonly: ro.json as Credentials, builder: { apiKey: key, secret, passphrase } };
+}
+
+test('l2Head and builderHead decide everything but the HMAC: they pass where only the HMAC is wrong, and refuse wherever l2 refuses for another reason', async () => {
+  const { trading, readonly, builder } = await carolsKeys(0);
+  const bobs = await createKey(bob, 50);
+  const revoked = await createKey(carol, 1);
+  assert.equal((await send('DELETE', '/auth/api-key', l2(revoked, carol.address, 'DELETE', '/auth/api-key'))).status, 200);
+  const head = (h: Record<string, string>) => app.ctx.auth.authenticator.l2Head(lower(underscored(h)));
+  const path = '/data/orders';
+  const sig = (h: Record<string, string>) => h.SVC_SIGNATURE!;
+
+  const passes: [string, Record<string, string>, string][] = [
+    ['a trading key', l2(trading, carol.address, 'GET', path), 'trading'],
+    ['POLY_ names, base64url', l2(trading, carol.address, 'GET', path, undefined, { prefix: 'POLY_', enc: 'base64url' }), 'trading'],
+    ['a read-only key', l2(readonly, carol.address, 'GET', path), 'readonly'],
+  ];
+  for (const [label, h, kind] of passes) {
+    assert.equal(head(h), kind, label);
+    assert.ok(directL2('GET', path, h), label);
+  }
+  const hmacOnly: [string, Record<string, string>][] = [
+    ['wrong secret', l2(trading, carol.address, 'GET', path, undefined, { secret: Buffer.alloc(32, 7).toString('base64url') })],
+    ['signed another path', l2(trading, carol.address, 'GET', path, undefined, { signedPath: '/data/trades' })],
+    ['signed a body the request does not carry', l2(trading, carol.address, 'GET', path, undefined, { signedBody: '{}' })],
+  ];
+  for (const [label, h] of hmacOnly) {
+    assert.equal(head(h), 'trading', `${label}: only the HMAC can tell`);
+    assert.equal(directL2('GET', path, h), undefined, label);
+  }
+  const refused: [string, Record<string, string>][] = [
+    ['wrong passphrase', l2(trading, carol.address, 'GET', path, undefined, { passphrase: bobs.passphrase })],
+    ['passphrase of another length', l2(trading, carol.address, 'GET', path, undefined, { passphrase: 'short' })],
+    ['stale timestamp', l2(trading, carol.address, 'GET', path, undefined, { ts: now() - SKEW - 1 })],
+    ['future timestamp', l2(trading, carol.address, 'GET', path, undefined, { ts: now() + SKEW + 1 })],
+    ['timestamp not a number', l2(trading, carol.address, 'GET', path, undefined, { ts: 'soon' })],
+    ["another wallet's key with this address", l2(bobs, carol.address, 'GET', path)],
+    ["this key with another wallet's address", l2(trading, bob.address, 'GET', path)],
+    ['unknown api key', l2(trading, carol.address, 'GET', path, undefined, { apiKey: '00000000-0000-4000-8000-000000000000' })],
+    ['a revoked key', l2(revoked, carol.address, 'GET', path)],
+    ['a builder key in the L2 headers', l2(builder, carol.address, 'GET', path)],
+    ['signature not a digest', { ...l2(trading, carol.address, 'GET', path), SVC_SIGNATURE: sig(l2(trading, carol.address, 'GET', path)).slice(0, 60) }],
+    ...(['ADDRESS', 'API_KEY', 'PASSPHRASE', 'TIMESTAMP', 'SIGNATURE'] as const).map((k): [string, Record<string, string>] => [`missing ${k}`, l2(trading, carol.address, 'GET', path, undefined, { omit: [k] })]),
+    ['no headers', {}],
+  ];
+  for (const [label, h] of refused) {
+    assert.equal(head(h), undefined, label);
+    assert.equal(directL2('GET', path, h), undefined, label);
+  }
+
+  const a = app.ctx.auth.authenticator;
+  const bpath = '/builder/trades';
+  const direct = (h: Record<string, string>) => [a.builderHead(lower(h)), a.builder('GET', bpath, lower(h), undefined) !== undefined];
+  assert.deepEqual(direct(builderL2(builder, 'GET', bpath)), [true, true], 'a builder key');
+  assert.deepEqual(direct(builderL2(builder, 'GET', bpath, { secret: trading.secret })), [true, false], 'a builder key, a wrong HMAC');
+  assert.deepEqual(direct(builderL2(builder, 'GET', bpath, { ts: now() - SKEW - 1 })), [false, false], 'stale');
+  assert.deepEqual(direct(builderL2(trading, 'GET', bpath)), [false, false], 'a trading key in the builder headers');
+  assert.deepEqual(direct({ ...builderL2(builder, 'GET', bpath), SVC_BUILDER_PASSPHRASE: trading.passphrase }), [false, false], 'wrong passphrase');
+
+  // Which credential headers an authOptional route looks at: the families that sign for its kinds.
+  const l2h = lower(l2(trading, carol.address, 'GET', path));
+  const bh = lower(builderL2(builder, 'GET', bpath));
+  assert.deepEqual(
+    [a.presented(l2h, ['builder']), a.presented(bh, ['builder']), a.presented(l2h, ['trading']), a.presented(bh, ['trading', 'readonly']), a.presented({}, ['trading', 'builder'])],
+    [false, true, true, false, false],
+  );
+});
+
+/**
+ * Sends a head, waits `stallMs`, then sends the body (if given) and waits a second more: what came back
+ * before the body was sent, what came after, and whether the server closed the connection.
+ */
+function stallThenSend(head: string, body: string | undefined, stallMs: number): Promise<{ before: string; after: string; closedByServer: boolean }> {
+  return new Promise((resolve) => {
+    let got = '';
+    let before: string | undefined;
+    const sock = net.connect(app.port, '127.0.0.1', () => sock.write(head));
+    const finish = (closedByServer: boolean) => {
+      clearTimeout(timer);
+      sock.destroy();
+      const b = before ?? got;
+      resolve({ before: b, after: got.slice(b.length), closedByServer });
+    };
+    let timer = setTimeout(() => {
+      before = got;
+      if (body === undefined) return finish(false);
+      sock.write(body);
+      timer = setTimeout(() => finish(false), 1000);
+    }, stallMs);
+    sock.on('data', (d: Buffer) => (got += d.toString('latin1')));
+    sock.on('error', () => undefined);
+    sock.on('close', () => finish(true));
+  });
+}
+
+const rawHead = (method: string, path: string, headers: Record<string, string>, length: number) =>
+  `${method} ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}Content-Length: ${length}\r\n\r\n`;
+
+test('over HTTP, a signed route refuses on the headers before the body is sent; headers that pass wait for the body and its HMAC', async () => {
+  const { trading, readonly, builder } = await carolsKeys(2);
+  const path = '/auth/api-key';
+  const body = '{"reason":"rotate"}';
+  const before: [string, Record<string, string>][] = [
+    ['no credentials', {}],
+    ['stale timestamp', l2(trading, carol.address, 'DELETE', path, body, { ts: now() - SKEW - 1 })],
+    ['wrong passphrase', l2(trading, carol.address, 'DELETE', path, body, { passphrase: readonly.passphrase })],
+    ['unknown key', l2(trading, carol.address, 'DELETE', path, body, { apiKey: '00000000-0000-4000-8000-000000000000' })],
+    ['a read-only key on a route of trading keys', l2(readonly, carol.address, 'DELETE', path, body)],
+    ['a builder key in the L2 headers', l2(builder, carol.address, 'DELETE', path, body)],
+  ];
+  for (const [label, h] of before) {
+    const r = await stallThenSend(rawHead('DELETE', path, h, body.length), undefined, 400);
+    assert.match(r.before, /^HTTP\/1\.1 401 /, `${label}: answered while the body was still unsent`);
+    assert.ok(r.before.endsWith(UNAUTHORIZED), label);
+    assert.equal(r.closedByServer, true, label);
+  }
+  // Headers that pass: nothing is answered until the body is in; then its HMAC decides.
+  const tampered = await stallThenSend(rawHead('DELETE', path, l2(trading, carol.address, 'DELETE', path, body), body.length), body.replace('rotate', 'rotatE'), 300);
+  assert.equal(tampered.before, '', 'no answer before the body');
+  assert.match(tampered.after, /^HTTP\/1\.1 401 /);
+  assert.equal(app.ctx.auth.keys.record(trading.apiKey)?.revoked, false);
+  const good = await stallThenSend(rawHead('DELETE', path, l2(trading, carol.address, 'DELETE', path, body, { prefix: 'POLY_', enc: 'base64url' }), body.length), body, 300);
+  assert.equal(good.before, '', 'no answer before the body');
+  assert.match(good.after, /^HTTP\/1\.1 200 /);
+  assert.equal(app.ctx.auth.keys.record(trading.apiKey)?.revoked, true);
 });

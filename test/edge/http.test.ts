@@ -2,7 +2,8 @@
  * The HTTP edge's request lifecycle through real HTTP on 127.0.0.1 (DESIGN sections 3 and 4, STYLE 11):
  * health and time through the real app, 404/405 fallbacks, malformed JSON, the body cap with a declared
  * Content-Length and with chunked uploads, handler faults, async handlers and clients that go away
- * mid-request. Each case checks that the server keeps serving afterwards.
+ * mid-request, and signed routes refusing a caller on its headers before a byte of its body is read (issue
+ * 31). Each case checks that the server keeps serving afterwards.
  */
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -16,7 +17,8 @@ import { apiError } from '../../src/domain/errors.ts';
 import { route } from '../../src/edge/route.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
-import { InFlight, LINGER_BYTES, LINGER_MS, serve, type Incoming, type ServeOptions } from '../../src/edge/http.ts';
+import { InFlight, LINGER_BYTES, LINGER_MS, serve, type Incoming, type Processor, type ServeOptions } from '../../src/edge/http.ts';
+import { ManualClock } from '../../src/runtime/clock.ts';
 import { loadUws } from '../../src/edge/uws.ts';
 import { get, rawHttp, sleep, startTestServer, tempDir, waitFor, type TestServer } from '../fixtures/edge.ts';
 
@@ -423,4 +425,106 @@ test('a raw client that keeps sending gets the 413, is cut off within the linger
     assert.ok(r.sent < CAP + LINGER_BYTES + 16 * 1024 * 1024, `${c.name}: ${r.sent} bytes accepted before the close`);
   }
   assert.equal((await request(app.port, { path: '/' })).status, 200);
+});
+
+// ---- refused on the headers, before the body (issue 31) -------------------------------------------------
+
+const UNAUTHORIZED = '{"error":"Unauthorized/Invalid api key"}';
+const MiB = 1024 * 1024;
+
+/** A request head declaring a body of `length` bytes (the body itself is for the caller to send, or not). */
+const postHead = (path: string, length: number, headers: Record<string, string> = {}) =>
+  `POST ${path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}Content-Length: ${length}\r\n\r\n`;
+
+test('serve(): a beforeBody refusal is answered before any body byte is sent; the connection is kept only when the whole body came with the head', async () => {
+  const { uws } = loadUws(16384);
+  const ran: string[] = [];
+  const processor: Processor = (incoming) => (ran.push(incoming.path), { status: 200, body: '"ran"' });
+  processor.beforeBody = (incoming) => (incoming.headers['x-deny'] !== undefined ? { status: 401, body: '{"error":"no"}' } : undefined);
+  const opts: ServeOptions = {
+    method: 'POST', allHeaders: true, headerNames: [], paramCount: 0, readBody: true, maxBodyBytes: CAP,
+    tooLarge: () => ({ status: 413, body: '{}' }), badFraming: () => ({ status: 400, body: '{}' }), onFault: () => ({ status: 500, body: '{}' }), tracker: new InFlight(),
+  };
+  const bare = uws.App().post('/*', (res, req) => serve(res, req, opts, processor));
+  const token = await new Promise<us_listen_socket>((resolve) => bare.listen('127.0.0.1', 0, (t) => resolve(t)));
+  try {
+    const port = uws.us_socket_local_port(token);
+    const next = postHead('/next', 2) + '{}';
+
+    // Headers, then nothing: the refusal comes anyway, and the connection is closed (its body is never read).
+    const t0 = Date.now();
+    const stalled = await rawHttp(port, postHead('/stalled', MiB, { 'X-Deny': '1' }), { timeoutMs: 3000 });
+    assert.deepEqual(stalled.responses.map((r) => [r.status, r.body.toString(), r.headers['connection']]), [[401, '{"error":"no"}', 'close']]);
+    assert.equal(stalled.closedByServer, true);
+    assert.ok(Date.now() - t0 < 1500, `answered after ${Date.now() - t0} ms`);
+
+    // Part of the body with the head: refused and closed; what follows is never parsed as a request.
+    const partial = await rawHttp(port, postHead('/partial', 1000, { 'X-Deny': '1' }) + 'x'.repeat(100), { timeoutMs: 3000 });
+    assert.deepEqual(partial.responses.map((r) => r.status), [401]);
+    assert.equal(partial.closedByServer, true);
+
+    // The whole body in the read that carried the head: nothing is left unread, so the connection is kept
+    // and the next request on it is served.
+    const whole = await rawHttp(port, postHead('/whole', 10, { 'X-Deny': '1' }) + '0123456789' + next, { responses: 2, timeoutMs: 3000 });
+    assert.deepEqual(whole.responses.map((r) => [r.status, r.body.toString()]), [[401, '{"error":"no"}'], [200, '"ran"']]);
+
+    // A request beforeBody lets through runs once its body is in.
+    const through = await rawHttp(port, postHead('/through', 2) + '{}', { responses: 1, timeoutMs: 3000 });
+    assert.deepEqual(through.responses.map((r) => r.status), [200]);
+    assert.deepEqual(ran, ['/next', '/through'], 'the processor never ran for a refused request');
+    await waitFor(() => opts.tracker.size === 0, 2000, 'no request left in flight');
+  } finally {
+    uws.us_listen_socket_close(token);
+  }
+});
+
+const SIGNED_WRITES = ['/merge', '/split', '/v1/heartbeats'];
+
+test('signed routes refuse a caller without credentials before its body: headers, then a stall, get the same 401 at once', async () => {
+  const foreign = { SVC_ADDRESS: '0x' + '11'.repeat(20), SVC_API_KEY: '00000000-0000-4000-8000-000000000000', SVC_PASSPHRASE: 'x', SVC_TIMESTAMP: String(Math.floor(Date.now() / 1000)), SVC_SIGNATURE: 'ab'.repeat(32) };
+  for (const path of SIGNED_WRITES) {
+    for (const [name, headers] of [['no credentials', {}], ['an unknown key', foreign]] as const) {
+      const t0 = Date.now();
+      // No body byte is ever sent: an answer at all is an answer before the body.
+      const r = await rawHttp(app.port, postHead(path, MiB, headers), { timeoutMs: 3000 });
+      const label = `${path}, ${name}`;
+      assert.equal(r.responses.length, 1, `${label}: no answer before the body (${JSON.stringify(r.bytes.toString('latin1'))})`);
+      assert.equal(r.responses[0].status, 401, label);
+      assert.equal(r.responses[0].body.toString(), UNAUTHORIZED, label);
+      assert.equal(r.closedByServer, true, `${label}: the unread body is not left on a live connection`);
+      assert.ok(Date.now() - t0 < 1500, `${label}: answered after ${Date.now() - t0} ms`);
+    }
+  }
+  assert.equal((await request(app.port, { path: '/' })).status, 200);
+});
+
+test('a refused 1 MiB upload: Node\'s http client, still writing, reads the same 401; a small one keeps its connection', async () => {
+  const body = jsonOfSize(MiB);
+  for (const path of SIGNED_WRITES) {
+    for (const chunked of [false, true]) {
+      const r = chunked
+        ? await request(app.port, { method: 'POST', path, headers: { 'content-type': 'application/json' }, chunks: chunksOf(body, 64 * 1024) })
+        : await request(app.port, { method: 'POST', path, headers: { 'content-type': 'application/json', 'content-length': String(body.length) }, body });
+      assert.deepEqual([r.status, r.text], [401, UNAUTHORIZED], `${path} (${chunked ? 'chunked' : 'Content-Length'})`);
+    }
+  }
+  const small = await rawHttp(app.port, [postHead('/merge', 2) + '{}' + get('/')], { responses: 2, timeoutMs: 3000 });
+  assert.deepEqual(small.responses.map((r) => [r.status, r.body.toString()]), [[401, UNAUTHORIZED], [200, '"OK"']]);
+});
+
+test('a refusal before the body is charged to the client address, as after it: past the cap it answers 429, still before the body', async () => {
+  const clock = new ManualClock();
+  const limited = await startApp(testConfig({ dataDir: tempDir(), http: { port: 0 }, rateLimits: { enabled: true, buckets: { clob: { limit: 3, windowSeconds: 600 } } } }), { clock, log: silentLogger });
+  try {
+    const statuses: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const r = await rawHttp(limited.port, postHead('/merge', MiB), { timeoutMs: 3000 });
+      statuses.push(r.responses[0]?.status ?? 0);
+    }
+    assert.deepEqual(statuses, [401, 401, 401, 429, 429]);
+    // The same address, another route of the bucket: the refusals were charged to it.
+    assert.equal((await request(limited.port, { path: '/version' })).status, 429);
+  } finally {
+    await limited.stop(1000);
+  }
 });

@@ -7,6 +7,8 @@
  * GET /builder/trades is public, as the spec lists it and the platform's V2 client calls it (no headers,
  * `builder_code` in the query); a request that carries builder headers (`*_BUILDER_API_KEY`, ... signed with
  * a builder key, as the platform's V1 client sends them) must verify, and then lists that builder's trades.
+ * L2 headers (`*_API_KEY`, ...: a trading or read-only key, as a client that signs every call sends them)
+ * are not a builder's and are ignored: such a request is the public one, with the public rows.
  * Its answer is the spec's bare array with the cursor in `Next-Cursor`, or the V2 client's cursor envelope
  * of its BuilderTrade in the clob-client-v2 shapes (config compat.shapes).
  *
@@ -565,7 +567,8 @@ return routeSpec({
   description:
     'One row per fill (its maker order in maker_orders). Filters combine (AND); an empty value means absent. ' +
     `Pages of ${BUILDER_TRADES_PAGE_SIZE} rows; the next cursor is LTE= on the last page. Public; a request signed with ` +
-    'builder headers (a builder API key) lists that builder\'s trades, and a different builder_code is refused.',
+    'builder headers (a builder API key) lists that builder\'s trades, and a different builder_code is refused; ' +
+    'L2 headers (a trading or read-only key) are ignored.',
   query: BuilderTradesQuery,
   response: clientShapes ? ClientBuilderTradesPage : Type.Array(BuilderTrade),
   fieldMessages: {

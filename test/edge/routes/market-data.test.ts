@@ -6,10 +6,12 @@
  * parameter answers `{"error": "<message>"}`. The numbers: test/e2e/market-data.test.ts,
  * test/edge/market-lookups.test.ts. Test harness: test/fixtures/route-contract.ts. The handlers alone, on
  * hand-built deps: 400 before 503 without market data, history windows end at the deps' clock, builder
- * trades filter as the query and the signing builder key say, in the configured shape.
+ * trades filter as the query and the signing builder key say, in the configured shape. GET /builder/trades
+ * with a trading key's L2 headers (not builder headers) is the public read, with the public rows (issue 31).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
 import { isApiError } from '../../../src/domain/errors.ts';
 import { isReply, type AnyRoute } from '../../../src/edge/route.ts';
@@ -17,12 +19,16 @@ import { builderTrades, marketDataRoutes, midpoint, pricesHistory, type MarketDa
 import { BUILDER_TRADES_PAGE_SIZE, type MarketDataReader } from '../../../src/queries/market-data.ts';
 import { routeRequest } from '../../fixtures/route-request.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
-import { TestClient, units } from '../../fixtures/trading-client.ts';
+import { TestClient, units, type Creds } from '../../fixtures/trading-client.ts';
 
 let h: RouteApp;
 let routes: AnyRoute[];
 let yes: string;
 let conditionId: string;
+/** A wallet's trading key, and its read-only key. */
+let trader: { address: string; trading: Creds; readonly: Creds };
+/** The builder code the taker of the setup's trade named. */
+const BUILDER = `0x${'b1'.repeat(32)}` as const;
 /** A token id no market has. */
 const UNKNOWN = '12345678901234567890';
 
@@ -32,6 +38,8 @@ before(async () => {
   const info = await TestClient.info(h.base);
   const [a, b] = [new TestClient(h.base, DEMO_WALLETS[0].privateKey, info), new TestClient(h.base, DEMO_WALLETS[1].privateKey, info)];
   for (const c of [a, b]) await c.createKey();
+  const ro = (await a.call('POST', '/auth/readonly-api-key')).body as { apiKey: string; secret: string; passphrase: string };
+  trader = { address: a.account.address, trading: a.creds!, readonly: ro };
   const market = h.app.ctx.catalog.read.tradingMarkets().find((m) => m.acceptingOrders && !m.negRisk)!;
   conditionId = market.conditionId;
   const [yesToken, no] = market.tokenIds;
@@ -43,7 +51,7 @@ before(async () => {
   };
   // A trade at 0.50 (a mint), then a book of 0.40 / 0.60 on the Yes token.
   await placed(a, { tokenId: yes, side: 'BUY', makerAmount: units(5), takerAmount: units(10) });
-  assert.equal(await placed(b, { tokenId: no, side: 'BUY', makerAmount: units(5), takerAmount: units(10) }), 'matched');
+  assert.equal(await placed(b, { tokenId: no, side: 'BUY', makerAmount: units(5), takerAmount: units(10), builder: BUILDER }), 'matched');
   assert.equal(await placed(a, { tokenId: yes, side: 'SELL', makerAmount: units(5), takerAmount: units(3) }), 'live');
   assert.equal(await placed(b, { tokenId: yes, side: 'BUY', makerAmount: units(2), takerAmount: units(5) }), 'live');
 });
@@ -191,6 +199,33 @@ const CASES: RouteCase[] = [
 test('GET /builder/trades: public without credentials; credential headers that do not verify are 401', async () => {
   const r = await h.send('GET', '/builder/trades', { headers: { POLY_BUILDER_API_KEY: 'not-a-key', POLY_BUILDER_PASSPHRASE: 'x', POLY_BUILDER_TIMESTAMP: '1', POLY_BUILDER_SIGNATURE: 'x' } });
   assertGroupError('clob', r, 401, 'Unauthorized/Invalid api key');
+});
+
+/** L2 headers as the platform's client sends them: POLY_* names, the HMAC in url-safe base64 with padding. */
+function polyL2(address: string, creds: Creds, method: string, path: string): Record<string, string> {
+  const timestamp = String(Math.floor(Date.now() / 1000));
+  const key = Buffer.from(creds.secret.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  const sig = createHmac('sha256', key).update(timestamp + method + path).digest('base64').replace(/\+/g, '-').replace(/\//g, '_');
+  return { POLY_ADDRESS: address, POLY_API_KEY: creds.apiKey, POLY_PASSPHRASE: creds.passphrase, POLY_TIMESTAMP: timestamp, POLY_SIGNATURE: sig };
+}
+
+test('GET /builder/trades with L2 headers (not the route\'s kind): the public read, the same rows as without headers', async () => {
+  for (const query of [`?market=${conditionId}`, `?builder_code=${BUILDER}`, '']) {
+    const plain = await get(`/builder/trades${query}`);
+    assert.equal(plain.status, 200, JSON.stringify(plain.body));
+    assert.ok(plain.body.length > 0, `${query}: the setup's trade is a builder trade`);
+    const cases: [string, Record<string, string>][] = [
+      ['a trading key', polyL2(trader.address, trader.trading, 'GET', '/builder/trades')],
+      ['a read-only key', polyL2(trader.address, trader.readonly, 'GET', '/builder/trades')],
+      ['a trading key with a wrong signature', { ...polyL2(trader.address, trader.trading, 'GET', '/builder/trades'), POLY_SIGNATURE: 'A'.repeat(43) + '=' }],
+    ];
+    for (const [name, headers] of cases) {
+      const r = await h.send('GET', `/builder/trades${query}`, { headers });
+      assert.equal(r.status, 200, `${query}, ${name}: ${JSON.stringify(r.body)}`);
+      assert.deepEqual(r.body, plain.body, `${query}, ${name}`);
+      assert.equal(r.headers?.get('next-cursor'), plain.headers?.get('next-cursor'));
+    }
+  }
 });
 
 test('the module serves exactly its twenty-one routes, in the clob group', () => {
