@@ -28,6 +28,11 @@ export interface ServiceOptions {
   startTimeoutMs?: number;
   /** The checkout to run (default this one): a benchmark can compare two versions side by side. */
   root?: string;
+  /**
+   * The module to run instead of src/main.ts, relative to `root` (a benchmark's prototype server started
+   * the same way, with the same flags; it must print the `listening` log line with its port).
+   */
+  entry?: string;
 }
 
 export interface ServiceProcess {
@@ -61,7 +66,7 @@ export async function startService(o: ServiceOptions): Promise<ServiceProcess> {
   // Settings of the caller's own environment must not leak into the child's configuration.
   for (const k of ['CONFIG_FILE', 'HOST', 'PORT', 'DATA_DIR', 'ADMIN_TOKEN', 'DEMO', 'LOG_LEVEL', 'SHARDS', 'RATE_LIMITS', 'MAX_BODY_BYTES', 'NODE_OPTIONS', 'ROLE', 'NATS_URL', 'SEQUENCER_URL']) delete env[k];
   Object.assign(env, { HOST: '127.0.0.1', PORT: '0', DATA_DIR: o.dataDir, ADMIN_TOKEN: o.adminToken, DEMO: '0', LOG_LEVEL: 'info' }, o.env ?? {});
-  const child = spawn(process.execPath, [...startFlags(o.root ?? root), ...(o.nodeFlags ?? []), '--import', 'tsx', 'src/main.ts'], { cwd: o.root ?? root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...startFlags(o.root ?? root), ...(o.nodeFlags ?? []), '--import', 'tsx', o.entry ?? 'src/main.ts'], { cwd: o.root ?? root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const keep = (l: string) => {
     lines.push(l);
@@ -143,6 +148,63 @@ export function threadTimes(pid: number): Map<number, { cpuMs: number; waitMs: n
         /* io accounting unavailable */
       }
       out.set(Number(t), { cpuMs: run! / 1e6, waitMs: wait! / 1e6, writeBytes });
+    } catch {
+      /* the thread ended */
+    }
+  }
+  return out;
+}
+
+/** Counters of one thread since it started (/proc/<pid>/task/<tid>/{schedstat,status,io}). */
+export interface ThreadCounters {
+  /** On a CPU, and runnable but waiting for one (ms, schedstat). */
+  cpuMs: number;
+  waitMs: number;
+  /**
+   * Context switches: voluntary ones are the thread blocking (futex, epoll, I/O), so each is followed by
+   * a wake-up; involuntary ones are the scheduler taking the CPU away (a crowded machine).
+   */
+  voluntary: number;
+  involuntary: number;
+  /** read-family and write-family system calls (io: syscr, syscw), and bytes sent to storage. */
+  syscr: number;
+  syscw: number;
+  writeBytes: number;
+}
+
+/**
+ * Per thread of a process, the counters of ThreadCounters; empty where /proc is absent. A thread that ends
+ * between the directory listing and its reads is left out.
+ */
+export function threadCounters(pid: number): Map<number, ThreadCounters> {
+  const out = new Map<number, ThreadCounters>();
+  let tids: string[];
+  try {
+    tids = readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return out;
+  }
+  const field = (text: string, name: string) => Number(new RegExp(`^${name}:\\s*(\\d+)$`, 'm').exec(text)?.[1] ?? NaN);
+  for (const t of tids) {
+    try {
+      const dir = `/proc/${pid}/task/${t}`;
+      const [run, wait] = readFileSync(`${dir}/schedstat`, 'utf8').trim().split(' ').map(Number);
+      const status = readFileSync(`${dir}/status`, 'utf8');
+      let io = '';
+      try {
+        io = readFileSync(`${dir}/io`, 'utf8');
+      } catch {
+        /* io accounting unavailable: its counters read NaN */
+      }
+      out.set(Number(t), {
+        cpuMs: run! / 1e6,
+        waitMs: wait! / 1e6,
+        voluntary: field(status, 'voluntary_ctxt_switches'),
+        involuntary: field(status, 'nonvoluntary_ctxt_switches'),
+        syscr: field(io, 'syscr'),
+        syscw: field(io, 'syscw'),
+        writeBytes: field(io, 'write_bytes'),
+      });
     } catch {
       /* the thread ended */
     }
