@@ -446,11 +446,20 @@ function openStream(o: {
   const channels = new StreamChannels({
     limits: o.config.stream,
     books: {
+      token: (tokenId) => {
+        const t = books.tokenOf(tokenId);
+        return t?.tokenIds[t.outcome];
+      },
+      // One string per book version for every reader (bookMessage caches it on the version's body).
       bookEvent: (tokenId) => {
         const b = books.book(tokenId);
         return b === undefined ? undefined : bookMessage(b);
       },
     },
+    // The catalog's markets as the engine registered them (every catalog market is, at start and on each
+    // change; a replica's engine has the journal's): a Map look-up, where the catalog's own look-up reads
+    // LMDB (2.4 µs for an unknown id, 15 µs for a known one), and a message may name 1,000 ids.
+    markets: { conditionId: (conditionId) => o.engine.market(conditionId)?.conditionId },
     topics: { market: marketTopic, custom: customTopic, lifecycle: LIFECYCLE_TOPIC, user: userTopic },
     keys: o.keys,
     limiter: o.limiter,

@@ -20,6 +20,8 @@ export interface StreamMetrics {
   closed(channel: string, reason: string): void;
   /** Upgrades answered with an HTTP error (429, 503) instead of a socket. */
   refused(channel: string, status: string): void;
+  /** An upgrade or a message refused by one of the channels' bounds; `reason` is a closed set (channels.ts RefusalReason). */
+  refusal(channel: string, reason: string): void;
   /** Subscriptions added (negative: removed). */
   subscriptions(channel: string, delta: number): void;
   /** `frames` frames of `bytes` bytes in all were queued to sockets. */
@@ -204,6 +206,12 @@ export class Metrics {
     const closes = new Counter({ name: 'ws_closes_total', help: 'WebSocket closes, by channel and reason', labelNames: ['channel', 'reason'] as const, registers: reg });
     const stalled = new Gauge({ name: 'ws_stalled_sockets', help: 'Sockets a stall fault holds now (sandbox fault scenario), by channel', labelNames: ['channel'] as const, registers: reg });
     const refused = new Counter({ name: 'ws_upgrades_refused_total', help: 'Upgrade requests answered with an HTTP error, by channel and status', labelNames: ['channel', 'status'] as const, registers: reg });
+    const refusals = new Counter({
+      name: 'ws_refusals_total',
+      help: 'Upgrades and messages refused by a bound (an HTTP error, or an error frame and nothing done), by channel and reason',
+      labelNames: ['channel', 'reason'] as const,
+      registers: reg,
+    });
     const delay = new Histogram({
       name: 'ws_commit_to_publish_seconds',
       help: 'Per committed batch with frames: from the commit being durable (projections included) to its last frame handed to the sockets',
@@ -228,6 +236,7 @@ export class Metrics {
         closes.labels(c, reason).inc();
       },
       refused: (c, status) => refused.labels(c, status).inc(),
+      refusal: (c, reason) => refusals.labels(c, reason).inc(),
       subscriptions: (c, delta) => subsOf(c).inc(delta),
       sent: (c, n, b) => {
         const s = sent(c);

@@ -47,7 +47,8 @@
  * by its seq when it is not in the batch), so the user channel agrees with /data/trades at every step.
  *
  * Costs: nothing is built for a topic without subscribers (the `wants` check comes first); a book body is
- * built once per version (committed-books.ts), shared by /book, the `book` event and price_change hashes.
+ * built once per version (committed-books.ts), shared by /book, the `book` event and price_change hashes,
+ * and its `book` event once per version too (bookMessage), shared by the feed and every initial dump.
  */
 import type { FillEvent, JournalEvent, OrderAcceptedEvent, OrderStatusEvent, SideName } from '../domain/events.ts';
 import { DEFAULT_OUTCOMES } from '../domain/market-rules.ts';
@@ -125,12 +126,24 @@ export interface FeedDeps {
   bookIntervalMs?: number;
 }
 
+/**
+ * Each body's `book` event, built on its first use. committed-books.ts builds a token's body once per
+ * version (a new object for each), so keying on the body is keying on the version, with no token or
+ * version number to compare: feed frames and every socket's initial dump share one string per version,
+ * and a dump flood costs no serializing. Entries go when their body is dropped.
+ */
+const bookMessages = new WeakMap<CommittedBook, string>();
+
 /** The `book` event of a committed body: the same bytes with `event_type` first and the timestamp in ms. */
 export function bookMessage(b: CommittedBook): string {
+  let m = bookMessages.get(b);
+  if (m !== undefined) return m;
   const json = b.json;
   const at = json.indexOf('"timestamp":"') + 13;
   const end = json.indexOf('"', at);
-  return '{"event_type":"book",' + json.slice(1, at) + b.ts + json.slice(end);
+  m = '{"event_type":"book",' + json.slice(1, at) + b.ts + json.slice(end);
+  bookMessages.set(b, m);
+  return m;
 }
 
 const price = (pips: number) => (pips > 0 ? formatPips(pips) : '');

@@ -200,12 +200,13 @@ describe('market channel', () => {
     assert.deepEqual(bba, { ...bba, best_bid: rest.bids.at(-1)!.price, best_ask: rest.asks.at(-1)?.price ?? '', market: CID });
   });
 
-  test('subscribe, unsubscribe and operation updates; unknown assets are skipped; the cap refuses a whole message', async () => {
+  test('subscribe, unsubscribe and operation updates; unknown assets are skipped and named; the cap refuses a whole message', async () => {
     const c = await connect('/ws/market');
     c.subscribeMarket([YES]);
     await c.next(isType('book', YES));
     c.update('subscribe', { assets_ids: [NO, '999999'] });
     await c.next(isType('book', NO));
+    assert.equal(((await c.next(isType('error'))) as { error: string }).error, 'unknown assets ignored: 999999');
     c.update('unsubscribe', { assets_ids: [YES] });
     c.send('PING');
     await waitPong(c);
@@ -214,8 +215,9 @@ describe('market channel', () => {
     await c.next(isType('price_change'), 5000, from);
     await sleep(100);
     assert.deepEqual(c.events.slice(from).flatMap((e) => (e as PriceChangeEvent).price_changes.map((p) => p.asset_id)), [NO]);
+    const before = c.events.length;
     c.update('subscribe', { assets_ids: [CID, CID2, CID3].flatMap((m) => app.ctx.catalog.read.marketByCondition(m)!.clobTokenIds) });
-    const err = await c.next(isType('error'));
+    const err = await c.next(isType('error'), 5000, before);
     assert.match((err as { error: string }).error, /too many subscriptions/);
     const at = c.events.length;
     c.send('{not json');

@@ -145,3 +145,26 @@ test('close() publishes what is still queued', async () => {
   await turn();
   assert.equal(h.frames.length, n, 'and nothing twice');
 });
+
+test('a book version\'s `book` event is built once for every reader; a new version gets its own', () => {
+  const h = harness();
+  h.books.apply([orderEv('r1', 0, 'BUY', 4000, T)]);
+  const body = h.books.book(Y)!;
+  // Count the reads of the body's bytes: building the event reads them once, a cached event never.
+  let reads = 0;
+  const counted = { ...body, get json() {
+    reads++;
+    return body.json;
+  } };
+  const first = bookMessage(counted);
+  for (let i = 0; i < 1000; i++) assert.equal(bookMessage(counted), first);
+  assert.equal(reads, 1);
+  assert.deepEqual(JSON.parse(first), { ...JSON.parse(body.json), event_type: 'book', timestamp: String(body.ts) });
+  // The committed books hand out the same body until the version changes, so the feed and every dump share it.
+  assert.equal(h.books.book(Y), body);
+  h.books.apply([orderEv('r2', 0, 'BUY', 4100, T)]);
+  const next = h.books.book(Y)!;
+  assert.notEqual(next, body);
+  assert.notEqual(bookMessage(next), first);
+  assert.match(bookMessage(next), /"price":"0.41"/);
+});

@@ -1,10 +1,13 @@
 /**
  * The platform's WebSocket channels on the edge's uWS app (DESIGN section 10): /ws/market and /ws/user,
- * subscriptions as uWS topics, and the bounds that keep a socket from costing more than its share.
+ * subscriptions as topics, and the bounds that keep a socket from costing more than its share.
  *
- * Delivery: projections/stream-feed.ts serializes each event once per topic and calls `sink.publish`,
- * which is uWS's app.publish: the C++ side copies the frame into every subscriber's send buffer. The
- * initial `book` dump of a subscription is the one per-socket send. Topics a socket may join:
+ * Delivery: projections/stream-feed.ts serializes each event once per topic and calls `sink.publish`. A
+ * market topic is a uWS topic: app.publish, whose C++ side copies the frame into every subscriber's send
+ * buffer. A user topic is ours, a Map of topic to its sockets, and the frame is sent to each (see "Memory"
+ * for why). The initial `book` dump of a subscription is the one per-socket send of the market channel; its
+ * books are the committed bodies' `book` events, built once per book version for everyone
+ * (stream-feed.ts bookMessage), so a dump costs copying bytes, never serializing. Topics a socket may join:
  *   market channel  market:<token> for each asset it lists; with custom_feature_enabled also
  *                   market-custom:<token> and market-lifecycle
  *   user channel    user:<wallet> (no `markets`, or an empty list) or user:<wallet>:<cid> per market, only
@@ -15,19 +18,48 @@
  * {operation: "subscribe" | "unsubscribe", assets_ids | markets}; a repeated subscribe message adds. The
  * text PING is answered PONG. A message that is not valid gets {"event_type":"error","error":...} and
  * changes nothing; on the user channel a first message that is not a valid subscription, or credentials
- * that do not check, close the socket (4001) with the reason, and nothing is delivered.
+ * that do not check, close the socket (4001) with the reason, and nothing is delivered. Ids nobody knows
+ * (a token no book has; a condition id no market of the catalog has, as registered with the engine) are
+ * ignored: the rest of the message is acted on, and the socket gets one error frame naming them, "unknown
+ * assets ignored: <ids>" or "unknown markets ignored: <ids>" (at most MAX_NAMED ids, then how many more),
+ * so a typo costs nothing and is said.
  *
- * Bounds (configuration `stream`, defaults in config/default.json):
+ * Bounds (configuration `stream`, defaults in config/default.json). Refusals are error frames
+ * {"event_type":"error","error":"<what>: <why>"}, or HTTP answers to the upgrade, each counted in
+ * ws_refusals_total{channel, reason}:
  *   - upgrades are rate-limited per client address like any route (rate-limit-buckets.ts: clob + ws-connect)
- *     and capped at maxSocketsPerAddress open sockets per address (429 past either);
- *   - maxSubscriptionsPerSocket assets (market) or markets (user); a message past it is refused whole;
+ *     and capped at maxSocketsPerAddress open sockets per address (429 past either, reasons connect_rate
+ *     and address_sockets), and at maxSockets open sockets in all, both channels (503 "too many
+ *     connections", reason global_sockets: the service is full, not the caller too fast);
+ *   - messages: maxMessagesPerSecond per socket, a token bucket of that many tokens refilled at that many
+ *     per second (so a burst of N, then N a second), every message charged one token, PING included (a
+ *     PING costs little, but a socket sending nothing else must not be free to flood). A message with no
+ *     token left is not acted on and gets "too many messages: at most N per second" (reason rate). A socket
+ *     with more than 2N messages refused within STRIKE_WINDOW_MS of the first of them is closed (4008,
+ *     closes{reason="rate_limited"}): it is not reading the refusals;
+ *   - dumps are charged by what they cost, per client address (all its sockets together): a subscription
+ *     with initial_dump (the default) costs one per book it dumps, at most dumpBooksPerAddress per
+ *     dumpWindowSeconds (RateLimiter's sliding window, edge/rate-limit.ts, which over-admits by at most
+ *     one sub-window's worth). A subscribe message whose dump would pass it is refused whole: nothing
+ *     subscribed, nothing sent, "dump budget exceeded: ..." (reason dump_budget). initial_dump false is free;
+ *   - maxSubscriptionsPerSocket assets (market) or markets (user), and maxSubscriptions subscriptions in
+ *     all, both channels (a user socket on all of its markets holds one): a message past either is refused
+ *     whole ("too many subscriptions: ...", reasons socket_subscriptions and global_subscriptions);
  *   - incoming messages larger than maxMessageBytes close the socket (1009);
  *   - a socket's send buffer is bounded by maxBackpressureBytes: a frame that would pass it is dropped by
  *     uWS for that socket only, and the socket is then closed (4003, "slow consumer"), so a slow reader
  *     never holds memory or delays the others (publish never waits for a socket);
  *   - a socket that sends nothing (not even PING) for idleSeconds is closed (4002).
- * Churn: topics live in uWS while a socket is subscribed; per socket we keep a Set of what it joined,
- * emptied on unsubscribe and dropped at close, so subscribe/unsubscribe cycles leave nothing behind.
+ * Churn: a socket's subscriptions are a Set of what it joined, emptied on unsubscribe and dropped at close,
+ * with its topics, so subscribe/unsubscribe cycles leave nothing behind.
+ * Memory: uWS keeps its topics and their subscriber sets in C++, in glibc's main heap; freed at close, that
+ * memory stays in the process (the heap cannot shrink past what is still allocated above it, and nothing
+ * here can call malloc_trim). 400,000 user subscriptions (800 sockets x 500 markets) held 35 MB of it after
+ * their sockets closed, 180 MB when the ids were distinct made-up ones (one uWS topic each). So user topics
+ * are ours, in the JS heap, which the GC gives back: a wallet's sockets are few, and the C++ fan-out only
+ * pays where thousands of sockets share a topic (the market channel, whose topics are bounded by its tokens
+ * and its subscriptions by maxSubscriptions). test/edge/ws/memory.test.ts checks that an 800-socket cycle
+ * ends within 10% of the RSS it began with.
  *
  * Metrics (/metrics, edge/metrics.ts): open sockets and subscriptions per channel, frames and bytes sent
  * (publishes count once per receiving socket), frames dropped by backpressure, closes by reason, sockets
@@ -36,11 +68,12 @@
  * Stream faults (the sandbox's scenario `streams`; timers in socket-faults.ts, draws in sandbox/faults.ts):
  *   drop    the server ends the socket: abruptly (no close frame: the client sees 1006) or with 1001
  *           "going away"; counted as closes{reason="fault_drop"};
- *   stall   the socket leaves its topics and its messages are discarded unread (PING gets no PONG,
- *           subscribe messages are not acted on) while the connection stays open; at the end it rejoins the
- *           topics it had. Frames published meanwhile are lost for it, not delivered late: queueing them
- *           would cost memory per stalled socket, a late burst would hide the gap a bot must detect, and
- *           the platform's stalls (DESIGN section 11) lose events. Its client resyncs from a new `book`.
+ *   stall   the socket leaves its uWS topics and is sent nothing on ours, and its messages are discarded
+ *           unread (PING gets no PONG, subscribe messages are not acted on, nothing is charged to its
+ *           message rate) while the connection stays open; at the end it rejoins the uWS topics it had.
+ *           Frames published meanwhile are lost for it, not delivered late: queueing them would cost
+ *           memory per stalled socket, a late burst would hide the gap a bot must detect, and the
+ *           platform's stalls (DESIGN section 11) lose events. Its client resyncs from a new `book`.
  *           Other sockets are untouched (publish skips a socket that is not on the topic).
  */
 import { timingSafeEqual } from 'node:crypto';
@@ -51,7 +84,7 @@ import type { Clock, Timers } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { decodeSecret, type KeyVerifier } from '../auth.ts';
 import type { StreamMetrics } from '../metrics.ts';
-import type { RateLimiter } from '../rate-limit.ts';
+import { RateLimiter } from '../rate-limit.ts';
 import { bucketsFor } from '../rate-limit-buckets.ts';
 import { MarketSubscribe, SubscriptionUpdate, UserSubscribe } from '../schemas/stream.ts';
 import { SocketFaults, type StreamFaultSource } from './socket-faults.ts';
@@ -62,11 +95,31 @@ export interface StreamLimits {
   idleSeconds: number;
   maxSocketsPerAddress: number;
   maxSubscriptionsPerSocket: number;
+  /** Open sockets in all, both channels. */
+  maxSockets: number;
+  /** Subscriptions in all, both channels. */
+  maxSubscriptions: number;
+  maxMessagesPerSecond: number;
+  dumpBooksPerAddress: number;
+  dumpWindowSeconds: number;
 }
 
 /** What the channels read of the books: whether a token exists, and the `book` event of its committed state. */
 export interface BookReader {
+  /**
+   * The books' own string for a token id, undefined when no book has it. A socket's subscriptions keep that
+   * one string rather than the copy each message parsed: 400,000 subscriptions of 66-78 character ids
+   * would otherwise hold 35 MB of copies.
+   */
+  token(tokenId: string): string | undefined;
+  /** The same string for every reader of one book version (built once per version, not per call). */
   bookEvent(tokenId: string): string | undefined;
+}
+
+/** The markets of the catalog (the user channel subscribes to no other). */
+export interface MarketReader {
+  /** The catalog's own string for a (lower-case) condition id, undefined for a market it does not have (see BookReader.token). */
+  conditionId(conditionId: string): string | undefined;
 }
 
 /** Topic names (projections/stream-feed.ts owns them; the edge receives them so it need not import projections). */
@@ -80,6 +133,7 @@ export interface Topics {
 export interface ChannelDeps {
   limits: StreamLimits;
   books: BookReader;
+  markets: MarketReader;
   topics: Topics;
   /** The API-key service's hot-path look-up (edge/auth.ts ApiKeyService.verifier). */
   keys: { verifier(apiKey: string): KeyVerifier | undefined };
@@ -99,13 +153,31 @@ export const CloseCode = {
   UNAUTHORIZED: 4001,
   IDLE: 4002,
   SLOW: 4003,
+  /** Kept sending past its message rate (Bounds in the header). */
+  RATE_LIMITED: 4008,
   SHUTDOWN: 1001,
   /** The drop fault's close frame when it is not abrupt. */
   GOING_AWAY: 1001,
 } as const;
 
 /** Why a socket closed: the label of the closes counter, a closed set. */
-export type CloseReason = 'client' | 'idle' | 'slow_consumer' | 'unauthorized' | 'message_too_large' | 'shutdown' | 'abnormal' | 'fault_drop';
+export type CloseReason = 'client' | 'idle' | 'slow_consumer' | 'unauthorized' | 'message_too_large' | 'rate_limited' | 'shutdown' | 'abnormal' | 'fault_drop';
+
+/** What a refusal was for: the label of the refusals counter, a closed set (Bounds in the header). */
+export type RefusalReason =
+  | 'shutdown'
+  | 'connect_rate'
+  | 'address_sockets'
+  | 'global_sockets'
+  | 'rate'
+  | 'dump_budget'
+  | 'socket_subscriptions'
+  | 'global_subscriptions';
+
+/** Refusals that close a socket for its message rate are counted over this long from the first (header). */
+export const STRIKE_WINDOW_MS = 5000;
+/** Ids an "unknown ... ignored" frame names; the rest are counted ("and N more"). */
+export const MAX_NAMED = 10;
 
 interface Conn {
   channel: Channel;
@@ -117,6 +189,12 @@ interface Conn {
   /** User channel: the wallet, once its credentials checked, and the API key that proved it. */
   wallet: string | undefined;
   apiKey: string | undefined;
+  /** Message rate (token bucket): tokens left, and when (performance.now()) it was last refilled. */
+  tokens: number;
+  refilledAt: number;
+  /** Messages refused for the rate since `strikesFrom` (performance.now()), the first of them. */
+  strikes: number;
+  strikesFrom: number;
   /** Set when we close it, with why; the close handler counts it. */
   closing: CloseReason | undefined;
   closed: boolean;
@@ -132,6 +210,13 @@ const checkUpdate = TypeCompiler.Compile(SubscriptionUpdate);
 
 const ALL_MARKETS = '*';
 const decoder = new TextDecoder();
+const DUMP_BUCKET = ['dump'] as const;
+
+/** "unknown assets ignored: 1,2 (and 12 more)": the frame both channels send for ids nobody knows. */
+function ignored(what: 'assets' | 'markets', ids: readonly string[]): string {
+  const named = ids.slice(0, MAX_NAMED).join(',');
+  return `unknown ${what} ignored: ${named}${ids.length > MAX_NAMED ? ` (and ${ids.length - MAX_NAMED} more)` : ''}`;
+}
 
 export class StreamChannels {
   private app: TemplatedApp | undefined;
@@ -139,6 +224,12 @@ export class StreamChannels {
   /** User sockets by the API key that authenticated them (closed when it is revoked). */
   private readonly byKey = new Map<string, Set<Socket>>();
   private readonly perAddress = new Map<string, number>();
+  /** User topics and their sockets (Memory, in the header: these are not uWS topics). */
+  private readonly userTopics = new Map<string, Set<Socket>>();
+  /** Subscriptions held by open sockets, both channels (maxSubscriptions). */
+  private subscriptions = 0;
+  /** Books dumped per client address over dumpWindowSeconds. */
+  private readonly dumps: RateLimiter;
   private sweepTimer: NodeJS.Timeout | undefined;
   private closing = false;
   private readonly idleMs: number;
@@ -146,6 +237,13 @@ export class StreamChannels {
 
   constructor(private readonly d: ChannelDeps) {
     this.idleMs = d.limits.idleSeconds * 1000;
+    // Only addresses with a socket open, or one closed within the window, hold an entry; past maxCallers
+    // newcomers share one (rate-limit.ts), which only ever refuses more.
+    this.dumps = new RateLimiter({
+      enabled: true,
+      maxCallers: Math.max(1024, 2 * d.limits.maxSockets),
+      buckets: { [DUMP_BUCKET[0]]: { limit: d.limits.dumpBooksPerAddress, windowSeconds: d.limits.dumpWindowSeconds } },
+    });
     if (d.faults !== undefined) {
       const faults = new SocketFaults<Socket>(d.faults.source, d.faults.timers, {
         stall: (ws) => this.stall(ws),
@@ -160,10 +258,16 @@ export class StreamChannels {
     }
   }
 
-  /** The feed's sink: publishes to uWS topics (nothing before mount), counting what each socket receives. */
+  /** The feed's sink: publishes to user topics or uWS topics (nothing before mount), counting what each socket receives. */
   readonly sink = {
-    wants: (topic: string): boolean => this.app !== undefined && this.app.numSubscribers(topic) > 0,
+    wants: (topic: string): boolean => this.userTopics.has(topic) || (this.app !== undefined && this.app.numSubscribers(topic) > 0),
     publish: (topic: string, frame: string): void => {
+      const own = this.userTopics.get(topic);
+      if (own !== undefined) {
+        const bytes = Buffer.byteLength(frame);
+        for (const ws of own) this.send(ws, frame, bytes);
+        return;
+      }
       const app = this.app;
       if (app === undefined) return;
       const n = app.numSubscribers(topic);
@@ -228,15 +332,34 @@ export class StreamChannels {
     const extensions = req.getHeader('sec-websocket-extensions');
     const xff = this.d.trustedProxies.length > 0 ? req.getHeader('x-forwarded-for') || undefined : undefined;
     const ip = clientAddress(Buffer.from(res.getRemoteAddressAsText()).toString(), xff, this.d.trustedProxies);
-    const refuse = (status: string, error: string) => {
+    const refuse = (status: string, reason: RefusalReason, error: string) => {
       this.d.metrics.refused(channel, status.slice(0, 3));
+      this.d.metrics.refusal(channel, reason);
       res.cork(() => res.writeStatus(status).writeHeader('content-type', 'application/json').end(JSON.stringify({ error }), true));
     };
-    if (this.closing) return refuse('503 Service Unavailable', 'service not ready');
+    if (this.closing) return refuse('503 Service Unavailable', 'shutdown', 'service not ready');
     const v = this.d.limiter.take(`ip:${ip}`, buckets, 1, this.d.clock.now());
-    if (!v.ok) return refuse('429 Too Many Requests', 'Too Many Requests');
-    if ((this.perAddress.get(ip) ?? 0) >= this.d.limits.maxSocketsPerAddress) return refuse('429 Too Many Requests', 'too many connections from this address');
-    const conn: Conn = { channel, ip, lastSeen: Date.now(), subs: new Set(), custom: false, wallet: undefined, apiKey: undefined, closing: undefined, closed: false, stalled: undefined };
+    if (!v.ok) return refuse('429 Too Many Requests', 'connect_rate', 'Too Many Requests');
+    if ((this.perAddress.get(ip) ?? 0) >= this.d.limits.maxSocketsPerAddress) return refuse('429 Too Many Requests', 'address_sockets', 'too many connections from this address');
+    // uWS opens the socket within res.upgrade (opened() runs before it returns), so `sockets` is exact here.
+    if (this.sockets.size >= this.d.limits.maxSockets) return refuse('503 Service Unavailable', 'global_sockets', `too many connections: the service holds at most ${this.d.limits.maxSockets}`);
+    const now = performance.now();
+    const conn: Conn = {
+      channel,
+      ip,
+      lastSeen: Date.now(),
+      subs: new Set(),
+      custom: false,
+      wallet: undefined,
+      apiKey: undefined,
+      tokens: this.d.limits.maxMessagesPerSecond,
+      refilledAt: now,
+      strikes: 0,
+      strikesFrom: now,
+      closing: undefined,
+      closed: false,
+      stalled: undefined,
+    };
     res.upgrade({ conn }, key, protocol, extensions, context);
   }
 
@@ -261,6 +384,8 @@ export class StreamChannels {
     const left = (this.perAddress.get(conn.ip) ?? 1) - 1;
     if (left > 0) this.perAddress.set(conn.ip, left);
     else this.perAddress.delete(conn.ip);
+    if (conn.channel === 'user' && conn.wallet !== undefined) for (const id of conn.subs) this.leave(ws, this.userTopic(conn.wallet, id));
+    this.subscriptions -= conn.subs.size;
     this.d.metrics.subscriptions(conn.channel, -conn.subs.size);
     conn.subs.clear();
     const reason: CloseReason = conn.closing ?? (code === 1009 ? 'message_too_large' : code === 1006 ? 'abnormal' : 'client');
@@ -326,6 +451,7 @@ export class StreamChannels {
     // Stalled: read and discarded, as a stuck server would; the socket still counts as alive.
     if (conn.stalled !== undefined) return;
     if (message.byteLength > this.d.limits.maxMessageBytes) return this.end(ws, 'message_too_large', 1009, `message too big: at most ${this.d.limits.maxMessageBytes} bytes`);
+    if (!this.admit(conn)) return this.tooFast(ws, conn);
     const text = decoder.decode(message);
     if (text === 'PING') {
       this.send(ws, 'PONG');
@@ -342,6 +468,56 @@ export class StreamChannels {
     else this.onUser(ws, conn, msg);
   }
 
+  /** Takes one token of the socket's message rate (Bounds in the header); false when none is left. */
+  private admit(conn: Conn): boolean {
+    const rate = this.d.limits.maxMessagesPerSecond;
+    const now = performance.now();
+    conn.tokens = Math.min(rate, conn.tokens + ((now - conn.refilledAt) * rate) / 1000);
+    conn.refilledAt = now;
+    if (conn.tokens < 1) return false;
+    conn.tokens -= 1;
+    return true;
+  }
+
+  /** A message past the rate: refused with a frame, or, past 2N refusals in STRIKE_WINDOW_MS, the socket closed. */
+  private tooFast(ws: Socket, conn: Conn): void {
+    const rate = this.d.limits.maxMessagesPerSecond;
+    const now = performance.now();
+    if (conn.strikes === 0 || now - conn.strikesFrom > STRIKE_WINDOW_MS) {
+      conn.strikes = 0;
+      conn.strikesFrom = now;
+    }
+    conn.strikes++;
+    this.d.metrics.refusal(conn.channel, 'rate');
+    if (conn.strikes > 2 * rate) return this.end(ws, 'rate_limited', CloseCode.RATE_LIMITED, `too many messages: more than ${2 * rate} refused within ${STRIKE_WINDOW_MS / 1000} s`);
+    this.error(ws, `too many messages: at most ${rate} per second`);
+  }
+
+  /** A message refused whole by a bound: nothing changed, an error frame says why, the refusal is counted. */
+  private refuse(ws: Socket, conn: Conn, reason: RefusalReason, error: string): void {
+    this.d.metrics.refusal(conn.channel, reason);
+    this.error(ws, error);
+  }
+
+  /** The caps a subscription of `fresh` more must fit, per socket and in all; the refusal, when it does not. */
+  private overCap(ws: Socket, conn: Conn, fresh: number, what: 'assets' | 'markets'): boolean {
+    const { maxSubscriptionsPerSocket: perSocket, maxSubscriptions: all } = this.d.limits;
+    if (conn.subs.size + fresh > perSocket) {
+      this.refuse(ws, conn, 'socket_subscriptions', `too many subscriptions: at most ${perSocket} ${what} per connection`);
+      return true;
+    }
+    if (this.subscriptions + fresh > all) {
+      this.refuse(ws, conn, 'global_subscriptions', `too many subscriptions: the service holds at most ${all} in all`);
+      return true;
+    }
+    return false;
+  }
+
+  private added(conn: Conn, n: number): void {
+    this.subscriptions += n;
+    this.d.metrics.subscriptions(conn.channel, n);
+  }
+
   private onMarket(ws: Socket, conn: Conn, msg: unknown): void {
     if (checkMarket.Check(msg)) {
       if (msg.custom_feature_enabled === true) this.enableCustom(ws, conn);
@@ -354,7 +530,7 @@ export class StreamChannels {
         if (!conn.subs.delete(id)) continue;
         ws.unsubscribe(this.d.topics.market(id));
         if (conn.custom) ws.unsubscribe(this.d.topics.custom(id));
-        this.d.metrics.subscriptions('market', -1);
+        this.added(conn, -1);
       }
       return;
     }
@@ -369,16 +545,34 @@ export class StreamChannels {
   }
 
   private subscribeAssets(ws: Socket, conn: Conn, ids: readonly string[], dump: boolean): void {
-    const books: string[] = [];
+    const known: string[] = [];
     const fresh: string[] = [];
+    const unknown: string[] = [];
     for (const id of new Set(ids)) {
-      const book = this.d.books.bookEvent(id);
-      if (book === undefined) continue;
-      if (dump) books.push(book);
-      if (!conn.subs.has(id)) fresh.push(id);
+      if (conn.subs.has(id)) {
+        known.push(id);
+        continue;
+      }
+      const token = this.d.books.token(id);
+      if (token === undefined) unknown.push(id);
+      else {
+        known.push(token);
+        fresh.push(token);
+      }
     }
-    if (conn.subs.size + fresh.length > this.d.limits.maxSubscriptionsPerSocket) {
-      return this.error(ws, `too many subscriptions: at most ${this.d.limits.maxSubscriptionsPerSocket} assets per connection`);
+    if (this.overCap(ws, conn, fresh.length, 'assets')) return;
+    let books: string[] = [];
+    if (dump && known.length > 0) {
+      const { dumpBooksPerAddress: limit, dumpWindowSeconds: window } = this.d.limits;
+      const v = this.dumps.take(conn.ip, DUMP_BUCKET, known.length, performance.now());
+      if (!v.ok) {
+        const why =
+          known.length > limit
+            ? `this dump is ${known.length} books, an address may receive at most ${limit} per ${window} s`
+            : `at most ${limit} books per ${window} s per address, this dump is ${known.length}; retry in ${v.retryAfterSeconds} s`;
+        return this.refuse(ws, conn, 'dump_budget', `dump budget exceeded: ${why}`);
+      }
+      books = known.map((id) => this.d.books.bookEvent(id)!);
     }
     // Subscribed before the dump is sent: a frame published after this is queued after the dump, and the
     // dump is the committed state as of now, so the client misses nothing and sees nothing twice out of order.
@@ -387,8 +581,9 @@ export class StreamChannels {
       ws.subscribe(this.d.topics.market(id));
       if (conn.custom) ws.subscribe(this.d.topics.custom(id));
     }
-    this.d.metrics.subscriptions('market', fresh.length);
+    this.added(conn, fresh.length);
     if (books.length > 0) this.send(ws, '[' + books.join(',') + ']');
+    if (unknown.length > 0) this.error(ws, ignored('assets', unknown));
   }
 
   private onUser(ws: Socket, conn: Conn, msg: unknown): void {
@@ -409,8 +604,8 @@ export class StreamChannels {
       const ids = msg.markets.length === 0 ? [ALL_MARKETS] : msg.markets.map((m) => m.toLowerCase());
       for (const id of ids) {
         if (!conn.subs.delete(id)) continue;
-        ws.unsubscribe(this.d.topics.user(conn.wallet, id === ALL_MARKETS ? undefined : id));
-        this.d.metrics.subscriptions('user', -1);
+        this.leave(ws, this.userTopic(conn.wallet, id));
+        this.added(conn, -1);
       }
       return;
     }
@@ -418,29 +613,52 @@ export class StreamChannels {
     this.error(ws, 'expected {"operation": "subscribe"|"unsubscribe", "markets": [...]}');
   }
 
-  /** An empty list means every market of the wallet. */
+  /** An empty list means every market of the wallet; ids the catalog does not know are ignored, and said. */
   private subscribeMarkets(ws: Socket, conn: Conn, markets: readonly string[]): void {
     const wallet = conn.wallet!;
-    const ids = markets.length === 0 ? [ALL_MARKETS] : [...new Set(markets.map((m) => m.toLowerCase()))];
     if (conn.subs.has(ALL_MARKETS)) return;
-    if (ids[0] === ALL_MARKETS) {
+    if (markets.length === 0) {
       // All replaces the per-market topics (a frame would otherwise arrive twice).
-      for (const id of conn.subs) ws.unsubscribe(this.d.topics.user(wallet, id));
-      this.d.metrics.subscriptions('user', 1 - conn.subs.size);
+      if (conn.subs.size === 0 && this.overCap(ws, conn, 1, 'markets')) return;
+      for (const id of conn.subs) this.leave(ws, this.userTopic(wallet, id));
+      this.added(conn, 1 - conn.subs.size);
       conn.subs.clear();
       conn.subs.add(ALL_MARKETS);
-      ws.subscribe(this.d.topics.user(wallet));
+      this.join(ws, this.userTopic(wallet, ALL_MARKETS));
       return;
     }
-    const fresh = ids.filter((id) => !conn.subs.has(id));
-    if (conn.subs.size + fresh.length > this.d.limits.maxSubscriptionsPerSocket) {
-      return this.error(ws, `too many subscriptions: at most ${this.d.limits.maxSubscriptionsPerSocket} markets per connection`);
+    const fresh: string[] = [];
+    const unknown: string[] = [];
+    for (const id of new Set(markets.map((m) => m.toLowerCase()))) {
+      if (conn.subs.has(id)) continue;
+      const cid = this.d.markets.conditionId(id);
+      if (cid === undefined) unknown.push(id);
+      else fresh.push(cid);
     }
+    if (this.overCap(ws, conn, fresh.length, 'markets')) return;
     for (const id of fresh) {
       conn.subs.add(id);
-      ws.subscribe(this.d.topics.user(wallet, id));
+      this.join(ws, this.userTopic(wallet, id));
     }
-    this.d.metrics.subscriptions('user', fresh.length);
+    this.added(conn, fresh.length);
+    if (unknown.length > 0) this.error(ws, ignored('markets', unknown));
+  }
+
+  private userTopic(wallet: string, id: string): string {
+    return this.d.topics.user(wallet, id === ALL_MARKETS ? undefined : id);
+  }
+
+  private join(ws: Socket, topic: string): void {
+    const on = this.userTopics.get(topic);
+    if (on === undefined) this.userTopics.set(topic, new Set([ws]));
+    else on.add(ws);
+  }
+
+  private leave(ws: Socket, topic: string): void {
+    const on = this.userTopics.get(topic);
+    if (on === undefined) return;
+    on.delete(ws);
+    if (on.size === 0) this.userTopics.delete(topic);
   }
 
   /** The wallet of valid credentials: the same key, secret and passphrase as L2, compared in constant time. */
@@ -459,11 +677,11 @@ export class StreamChannels {
     this.send(ws, JSON.stringify({ event_type: 'error', error }));
   }
 
-  private send(ws: Socket, frame: string): void {
+  private send(ws: Socket, frame: string, bytes = Buffer.byteLength(frame)): void {
     const conn = ws.getUserData().conn;
     if (conn.closed || conn.stalled !== undefined) return;
     // 2: dropped, the send buffer is past its bound (uWS sends nothing more until it drains).
     if (ws.send(frame, false) === 2) return this.dropped(ws);
-    this.d.metrics.sent(conn.channel, 1, Buffer.byteLength(frame));
+    this.d.metrics.sent(conn.channel, 1, bytes);
   }
 }
