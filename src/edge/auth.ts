@@ -589,7 +589,12 @@ export interface AuthServices {
 export function createAuthServices(opts: { config: Readonly<Config>; store: Store; clock: Clock; log: Logger }): AuthServices {
   const { config, store, clock, log } = opts;
   const keys = ApiKeyService.open(store, loadMasterKey(config.auth, config.dataDir), clock, config.auth.maxKeysPerWallet);
-  const pool = new SigPool({ threads: config.auth.signatureThreads, onError: (err) => log.error({ err }, 'signature worker failed') });
+  const pool = new SigPool({
+    threads: config.auth.signatureThreads,
+    inlineMax: config.auth.inlineSignatures.maxOrders,
+    inlineBelow: config.auth.inlineSignatures.belowUtilization,
+    onError: (err) => log.error({ err }, 'signature worker failed'),
+  });
   pool.backend().then(
     (b) => {
       if (b !== 'native') log.warn('secp256k1 native binding not loaded: signature recovery runs on the pure-JS fallback (about 30x slower)');

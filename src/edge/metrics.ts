@@ -163,11 +163,15 @@ export class Metrics {
     }
   }
 
-  /** The signature pool's counters: orders per task is what its batching buys (each task wakes a thread). */
-  watchSignaturePool(stats: () => { tasks: number; orders: number }): void {
+  /**
+   * The signature pool's counters: orders per task is what its batching buys (each task wakes a thread), and
+   * the orders a quiet service verified without a task.
+   */
+  watchSignaturePool(stats: () => { tasks: number; orders: number; inline: number }): void {
     for (const [key, help] of [
       ['tasks', 'Tasks sent to the signature pool since start'],
       ['orders', 'Orders verified by the signature pool since start'],
+      ['inline', 'Orders verified on the receiving thread instead (the pool idle, that thread quiet) since start'],
     ] as const) {
       new Gauge({
         name: `signature_pool_${key}`,

@@ -45,7 +45,7 @@ export interface SigPoolOptions {
   tasksPerThread?: number;
   /** Most orders a flush verifies on this thread while the pool is idle (default 1; 0 = never). */
   inlineMax?: number;
-  /** The event-loop utilization (0-1) of this thread at or above which orders always go to the pool (default 0.5). */
+  /** The event-loop utilization (0-1) of this thread at or above which orders always go to the pool (default 0.5; 1 = never). */
   inlineBelow?: number;
   /** A worker failed (e.g. could not start). The tasks it held reject; this is for the log. */
   onError?: (err: unknown) => void;
@@ -199,7 +199,7 @@ export class SigPool {
       this.eluMark = mark;
       this.eluAt = now;
     }
-    return this.busy < this.inlineBelow;
+    return this.inlineBelow >= 1 || this.busy < this.inlineBelow;
   }
 
   /** Verifies on this thread what a flush found waiting (at most inlineMax orders): no task, no wake-up. */

@@ -100,6 +100,13 @@ export const ConfigSchema = Type.Object(
         negRiskOrderDomain: Domain,
         masterKey: Type.String({ description: 'hex or base64 secret from which API credentials derive; empty = generated into DATA_DIR' }),
         signatureThreads: Type.Integer({ minimum: 0, maximum: 256, description: 'signature-recovery worker threads; 0 = os.availableParallelism()' }),
+        inlineSignatures: Type.Object(
+          {
+            maxOrders: Type.Integer({ minimum: 0, maximum: 64, description: 'most orders of one event-loop turn verified on the receiving thread while the signature pool is idle; 0 = always the pool' }),
+            belowUtilization: Type.Number({ minimum: 0, maximum: 1, description: "only while that thread's event loop was busy less than this share of its last window (1 = whatever its load)" }),
+          },
+          { additionalProperties: false },
+        ),
         maxKeysPerWallet: Type.Integer({ minimum: 1, maximum: 1000, description: 'usable (unrevoked) API keys a wallet may hold at once' }),
       },
       { additionalProperties: false },
