@@ -6,15 +6,12 @@
  * GET /time keep their latency. Client addresses come from X-Forwarded-For (127.0.0.1 is a trusted proxy).
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import WebSocket from 'ws';
-import { startApp, type App } from '../../../src/app.ts';
-import { testConfig } from '../../../src/runtime/config.ts';
-import { silentLogger } from '../../../src/runtime/log.ts';
+import type { App } from '../../../src/app.ts';
 import { T, order, wallet } from '../../fixtures/engine-harness.ts';
+import { importEvent, metric as readMetric, startStreamApp } from './stream-app.ts';
 import { XffClient } from './xff-client.ts';
 
 const RATE = 10;
@@ -29,11 +26,7 @@ const open: XffClient[] = [];
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function metric(series: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(series + ' '));
-  return line === undefined ? 0 : Number(line.split(' ')[1]);
-}
+const metric = (series: string): Promise<number> => readMetric(base, series);
 
 async function clientFrom(ip: string): Promise<XffClient> {
   const c = await XffClient.connect(`ws://127.0.0.1:${app.port}/ws/market`, ip);
@@ -50,28 +43,8 @@ async function until(what: string, ok: () => boolean, ms = 5000): Promise<void> 
 }
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'pm-ws-abuse-'));
-  app = await startApp(
-    testConfig({
-      dataDir: dir,
-      http: { port: 0, trustedProxies: ['127.0.0.1'] },
-      adminToken: 't',
-      demo: 'off',
-      auth: { signatureThreads: 1 },
-      // The connect limit is the HTTP edge's (channels.test.ts); here the flood reconnects at will.
-      rateLimits: { enabled: false },
-      stream: { maxMessagesPerSecond: RATE, dumpBooksPerAddress: BUDGET, dumpWindowSeconds: 10, idleSeconds: 600 },
-    }),
-    { log: silentLogger },
-  );
-  base = `http://127.0.0.1:${app.port}`;
-  const markets = CIDS.map((conditionId, i) => ({ question: `Flooded ${i}?`, conditionId, orderPriceMinTickSize: 0.01, orderMinSize: '1' }));
-  const r = await fetch(`${base}/admin/events`, {
-    method: 'POST',
-    headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
-    body: JSON.stringify([{ title: 'Abuse', slug: 'abuse', endDate: '2030-01-01T00:00:00Z', markets }]),
-  });
-  assert.equal(r.status, 200);
+  ({ app, dir, base } = await startStreamApp('pm-ws-abuse-', { maxMessagesPerSecond: RATE, dumpBooksPerAddress: BUDGET, dumpWindowSeconds: 10 }));
+  await importEvent(base, 'abuse', CIDS.map((conditionId, i) => ({ question: `Flooded ${i}?`, conditionId, orderPriceMinTickSize: 0.01, orderMinSize: '1' })));
   tokens = CIDS.flatMap((c) => app.ctx.catalog.read.marketByCondition(c)!.clobTokenIds);
   // A deep first market: 99 bid levels (its NO token has them as asks), so a dump is kilobytes of books.
   const w = wallet(0xab1);

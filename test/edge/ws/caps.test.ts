@@ -7,14 +7,11 @@
  * is a trusted proxy), one per socket, so the per-address caps are not what refuses.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import { startApp, type App } from '../../../src/app.ts';
-import { testConfig } from '../../../src/runtime/config.ts';
-import { silentLogger } from '../../../src/runtime/log.ts';
+import type { App } from '../../../src/app.ts';
 import { T, order, wallet } from '../../fixtures/engine-harness.ts';
+import { importEvent, metric as readMetric, startStreamApp } from './stream-app.ts';
 import { XffClient } from './xff-client.ts';
 
 const MAX_SOCKETS = 6;
@@ -31,11 +28,7 @@ const trader = wallet(0xca95);
 const open: XffClient[] = [];
 let nextIp = 1;
 
-async function metric(series: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(series + ' '));
-  return line === undefined ? 0 : Number(line.split(' ')[1]);
-}
+const metric = (series: string): Promise<number> => readMetric(base, series);
 
 /** A socket from an address of its own. */
 async function connect(channel: 'market' | 'user'): Promise<XffClient> {
@@ -57,28 +50,9 @@ async function closeAll(): Promise<void> {
 }
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'pm-ws-caps-'));
-  app = await startApp(
-    testConfig({
-      dataDir: dir,
-      http: { port: 0, trustedProxies: ['127.0.0.1'] },
-      adminToken: 't',
-      demo: 'off',
-      auth: { signatureThreads: 1 },
-      rateLimits: { enabled: false },
-      // Each socket here is an address of its own: 5 books per address is room for what these tests dump.
-      stream: { maxSockets: MAX_SOCKETS, maxSubscriptions: MAX_SUBSCRIPTIONS, dumpBooksPerAddress: 5, idleSeconds: 600 },
-    }),
-    { log: silentLogger },
-  );
-  base = `http://127.0.0.1:${app.port}`;
-  const markets = CIDS.map((conditionId, i) => ({ question: `Capped ${i}?`, conditionId, orderPriceMinTickSize: 0.01, orderMinSize: '1' }));
-  const r = await fetch(`${base}/admin/events`, {
-    method: 'POST',
-    headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
-    body: JSON.stringify([{ title: 'Caps', slug: 'caps', endDate: '2030-01-01T00:00:00Z', markets }]),
-  });
-  assert.equal(r.status, 200);
+  // Each socket here is an address of its own: 5 books per address is room for what these tests dump.
+  ({ app, dir, base } = await startStreamApp('pm-ws-caps-', { maxSockets: MAX_SOCKETS, maxSubscriptions: MAX_SUBSCRIPTIONS, dumpBooksPerAddress: 5 }));
+  await importEvent(base, 'caps', CIDS.map((conditionId, i) => ({ question: `Capped ${i}?`, conditionId, orderPriceMinTickSize: 0.01, orderMinSize: '1' })));
   tokens = CIDS.flatMap((c) => app.ctx.catalog.read.marketByCondition(c)!.clobTokenIds);
   creds = await app.ctx.auth.keys.create(trader, '0');
   await app.ctx.engine.deposit(trader, 1000 * T);

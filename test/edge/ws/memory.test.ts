@@ -7,16 +7,13 @@
  * holds this app and its clients only.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { startApp, type App } from '../../../src/app.ts';
-import { testConfig } from '../../../src/runtime/config.ts';
-import { silentLogger } from '../../../src/runtime/log.ts';
+import type { App } from '../../../src/app.ts';
 import { wallet } from '../../fixtures/engine-harness.ts';
+import { importEvent, metric as readMetric, startStreamApp } from './stream-app.ts';
 import { XffClient } from './xff-client.ts';
 
 const ADDRESSES = 8;
@@ -36,28 +33,11 @@ function collectGarbage(): () => void {
   return vm.runInNewContext('gc') as () => void;
 }
 
-async function metric(series: string): Promise<number> {
-  const text = await (await fetch(`${base}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(series + ' '));
-  return line === undefined ? 0 : Number(line.split(' ')[1]);
-}
+const metric = (series: string): Promise<number> => readMetric(base, series);
 
 before(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'pm-ws-memory-'));
-  app = await startApp(
-    testConfig({
-      dataDir: dir,
-      http: { port: 0, trustedProxies: ['127.0.0.1'] },
-      adminToken: 't',
-      demo: 'off',
-      auth: { signatureThreads: 1 },
-      rateLimits: { enabled: false },
-      // The cycle's 400,000 subscriptions are twice the default global cap.
-      stream: { maxSubscriptions: ADDRESSES * PER_ADDRESS * IDS, idleSeconds: 600 },
-    }),
-    { log: silentLogger },
-  );
-  base = `http://127.0.0.1:${app.port}`;
+  // The cycle's 400,000 subscriptions are twice the default global cap.
+  ({ app, dir, base } = await startStreamApp('pm-ws-memory-', { maxSubscriptions: ADDRESSES * PER_ADDRESS * IDS }));
   known = [];
   for (let e = 0; e < IDS / 50; e++) {
     const markets = Array.from({ length: 50 }, (_, i) => {
@@ -66,12 +46,7 @@ before(async () => {
       known.push(conditionId);
       return { id: String(5000 + n), slug: `memory-${n}`, question: `Memory ${n}?`, conditionId, orderPriceMinTickSize: 0.01, orderMinSize: '1' };
     });
-    const r = await fetch(`${base}/admin/events`, {
-      method: 'POST',
-      headers: { authorization: 'Bearer t', 'content-type': 'application/json' },
-      body: JSON.stringify([{ title: `Memory ${e}`, slug: `memory-event-${e}`, endDate: '2030-01-01T00:00:00Z', markets }]),
-    });
-    assert.equal(r.status, 200, await r.text());
+    await importEvent(base, `memory-event-${e}`, markets);
   }
   creds = await app.ctx.auth.keys.create(wallet(0x3e3), '0');
 });
