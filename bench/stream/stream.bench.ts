@@ -1,6 +1,6 @@
 /**
  * Streaming under trading load, against the service run as `npm start` runs it (child process, RATE_LIMITS=off,
- * one shard, durable commits; a CONFIG_FILE raises the per-address socket cap and the idle time).
+ * one shard, durable commits; a CONFIG_FILE raises the per-address and global socket caps and the idle time).
  * Run alone: `npx tsx --expose-gc bench/stream/stream.bench.ts`; or `npm run bench -- stream`.
  *
  * Workload: the trading load tool (tools/load.ts, seeded `mixed` stream: resting BUYs and minting pairs over
@@ -117,7 +117,8 @@ async function idleSockets(svc: ServiceProcess, raw: Socket[]): Promise<{ open: 
 export default async function run(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pm-stream-bench-'));
   const configFile = join(dataDir, 'stream-bench.json');
-  writeFileSync(configFile, JSON.stringify({ stream: { maxSocketsPerAddress: 20_000, idleSeconds: 3600 } }));
+  // The idle-socket measure opens IDLE_SOCKETS from one address, past the default global cap (stream.maxSockets).
+  writeFileSync(configFile, JSON.stringify({ stream: { maxSocketsPerAddress: 20_000, maxSockets: 20_000, idleSeconds: 3600 } }));
   const svc = await startService({ dataDir: join(dataDir, 'store'), adminToken: ADMIN_TOKEN, env: { RATE_LIMITS: 'off', CONFIG_FILE: configFile }, startTimeoutMs: 120_000 });
   const raw: Socket[] = [];
   // The window's readers live on a thread of their own (readers-worker.ts): on this thread they would delay
