@@ -15,6 +15,8 @@ export interface ClientOptions {
   pingMs?: number;
   /** Called with each event as it arrives, and the ms (Date.now()) its frame arrived. */
   onEvent?: (e: StreamEvent, at: number) => void;
+  /** Headers of the upgrade request (e.g. X-Forwarded-For behind a trusted proxy). */
+  headers?: Record<string, string>;
 }
 
 export class StreamClient {
@@ -42,13 +44,17 @@ export class StreamClient {
     }
   }
 
-  /** Opens `url` (ws://host:port/ws/market or /ws/user). */
+  /** Opens `url` (ws://host:port/ws/market or /ws/user); rejects with "upgrade refused: <status> <body>" when refused. */
   static connect(url: string, opts: ClientOptions = {}): Promise<StreamClient> {
     return new Promise((resolve, reject) => {
-      const ws = new WebSocket(url, { perMessageDeflate: false });
+      const ws = new WebSocket(url, { perMessageDeflate: false, headers: opts.headers });
       ws.once('open', () => resolve(new StreamClient(ws, opts)));
       ws.once('error', reject);
-      ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused: ${res.statusCode}`)));
+      ws.once('unexpected-response', (_req, res) => {
+        let body = '';
+        res.on('data', (c: Buffer) => (body += c.toString()));
+        res.on('end', () => reject(new Error(`upgrade refused: ${res.statusCode} ${body}`)));
+      });
     });
   }
 
