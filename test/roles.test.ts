@@ -1,7 +1,8 @@
 /**
  * roles.ts's SampleLog: a sequencer's sampler writes reach the replication log only in the view-writes flush
  * that issues the samples themselves (one transaction), never when the sample is taken. And the engine it
- * opens for the service: its shards publish no book snapshot unasked (the service reads the committed books).
+ * opens for the service: its shards publish no book snapshot unasked (the service reads the committed books),
+ * and the projections' deferred view writes ride its next journal commit.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -10,7 +11,9 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { startApp } from '../src/app.ts';
 import type { ReplicationLog } from '../src/journal/replication-log.ts';
+import { metaKeys } from '../src/journal/keys.ts';
 import { ViewWrites } from '../src/projections/projector.ts';
+import { POSITIONS_PROJECTION } from '../src/projections/wallets.ts';
 import { testConfig } from '../src/runtime/config.ts';
 import { silentLogger } from '../src/runtime/log.ts';
 import { SampleLog } from '../src/roles.ts';
@@ -57,6 +60,32 @@ test('the engine of the service publishes no book snapshot unasked; the committe
     assert.equal(e.bookSnapshot(m.tokenIds[0]), undefined);
     await e.refreshSnapshot(m.conditionId);
     assert.ok(e.bookSnapshot(m.tokenIds[0]) !== undefined, 'an asked-for publication still comes');
+  } finally {
+    await app.stop(5000);
+  }
+});
+
+test("the projections' held view writes ride the engine's next journal commit, with their cursors", async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pm-roles-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  // No timer within the test: only a journal commit can take the held writes along.
+  const app = await startApp(testConfig({ dataDir, http: { port: 0 }, demo: false, auth: { signatureThreads: 1 }, rateLimits: { enabled: false } }), {
+    log: silentLogger,
+    viewWrites: { delayMs: 600_000, rideAfterMs: 0 },
+  });
+  try {
+    const e = app.ctx.engine;
+    const saved = () => (app.ctx.store.meta.get(metaKeys.projectionCursor(POSITIONS_PROJECTION)) as number | undefined) ?? 0;
+    const m = market(0x72);
+    e.registerMarket(m);
+    const w = wallet(0x7200);
+    assert.deepEqual(await e.deposit(w, 100 * T), { ok: true, code: 0 });
+    assert.equal((await e.placeOrder(order({ wallet: w, tokenId: m.tokenIds[0], side: 'BUY', price: 4000, size: 2 * T }))).status, 'live');
+    const placed = e.committedSeq;
+    await new Promise((r) => setTimeout(r, 50));
+    assert.ok(saved() < placed, `the order's view writes are held (cursor saved at ${saved()}, order at ${placed})`);
+    assert.deepEqual(await e.deposit(w, T), { ok: true, code: 0 });
+    assert.ok(saved() >= placed, `the next commit carried them (cursor saved at ${saved()}, order at ${placed})`);
   } finally {
     await app.stop(5000);
   }
