@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { startApp, type App } from '../../src/app.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
+import { sampleOf } from '../../tools/metrics-text.ts';
 import { TestClient, units, type OrderArgs } from '../fixtures/trading-client.ts';
 
 const CID = `0x${'d4'.repeat(32)}`;
@@ -102,7 +103,11 @@ async function run(path: 'inline' | 'pool' | 'batches', signed: Array<{ who: Who
       }
     }
     const orders = signed.reduce((n, r) => n + r.bodies.length, 0);
-    if (path === 'inline') assert.deepEqual([pool.inline - before.inline, pool.tasks - before.tasks], [orders, 0], 'every lone order was verified on the receiving thread');
+    if (path === 'inline') {
+      assert.deepEqual([pool.inline - before.inline, pool.tasks - before.tasks], [orders, 0], 'every lone order was verified on the receiving thread');
+      const text = await (await fetch(`${s.base}/metrics`)).text();
+      assert.equal(sampleOf(text, 'signature_pool_inline'), pool.inline, '/metrics counts them');
+    }
     else assert.equal(pool.inline - before.inline, 0, 'no order was verified outside the pool');
     if (path === 'pool') assert.equal(pool.tasks - before.tasks, orders, 'one task per lone order');
     const level = (l: { price: string; size: string }) => [l.price, l.size];
