@@ -32,6 +32,11 @@ import { Metrics } from './edge/metrics.ts';
 import { buildOpenApi } from './edge/openapi.ts';
 import { RateLimiter } from './edge/rate-limit.ts';
 import { ReplayGuard } from './edge/replays.ts';
+import type { RefusalDeps } from './edge/pipeline.ts';
+import { RefusalLog } from './edge/refusals/log.ts';
+import { headerValue } from './edge/refusals/reason.ts';
+import { platformOrderDomain } from './edge/refusals/known-domains.ts';
+import type { OrderDomains } from './edge/eip712.ts';
 import { pendingAnswerBytes } from './edge/http.ts';
 import { buildRoutes } from './edge/routes.ts';
 import { Sandbox } from './edge/sandbox/sandbox.ts';
@@ -134,6 +139,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   // E.g. a master key that did not issue the stored API keys throws here.
   const auth = createAuthServices({ config, store, clock, log });
   closers.add('auth', () => auth.close());
+  warnOfPlatformDomains(auth.orderDomains, log);
   // Signed requests already answered, for their window (edge/replays.ts); durable ones live in the store.
   const replays = new ReplayGuard(store.replays, () => nowSeconds(clock), log);
   closers.add('replays', () => replays.close());
@@ -183,6 +189,8 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const heartbeats = new Heartbeats({ store, engine, log, timers: opts.timers ?? systemTimers, timeoutSeconds: config.heartbeats.timeoutSeconds });
   closers.add('heartbeats', () => heartbeats.close());
 
+  // Kept only for wallets that hold a key (only they can read GET /refusals).
+  const refusals = new RefusalLog((w) => (['trading', 'readonly', 'builder'] as const).some((k) => auth.keys.records(w, k).length > 0));
   const ctx: AppContext = Object.freeze({
     config,
     store,
@@ -196,6 +204,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     // The document describes the route table built from this context, so the context reads it lazily.
     openapi: () => openapi,
     auth,
+    refusals,
     catalog,
     marketData,
     livePrices: livePricesOf(books),
@@ -205,12 +214,14 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   });
   const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
   const streamFaults = { source: sandbox.faults, timers: opts.timers ?? systemTimers };
-  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, limiter, metrics, clock, log, committed, store, faults: streamFaults });
+  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, userAuthRefusal: userAuthRefusal(auth, refusals, metrics), limiter, metrics, clock, log, committed, store, faults: streamFaults });
   const routes = buildRoutes(ctx);
   const openapi = buildOpenApi(routes, VERSION);
   await done('routes');
 
-  const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock, auth, replays, sockets: stream, role, closers });
+  auth.setRoutePaths(routes);
+  const explained: RefusalDeps | undefined = auth.explainer && { auth: auth.explainer, log: refusals, count: (c) => metrics.refused(c) };
+  const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock, auth, replays, refusals: explained, sockets: stream, role, closers });
   await done('listen');
   log.info({ uws: server.build, role: config.cluster.role }, 'uWebSockets.js build');
   ctx.state.ready = true;
@@ -234,6 +245,37 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
 }
 
 /**
+ * The user channel's refused credentials explained (edge/refusals/auth.ts), counted and kept for the key's
+ * wallet as the HTTP refusals are (pipeline.ts); absent under `auth.explainRefusals: false`.
+ */
+function userAuthRefusal(auth: AuthServices, log: RefusalLog, metrics: Metrics): ChannelDeps['refusals'] {
+  const explainer = auth.explainer;
+  if (explainer === undefined) return undefined;
+  return {
+    userAuth(credentials) {
+      const r = explainer.userChannel(credentials);
+      metrics.refused(r.class);
+      const wallet = explainer.walletOf({ poly_api_key: credentials.apiKey });
+      if (wallet !== undefined) log.record(wallet, { at: Date.now(), method: 'WS', path: '/ws/user', headers: [], class: r.class, reason: headerValue(r.text) });
+      return r;
+    },
+  };
+}
+
+/**
+ * An order domain that is one of the platform's real exchanges (config/platform-domains.json, or the compat
+ * profile's test chain) makes every order signed for this service valid there too: said at every start.
+ */
+function warnOfPlatformDomains(domains: OrderDomains, log: Logger): void {
+  const real = [domains.normal, domains.negRisk].map(platformOrderDomain).filter((k) => k !== undefined);
+  if (real.length === 0) return;
+  log.warn(
+    { exchanges: real.map((k) => k.label) },
+    `orders signed for this service are valid on the platform's real exchange (${real[0]!.label}): trade here only with keys that hold nothing`,
+  );
+}
+
+/**
  * The HTTP and WebSocket listener. Its closer drains it: sockets first (they get 1001 and a reason before
  * the listener closes and the app cuts what is left), then the requests in flight.
  */
@@ -246,6 +288,7 @@ async function listen(o: {
   clock: Clock;
   auth: AuthServices;
   replays: ReplayGuard;
+  refusals: RefusalDeps | undefined;
   sockets: { mount: StreamChannels['mount']; close(): void };
   role: RoleParts;
   closers: Closers;
@@ -265,6 +308,7 @@ async function listen(o: {
     clock: o.clock,
     auth: o.auth.authenticator,
     replays: o.replays,
+    refusals: o.refusals,
     sockets: o.sockets.mount,
     replica: role.replica === undefined ? undefined : { sequencerUrl: config.cluster.sequencerUrl },
     journalSeq: role.journalSeq,
@@ -433,6 +477,7 @@ function openStream(o: {
   engine: EngineSurface;
   catalog: CatalogServices;
   keys: AuthServices['keys'];
+  userAuthRefusal: ChannelDeps['refusals'];
   limiter: RateLimiter;
   metrics: Metrics;
   clock: Clock;
@@ -462,6 +507,7 @@ function openStream(o: {
     markets: { conditionId: (conditionId) => o.engine.market(conditionId)?.conditionId },
     topics: { market: marketTopic, custom: customTopic, lifecycle: LIFECYCLE_TOPIC, user: userTopic },
     keys: o.keys,
+    refusals: o.userAuthRefusal,
     limiter: o.limiter,
     trustedProxies: o.config.http.trustedProxies,
     clock: o.clock,

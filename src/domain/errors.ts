@@ -148,6 +148,11 @@ export class ApiError extends Error {
   readonly vars: Record<string, string | number> | undefined;
   /** Extra body fields (e.g. the admin `errors` list). */
   readonly extra: Record<string, unknown> | undefined;
+  /**
+   * Why, in words, for the edge's X-Refusal-Reason header (edge/refusals/reason.ts); never in the body. Set by
+   * the diagnosis after the refusal was decided; `class` is one of that module's REFUSAL_CLASSES.
+   */
+  reason: { readonly class: string; readonly text: string } | undefined = undefined;
   constructor(spec: ErrorSpec, vars?: Record<string, string | number>, extra?: Record<string, unknown>) {
     // An ApiError is an answer, not a fault: where it was made tells a log reader nothing, and capturing the
     // stack was most of what making one cost, paid on every refusal (each 429 of a client past its caps).

@@ -21,6 +21,13 @@
  *
  * L1 (API-key creation and derivation): EIP-712 ClobAuth, recovered in the signature pool.
  *
+ * Refusals that explain themselves (refusals/auth.ts). Every failure above stays the same opaque 401; with
+ * `auth.explainRefusals` on (the default), `createAuthServices` also builds an explainer that, on the refusal
+ * path only, replays these checks and names the first that failed (the X-Refusal-Reason header). It reads the
+ * rules through AUTH_RULES (the same names and functions these checks use, so it cannot drift from them) and
+ * the keys through `ApiKeyService.forDiagnosis`, which derives a key's secret and passphrase in any state for
+ * the diagnosis alone: it caches nothing, and nothing on the accept path calls it.
+ *
  * Credentials derive from a server master key, so no secret is ever stored:
  *   apiKey     = UUID (v4 layout) of HMAC-SHA256(master, "pm-exchange/api-key\0" ‖ address ‖ "\0" ‖ nonce)
  *   secret     = base64url (with padding) of HMAC-SHA256(master, "pm-exchange/secret\0" ‖ ...)
@@ -56,6 +63,7 @@ import type { Logger } from '../runtime/log.ts';
 import type { AuthDomain, OrderDomains } from './eip712.ts';
 import { orderDomainsOf } from './order-check.ts';
 import type { Authenticator, SignedCaller } from './pipeline.ts';
+import { createAuthExplainer, type AuthExplainer, type AuthRules, type ExplainedKeys, type KeyMaterial } from './refusals/auth.ts';
 import type { KeyKind } from './route.ts';
 import { SigPool } from './sig-pool.ts';
 
@@ -211,7 +219,7 @@ export interface KeyVerifier {
 
 const nonceId = (address: string, nonce: string) => `${address}\n${nonce}`;
 
-export class ApiKeyService {
+export class ApiKeyService implements ExplainedKeys {
   private readonly byKey = new Map<string, KeyEntry>();
   private readonly byNonce = new Map<string, string>();
   private readonly byAddress = new Map<string, string[]>();
@@ -384,6 +392,20 @@ export class ApiKeyService {
     return this.byKey.get(apiKey)?.record;
   }
 
+  /**
+   * Refusal diagnosis only (refusals/auth.ts): a key's secret, HMAC key and passphrase whatever its state
+   * (pending and revoked too), so the diagnosis can try them against what a refused request sent. Never for
+   * authentication (it answers for keys that must not pass), and nothing of it may leave in a reason. Derived
+   * afresh each call and not cached: a refused request never warms or holds the hot path's entries.
+   */
+  forDiagnosis(apiKey: string): KeyMaterial | undefined {
+    const e = this.byKey.get(apiKey);
+    if (e === undefined) return undefined;
+    const { address, nonce } = e.record;
+    const hmacKey = mac(this.master, 'secret', address, nonce);
+    return { record: e.record, pending: e.pending, hmacKey, secret: base64urlPadded(hmacKey), passphrase: Buffer.from(mac(this.master, 'passphrase', address, nonce).toString('hex')) };
+  }
+
   /** Hot path: what L2 needs to verify a request signed with `apiKey`, undefined unless the key is usable. */
   verifier(apiKey: string): KeyVerifier | undefined {
     const e = this.byKey.get(apiKey);
@@ -456,6 +478,24 @@ function canonicalNonce(s: string): string | undefined {
 export function authDomainOf(auth: Config['auth']): AuthDomain {
   return { name: auth.authDomain.name, version: auth.authDomain.version, chainId: auth.chainId };
 }
+
+/**
+ * The checks' names and rules as the refusal diagnosis replays them (refusals/auth.ts cannot import this
+ * module, which builds it): the same objects and functions the authenticator below checks with.
+ */
+export const AUTH_RULES: AuthRules = Object.freeze({
+  l2: NAMES,
+  builder: BUILDER_NAMES,
+  header,
+  digestForm,
+  decodeSignature,
+  timestampForm: (ts: string) => TIMESTAMP.test(ts),
+  l2Digest,
+  decodeSecret,
+  canonicalNonce,
+  l1SignatureForm: (sig: string) => L1_SIGNATURE.test(sig),
+  authDomainOf,
+});
 
 export interface AuthenticatorDeps {
   keys: ApiKeyService;
@@ -583,6 +623,17 @@ export interface AuthServices {
   readonly authenticator: Authenticator;
   /** The configured order domains (what `checkOrders` verifies against). */
   readonly orderDomains: OrderDomains;
+  /**
+   * Says why credentials were refused, for the X-Refusal-Reason header and the user channel's error frame
+   * (refusals/auth.ts); undefined under `auth.explainRefusals: false`. Call it on the refusal path only.
+   */
+  readonly explainer: AuthExplainer | undefined;
+  /**
+   * The mounted routes, for the explainer's "signed over another path" diagnosis: app.ts calls it once the
+   * route table is built (a later call replaces the list). Patterns with `:` are left out; until it is called
+   * that diagnosis has no other paths to try.
+   */
+  setRoutePaths(routes: ReadonlyArray<{ readonly method: string; readonly path: string }>): void;
   close(): Promise<void>;
 }
 
@@ -602,5 +653,26 @@ export function createAuthServices(opts: { config: Readonly<Config>; store: Stor
     () => undefined,
   );
   const authenticator = createAuthenticator({ keys, pool, auth: config.auth, clock });
-  return { keys, pool, authenticator, orderDomains: orderDomainsOf(config.auth), close: () => pool.close() };
+  // Filled by setRoutePaths; the explainer reads it on each diagnosis, so the order of the two does not matter.
+  const routePaths = new Map<string, string[]>();
+  const explainer = config.auth.explainRefusals
+    ? createAuthExplainer({ keys, rules: AUTH_RULES, pool, auth: config.auth, clock, paths: (method) => routePaths.get(method) ?? [] })
+    : undefined;
+  return {
+    keys,
+    pool,
+    authenticator,
+    orderDomains: orderDomainsOf(config.auth),
+    explainer,
+    setRoutePaths(routes) {
+      routePaths.clear();
+      for (const { method, path } of routes) {
+        if (path.includes(':')) continue;
+        const list = routePaths.get(method);
+        if (list === undefined) routePaths.set(method, [path]);
+        else if (!list.includes(path)) list.push(path);
+      }
+    },
+    close: () => pool.close(),
+  };
 }

@@ -5,13 +5,14 @@
  *   everything else                     -> {"error": "..."} (+ extra fields such as admin `errors`)
  */
 import { apiError, isApiError, Errors, type ApiError } from '../domain/errors.ts';
+import type { Refusal } from './refusals/reason.ts';
 import { reply, type Reply, type RouteGroup } from './route.ts';
 import type { FieldProblem } from './validate.ts';
 
 export function errorReply(e: ApiError, headers?: Record<string, string>): Reply {
   const body: Record<string, unknown> = e.spec.type ? { type: e.spec.type, error: e.message } : { error: e.message };
   if (e.extra) Object.assign(body, e.extra);
-  return reply({ status: e.spec.status, body, headers });
+  return reply({ status: e.spec.status, body, headers, refusal: e.reason as Refusal | undefined });
 }
 
 /** A validation failure as the error of its route group. */

@@ -44,6 +44,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { DepthScan } from './json-body.ts';
+import type { Refusal } from './refusals/reason.ts';
 
 export interface Incoming {
   method: string;
@@ -72,6 +73,8 @@ export interface Outgoing {
   close?: boolean;
   /** Status and headers only (the answer to HEAD). */
   noBody?: boolean;
+  /** Why the request was refused (route.ts Reply.refusal); the pipeline sends it as a header, never as body. */
+  refusal?: Refusal;
 }
 
 /** Turns a request into its answer; handed the request once its body is in (or at once, without one). */

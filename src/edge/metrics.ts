@@ -59,6 +59,12 @@ export class Metrics {
     labelNames: ['bucket'] as const,
     registers: [this.registry],
   });
+  private readonly refusals = new Counter({
+    name: 'refusals_total',
+    help: 'Refusals of the auth and order checks answered with a reason (X-Refusal-Reason), by class (edge/refusals/reason.ts)',
+    labelNames: ['class'] as const,
+    registers: [this.registry],
+  });
   private readonly orderStages = new Histogram({
     name: 'order_stage_duration_seconds',
     help:
@@ -255,6 +261,11 @@ export class Metrics {
 
   rateLimited(bucket: string): void {
     this.limited.labels(bucket).inc();
+  }
+
+  /** One refusal answered with its reason; `cls` is one of REFUSAL_CLASSES (a closed set). */
+  refused(cls: string): void {
+    this.refusals.labels(cls).inc();
   }
 
   text(): Promise<string> {

@@ -20,6 +20,12 @@
  * Tick, minimum size, balance and duplicate checks need market state and belong to the engine.
  * The order id is the EIP-712 digest under the market's domain (neg-risk markets sign for their own
  * exchange contract).
+ *
+ * Refusals explain themselves (`explain`, config auth.explainRefusals; refusals/order.ts): once an order is
+ * refused, its error gets a reason for the X-Refusal-Reason header: rules 1-10 from the code and the
+ * submission, rule 11 by trying the common signing mistakes in the signature pool (bounded per order and
+ * process-wide). Nothing of it runs for an order that passes, and none of it changes a decision or a body;
+ * without `explain`, none of it runs at all.
  */
 import { apiError, type ApiError } from '../domain/errors.ts';
 import { ZERO_BYTES32, parseTokenId } from '../domain/ids.ts';
@@ -31,6 +37,8 @@ import { orderDigest, orderDomainSeparator, type OrderDomain, type OrderDomains,
 import { problemError } from './error-reply.ts';
 import type { OrderSubmission } from '../domain/events.ts';
 import { MAX_ORDERS_PER_REQUEST, OrderSubmission as SubmissionSchema } from './schemas/orders.ts';
+import { SIGNATURE_DIAGNOSES, diagnoseSignature, ruleRefusal, shapeRefusal, withReason } from './refusals/order.ts';
+import type { DiagnosisBudget } from './refusals/reason.ts';
 import type { OrderToVerify, SigPool } from './sig-pool.ts';
 import { compileRoute } from './validate.ts';
 
@@ -60,6 +68,10 @@ export interface OrderCheckDeps {
   /** The token's market, undefined for an unknown token. */
   market: (tokenId: string) => TokenMarket | undefined;
   clock: Clock;
+  /** Refusals carry a reason (config auth.explainRefusals); absent or false, no diagnosis runs. */
+  explain?: boolean;
+  /** The signature diagnoses' budget; default the process-wide one (refusals/order.ts SIGNATURE_DIAGNOSES). */
+  diagnoses?: DiagnosisBudget;
 }
 
 export interface OrderCaller {
@@ -71,14 +83,16 @@ export interface OrderCaller {
 /**
  * The checks' dependencies as the trading routes build them (the in-process demo traders build theirs
  * here too, so their orders are checked exactly as a client's): the auth services' signature pool and
- * order domains, the clock, and the engine's token -> market map.
+ * order domains, the clock, the engine's token -> market map, and whether refusals explain themselves
+ * (config auth.explainRefusals; the demo traders leave it out: nobody reads their reasons).
  */
 export function orderCheckDeps(o: {
   auth: { pool: SigPool; orderDomains: OrderDomains };
   clock: Clock;
   engine: { tokenMarketOf(tokenId: string): { readonly market: TokenMarket } | undefined };
+  explain?: boolean;
 }): OrderCheckDeps {
-  return { pool: o.auth.pool, domains: o.auth.orderDomains, clock: o.clock, market: (tokenId) => o.engine.tokenMarketOf(tokenId)?.market };
+  return { pool: o.auth.pool, domains: o.auth.orderDomains, clock: o.clock, market: (tokenId) => o.engine.tokenMarketOf(tokenId)?.market, explain: o.explain === true };
 }
 
 export function orderDomainsOf(auth: Config['auth']): OrderDomains {
@@ -150,30 +164,44 @@ export async function checkOrders(submissions: readonly unknown[], caller: Order
     if (!shaped) {
       const checked = submissionCheck.checkBody(submission);
       if (!checked.ok) {
-        results[i] = { ok: false, error: problemError('trading', checked.problem), orderId: '' };
+        const error = problemError('trading', checked.problem);
+        results[i] = { ok: false, error: deps.explain === true ? withReason(error, shapeRefusal(submission)) : error, orderId: '' };
         continue;
       }
       submission = checked.value as SubmissionSchema;
     }
     const r = normalize(submission, caller, deps, now);
-    if ('error' in r) results[i] = { ok: false, error: r.error, orderId: r.orderId };
-    else pending.push({ index: i, order: r.order, verify: r.verify });
+    if ('error' in r) {
+      if (deps.explain === true) withReason(r.error, ruleRefusal(r.error, submission, caller, { market: deps.market, now }));
+      results[i] = { ok: false, error: r.error, orderId: r.orderId };
+    } else pending.push({ index: i, order: r.order, verify: r.verify });
   }
 
   if (pending.length > 0) {
     const verified = await deps.pool.verifyOrders(pending.map((p) => p.verify), deps.domains);
+    let diagnoses: Promise<void>[] | undefined;
     for (let k = 0; k < pending.length; k++) {
       const { index, order } = pending[k]!;
       const v = verified[k]!;
       if (v.orderId === '' || v.recovered !== order.signer) {
-        results[index] = { ok: false, error: apiError('PM_ERR_ORDER_SIGNATURE'), orderId: v.orderId };
+        const error = apiError('PM_ERR_ORDER_SIGNATURE');
+        results[index] = { ok: false, error, orderId: v.orderId };
+        if (deps.explain === true && v.orderId !== '') {
+          (diagnoses ??= []).push(explainSignature(error, pending[k]!.verify, submissions[index], v.recovered, deps));
+        }
       } else {
         order.orderId = v.orderId;
         results[index] = { ok: true, order };
       }
     }
+    if (diagnoses !== undefined) await Promise.all(diagnoses);
   }
   return results;
+}
+
+/** Refusal path only: tries the common signing mistakes (refusals/order.ts) and sets the error's reason. */
+async function explainSignature(error: ApiError, verify: OrderToVerify, submission: unknown, recovered: string | undefined, deps: OrderCheckDeps): Promise<void> {
+  error.reason = await diagnoseSignature({ verify, submission, recovered }, { pool: deps.pool, domains: deps.domains, budget: deps.diagnoses ?? SIGNATURE_DIAGNOSES });
 }
 
 type Normalized = { order: NormalizedOrder; verify: OrderToVerify } | { error: ApiError; orderId: string };

@@ -33,6 +33,12 @@
  * headers. After them: every answer of a read route carries `X-Journal-Seq`, the journal
  * sequence of the state it was read from (the engine's committed seq, a replica's applied seq).
  *
+ * Refusals explain themselves (`auth.explainRefusals`, refusals/reason.ts): a refusal of the auth stages or
+ * of a handler's order checks carries its reason to `finish`, which sends it as the X-Refusal-Reason header
+ * (the body stays the contract's), keeps it for the wallet the credentials name (GET /refusals) and counts
+ * it. The diagnosis runs after the decision, on the refusal path only; a refusal for being past the caps
+ * (429) is not diagnosed.
+ *
  * A handler that throws something unexpected answers 500 and is logged; it never takes the process down.
  */
 import { timingSafeEqual } from 'node:crypto';
@@ -49,6 +55,8 @@ import { servedByReplica } from './replica-routes.ts';
 import type { ReplayGuard, ReplayKind } from './replays.ts';
 import { isReply, TRADING_KEYS, type AnyRoute, type Caller, type HttpMethod, type KeyKind, type Reply, type RouteRequest } from './route.ts';
 import type { CompiledRoute } from './validate.ts';
+import type { RefusalLog } from './refusals/log.ts';
+import { headerValue, REFUSAL_HEADER, type Refusal, type RefusalClass } from './refusals/reason.ts';
 
 /** Verifies signed headers. Implemented by auth.ts; absent = every signed route answers 401. */
 export interface Authenticator {
@@ -102,6 +110,22 @@ export interface PipelineDeps {
   replica?: { sequencerUrl: string };
   /** The journal seq the read state reflects (X-Journal-Seq on read routes). */
   journalSeq?: () => number;
+  /** `auth.explainRefusals`: refusals explain themselves (refusals/reason.ts); absent, they say nothing more than the platform. */
+  refusals?: RefusalDeps;
+}
+
+/** What the pipeline needs to explain a refusal and keep it for its wallet (app.ts builds it). */
+export interface RefusalDeps {
+  /** The auth diagnosis (refusals/auth.ts); absent without an Authenticator. */
+  auth?: {
+    l2(req: Incoming, kinds: readonly KeyKind[]): Refusal;
+    l1(headers: Readonly<Record<string, string>>): Promise<Refusal>;
+    walletOf(headers: Readonly<Record<string, string>>): string | undefined;
+  };
+  /** The wallets' last refusals (GET /refusals). */
+  log: RefusalLog;
+  /** Counts one refusal by class (/metrics `refusals_total`). */
+  count(cls: RefusalClass): void;
 }
 
 /** A route as mounted: its compiled schemas, rate-limit buckets and metrics. */
@@ -118,7 +142,9 @@ export interface Mounted {
 
 export function serialize(r: Reply): Outgoing {
   if (r.noBody === true) return { status: r.status, headers: r.headers, body: '', noBody: true };
-  return { status: r.status, headers: r.headers, body: r.raw ?? (r.body === undefined ? 'null' : JSON.stringify(r.body)) };
+  const out: Outgoing = { status: r.status, headers: r.headers, body: r.raw ?? (r.body === undefined ? 'null' : JSON.stringify(r.body)) };
+  if (r.refusal !== undefined) out.refusal = r.refusal;
+  return out;
 }
 
 export function rateLimitHeaders(v: Verdict): Record<string, string> {
@@ -244,8 +270,11 @@ class RouteProcessor {
   readonly beforeBody = (req: Incoming): Outgoing | undefined => {
     if (this.refused !== undefined || this.auth !== 'l2' || this.isPublic(req)) return undefined;
     if (headersCouldSign(this.keys, this.d.auth, req)) return undefined;
-    return this.refuse(req, this.who(req), apiError('PM_ERR_UNAUTHORIZED'));
+    return this.refuse(req, this.who(req), apiError('PM_ERR_UNAUTHORIZED'), this.explainL2);
   };
+
+  /** Why an l2 route refused the credentials (after deciding, on the refusal path only). */
+  private readonly explainL2 = (req: Incoming): Refusal | undefined => this.d.refusals?.auth?.l2(req, this.keys);
 
   /**
    * l2 routes: the HMAC over the raw bytes, before anything parses them (the headers' own checks ran before the
@@ -256,7 +285,7 @@ class RouteProcessor {
     if (this.auth !== 'l2' || this.isPublic(f.req)) return this.admit(f);
     if (f.req.bodyTooDeep === true) return this.refuse(f.req, f.client, tooDeep());
     const signed = signedBy(this.keys, this.d.auth, f.req);
-    if (!signed) return this.refuse(f.req, f.client, apiError('PM_ERR_UNAUTHORIZED'));
+    if (!signed) return this.refuse(f.req, f.client, apiError('PM_ERR_UNAUTHORIZED'), this.explainL2);
     f.signed = signed;
     f.caller.apiKey = signed.apiKey;
     f.caller.address = signed.address;
@@ -298,12 +327,29 @@ class RouteProcessor {
     const pending = this.d.auth?.l1(f.req.headers);
     if (!pending) return this.fail(f.req, apiError('PM_ERR_L1_HEADERS'));
     return pending.then((ok) => {
-      if (!ok) return this.fail(f.req, apiError('PM_ERR_L1_HEADERS'));
+      if (!ok) return this.l1Refused(f.req);
       f.caller.address = ok.address;
       f.caller.nonce = ok.nonce;
       f.signed = ok;
       return this.replay(f);
     });
+  }
+
+  /** A refused L1 signature, with its reason when refusals explain themselves (the diagnosis recovers on the pool). */
+  private l1Refused(req: Incoming): Answer {
+    const e = apiError('PM_ERR_L1_HEADERS');
+    const explain = this.d.refusals?.auth;
+    if (explain === undefined) return this.fail(req, e);
+    return explain.l1(req.headers).then(
+      (r) => {
+        e.reason = r;
+        return this.fail(req, e);
+      },
+      (err: unknown) => {
+        this.d.log.warn({ err }, 'L1 refusal diagnosis failed');
+        return this.fail(req, e);
+      },
+    );
   }
 
   /** Signed requests that change something: a replay within its window gets the first answer (replays.ts). */
@@ -362,6 +408,7 @@ class RouteProcessor {
   }
 
   private finish(req: Incoming, out: Outgoing): Outgoing {
+    if (out.refusal !== undefined) this.explained(req, out);
     if (this.seqOf !== undefined) out.headers = { ...out.headers, 'X-Journal-Seq': String(this.seqOf()) };
     this.m.metrics.observe(out.status, (Date.now() - req.receivedAt) / 1000);
     return out;
@@ -371,10 +418,37 @@ class RouteProcessor {
     return this.finish(req, serialize(errorReply(e, headers)));
   }
 
-  /** An authentication failure, charged to the client address (random keys cannot dodge the caps). */
-  private refuse(req: Incoming, client: { key: string }, e: ApiError): Outgoing {
+  /**
+   * A refusal's reason as the X-Refusal-Reason header, kept for the wallet the credentials name and counted;
+   * dropped when refusals do not explain themselves. `refusal` never leaves as part of the answer.
+   */
+  private explained(req: Incoming, out: Outgoing): void {
+    const r = out.refusal!;
+    out.refusal = undefined;
+    const d = this.d.refusals;
+    if (d === undefined) return;
+    const text = headerValue(r.text);
+    out.headers = { ...out.headers, [REFUSAL_HEADER]: text };
+    d.count(r.class);
+    const wallet = d.auth?.walletOf(req.headers);
+    if (wallet !== undefined) d.log.record(wallet, { at: Date.now(), method: req.method, path: req.path, headers: Object.keys(req.headers), class: r.class, reason: text });
+  }
+
+  /**
+   * An authentication failure, charged to the client address (random keys cannot dodge the caps); `explain`
+   * says why when it is answered (not when the address is past its caps: a flood is not diagnosed).
+   */
+  private refuse(req: Incoming, client: { key: string }, e: ApiError, explain?: (req: Incoming) => Refusal | undefined): Outgoing {
     const v = this.d.limiter.take(client.key, this.m.buckets, 1, this.d.clock.now());
-    return v.ok ? this.fail(req, e) : this.limited(req, v);
+    if (!v.ok) return this.limited(req, v);
+    if (explain !== undefined) {
+      try {
+        e.reason = explain(req);
+      } catch (err) {
+        this.d.log.warn({ err, route: this.m.label }, 'refusal diagnosis failed');
+      }
+    }
+    return this.fail(req, e);
   }
 
   private limited(req: Incoming, v: Verdict): Outgoing {

@@ -92,6 +92,7 @@ const table: Record<string, readonly string[]> = {
   'DELETE /auth/builder-api-key': CLOB,
   'GET /auth/ban-status/closed-only': CLOB,
   'GET /notifications': CLOB,
+  'GET /refusals': CLOB,
   'DELETE /notifications': CLOB,
   'POST /v1/heartbeats': CLOB,
   'GET /order-scoring': CLOB,

@@ -14,6 +14,7 @@
 import type { Static, TSchema, TObject } from '@sinclair/typebox';
 import type { ApiError } from '../domain/errors.ts';
 import type { ReplayKind } from './replays.ts';
+import type { Refusal } from './refusals/reason.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -90,10 +91,15 @@ export interface Reply {
   raw?: string;
   /** Status and headers only: a 304 carries no content, not even a Content-Length (RFC 9110 8.6). */
   noBody?: boolean;
+  /**
+   * Why something was refused, never in the body: the pipeline turns it into the X-Refusal-Reason header and
+   * the caller's refusal log (refusals/reason.ts), or drops it under `auth.explainRefusals: false`.
+   */
+  refusal?: Refusal;
 }
 
-export function reply(r: { status?: number; headers?: Record<string, string>; body?: unknown; raw?: string; noBody?: boolean }): Reply {
-  return { [REPLY]: true, status: r.status ?? 200, headers: r.headers, body: r.body, raw: r.raw, noBody: r.noBody };
+export function reply(r: { status?: number; headers?: Record<string, string>; body?: unknown; raw?: string; noBody?: boolean; refusal?: Refusal }): Reply {
+  return { [REPLY]: true, status: r.status ?? 200, headers: r.headers, body: r.body, raw: r.raw, noBody: r.noBody, refusal: r.refusal };
 }
 
 export function isReply(v: unknown): v is Reply {

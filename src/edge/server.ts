@@ -16,7 +16,7 @@ import { compileRoute, paramNamesOf } from './validate.ts';
 
 export type { Authenticator } from './pipeline.ts';
 
-/** The pipeline's dependencies (pipeline.ts: admin token, limiter, metrics, log, clock, auth, replays) and the listener's. */
+/** The pipeline's dependencies (pipeline.ts: admin token, limiter, metrics, log, clock, auth, replays, refusals) and the listener's. */
 export interface EdgeOptions extends PipelineDeps {
   routes: readonly AnyRoute[];
   host: string;
@@ -163,7 +163,11 @@ function mountRoutes(app: TemplatedApp, shared: Shared): Mounted[] {
       },
       tracker: inFlight,
     };
-    const processor = processorFor(m, { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, journalSeq: opts.journalSeq }, who);
+    const processor = processorFor(
+      m,
+      { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, journalSeq: opts.journalSeq, refusals: opts.refusals },
+      who,
+    );
     const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, serveOpts, processor);
     switch (route.method) {
       case 'GET': app.get(route.path, handler); break;

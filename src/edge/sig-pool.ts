@@ -23,6 +23,11 @@
  * is the busy stage, send tasks as before, and one inline verification stalls the loop for ~0.1 ms only.
  * `inline` counts the orders verified here (tests, /metrics).
  *
+ * Refusal diagnosis. `recoverDigests` runs a refused order's candidate digests (refusals/order.ts) as a
+ * task of its own: it shares the threads (a task is at most a dozen recoveries, under a millisecond, and
+ * the diagnoses' budget bounds how many there are) but not the order queue, so verifyOrders batches,
+ * counts and answers exactly as without it; and it never runs on this thread, inline or otherwise.
+ *
  * Failures. A malformed order or signature comes back as `recovered: undefined` for that order. A task
  * that fails as a whole (a worker died, the pool is closing) rejects the promises of the calls it
  * carried: that is a server fault, never reported as a bad signature.
@@ -32,7 +37,15 @@ import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { Piscina } from 'piscina';
 import { withWorkerArgv } from '../runtime/worker-argv.ts';
 import type { AuthDomain, ClobAuthFields, OrderDomains } from './eip712.ts';
-import { verifyOrders as verifyHere, type OrderToVerify, type OrderVerification, type RecoverClobAuthTask, type SecpBackend, type VerifyOrdersTask } from './sig-worker.ts';
+import {
+  verifyOrders as verifyHere,
+  type OrderToVerify,
+  type OrderVerification,
+  type RecoverClobAuthTask,
+  type RecoverDigestsTask,
+  type SecpBackend,
+  type VerifyOrdersTask,
+} from './sig-worker.ts';
 
 export type { OrderToVerify, OrderVerification, SecpBackend };
 
@@ -148,6 +161,17 @@ export class SigPool {
         setImmediate(this.flush);
       }
     });
+  }
+
+  /**
+   * Refusal path only (refusals/order.ts): the address the signature recovers to over each digest, in
+   * order, stopping after the first that gives `until` (so the answer may be shorter than `items`).
+   */
+  async recoverDigests(items: RecoverDigestsTask['items'], until?: string): Promise<Array<string | undefined>> {
+    if (this.closed) throw new Error('signature pool is closed');
+    if (items.length === 0) return [];
+    const task: RecoverDigestsTask = until === undefined ? { items } : { items, until };
+    return (await this.piscina.run(task, { name: 'recoverDigests' })) as Array<string | undefined>;
   }
 
   /** Which secp256k1 implementation the workers loaded. */

@@ -17,3 +17,4 @@ try {
 export const verifyOrders = mod.verifyOrders;
 export const recoverClobAuth = mod.recoverClobAuth;
 export const backend = mod.backend;
+export const recoverDigests = mod.recoverDigests;

@@ -4,6 +4,11 @@
  * take any task. Every task answers; a malformed order or signature yields `recovered: undefined` for
  * that order only and never throws.
  *
+ * `recoverDigests` serves only the refusal path (refusals/order.ts): a refused order's diagnosis hands it
+ * the digests of the mistakes it tries (other domains, the older struct), each with the signature to
+ * recover it with, and it recovers them in order until one gives the expected address. It never runs
+ * for an order that verified, and verifyOrders does not share any of its code path.
+ *
  * secp256k1: the package's index silently falls back to a pure-JS implementation (elliptic, ~40x
  * slower) when its native binding does not load. This worker loads the binding explicitly so the
  * fallback is a decision it reports (`backend()`), not an accident.
@@ -60,6 +65,13 @@ export interface RecoverClobAuthTask {
   domain: AuthDomain;
 }
 
+/** A refused order's candidate digests (refusals/order.ts), in the order they are tried. */
+export interface RecoverDigestsTask {
+  items: Array<{ digest: Uint8Array; signature: string }>;
+  /** Lowercase address: recovery stops at the first item that gives it. */
+  until?: string;
+}
+
 // Domain separators by domain text: a task carries its domains (a worker holds no configuration), and
 // the separator costs three keccak calls, so each is computed once per thread.
 const separators = new Map<string, Uint8Array>();
@@ -101,6 +113,21 @@ export function recoverClobAuth(task: RecoverClobAuthTask): string | undefined {
     return undefined;
   }
   return recoverAddress(secp, digest, task.fields.signature);
+}
+
+/**
+ * The address each item's signature recovers to over its digest (undefined: does not recover), in order,
+ * up to and including the first that recovers to `until`: the answer is shorter than `items` when one
+ * matched, so the caller pays no recovery past the answer.
+ */
+export function recoverDigests(task: RecoverDigestsTask): Array<string | undefined> {
+  const out: Array<string | undefined> = [];
+  for (const item of task.items) {
+    const r = recoverAddress(secp, item.digest, item.signature);
+    out.push(r);
+    if (r !== undefined && r === task.until) break;
+  }
+  return out;
 }
 
 export function backend(): SecpBackend {

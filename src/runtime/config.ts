@@ -108,6 +108,7 @@ export const ConfigSchema = Type.Object(
           { additionalProperties: false },
         ),
         maxKeysPerWallet: Type.Integer({ minimum: 1, maximum: 1000, description: 'usable (unrevoked) API keys a wallet may hold at once' }),
+        explainRefusals: Type.Boolean({ description: 'refusals of the auth and order checks carry an X-Refusal-Reason header and are listed by GET /refusals; false = the platform\'s silence' }),
       },
       { additionalProperties: false },
     ),

@@ -90,6 +90,7 @@ test('a read-only key is accepted exactly by the routes that list it, and refuse
     'GET /data/trades',
     'GET /notifications',
     'GET /order-scoring',
+    'GET /refusals',
     'GET /rewards/user',
     'GET /rewards/user/markets',
     'GET /rewards/user/percentages',

@@ -346,13 +346,20 @@ describe('user channel', () => {
     dave = await funded(11);
   });
 
-  test('bad credentials close the socket with a reason and deliver nothing', async () => {
+  test('bad credentials close the socket with a reason and deliver nothing but what was wrong', async () => {
     const good = creds.get(carol)!;
-    for (const auth of [{ ...good, secret: good.secret.slice(0, -4) + 'AAA=' }, { ...good, passphrase: 'x'.repeat(64) }, { ...good, apiKey: '00000000-0000-4000-8000-000000000000' }]) {
+    const cases = [
+      [{ ...good, secret: good.secret.slice(0, -4) + 'AAA=' }, /secret/],
+      [{ ...good, passphrase: 'x'.repeat(64) }, /passphrase/],
+      [{ ...good, apiKey: '00000000-0000-4000-8000-000000000000' }, /API key/],
+    ] as const;
+    for (const [auth, why] of cases) {
       const c = await connect('/ws/user');
       c.subscribeUser(auth);
       assert.deepEqual(await c.closed, { code: 4001, reason: 'Unauthorized/Invalid api key' });
-      assert.equal(c.events.length, 0);
+      // One error frame saying why (refusals explain themselves), no event of the wallet's.
+      assert.deepEqual(c.events.map((e) => e.event_type), ['error']);
+      assert.match(String((c.events[0] as { error?: string }).error), why);
     }
     const c = await connect('/ws/user');
     c.send({ type: 'market', assets_ids: [] });

@@ -1,7 +1,8 @@
 /**
  * A wallet's account routes beyond orders and balances (trading group, L2): its notifications (read with a
- * trading or read-only key, dropped with a trading key) and its heartbeat (edge/heartbeats.ts: a trading key
- * only, since a heartbeat left to lapse cancels every open order of the wallet).
+ * trading or read-only key, dropped with a trading key), its heartbeat (edge/heartbeats.ts: a trading key
+ * only, since a heartbeat left to lapse cancels every open order of the wallet), and its last refusals
+ * (edge/refusals/log.ts: what X-Refusal-Reason said, for clients that hide response headers).
  *
  * Notifications are projected from the journal (projections/notifications.ts) and kept until dropped. A drop
  * is durable when answered: its removals go out with the projection writes they cover, in the flush the
@@ -16,6 +17,8 @@ import type { AppContext } from '../context.ts';
 import type { Heartbeats } from '../heartbeats.ts';
 import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../route.ts';
 import { DropNotificationsQuery, Notification, NotificationsQuery } from '../schemas/notifications.ts';
+import type { RefusalLog } from '../refusals/log.ts';
+import { RefusalsPage } from '../schemas/refusals.ts';
 
 const HeartbeatBody = Type.Object({
   heartbeat_id: Type.Optional(
@@ -29,6 +32,7 @@ export interface AccountDeps {
   readonly views: AppContext['views'];
   readonly store: { readonly views: { readonly flushed: Promise<unknown> } };
   readonly heartbeats: Pick<Heartbeats, 'beat'>;
+  readonly refusals: Pick<RefusalLog, 'list' | 'perWallet'>;
 }
 
 export function listNotifications(d: Pick<AccountDeps, 'views'>, req: RequestOf<typeof NotificationsQuery>) {
@@ -48,6 +52,11 @@ export async function dropWalletNotifications(d: Pick<AccountDeps, 'views' | 'st
     await d.store.views.flushed;
   }
   return 'OK';
+}
+
+export function listRefusals(d: Pick<AccountDeps, 'refusals'>, req: RequestOf): RefusalsPage {
+  const data = d.refusals.list(req.caller.address!).map((e) => ({ time: new Date(e.at).toISOString(), method: e.method, path: e.path, headers: [...e.headers], class: e.class, reason: e.reason }));
+  return { data, count: data.length, limit: d.refusals.perWallet };
 }
 
 export function heartbeat(d: Pick<AccountDeps, 'heartbeats'>, req: RequestOf<undefined, typeof HeartbeatBody>) {
@@ -82,6 +91,19 @@ export function accountTable(timeoutSeconds: number): readonly RouteSpec<Account
       handler: dropWalletNotifications,
     }),
     routeSpec({
+      method: 'GET',
+      path: '/refusals',
+      group: 'trading',
+      auth: 'l2',
+      keys: READ_KEYS,
+      summary: "The caller's wallet's last refusals (at most 100, newest first): what each request's X-Refusal-Reason header said",
+      description:
+        'Refusals of the auth and order checks made with one of the wallet\'s API keys or naming its address (in memory, per node; ' +
+        'empty under auth.explainRefusals false). Header names only, never their values.',
+      response: RefusalsPage,
+      handler: listRefusals,
+    }),
+    routeSpec({
       method: 'POST',
       path: '/v1/heartbeats',
       replay: 'memory',
@@ -98,7 +120,7 @@ export function accountTable(timeoutSeconds: number): readonly RouteSpec<Account
   ];
 }
 
-export function accountRoutes(ctx: Pick<AppContext, 'config' | 'views' | 'store' | 'heartbeats'>): AnyRoute[] {
-  const deps: AccountDeps = { views: ctx.views, store: ctx.store, heartbeats: ctx.heartbeats };
+export function accountRoutes(ctx: Pick<AppContext, 'config' | 'views' | 'store' | 'heartbeats' | 'refusals'>): AnyRoute[] {
+  const deps: AccountDeps = { views: ctx.views, store: ctx.store, heartbeats: ctx.heartbeats, refusals: ctx.refusals };
   return bindRoutes(deps, accountTable(ctx.config.heartbeats.timeoutSeconds));
 }

@@ -16,6 +16,12 @@
  * closed-only wallet is refused (400), and so is an order without postOnly in the post-only period after a
  * maintenance window (503 with `code`, `retry_after_seconds` and Retry-After, as the platform answers);
  * maintenance windows and injected faults wrap these routes from outside (its gate).
+ *
+ * Refusals explain themselves (config auth.explainRefusals, refusals/order.ts): a refused order's error
+ * carries a reason for the X-Refusal-Reason header, the checks' own (order-check.ts) or, for what the
+ * sandbox and the engine refuse, one derived from the code, its vars, the order and the market. POST /orders
+ * sends the reasons of its refused elements joined in one header (`order <index>: ...`, the index in the
+ * answer array). The body never changes, and an accepted order pays for none of it.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
 import { apiError, resultError, type ApiError } from '../../domain/errors.ts';
@@ -23,6 +29,7 @@ import { END_CURSOR, decodeCursor, encodeCursor, nextCursor } from '../../domain
 import { parseConditionId, parseOrderId, parseTokenId } from '../../domain/ids.ts';
 import { DEFAULT_OUTCOMES } from '../../domain/market-rules.ts';
 import { formatPips, formatUnits, parseUnits } from '../../domain/units.ts';
+import { nowSeconds } from '../../runtime/clock.ts';
 import type { FillEvent, OrderRecord } from '../../domain/events.ts';
 import type { Engine, PlaceResponse } from '../../engine/engine.ts';
 import type { CatalogReader } from '../../queries/catalog.ts';
@@ -30,10 +37,12 @@ import type { MarketDataReader } from '../../queries/market-data.ts';
 import type { AppContext } from '../context.ts';
 import { errorReply } from '../error-reply.ts';
 import type { Metrics } from '../metrics.ts';
-import { checkOrders, orderCheckDeps, type OrderCaller, type OrderCheckDeps } from '../order-check.ts';
+import { checkOrders, orderCheckDeps, type NormalizedOrder, type OrderCaller, type OrderCheckDeps } from '../order-check.ts';
+import { admissionRefusal, withReason } from '../refusals/order.ts';
+import { joinReasons, type Refusal } from '../refusals/reason.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import { walletFills } from '../../queries/fills.ts';
-import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../route.ts';
+import { READ_KEYS, bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../route.ts';
 import {
   CancelMarketOrdersBody,
   CancelResult,
@@ -115,7 +124,7 @@ export function tradingDeps(ctx: Pick<AppContext, 'engine' | 'auth' | 'clock' | 
   const a = ctx.config.auth;
   return {
     engine: ctx.engine,
-    checks: orderCheckDeps(ctx),
+    checks: orderCheckDeps({ auth: ctx.auth, clock: ctx.clock, engine: ctx.engine, explain: ctx.config.auth.explainRefusals }),
     metrics: ctx.metrics,
     sandbox: ctx.sandbox,
     catalog: ctx.catalog.read,
@@ -209,6 +218,16 @@ function pageOffset(cursor: string | undefined): number | 'end' {
 
 const cancelResult = (r: { canceled: string[]; notCanceled: Record<string, string> }) => ({ canceled: r.canceled, not_canceled: r.notCanceled });
 
+/**
+ * Refusal path only: the reason of what the sandbox or the engine refused of a checked order, set on the
+ * (fresh) error when refusals explain themselves.
+ */
+function explained(d: Pick<TradingDeps, 'engine' | 'checks'>, error: ApiError, order: NormalizedOrder): ApiError {
+  if (d.checks.explain !== true) return error;
+  const ctx = { market: (cid: string) => d.engine.market(cid), balances: (w: string) => d.engine.balances(w), now: nowSeconds(d.checks.clock) };
+  return withReason(error, admissionRefusal(error, order, ctx));
+}
+
 export async function placeOrder(d: TradingDeps, req: RequestOf<undefined, typeof PostOrderBody>) {
   const t0 = performance.now();
   const [checked] = await checkOrders([req.body], signer(req.caller), d.checks, true);
@@ -217,12 +236,13 @@ export async function placeOrder(d: TradingDeps, req: RequestOf<undefined, typeo
   if (!checked.ok) throw checked.error;
   const refused = d.sandbox.orderRefusal(checked.order);
   if (refused !== undefined) {
+    explained(d, refused.error, checked.order);
     if (refused.retryAfterSeconds === undefined) throw refused.error;
     return errorReply(refused.error, { 'Retry-After': String(refused.retryAfterSeconds) });
   }
   const r = await d.engine.placeOrder(checked.order);
   d.metrics.orderEngine((performance.now() - t1) / 1000);
-  if (!r.ok) throw resultError(r.code, r.vars);
+  if (!r.ok) throw explained(d, resultError(r.code, r.vars), checked.order);
   return orderResult(r);
 }
 
@@ -235,22 +255,31 @@ export async function placeOrders(d: TradingDeps, req: RequestOf<undefined, type
   // Issued in submission order within one turn: the sequencer sees them in that order.
   const placed = checked.map((c, i) => (c.ok && refusals[i] === undefined ? d.engine.placeOrder(c.order) : undefined));
   const out: OrderResult[] = [];
+  let reasons: Array<{ index: number; refusal: Refusal }> | undefined;
   for (let i = 0; i < checked.length; i++) {
     const c = checked[i];
+    let error: ApiError;
+    let orderId: string;
     if (!c.ok) {
-      out.push(rejected(c.orderId, c.error));
-      continue;
+      error = c.error;
+      orderId = c.orderId;
+    } else if (refusals[i] !== undefined) {
+      error = explained(d, refusals[i]!.error, c.order);
+      orderId = c.order.orderId;
+    } else {
+      const r = await placed[i]!;
+      if (r.ok) {
+        out.push(orderResult(r));
+        continue;
+      }
+      error = explained(d, resultError(r.code, r.vars), c.order);
+      orderId = r.orderId;
     }
-    const refused = refusals[i];
-    if (refused !== undefined) {
-      out.push(rejected(c.order.orderId, refused.error));
-      continue;
-    }
-    const r = await placed[i]!;
-    out.push(r.ok ? orderResult(r) : rejected(r.orderId, resultError(r.code, r.vars)));
+    out.push(rejected(orderId, error));
+    if (error.reason !== undefined) (reasons ??= []).push({ index: i, refusal: error.reason as Refusal });
   }
   if (placed.some((p) => p !== undefined)) d.metrics.orderEngine((performance.now() - t1) / 1000);
-  return out;
+  return reasons === undefined ? out : reply({ status: 200, body: out, refusal: joinReasons(reasons) });
 }
 
 export async function cancelOrder(d: Eng, req: RequestOf<undefined, typeof DeleteOrderBody>) {

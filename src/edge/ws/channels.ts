@@ -18,7 +18,11 @@
  * {operation: "subscribe" | "unsubscribe", assets_ids | markets}; a repeated subscribe message adds. The
  * text PING is answered PONG. A message that is not valid gets {"event_type":"error","error":...} and
  * changes nothing; on the user channel a first message that is not a valid subscription, or credentials
- * that do not check, close the socket (4001) with the reason, and nothing is delivered. Ids nobody knows
+ * that do not check, close the socket (4001) with the reason, and nothing is delivered. Credentials that do
+ * not check keep the platform's close reason ("Unauthorized/Invalid api key"); when refusals explain
+ * themselves (deps `refusals`, auth.explainRefusals), one {"event_type":"error","error":"<why>"} frame saying
+ * what was wrong (refusals/auth.ts) is sent just before the close: uWS queues the close frame after it, so it
+ * arrives first. Ids nobody knows
  * (a token no book has; a condition id no market of the catalog has, as registered with the engine) are
  * ignored: the rest of the message is acted on, and the socket gets one error frame naming them, "unknown
  * assets ignored: <ids>" or "unknown markets ignored: <ids>" (at most MAX_NAMED ids, then how many more),
@@ -86,6 +90,7 @@ import { decodeSecret, type KeyVerifier } from '../auth.ts';
 import type { StreamMetrics } from '../metrics.ts';
 import { RateLimiter } from '../rate-limit.ts';
 import { bucketsFor } from '../rate-limit-buckets.ts';
+import { headerValue, type Refusal } from '../refusals/reason.ts';
 import { MarketSubscribe, SubscriptionUpdate, UserSubscribe } from '../schemas/stream.ts';
 import { SocketFaults, type StreamFaultSource } from './socket-faults.ts';
 
@@ -144,6 +149,12 @@ export interface ChannelDeps {
   log: Logger;
   /** The sandbox's stream faults (none without), and the timers they run on. */
   faults?: { source: StreamFaultSource; timers: Timers };
+  /**
+   * Why refused credentials were refused (refusals/auth.ts userChannel, counted and logged by app.ts), sent as
+   * an error frame before the 4001 close; absent (auth.explainRefusals false): the platform's bare close.
+   * Called only for credentials that did not check.
+   */
+  refusals?: { userAuth(auth: { apiKey: string; secret: string; passphrase: string }): Refusal | undefined };
 }
 
 type Channel = 'market' | 'user';
@@ -590,7 +601,12 @@ export class StreamChannels {
     if (conn.wallet === undefined) {
       if (!checkUser.Check(msg)) return this.end(ws, 'unauthorized', CloseCode.UNAUTHORIZED, 'the first message must be {"auth": {apiKey, secret, passphrase}, "type": "user"}');
       const wallet = this.authenticate(msg.auth);
-      if (wallet === undefined) return this.end(ws, 'unauthorized', CloseCode.UNAUTHORIZED, 'Unauthorized/Invalid api key');
+      if (wallet === undefined) {
+        // Sent before end(): uWS queues the close frame behind it, so the client reads the reason, then the close.
+        const why = this.d.refusals?.userAuth(msg.auth);
+        if (why !== undefined) this.error(ws, headerValue(why.text));
+        return this.end(ws, 'unauthorized', CloseCode.UNAUTHORIZED, 'Unauthorized/Invalid api key');
+      }
       conn.wallet = wallet;
       conn.apiKey = msg.auth.apiKey;
       const same = this.byKey.get(msg.auth.apiKey);

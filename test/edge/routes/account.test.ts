@@ -1,6 +1,6 @@
 /**
  * The account module (src/edge/routes/account.ts) through the real app, signed by a funded demo wallet:
- * notifications (read, drop) and the heartbeat answer in their schema and charge their buckets; a bad id or
+ * notifications (read, drop), the heartbeat and the wallet's refusals answer in their schema and charge their buckets; a bad id or
  * a missing signature answers `{"error": "<message>"}`. What they do: test/e2e/notifications.test.ts,
  * test/e2e/heartbeats.test.ts. Test harness: test/fixtures/route-contract.ts. The handlers alone, on
  * hand-built dependencies: the heartbeat goes to the caller's wallet, and a drop with a bad id, or with
@@ -30,6 +30,9 @@ before(async () => {
   assert.equal(placed.status, 200, JSON.stringify(placed.body));
   orderId = placed.body.orderID;
   assert.equal((await alice.call('DELETE', '/order', { orderID: orderId })).status, 200);
+  // A refusal with alice's key (a stale timestamp), for GET /refusals to list.
+  const headers = { ...alice.l2Headers('GET', '/data/orders', undefined), SVC_TIMESTAMP: String(Math.floor(Date.now() / 1000) - 100) };
+  assert.equal((await fetch(`${h.base}/data/orders`, { headers })).status, 401);
 });
 after(() => h.close());
 
@@ -55,6 +58,20 @@ const CASES: RouteCase[] = [
     bad: { send: () => alice.call('DELETE', '/notifications?ids=first'), status: 400, error: 'invalid notification id: first' },
   },
   {
+    route: 'GET /refusals',
+    group: 'trading',
+    ok: async () => {
+      // The refusal made on purpose in before() is listed, with its reason.
+      const r = await alice.call('GET', '/refusals');
+      assert.deepEqual(
+        r.body.data.map((e: { path: string; class: string }) => [e.path, e.class]),
+        [['/data/orders', 'auth_timestamp']],
+      );
+      return r;
+    },
+    bad: { send: () => h.send('GET', '/refusals'), status: 401, error: 'Unauthorized/Invalid api key' },
+  },
+  {
     route: 'POST /v1/heartbeats',
     group: 'trading',
     ok: () => alice.call('POST', '/v1/heartbeats', { heartbeat_id: '' }),
@@ -62,7 +79,7 @@ const CASES: RouteCase[] = [
   },
 ];
 
-test('the module serves exactly its three routes, in the trading group', () => {
+test('the module serves exactly its four routes, in the trading group', () => {
   assertServes(routes, CASES);
 });
 

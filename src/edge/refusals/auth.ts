@@ -1,0 +1,741 @@
+/**
+ * Why credentials were refused (refusals/reason.ts): the X-Refusal-Reason text of a 401 from an l2 route
+ * (`Unauthorized/Invalid api key`) or an l1 route (`Invalid L1 Request headers`), and the error frame the
+ * user channel sends before it closes with 4001. The decision is edge/auth.ts's and is already made when
+ * anything here runs: this module replays the authenticator's checks, in the authenticator's order, on the
+ * refused request, and names the first one that fails. It is called on the refusal path only, so an
+ * accepted request never pays for it, and it changes no answer.
+ *
+ * L2 and builder headers (`l2`), in the order of auth.ts `l2Key` / `builderKey`, then the pipeline's kind
+ * check, then the HMAC:
+ *   1. every header present (L2: POLY_ADDRESS, POLY_API_KEY, POLY_PASSPHRASE, POLY_TIMESTAMP,
+ *      POLY_SIGNATURE; builder: the POLY_BUILDER_* four), named in the platform's spelling, with near
+ *      misses that arrived but are not read;
+ *   2. the signature has the form of a digest (64 hex, or 43/44 base64 in either alphabet);
+ *   3. the timestamp is decimal unix seconds (13 digits: milliseconds, said), within
+ *      `auth.maxClockSkewSeconds` of this server (behind or ahead by how much, and the server's time);
+ *   4. the key: unknown here (keys of the platform or another server do not work here), not yet committed,
+ *      revoked (since when), a builder key on the L2 headers or another kind on the builder headers;
+ *   5. L2 only: the address header 42 characters and the key's wallet (the header's value is named,
+ *      never the owner's);
+ *   6. the passphrase the key's (or another key's of the same wallet, named);
+ *   7. a key kind the route takes (a read-only key where a trading key is needed);
+ *   8. the HMAC, only when every check above passes: the common mistakes are TRIED with the key's real
+ *      secret, one HMAC each, and the first that reproduces the signature is named: another path of the
+ *      method (routes nearest the request's first), the query string or the full URL signed, a trailing
+ *      slash, another method or its lower case, the body re-serialized (JSON.stringify, Python's
+ *      json.dumps, py-clob-client's str(dict) with ' made ", sorted keys), left out, or an object
+ *      appended as text, the timestamp in milliseconds or a second off, the secret's text bytes, hex or a
+ *      base64 decoding that dropped '-' and '_' as the key, the passphrase or API key as the key, another
+ *      key of the same wallet; single mistakes first, then pairs. When none matches, the reason says what
+ *      this server signed over and how it decodes the secret.
+ * A route taking both families (DELETE /auth/builder-api-key) explains both when both arrived, L2 first.
+ * Refused before the body arrived (body undefined with a Content-Length), the HMAC was not checked: only a
+ * header check can have failed, and that is what is said.
+ *
+ * L1 (`l1`): the headers present, the address well formed, the signature 0x + 130 hex, the timestamp as
+ * above, the nonce a canonical uint256; then the signature is recovered on the signature pool under the
+ * configured ClobAuth domain and under each of the platform's (known-domains.ts KNOWN_AUTH_DOMAINS), and
+ * the reason names the domain under which it recovers to the address (the SDK that signs for the
+ * platform's mainnet whatever it is pointed at), or what it recovers to and what to sign. A pool that cannot
+ * answer (closing) leaves the reason at what to sign; the promise never rejects.
+ *
+ * User channel (`userChannel`): the key (unknown, pending, revoked, a builder key), the secret (does not
+ * decode, sent as hex, another key's, swapped with the passphrase, or simply not this key's), the
+ * passphrase.
+ *
+ * What a reason never holds: a secret, a passphrase, an HMAC or expected signature in any encoding or any
+ * part of one, the bytes a wrong secret decoded to, nor which wallet owns a key when the caller named
+ * another (it says the header's address is not the key's wallet). It names public things: header names,
+ * addresses the caller sent or a signature recovers to, paths, methods, clocks, byte counts, domains, the
+ * API key id the caller sent (when it has the form of one) and other key ids of a wallet whose credentials
+ * the caller has just shown it holds. Values of credential headers are never echoed, in case a secret
+ * was put in the wrong one. Every comparison with key material is constant-time, as in auth.ts: the
+ * diagnosis runs on the request's path, so an early-exit compare would time-leak what it compares.
+ *
+ * Cost. Header diagnoses: a few Map look-ups and at most three HMACs to derive the key's material (a
+ * passphrase mismatch also derives the wallet's other keys', at most MAX_OTHER_KEYS). The HMAC diagnosis:
+ * at most MAX_HMAC_TRIES (300) HMACs and MAX_HMAC_BYTES (2 MiB) hashed, on the main thread (a few µs per
+ * HMAC over a small body: about a millisecond at worst), reachable only by a caller holding a usable key,
+ * its passphrase and a fresh timestamp; L1: at most 1 + KNOWN_AUTH_DOMAINS recoveries on the pool. The HMAC
+ * and L1 diagnoses share one token bucket per explainer (one per service: reason.ts DiagnosisBudget,
+ * 50 a second): past it the reason says what failed and that the variants were not tried.
+ *
+ * This module cannot import edge/auth.ts (which builds it: no import cycles), so what it must agree with
+ * arrives as `rules` (auth.ts AUTH_RULES, the very functions and names the authenticator checks with) and
+ * `keys` (ApiKeyService, which implements ExplainedKeys).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import { parseAddress } from '../../domain/ids.ts';
+import { nowSeconds, type Clock } from '../../runtime/clock.ts';
+import type { Config } from '../../runtime/config.ts';
+import type { AuthDomain } from '../eip712.ts';
+import type { KeyKind } from '../route.ts';
+import type { SigPool } from '../sig-pool.ts';
+import { KNOWN_AUTH_DOMAINS } from './known-domains.ts';
+import { DiagnosisBudget, type Refusal, type RefusalClass } from './reason.ts';
+
+type Headers = Readonly<Record<string, string>>;
+
+/** Most HMACs one refused request's signature diagnosis computes. */
+export const MAX_HMAC_TRIES = 300;
+/** Most bytes those HMACs hash in all (a large body leaves room for fewer tries). */
+export const MAX_HMAC_BYTES = 2 * 1024 * 1024;
+/** Other keys of the wallet tried as the HMAC key or compared as the passphrase. */
+export const MAX_OTHER_KEYS = 20;
+/** A body larger than this is not parsed to try its re-serializations (its other variants still are). */
+const MAX_REPARSED_BODY = 64 * 1024;
+
+/** The header fields of each family, as auth.ts names them: lowercase spellings in the order they are read. */
+export interface HeaderNames {
+  readonly apiKey: readonly string[];
+  readonly passphrase: readonly string[];
+  readonly timestamp: readonly string[];
+  readonly signature: readonly string[];
+}
+
+/**
+ * The authenticator's rules the diagnosis replays, handed over by edge/auth.ts (AUTH_RULES), which owns them
+ * and checks with the same functions: the two cannot drift.
+ */
+export interface AuthRules {
+  /** L2 headers (`svc_x`, `poly_x`, `svc-x`, `poly-x` per field). */
+  readonly l2: HeaderNames & { readonly address: readonly string[]; readonly nonce: readonly string[] };
+  readonly builder: HeaderNames;
+  /** The first of `names` present. */
+  header(h: Headers, names: readonly string[]): string | undefined;
+  /** Whether an L2 signature header has the form of a digest. */
+  digestForm(signature: string): boolean;
+  /** The digest bytes of a signature of digest form. */
+  decodeSignature(signature: string): Buffer | undefined;
+  /** Whether a timestamp header has the accepted form (decimal, at most 12 digits). */
+  timestampForm(timestamp: string): boolean;
+  /** HMAC-SHA256 over `timestamp + method + path + body`. */
+  l2Digest(key: Buffer, timestamp: string, method: string, path: string, body?: Buffer | string): Buffer;
+  /** An API secret's key bytes, as the authenticator and the user channel decode it. */
+  decodeSecret(secret: string): Buffer | undefined;
+  /** A decimal uint256 in canonical form, or undefined. */
+  canonicalNonce(nonce: string): string | undefined;
+  /** Whether an L1 signature header has the accepted form (0x + 130 hex). */
+  l1SignatureForm(signature: string): boolean;
+  /** The configured ClobAuth domain. */
+  authDomainOf(auth: Config['auth']): AuthDomain;
+}
+
+/** What the diagnosis reads of a key record (auth.ts ApiKeyRecord). */
+export interface ExplainedRecord {
+  readonly apiKey: string;
+  readonly address: string;
+  readonly createdAt: number;
+  readonly revoked: boolean;
+  readonly revokedAt?: number;
+  readonly kind?: 'readonly' | 'builder';
+}
+
+/** A key's credentials in any state, for the diagnosis only (auth.ts ApiKeyService.forDiagnosis). */
+export interface KeyMaterial {
+  readonly record: ExplainedRecord;
+  /** Its write has not committed: not usable yet. */
+  readonly pending: boolean;
+  /** The secret's decoded bytes: the HMAC key. */
+  readonly hmacKey: Buffer;
+  /** The passphrase's bytes as sent. */
+  readonly passphrase: Buffer;
+  /** The secret as issued (base64url), for the variant that keys with its text. */
+  readonly secret: string;
+}
+
+/** What the diagnosis reads of the API-key service (auth.ts ApiKeyService implements it). */
+export interface ExplainedKeys {
+  /** The record of a key, whatever its state (pending included). */
+  record(apiKey: string): ExplainedRecord | undefined;
+  /** The committed records of one kind of a wallet, revoked ones included. */
+  records(address: string, kind: KeyKind): readonly ExplainedRecord[];
+  forDiagnosis(apiKey: string): KeyMaterial | undefined;
+}
+
+/** A refused request as the edge holds it (http.ts Incoming has these fields). */
+export interface RefusedRequest {
+  method: string;
+  /** Without the query string. */
+  path: string;
+  /** The raw query string, without '?'. */
+  query: string;
+  headers: Headers;
+  body: Buffer | undefined;
+}
+
+export interface AuthExplainer {
+  /** An l2 route refused the L2 or builder headers (before the body: body undefined; or after it): why. `kinds` = the key kinds the route takes. */
+  l2(req: RefusedRequest, kinds: readonly KeyKind[]): Refusal;
+  /** L1 refused (PM_ERR_L1_HEADERS): why; tries the known ClobAuth domains on the signature pool. */
+  l1(headers: Headers): Promise<Refusal>;
+  /** The user channel refused its auth message: why. */
+  userChannel(auth: { apiKey: string; secret: string; passphrase: string }): Refusal;
+  /**
+   * The lowercase wallet a refused request's credentials name (for its owner's refusal log): the API key's
+   * wallet when the key exists (any state, either header family), else the address header's if it is a
+   * well-formed address, else undefined.
+   */
+  walletOf(headers: Headers): string | undefined;
+}
+
+export interface AuthExplainerDeps {
+  keys: ExplainedKeys;
+  rules: AuthRules;
+  pool: Pick<SigPool, 'recoverClobAuth'>;
+  auth: Config['auth'];
+  clock: Clock;
+  /** The service's route paths of a method (patterns with `:` are skipped), for "signed over another path". */
+  paths: (method: string) => readonly string[];
+  /** The HMAC and L1 diagnoses allowed (default: a bucket of this explainer's own, 50 a second). */
+  budget?: DiagnosisBudget;
+}
+
+// ---- wording ---------------------------------------------------------------------------------------
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** The platform's spelling of a field (`poly_api_key` -> POLY_API_KEY): the second name auth.ts reads. */
+const platformName = (names: readonly string[]): string => names[1]!.toUpperCase();
+/** Its hyphenated alias (POLY-API-KEY). */
+const hyphenName = (names: readonly string[]): string => names[3]!.toUpperCase();
+
+/** A value the caller sent, quoted and cut: only ever for public fields (addresses, timestamps, nonces, paths). */
+function shown(v: string, max = 48): string {
+  return JSON.stringify(v.length > max ? v.slice(0, max) + '...' : v);
+}
+
+const KIND_WORD: Record<KeyKind, string> = { trading: 'a trading key', readonly: 'a read-only key', builder: 'a builder key' };
+const CREATE_ROUTE: Record<KeyKind, string> = {
+  trading: 'POST /auth/api-key (L1 headers)',
+  readonly: 'POST /auth/readonly-api-key',
+  builder: 'POST /auth/builder-api-key',
+};
+const kindOf = (r: ExplainedRecord): KeyKind => r.kind ?? 'trading';
+const takes = (kinds: readonly KeyKind[]): string => kinds.map((k) => KIND_WORD[k]).join(' or ');
+
+/** The caller's API key header, named without echoing anything that is not an id. */
+function keyName(apiKey: string, header: string): string {
+  return UUID.test(apiKey) ? `API key ${apiKey.toLowerCase()}` : `the ${header} value (${apiKey.length} characters, not an API key id: a UUID)`;
+}
+
+const isoOf = (seconds: number): string => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
+
+const sameBytes = (a: Buffer, b: Buffer): boolean => a.length === b.length && timingSafeEqual(a, b);
+
+/** The secp256k1 group order halved: a signature with a larger s is the malleated twin of a low-s one (eip712.ts). */
+const HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
+
+// ---- Python's serializations, for the body variants ------------------------------------------------
+
+/** `json.dumps(v)` with its default separators (', ' and ': ') and ensure_ascii. Numbers as JavaScript writes them. */
+function pyDumps(v: unknown, ensureAscii: boolean): string {
+  if (v === null) return 'null';
+  if (typeof v === 'boolean' || typeof v === 'number') return JSON.stringify(v);
+  if (typeof v === 'string') {
+    const s = JSON.stringify(v);
+    // Python escapes everything outside ' '..'~' as \uXXXX (UTF-16 units), DEL included.
+    return ensureAscii ? s.replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')) : s;
+  }
+  if (Array.isArray(v)) return '[' + v.map((x) => pyDumps(x, ensureAscii)).join(', ') + ']';
+  return '{' + Object.entries(v as Record<string, unknown>).map(([k, x]) => pyDumps(k, ensureAscii) + ': ' + pyDumps(x, ensureAscii)).join(', ') + '}';
+}
+
+/** `str(v)` of the parsed value as Python writes it (single quotes, True/False/None). */
+function pyStr(v: unknown): string {
+  if (v === null) return 'None';
+  if (v === true) return 'True';
+  if (v === false) return 'False';
+  if (typeof v === 'number') return JSON.stringify(v);
+  if (typeof v === 'string') {
+    const q = v.includes("'") && !v.includes('"') ? '"' : "'";
+    return q + v.replace(/\\/g, '\\\\').replace(q === "'" ? /'/g : /"/g, '\\' + q).replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t') + q;
+  }
+  if (Array.isArray(v)) return '[' + v.map(pyStr).join(', ') + ']';
+  return '{' + Object.entries(v as Record<string, unknown>).map(([k, x]) => pyStr(k) + ': ' + pyStr(x)).join(', ') + '}';
+}
+
+/** JSON.stringify with every object's keys sorted. */
+function sortedJson(v: unknown): string {
+  if (v === null || typeof v !== 'object') return JSON.stringify(v);
+  if (Array.isArray(v)) return '[' + v.map(sortedJson).join(',') + ']';
+  const o = v as Record<string, unknown>;
+  return '{' + Object.keys(o).sort().map((k) => JSON.stringify(k) + ':' + sortedJson(o[k])).join(',') + '}';
+}
+
+/** Edit distance, for ordering route paths nearest the request's first (paths are short). */
+function distance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i];
+    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = cur;
+  }
+  return prev[b.length]!;
+}
+
+// ---- the HMAC variants -----------------------------------------------------------------------------
+
+/** What one HMAC is computed over, and with what key. */
+interface Signing {
+  key: Buffer;
+  ts: string;
+  method: string;
+  path: string;
+  body: Buffer | string;
+}
+
+/** One mistake: how it changes the signing, and how the reason names it. */
+interface Alt {
+  what: string;
+  apply(s: Signing): Signing;
+}
+
+const bytesOf = (s: Signing): number => s.ts.length + s.method.length + s.path.length + Buffer.byteLength(s.body) + 64;
+
+// ---- the explainer ---------------------------------------------------------------------------------
+
+type Family = 'L2' | 'builder';
+
+/** The outcome of replaying one family's header checks: a refusal, or the key whose HMAC is to be explained. */
+type HeadVerdict = { refusal: Refusal } | { key: KeyMaterial; apiKey: string; timestamp: string; signature: string };
+
+export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
+  const { keys, rules, pool, clock } = deps;
+  const skew = deps.auth.maxClockSkewSeconds;
+  const ownDomain = rules.authDomainOf(deps.auth);
+  const budget = deps.budget ?? new DiagnosisBudget();
+  const refusal = (cls: RefusalClass, text: string): Refusal => ({ class: cls, text });
+
+  /** Accepted spellings of every credential header of both families, for the near-miss scan. */
+  const known = new Set<string>([...Object.values(rules.l2).flat(), ...Object.values(rules.builder).flat()]);
+
+  /** Headers that arrived, look like the missing fields, and are not read (`x-poly-api-key`, `poly_apikey`). */
+  function nearMisses(h: Headers, fields: ReadonlyArray<readonly string[]>): string[] {
+    const tokens = fields.map((names) => names[0]!.slice(4).replace(/[^a-z]/g, ''));
+    const out: string[] = [];
+    for (const name of Object.keys(h)) {
+      if (known.has(name)) continue;
+      const flat = name.replace(/[^a-z]/g, '');
+      if (tokens.some((t) => flat.endsWith(t))) out.push(name);
+      if (out.length === 3) break;
+    }
+    return out;
+  }
+
+  /** The timestamp's problem, if any (the same test as auth.ts `fresh`). */
+  function timestampProblem(label: string, names: readonly string[], ts: string): Refusal | undefined {
+    const now = nowSeconds(clock);
+    const name = platformName(names);
+    if (!rules.timestampForm(ts)) {
+      if (/^\d{13}$/.test(ts)) return refusal('auth_timestamp', `${label} timestamp ${ts} has 13 digits: it is in milliseconds; send unix seconds (server time ${now})`);
+      if (/^\d+\.\d+$/.test(ts)) return refusal('auth_timestamp', `${label} timestamp ${shown(ts)} has a fraction: send whole unix seconds (server time ${now})`);
+      if (/^\d+$/.test(ts)) return refusal('auth_timestamp', `${label} timestamp ${shown(ts)} has ${ts.length} digits: send unix seconds (server time ${now})`);
+      return refusal('auth_timestamp', `${name} ${shown(ts)} is not a decimal number of unix seconds (server time ${now})`);
+    }
+    const behind = now - Number(ts);
+    if (Math.abs(behind) <= skew) return undefined;
+    const how = behind > 0 ? `${behind} s behind` : `${-behind} s ahead of`;
+    return refusal('auth_timestamp', `${label} timestamp ${Number(ts)} is ${how} this server (allowed ${skew} s; server time ${now}, GET /time)`);
+  }
+
+  /** Another key of the wallet whose passphrase this is (constant-time compares), else undefined. */
+  function passphraseOwner(address: string, self: string, given: Buffer): ExplainedRecord | undefined {
+    for (const r of otherKeys(address, self)) {
+      const m = keys.forDiagnosis(r.apiKey);
+      if (m !== undefined && sameBytes(given, m.passphrase)) return r;
+    }
+    return undefined;
+  }
+
+  /** The wallet's other committed keys, every kind, at most MAX_OTHER_KEYS (newest first: the likeliest mix-up). */
+  function otherKeys(address: string, self: string): ExplainedRecord[] {
+    const all = (['trading', 'readonly', 'builder'] as const).flatMap((k) => keys.records(address, k)).filter((r) => r.apiKey !== self);
+    return all.sort((a, b) => b.createdAt - a.createdAt).slice(0, MAX_OTHER_KEYS);
+  }
+
+  /** Why a key that exists cannot sign (pending, revoked), else undefined. */
+  function keyStateProblem(m: KeyMaterial, name: string): Refusal | undefined {
+    if (m.pending) return refusal('auth_key', `${name} is still being created (its write has not committed): retry once its creation has answered`);
+    const r = m.record;
+    if (r.revoked) {
+      const since = r.revokedAt === undefined ? '' : ` since ${isoOf(r.revokedAt)} (unix ${r.revokedAt})`;
+      return refusal('auth_key', `${name} is revoked${since}: create another with ${CREATE_ROUTE[kindOf(r)]}`);
+    }
+    return undefined;
+  }
+
+  /** auth.ts l2Key / builderKey replayed: the first check that fails, else what the HMAC diagnosis needs. */
+  function head(family: Family, h: Headers, kinds: readonly KeyKind[]): HeadVerdict {
+    const names = family === 'L2' ? rules.l2 : rules.builder;
+    const fields: Array<[string, readonly string[]]> =
+      family === 'L2'
+        ? [['address', rules.l2.address], ['apiKey', names.apiKey], ['passphrase', names.passphrase], ['timestamp', names.timestamp], ['signature', names.signature]]
+        : [['apiKey', names.apiKey], ['passphrase', names.passphrase], ['timestamp', names.timestamp], ['signature', names.signature]];
+    const missing = fields.filter(([, n]) => rules.header(h, n) === undefined).map(([, n]) => n);
+    if (missing.length > 0) {
+      const list = missing.map(platformName).join(', ');
+      const all = missing.length === fields.length;
+      let text = `missing ${family} header${missing.length > 1 ? 's' : ''} ${list}${all ? ` (none of the ${fields.length} arrived)` : ''}`;
+      text += `; the SVC_ spellings are read too, and underscored names also hyphenated (${hyphenName(missing[0]!)})`;
+      const misses = nearMisses(h, missing);
+      if (misses.length > 0) text += `; arrived but not read: ${misses.join(', ')}`;
+      else if (all) text += '; a proxy such as nginx drops underscored header names unless underscores_in_headers is on';
+      return { refusal: refusal('auth_header', text) };
+    }
+    const apiKey = rules.header(h, names.apiKey)!;
+    const passphrase = rules.header(h, names.passphrase)!;
+    const timestamp = rules.header(h, names.timestamp)!;
+    const signature = rules.header(h, names.signature)!;
+    const sigName = platformName(names.signature);
+
+    if (!rules.digestForm(signature)) {
+      let why: string;
+      if (/^0x[0-9a-fA-F]{130}$/.test(signature)) why = 'it is an EIP-712 signature (0x + 130 hex), which L1 routes take; this route takes the HMAC-SHA256 of the request';
+      else if (/^0x[0-9a-fA-F]{64}$/.test(signature)) why = 'it is 0x + 64 hex: send the digest without the 0x prefix';
+      else why = `expected the HMAC-SHA256 digest as 64 hex characters or 44 characters of base64 (url-safe or standard; 43 without padding), got ${signature.length} characters`;
+      return { refusal: refusal('auth_header', `${sigName} is not a digest: ${why}`) };
+    }
+    const late = timestampProblem(family, names.timestamp, timestamp);
+    if (late !== undefined) return { refusal: late };
+
+    const keyHeader = platformName(names.apiKey);
+    const name = keyName(apiKey, keyHeader);
+    const m = keys.forDiagnosis(apiKey);
+    if (m === undefined) {
+      return {
+        refusal: refusal(
+          'auth_key',
+          `${name} is not known to this server: API keys issued by the platform or by another server do not work here; create one with ${CREATE_ROUTE[family === 'L2' ? 'trading' : 'builder']}`,
+        ),
+      };
+    }
+    const state = keyStateProblem(m, name);
+    if (state !== undefined) return { refusal: state };
+    const kind = kindOf(m.record);
+    if (family === 'L2' && kind === 'builder') {
+      return { refusal: refusal('auth_key', `${name} is a builder key: builder keys sign the POLY_BUILDER_* headers, not the L2 ones; this route takes ${takes(kinds)}`) };
+    }
+    if (family === 'builder' && kind !== 'builder') {
+      return { refusal: refusal('auth_key', `${name} is ${KIND_WORD[kind]}: the POLY_BUILDER_* headers take a builder key (${CREATE_ROUTE.builder}); ${KIND_WORD[kind]} signs the L2 headers`) };
+    }
+    if (family === 'L2') {
+      const address = rules.header(h, rules.l2.address)!;
+      const addrName = platformName(rules.l2.address);
+      if (address.length !== 42) return { refusal: refusal('auth_address', `${addrName} is ${address.length} characters, expected 42 (0x + 40 hex)`) };
+      if (address.toLowerCase() !== m.record.address) {
+        return {
+          refusal: refusal(
+            'auth_address',
+            `the address header ${addrName} ${shown(address)} is not this key's wallet: send the address that created the key with L1 (the signer, not a funder or proxy wallet)`,
+          ),
+        };
+      }
+    }
+    const given = Buffer.from(passphrase);
+    if (!sameBytes(given, m.passphrase)) {
+      const passName = platformName(names.passphrase);
+      const other = passphraseOwner(m.record.address, m.record.apiKey, given);
+      const text =
+        other !== undefined
+          ? `${passName} is the passphrase of API key ${other.apiKey} (${KIND_WORD[kindOf(other)]} of the same wallet), not of ${name}: send one key's id, passphrase and secret together`
+          : `${passName} is not the passphrase of ${name} (${passphrase.length} characters arrived; this server's passphrases are 64 hex characters, as issued with the key)`;
+      return { refusal: refusal('auth_passphrase', text) };
+    }
+    if (!kinds.includes(kind)) {
+      return { refusal: refusal('auth_key', `${name} is ${KIND_WORD[kind]}: this route takes ${takes(kinds)}${kinds.includes('trading') ? `, created with ${CREATE_ROUTE.trading}` : ''}`) };
+    }
+    return { key: m, apiKey, timestamp, signature };
+  }
+
+  /** The mistakes to try, by dimension, each without its no-op (a variant equal to what was received). */
+  function alternatives(req: RefusedRequest, s: Signing, m: KeyMaterial, apiKey: string): Alt[][] {
+    const P = req.path;
+    const M = req.method;
+    const B = s.body as Buffer;
+
+    const paths: Alt[] = [];
+    const seenPath = new Set<string>([P]);
+    const addPath = (p: string, what: string) => {
+      if (seenPath.has(p)) return;
+      seenPath.add(p);
+      paths.push({ what, apply: (x) => ({ ...x, path: p }) });
+    };
+    if (req.query !== '') addPath(`${P}?${req.query}`, `the request was signed over ${shown(`${P}?${req.query}`, 80)}: the query string is not signed (sign ${P})`);
+    const slash = P.length > 1 && P.endsWith('/') ? P.slice(0, -1) : P + '/';
+    addPath(slash, `the request was signed over path ${slash}, it arrived at ${P}`);
+    const host = req.headers['host'];
+    if (host !== undefined && host !== '') {
+      for (const scheme of ['https', 'http']) addPath(`${scheme}://${host}${P}`, `the request was signed over the full URL ${shown(`${scheme}://${host}${P}`, 80)}: sign the path only (${P})`);
+    }
+    const routes = deps
+      .paths(M)
+      .filter((p) => !p.includes(':'))
+      .map((p) => ({ p, d: distance(p, P) }))
+      .sort((a, b) => a.d - b.d || (a.p < b.p ? -1 : 1));
+    for (const { p } of routes) addPath(p, `the request was signed over path ${p}, it arrived at ${P}`);
+
+    const methods: Alt[] = [];
+    if (M.toLowerCase() !== M) methods.push({ what: `it was signed with the method in lower case (${M.toLowerCase()}): sign ${M}`, apply: (x) => ({ ...x, method: M.toLowerCase() }) });
+    for (const other of ['GET', 'POST', 'PUT', 'DELETE']) {
+      if (other !== M) methods.push({ what: `it was signed as a ${other} request, it arrived as ${M}`, apply: (x) => ({ ...x, method: other }) });
+    }
+
+    const bodies: Alt[] = [];
+    const seenBody = new Set<string>([B.toString('latin1')]);
+    const addBody = (text: string, what: string) => {
+      const b = Buffer.from(text);
+      const id = b.toString('latin1');
+      if (seenBody.has(id)) return;
+      seenBody.add(id);
+      bodies.push({ what, apply: (x) => ({ ...x, body: b }) });
+    };
+    if (B.length > 0) {
+      addBody('', `it was signed without the body: sign the ${B.length} body bytes sent, after the path`);
+      let parsed: { v: unknown } | undefined;
+      if (B.length <= MAX_REPARSED_BODY) {
+        try {
+          parsed = { v: JSON.parse(B.toString('utf8')) };
+        } catch {
+          parsed = undefined;
+        }
+      }
+      if (parsed !== undefined) {
+        const v = parsed.v;
+        const exact = 'sign the exact bytes sent';
+        addBody(JSON.stringify(v), `it was signed over the body re-serialized compactly (JSON.stringify), not the ${B.length} bytes sent: ${exact}`);
+        addBody(pyDumps(v, true), `it was signed over the body as Python's json.dumps writes it (", " and ": " separators), not as sent: ${exact}`);
+        addBody(pyDumps(v, false), `it was signed over the body as Python's json.dumps(ensure_ascii=False) writes it, not as sent: ${exact}`);
+        addBody(pyStr(v).replace(/'/g, '"'), `it was signed over str(body) with ' replaced by " (py-clob-client's way; True/False/None stay Python's), not the JSON sent: ${exact}`);
+        addBody(pyStr(v), `it was signed over Python's str(body) (single quotes), not the JSON sent: ${exact}`);
+        addBody(sortedJson(v), `it was signed over the body with its keys sorted, not as sent: ${exact}`);
+      }
+      addBody('[object Object]', 'it was signed over "[object Object]": an object was appended to the signing string, not its JSON text (sign the body text sent)');
+      const text = B.toString('latin1');
+      const trimmed = text.replace(/\s+$/, '');
+      if (trimmed !== text) bodies.push({ what: 'it was signed over the body without its trailing whitespace, which the body sent ends with: sign the exact bytes sent', apply: (x) => ({ ...x, body: Buffer.from(trimmed, 'latin1') }) });
+      else addBody(text + '\n', 'it was signed over the body with a trailing newline, which the body sent does not have: sign the exact bytes sent');
+    } else {
+      addBody('{}', 'it was signed over the body {}, but the request carries no body: sign nothing after the path');
+      addBody('undefined', 'it was signed over "undefined": a missing body was appended to the signing string as text (append nothing)');
+      addBody('null', 'it was signed over "null", but the request carries no body: sign nothing after the path');
+      addBody('""', 'it was signed over "\\"\\"", but the request carries no body: sign nothing after the path');
+    }
+
+    const ts = s.ts;
+    const stamps: Alt[] = [
+      { what: `it was signed over the timestamp in milliseconds (${ts}000): the header and the signature both take unix seconds`, apply: (x) => ({ ...x, ts: ts + '000' }) },
+      ...[Number(ts) - 1, Number(ts) + 1].map((t) => ({ what: `it was signed over timestamp ${t}, the header says ${ts}: sign the timestamp that is sent`, apply: (x: Signing) => ({ ...x, ts: String(t) }) })),
+    ];
+
+    const keyAlts: Alt[] = [];
+    const seenKeys: Buffer[] = [m.hmacKey];
+    const addKey = (k: Buffer, what: string) => {
+      if (k.length === 0 || seenKeys.some((x) => x.equals(k))) return;
+      seenKeys.push(k);
+      keyAlts.push({ what, apply: (x) => ({ ...x, key: k }) });
+    };
+    addKey(Buffer.from(m.secret), "it was keyed with the secret's text bytes: the key is the secret's base64url decoding");
+    addKey(Buffer.from(m.secret, 'hex'), 'it was keyed with the secret read as hex: the secret is base64url, and its decoding is the key');
+    if (/[-_]/.test(m.secret)) {
+      addKey(Buffer.from(m.secret.replace(/[-_]/g, ''), 'base64'), "it was keyed with the secret decoded as standard base64 that dropped its '-' and '_' (e.g. Python's base64.b64decode): decode it as url-safe base64");
+    }
+    addKey(Buffer.from(m.passphrase), 'it was keyed with the passphrase instead of the secret');
+    addKey(Buffer.from(apiKey), 'it was keyed with the API key instead of the secret');
+    for (const r of otherKeys(m.record.address, m.record.apiKey)) {
+      const other = keys.forDiagnosis(r.apiKey);
+      if (other === undefined) continue;
+      const state = r.revoked ? ', revoked' : '';
+      addKey(other.hmacKey, `it was keyed with the secret of API key ${r.apiKey} (${KIND_WORD[kindOf(r)]} of the same wallet${state}): send that key's id and passphrase with it, or sign with this key's secret`);
+    }
+    return [paths, bodies, methods, stamps, keyAlts];
+  }
+
+  /** The HMAC of a request whose headers all check: the mistake that reproduces its signature, tried with the real key. */
+  function hmac(family: Family, req: RefusedRequest, v: { key: KeyMaterial; apiKey: string; timestamp: string; signature: string }): Refusal {
+    const given = rules.decodeSignature(v.signature)!;
+    const body = req.body ?? Buffer.alloc(0);
+    const base: Signing = { key: v.key.hmacKey, ts: v.timestamp, method: req.method, path: req.path, body };
+    const what = `${family} signature does not match`;
+    const query = req.query === '' ? '' : ` (its query string is not signed)`;
+    const server = `this server signs HMAC-SHA256 over timestamp ${v.timestamp} + ${req.method} + ${req.path}${query} + ${body.length > 0 ? `the body as received (${body.length} bytes)` : 'no body'}, keyed with the secret's base64url decoding`;
+    const matches = (s: Signing): boolean => sameBytes(rules.l2Digest(s.key, s.ts, s.method, s.path, s.body), given);
+
+    if (matches(base)) return refusal('auth_hmac', `${family} headers and signature check now: the request was refused as it arrived (its timestamp or key may have changed state since)`);
+    if (!budget.take()) return refusal('auth_hmac', `${what}: ${server}; the common mistakes were not tried (diagnosis is busy)`);
+
+    const dims = alternatives(req, base, v.key, v.apiKey);
+    let tries = 1;
+    let bytes = bytesOf(base);
+    let cut = false;
+    const attempt = (s: Signing): boolean => {
+      const cost = bytesOf(s);
+      if (tries >= MAX_HMAC_TRIES || bytes + cost > MAX_HMAC_BYTES) {
+        cut = true;
+        return false;
+      }
+      tries++;
+      bytes += cost;
+      return matches(s);
+    };
+    for (const dim of dims) {
+      for (const a of dim) {
+        if (attempt(a.apply(base))) return refusal('auth_hmac', `${what}: ${a.what}`);
+        if (cut) break;
+      }
+    }
+    for (let i = 0; i < dims.length && !cut; i++) {
+      for (let j = i + 1; j < dims.length && !cut; j++) {
+        for (const a of dims[i]!) {
+          for (const b of dims[j]!) {
+            if (attempt(b.apply(a.apply(base)))) return refusal('auth_hmac', `${what}: ${a.what}; and ${b.what}`);
+            if (cut) break;
+          }
+          if (cut) break;
+        }
+      }
+    }
+    return refusal(
+      'auth_hmac',
+      `${what}: ${server}; none of ${tries - 1} common mistakes reproduces it (other paths, the query string, method, the body re-serialized or left out, milliseconds, secret encodings, the wallet's other keys): is the secret API key ${v.apiKey.toLowerCase()}'s?`,
+    );
+  }
+
+  /** One family's diagnosis: its header checks, then its HMAC once the body is in. */
+  function family(f: Family, req: RefusedRequest, kinds: readonly KeyKind[]): Refusal {
+    const v = head(f, req.headers, kinds);
+    if ('refusal' in v) return v.refusal;
+    const length = Number(req.headers['content-length'] ?? '0');
+    if (req.body === undefined && (length > 0 || req.headers['transfer-encoding'] !== undefined)) {
+      return refusal('auth_hmac', `${f} headers check, and the request was refused before its body arrived, so its HMAC was not checked (retry it)`);
+    }
+    return hmac(f, req, v);
+  }
+
+  return {
+    l2(req, kinds) {
+      const h = req.headers;
+      const l2Kinds = kinds.includes('trading') || kinds.includes('readonly');
+      const builderKinds = kinds.includes('builder');
+      const hasL2 = rules.header(h, rules.l2.apiKey) !== undefined;
+      const hasBuilder = rules.header(h, rules.builder.apiKey) !== undefined;
+      if (l2Kinds && builderKinds) {
+        if (hasL2 && hasBuilder) {
+          const a = family('L2', req, kinds);
+          const b = family('builder', req, kinds);
+          return refusal(a.class, `${a.text}; builder headers: ${b.text}`);
+        }
+        if (hasBuilder) return family('builder', req, kinds);
+        const a = family('L2', req, kinds);
+        return hasL2 ? a : refusal(a.class, `${a.text}; or sign with a builder key's POLY_BUILDER_* headers`);
+      }
+      if (builderKinds) {
+        const b = family('builder', req, kinds);
+        return !hasBuilder && hasL2 ? refusal(b.class, `${b.text}; this route takes builder keys only, and the L2 headers that arrived do not sign it`) : b;
+      }
+      const a = family('L2', req, kinds);
+      return !hasL2 && hasBuilder ? refusal(a.class, `${a.text}; the builder headers that arrived do not sign this route (it takes ${takes(kinds)})`) : a;
+    },
+
+    async l1(headers) {
+      const n = rules.l2;
+      const present = [n.address, n.signature, n.timestamp].map((names) => rules.header(headers, names));
+      const missing = [n.address, n.signature, n.timestamp].filter((_, i) => present[i] === undefined);
+      if (missing.length > 0) {
+        let text = `missing L1 header${missing.length > 1 ? 's' : ''} ${missing.map(platformName).join(', ')} (POLY_NONCE is optional, default 0); the SVC_ spellings are read too, and underscored names also hyphenated (${hyphenName(missing[0]!)})`;
+        const misses = nearMisses(headers, missing);
+        if (misses.length > 0) text += `; arrived but not read: ${misses.join(', ')}`;
+        return refusal('auth_header', text);
+      }
+      const [addressText, signature, timestamp] = present as [string, string, string];
+      const address = parseAddress(addressText);
+      if (address === undefined) return refusal('auth_header', `POLY_ADDRESS ${shown(addressText)} is not an address: expected 0x + 40 hex (42 characters), got ${addressText.length} characters`);
+      if (!rules.l1SignatureForm(signature)) {
+        let why: string;
+        if (/^[0-9a-fA-F]{130}$/.test(signature)) why = 'it lacks the 0x prefix';
+        else if (rules.digestForm(signature)) why = 'it has the form of an L2 HMAC; L1 routes take the EIP-712 ClobAuth signature';
+        else why = `got ${signature.length} characters`;
+        return refusal('auth_header', `POLY_SIGNATURE is not an EIP-712 signature (0x + 130 hex, r s v): ${why}`);
+      }
+      const late = timestampProblem('L1', n.timestamp, timestamp);
+      if (late !== undefined) return late;
+      const nonceText = rules.header(headers, n.nonce);
+      const nonce = nonceText === undefined || nonceText === '' ? '0' : rules.canonicalNonce(nonceText);
+      if (nonce === undefined) return refusal('auth_header', `POLY_NONCE ${shown(nonceText!)} is not a uint256 in decimal`);
+
+      const fields = { address, timestamp, nonce, signature };
+      const chain = `this exchange's ClobAuth domain (chain ${ownDomain.chainId})`;
+      const sign = `sign ClobAuth {address ${address}, timestamp "${timestamp}", nonce ${nonce}} for {name "${ownDomain.name}", version "${ownDomain.version}", chainId ${ownDomain.chainId}} (GET /exchange-info)`;
+      const unexplained = (why: string) => refusal('auth_l1_signature', `L1 signature does not recover to POLY_ADDRESS ${address} under ${chain}: ${sign}; ${why}`);
+      if (!budget.take()) return unexplained("the platform's domains were not tried (diagnosis is busy)");
+      // The pool may be closing: the refusal stands, and the reason says what is known without recovering.
+      const recover = (d: AuthDomain) => pool.recoverClobAuth(fields, d).catch(() => null);
+      const own = await recover(ownDomain);
+      if (own === null) return unexplained('the signature pool could not be asked what it recovers to');
+      if (own === address) return refusal('auth_l1_signature', `L1 signature recovers to POLY_ADDRESS under ${chain} now: the request was refused as it arrived (its timestamp may have left the window since)`);
+      if (own === undefined) {
+        const v = parseInt(signature.slice(130, 132), 16);
+        const s = BigInt('0x' + signature.slice(66, 130));
+        let why: string;
+        if (![0, 1, 27, 28].includes(v)) why = `its last byte (v) is 0x${signature.slice(130, 132)}, expected 1b or 1c (27 or 28)`;
+        else if (s > HALF_N) why = 'its s is in the upper half of the curve order: send the low-s form every standard signer emits';
+        else why = 'r or s is out of range';
+        return refusal('auth_l1_signature', `L1 signature does not recover to any address: ${why}`);
+      }
+      for (const k of KNOWN_AUTH_DOMAINS) {
+        const d = k.domain;
+        if (d.chainId === ownDomain.chainId && d.name === ownDomain.name && d.version === ownDomain.version) continue;
+        if ((await recover(d)) === address) {
+          return refusal('auth_l1_signature', `L1 signature recovers to ${own} under ${chain}; it recovers to the address under ${k.label}: sign ClobAuth for chain ${ownDomain.chainId} (GET /exchange-info)`);
+        }
+      }
+      return refusal('auth_l1_signature', `L1 signature recovers to ${own} under ${chain}, not to POLY_ADDRESS ${address}, nor under the platform's domains: ${sign}`);
+    },
+
+    userChannel(auth) {
+      const m = keys.forDiagnosis(auth.apiKey);
+      const name = keyName(auth.apiKey, 'apiKey');
+      if (m === undefined) return refusal('auth_key', `${name} is not known to this server: API keys issued by the platform or by another server do not work here; create one with ${CREATE_ROUTE.trading}`);
+      const state = keyStateProblem(m, name);
+      if (state !== undefined) return state;
+      const kind = kindOf(m.record);
+      if (kind === 'builder') return refusal('auth_key', `${name} is a builder key: it proves no wallet on the user channel; authenticate with a trading or read-only key`);
+      const secret = rules.decodeSecret(auth.secret);
+      const secretOk = secret !== undefined && sameBytes(secret, m.hmacKey);
+      const passOk = sameBytes(Buffer.from(auth.passphrase), m.passphrase);
+      if (!secretOk) {
+        const swapped = sameBytes(Buffer.from(auth.secret), m.passphrase) && sameBytes(rules.decodeSecret(auth.passphrase) ?? Buffer.alloc(0), m.hmacKey);
+        if (swapped) return refusal('auth_hmac', `the secret and passphrase of ${name} are swapped: "secret" takes the secret, "passphrase" the passphrase`);
+        const nor = passOk ? '' : ' (nor is the passphrase)';
+        if (secret === undefined) return refusal('auth_hmac', `the secret does not decode as base64 (url-safe or standard, ${auth.secret.length} characters arrived): send it as issued with ${name}${nor}`);
+        if (/^[0-9a-fA-F]+$/.test(auth.secret) && auth.secret.length % 2 === 0 && sameBytes(Buffer.from(auth.secret, 'hex'), m.hmacKey)) {
+          return refusal('auth_hmac', `the secret was sent as hex: send it as issued (base64url)${nor}`);
+        }
+        for (const r of otherKeys(m.record.address, m.record.apiKey)) {
+          const other = keys.forDiagnosis(r.apiKey);
+          if (other !== undefined && sameBytes(secret, other.hmacKey)) {
+            return refusal('auth_hmac', `the secret is API key ${r.apiKey}'s (${KIND_WORD[kindOf(r)]} of the same wallet), not ${name}'s: send one key's id, secret and passphrase together${nor}`);
+          }
+        }
+        return refusal('auth_hmac', `the secret is not ${name}'s (it decodes to ${secret.length} bytes, which are not this key's)${nor}`);
+      }
+      if (!passOk) {
+        const other = passphraseOwner(m.record.address, m.record.apiKey, Buffer.from(auth.passphrase));
+        if (other !== undefined) return refusal('auth_passphrase', `the passphrase is API key ${other.apiKey}'s (${KIND_WORD[kindOf(other)]} of the same wallet), not ${name}'s`);
+        return refusal('auth_passphrase', `the passphrase is not ${name}'s (${auth.passphrase.length} characters arrived; passphrases are 64 hex characters, as issued with the key)`);
+      }
+      return refusal('auth_key', `the credentials of ${name} check now: the message was refused as it arrived (the key may have changed state since)`);
+    },
+
+    walletOf(headers) {
+      for (const names of [rules.l2.apiKey, rules.builder.apiKey]) {
+        const apiKey = rules.header(headers, names);
+        const r = apiKey === undefined ? undefined : keys.record(apiKey);
+        if (r !== undefined) return r.address;
+      }
+      const address = rules.header(headers, rules.l2.address);
+      return address === undefined ? undefined : parseAddress(address);
+    },
+  };
+}

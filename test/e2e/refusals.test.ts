@@ -1,0 +1,216 @@
+/**
+ * Refusals that explain themselves, over real HTTP (issue 34): the contract's body unchanged, the reason in
+ * `X-Refusal-Reason`, the wallet's last refusals on `GET /refusals` (its own only), `refusals_total` on
+ * /metrics, nothing more under `auth.explainRefusals: false`, and an order signed for the platform's mainnet
+ * refused with the reason under the default profile and accepted under config/platform-domains.json. Every
+ * reason these requests draw is checked for the credentials' secret and passphrase and the HMAC the server
+ * expected. The diagnoses themselves, mistake by mistake: test/edge/refusals/.
+ */
+import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { startApp, type App } from '../../src/app.ts';
+import { testConfig } from '../../src/runtime/config.ts';
+import { silentLogger } from '../../src/runtime/log.ts';
+import { sampleOf } from '../../tools/metrics-text.ts';
+import { TestClient, units, type Creds, type ExchangeInfo } from '../fixtures/trading-client.ts';
+
+const CID = `0x${'e5'.repeat(32)}`;
+const KEYS = { alice: `0x${'a1'.repeat(32)}`, bob: `0x${'b2'.repeat(32)}` } as const;
+const UNAUTHORIZED = { error: 'Unauthorized/Invalid api key' };
+const PLATFORM = JSON.parse(readFileSync('config/platform-domains.json', 'utf8')) as { auth: Record<string, unknown> & { chainId: number } };
+
+interface Service {
+  app: App;
+  base: string;
+  alice: TestClient;
+  bob: TestClient;
+  yes: string;
+}
+
+async function admin(base: string, method: string, path: string, body?: unknown) {
+  const r = await fetch(`${base}${path}`, { method, headers: { authorization: 'Bearer t', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: r.status, body: (await r.json()) as any };
+}
+
+async function service(auth: Record<string, unknown> = {}): Promise<Service> {
+  const app = await startApp(
+    testConfig({
+      dataDir: mkdtempSync(join(tmpdir(), 'pm-refusals-')),
+      http: { port: 0 },
+      adminToken: 't',
+      demo: false,
+      rateLimits: { enabled: false },
+      auth: { signatureThreads: 1, masterKey: 'cd'.repeat(32), ...auth },
+    }),
+    { log: silentLogger },
+  );
+  const base = `http://127.0.0.1:${app.port}`;
+  const imported = await admin(base, 'POST', '/admin/events', [
+    { title: 'Refusals', slug: 'refusals', endDate: '2027-06-30T00:00:00Z', markets: [{ question: 'Explained?', conditionId: CID, orderPriceMinTickSize: 0.01, orderMinSize: '1' }] },
+  ]);
+  assert.equal(imported.status, 200, JSON.stringify(imported.body));
+  const info = await TestClient.info(base);
+  const alice = new TestClient(base, KEYS.alice, info);
+  const bob = new TestClient(base, KEYS.bob, info);
+  for (const c of [alice, bob]) {
+    assert.equal((await admin(base, 'POST', `/admin/wallets/${c.address}/deposit`, { amount: '100' })).status, 200);
+    await c.createKey();
+  }
+  return { app, base, alice, bob, yes: app.ctx.catalog.read.marketByCondition(CID)!.clobTokenIds[0]! };
+}
+
+/** A request signed with `headers` (L2 headers of the test client, possibly spoiled), as sent. */
+async function send(s: Service, method: string, path: string, headers: Record<string, string>, body?: string) {
+  const r = await fetch(`${s.base}${path}`, { method, headers, body });
+  return { status: r.status, body: (await r.json()) as unknown, reason: r.headers.get('x-refusal-reason') };
+}
+
+/** L2 headers of `creds` with the HMAC computed over what the caller chooses (the mistake). */
+function headersOver(c: TestClient, timestamp: string, method: string, path: string, body: string | undefined): Record<string, string> {
+  const creds = c.creds!;
+  const key = Buffer.from(creds.secret, 'base64');
+  const sig = createHmac('sha256', key).update(timestamp + method + path + (body ?? '')).digest('hex');
+  return { SVC_ADDRESS: c.account.address, SVC_API_KEY: creds.apiKey, SVC_PASSPHRASE: creds.passphrase, SVC_TIMESTAMP: timestamp, SVC_SIGNATURE: sig, 'content-type': 'application/json' };
+}
+
+const now = () => Math.floor(Date.now() / 1000);
+
+/** Every reason a test saw, with the credentials in play: checked at the end for what must never be in one. */
+const seen: Array<{ reason: string; creds: Creds[] }> = [];
+function expected(c: TestClient, timestamp: string, method: string, path: string, body?: string): string[] {
+  const d = createHmac('sha256', Buffer.from(c.creds!.secret, 'base64')).update(timestamp + method + path + (body ?? '')).digest();
+  return [d.toString('hex'), d.toString('base64'), d.toString('base64url')];
+}
+
+describe('refusals explain themselves (the default)', () => {
+  let s: Service;
+  before(async () => {
+    s = await service();
+  });
+  after(() => s.app.stop(0));
+
+  test('a stale L2 timestamp: the contract\'s 401 body, the reason names the clock', async () => {
+    const ts = String(now() - 45);
+    const r = await send(s, 'GET', '/data/orders', headersOver(s.alice, ts, 'GET', '/data/orders', undefined));
+    assert.equal(r.status, 401);
+    assert.deepEqual(r.body, UNAUTHORIZED);
+    assert.match(r.reason ?? '', /timestamp .*45 s behind.*30 s/);
+    seen.push({ reason: r.reason!, creds: [s.alice.creds!] });
+  });
+
+  test('an HMAC over another path: the reason names both paths, never the expected signature', async () => {
+    const ts = String(now());
+    const body = JSON.stringify([`0x${'00'.repeat(32)}`]);
+    const r = await send(s, 'DELETE', '/orders', headersOver(s.alice, ts, 'DELETE', '/order', body), body);
+    assert.equal(r.status, 401);
+    assert.deepEqual(r.body, UNAUTHORIZED);
+    assert.match(r.reason ?? '', /\/order\b.*\/orders|\/orders.*\/order\b/);
+    for (const sig of expected(s.alice, ts, 'DELETE', '/orders', body)) assert.ok(!r.reason!.includes(sig.slice(0, 16)));
+    seen.push({ reason: r.reason!, creds: [s.alice.creds!] });
+  });
+
+  test("an order signed for the platform's mainnet: the contract's 400, the reason names the domain it was signed for", async () => {
+    const platform = { ...s.alice.info, chainId: 137, orderDomain: { ...(PLATFORM.auth.orderDomain as ExchangeInfo['orderDomain']), chainId: 137 } };
+    const wrong = new TestClient(s.base, KEYS.alice, platform);
+    wrong.creds = s.alice.creds;
+    const order = await wrong.signOrder({ tokenId: s.yes, side: 'BUY', makerAmount: units(0.4 * 5), takerAmount: units(5) });
+    const body = JSON.stringify(order);
+    const r = await send(s, 'POST', '/order', s.alice.l2Headers('POST', '/order', body), body);
+    assert.equal(r.status, 400);
+    assert.deepEqual(r.body, { error: 'invalid order signature' });
+    assert.match(r.reason ?? '', /chain 137/);
+    assert.match(r.reason ?? '', /mainnet/);
+    seen.push({ reason: r.reason!, creds: [s.alice.creds!] });
+  });
+
+  test('GET /refusals lists the caller\'s own refusals, newest first, header names but no values; another wallet sees none of them', async () => {
+    const mine = await s.alice.call('GET', '/refusals');
+    assert.equal(mine.status, 200);
+    const data = mine.body.data as Array<{ time: string; method: string; path: string; headers: string[]; class: string; reason: string }>;
+    assert.deepEqual(
+      data.map((e) => [e.method, e.path, e.class]),
+      [
+        ['POST', '/order', 'order_signature'],
+        ['DELETE', '/orders', 'auth_hmac'],
+        ['GET', '/data/orders', 'auth_timestamp'],
+      ],
+    );
+    assert.equal(mine.body.count, 3);
+    assert.equal(mine.body.limit, 100);
+    assert.ok(data[2]!.headers.includes('svc_api_key') && data[2]!.headers.includes('svc_signature'));
+    const text = JSON.stringify(mine.body);
+    for (const secret of [s.alice.creds!.secret, s.alice.creds!.passphrase]) assert.ok(!text.includes(secret));
+    assert.ok(Date.parse(data[0]!.time) >= Date.parse(data[2]!.time));
+
+    const theirs = await s.bob.call('GET', '/refusals');
+    assert.equal(theirs.status, 200);
+    assert.deepEqual(theirs.body.data, []);
+  });
+
+  test('/metrics counts refusals by class', async () => {
+    const text = await (await fetch(`${s.base}/metrics`)).text();
+    for (const cls of ['auth_timestamp', 'auth_hmac', 'order_signature']) assert.ok((sampleOf(text, 'refusals_total', { class: cls }) ?? 0) >= 1, cls);
+  });
+
+  test('an accepted request carries no reason', async () => {
+    const order = await s.alice.signOrder({ tokenId: s.yes, side: 'BUY', makerAmount: units(0.4 * 5), takerAmount: units(5) });
+    const body = JSON.stringify(order);
+    const r = await send(s, 'POST', '/order', s.alice.l2Headers('POST', '/order', body), body);
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.reason, null);
+  });
+
+  test('no reason holds a secret, a passphrase or the HMAC the server expected', () => {
+    assert.ok(seen.length >= 3);
+    for (const { reason, creds } of seen) {
+      for (const c of creds) {
+        const key = Buffer.from(c.secret, 'base64');
+        for (const bad of [c.secret, c.passphrase, key.toString('hex'), key.toString('base64'), key.toString('base64url')]) assert.ok(!reason.includes(bad), reason);
+      }
+    }
+  });
+});
+
+describe('auth.explainRefusals: false', () => {
+  let s: Service;
+  before(async () => {
+    s = await service({ explainRefusals: false });
+  });
+  after(() => s.app.stop(0));
+
+  test('the same mistakes get the same bodies and no reason; GET /refusals is empty', async () => {
+    const r = await send(s, 'GET', '/data/orders', headersOver(s.alice, String(now() - 45), 'GET', '/data/orders', undefined));
+    assert.equal(r.status, 401);
+    assert.deepEqual(r.body, UNAUTHORIZED);
+    assert.equal(r.reason, null);
+    const platform = { ...s.alice.info, chainId: 137, orderDomain: { ...(PLATFORM.auth.orderDomain as ExchangeInfo['orderDomain']), chainId: 137 } };
+    const wrong = new TestClient(s.base, KEYS.alice, platform);
+    wrong.creds = s.alice.creds;
+    const body = JSON.stringify(await wrong.signOrder({ tokenId: s.yes, side: 'BUY', makerAmount: units(2), takerAmount: units(5) }));
+    const o = await send(s, 'POST', '/order', s.alice.l2Headers('POST', '/order', body), body);
+    assert.deepEqual([o.status, o.body, o.reason], [400, { error: 'invalid order signature' }, null]);
+    const list = await s.alice.call('GET', '/refusals');
+    assert.deepEqual(list.body, { data: [], count: 0, limit: 100 });
+  });
+});
+
+describe('the platform-domain profile (config/platform-domains.json)', () => {
+  let s: Service;
+  before(async () => {
+    s = await service(PLATFORM.auth);
+  });
+  after(() => s.app.stop(0));
+
+  test("publishes the platform's mainnet domains, and an order signed for them (as SDKs that hard-code chain 137 sign) is accepted", async () => {
+    const info = s.alice.info;
+    assert.equal(info.chainId, 137);
+    assert.equal(info.orderDomain.verifyingContract.toLowerCase(), (PLATFORM.auth.orderDomain as { verifyingContract: string }).verifyingContract.toLowerCase());
+    const r = await s.alice.call('POST', '/order', await s.alice.signOrder({ tokenId: s.yes, side: 'BUY', makerAmount: units(0.4 * 5), takerAmount: units(5) }));
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.success, true);
+  });
+});
