@@ -8,8 +8,8 @@
  *   - a market page's books and chart move within a second of orders placed through the API, and a trade
  *     reaches its tape;
  *   - the order ticket signs an order in the page (demo wallet 1, by keyboard) that rests in the book and
- *     the API, cancels it, shows an API refusal in the API's words, and a pasted key connects without ever
- *     showing again;
+ *     the API, cancels it, shows an API refusal in the API's words (and the wallet page lists it with its
+ *     reason, GET /refusals), and a pasted key connects without ever showing again;
  *   - a wallet page lists exactly the positions /positions returns;
  *   - the operator page refuses a wrong token with the API's words, then resolves a market that its page
  *     then shows resolved;
@@ -325,6 +325,14 @@ describe('web console in headless Chromium', { skip: browserSkip() }, () => {
     const refusal = page.locator('.ticket .error[role=alert] p');
     await refusal.waitFor();
     assert.match((await refusal.textContent()) ?? '', /^order 0x[0-9a-f]{64} is invalid\. Price \(0\.305\) breaks minimum tick size rule: 0\.01$/);
+
+    // The wallet page lists that refusal with the reason the API client's error never showed.
+    // By the fragment, not a new page load: the connected wallet lives in the page.
+    await page.evaluate("location.hash = '#/wallet'");
+    const reason = page.locator('table.refusals tr[data-class="order_tick"] td.reason').first();
+    await reason.waitFor();
+    assert.match((await reason.textContent()) ?? '', /0\.305.*tick.*0\.01/);
+    await shoot('refusals');
 
     // A pasted key: connected, then gone from the field and from everything the page holds.
     const demo4 = DEMO_WALLETS[3];

@@ -1,10 +1,12 @@
 /**
  * Any wallet's public record from the data API (GET /positions, /closed-positions, /trades), and for the
- * connected wallet also what only its credentials show: its balance, its open orders and its user
- * channel as it happens. Each trade on that channel reads the public record again.
+ * connected wallet also what only its credentials show: its balance, its open orders, its user channel as
+ * it happens, and its last refusals with their reasons (GET /refusals: what a bot's SDK, which keeps only
+ * the body, never showed). Each trade on that channel reads the public record again.
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { UserChannelEvent } from '../../../src/edge/schemas/stream.ts';
+import type { RefusalsPage } from '../../../src/edge/schemas/refusals.ts';
 import type { ClosedPosition, Position, Trade } from '../../../src/edge/schemas/wallets.ts';
 import { call, query } from '../api.ts';
 import { ChannelBadge, ErrorText, Section, useLoad, useThrottled } from '../components/common.tsx';
@@ -12,7 +14,7 @@ import { OpenOrders, useUserEvents } from '../components/open-orders.tsx';
 import { WalletConnect } from '../components/wallet-connect.tsx';
 import { amount, percent, price, short, time, usd } from '../format.ts';
 import { href } from '../router.ts';
-import { useCell, wallet, type Wallet } from '../session.ts';
+import { signedCall, useCell, wallet, type Wallet } from '../session.ts';
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 /** Positions of at least one lot (0.01 token): the data API's default threshold of 1 token would hide smaller ones. */
@@ -203,6 +205,51 @@ function Trades({ address, version }: { address: string; version: number }) {
   );
 }
 
+/** The connected wallet's last refusals, newest first, with what each one's X-Refusal-Reason said. */
+function Refusals({ w }: { w: Wallet }) {
+  const r = useLoad(w.address, (signal) => signedCall<RefusalsPage>(w, '/refusals', { signal }));
+  const rows = r.data?.data ?? [];
+  return (
+    <div class="table-wrap">
+      <p class="muted small">
+        Requests signed with this wallet's keys or naming its address that the service refused, and why: the <code>X-Refusal-Reason</code> header most SDKs never
+        show. Kept in memory, the last {r.data?.limit ?? 100}.{' '}
+        <button type="button" class="link" onClick={r.reload}>
+          Refresh
+        </button>
+      </p>
+      <ErrorText error={r.error} />
+      <table class="refusals" aria-label="Refusals" data-rows={rows.length}>
+        <thead>
+          <tr>
+            <th scope="col">Time</th>
+            <th scope="col">Request</th>
+            <th scope="col">Reason</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.length === 0 && (
+            <tr>
+              <td colSpan={3} class="muted">
+                {r.loading ? 'Loading…' : 'No refusals'}
+              </td>
+            </tr>
+          )}
+          {rows.map((e, i) => (
+            <tr key={`${e.time}|${i}`} data-class={e.class}>
+              <td>{time(Date.parse(e.time))}</td>
+              <td>
+                {e.method} {e.path}
+              </td>
+              <td class="reason">{e.reason}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+}
+
 /** The user channel's latest events, newest first. */
 function LiveFeed({ w }: { w: Wallet }) {
   const [events, setEvents] = useState<UserChannelEvent[]>([]);
@@ -255,6 +302,11 @@ export function WalletPage({ address: given }: { address?: string }) {
           {own && w && (
             <Section title="Live activity" id="live">
               <LiveFeed w={w} />
+            </Section>
+          )}
+          {own && w && (
+            <Section title="Refusals" id="refusals">
+              <Refusals w={w} />
             </Section>
           )}
           <Section title="Trades" id="trades">
