@@ -10,7 +10,8 @@ import { hashTypedData } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { ManualClock, nowSeconds } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';
-import { ORDER_TYPES, orderDigest, orderDomainSeparator, type OrderDomain, type OrderStruct } from '../../src/edge/eip712.ts';
+import { orderDigest, orderDomainSeparator, type OrderStruct } from '../../src/edge/eip712.ts';
+import { typedOrder } from '../fixtures/typed-order.ts';
 import { canonicalUint, checkOrders, orderDomainsOf, type OrderCheckDeps, type OrderCheckResult, type TokenMarket } from '../../src/edge/order-check.ts';
 import { SigPool } from '../../src/edge/sig-pool.ts';
 import { readFileSync } from 'node:fs';
@@ -42,24 +43,7 @@ before(() => {
 });
 after(() => pool.close());
 
-const typed = (o: OrderStruct, d: OrderDomain) => ({
-  domain: { name: d.name, version: d.version, chainId: d.chainId, verifyingContract: d.verifyingContract as `0x${string}` },
-  types: ORDER_TYPES,
-  primaryType: 'Order' as const,
-  message: {
-    salt: BigInt(o.salt),
-    maker: o.maker as `0x${string}`,
-    signer: o.signer as `0x${string}`,
-    tokenId: BigInt(o.tokenId),
-    makerAmount: BigInt(o.makerAmount),
-    takerAmount: BigInt(o.takerAmount),
-    side: o.side,
-    signatureType: o.signatureType,
-    timestamp: BigInt(o.timestamp),
-    metadata: o.metadata as `0x${string}`,
-    builder: o.builder as `0x${string}`,
-  },
-});
+const typed = typedOrder;
 
 interface Sub {
   order: Record<string, unknown>;

@@ -22,6 +22,7 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { AUTH_RULES, ApiKeyService, createAuthenticator, deriveCredentials, type Credentials } from '../../../src/edge/auth.ts';
 import { createAuthExplainer, MAX_HMAC_BYTES, MAX_HMAC_TRIES, type AuthExplainer, type AuthRules, type RefusedRequest } from '../../../src/edge/refusals/auth.ts';
 import { DiagnosisBudget } from '../../../src/edge/refusals/reason.ts';
+import { CLOB_AUTH_TYPES } from '../../../src/edge/eip712.ts';
 import { REFUSAL_CLASSES, type Refusal } from '../../../src/edge/refusals/reason.ts';
 import type { KeyKind } from '../../../src/edge/route.ts';
 import { SigPool } from '../../../src/edge/sig-pool.ts';
@@ -421,14 +422,6 @@ test('the HMAC diagnosis is reached exactly where the authenticator passes the h
 
 // ---- L1 ----------------------------------------------------------------------------------------------------
 
-const CLOB_AUTH_TYPES = {
-  ClobAuth: [
-    { name: 'address', type: 'address' },
-    { name: 'timestamp', type: 'string' },
-    { name: 'nonce', type: 'uint256' },
-    { name: 'message', type: 'string' },
-  ],
-} as const;
 
 async function l1Headers(acct: PrivateKeyAccount, o: { chainId?: number; ts?: string; nonce?: string; address?: string; signer?: PrivateKeyAccount } = {}): Promise<Record<string, string>> {
   const ts = o.ts ?? String(now());

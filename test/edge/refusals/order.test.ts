@@ -20,7 +20,8 @@ import { OrderBuilder, Side, orderToJsonV1, orderToJsonV2 } from '@polymarket/cl
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startApp, type App } from '../../../src/app.ts';
 import { apiError, resultError, Errors } from '../../../src/domain/errors.ts';
-import { ORDER_TYPES, type OrderDomain, type OrderStruct } from '../../../src/edge/eip712.ts';
+import { type OrderDomain, type OrderStruct } from '../../../src/edge/eip712.ts';
+import { typedOrder } from '../../fixtures/typed-order.ts';
 import { checkOrders, orderDomainsOf, type OrderCheckDeps, type OrderCheckResult, type TokenMarket } from '../../../src/edge/order-check.ts';
 import { KNOWN_ORDER_DOMAINS } from '../../../src/edge/refusals/known-domains.ts';
 import { MAX_DIAGNOSIS_RECOVERIES, admissionRefusal, type AdmissionContext } from '../../../src/edge/refusals/order.ts';
@@ -70,24 +71,7 @@ before(() => {
 });
 after(() => pool.close());
 
-const typed = (o: OrderStruct, d: OrderDomain) => ({
-  domain: { name: d.name, version: d.version, chainId: d.chainId, verifyingContract: d.verifyingContract as `0x${string}` },
-  types: ORDER_TYPES,
-  primaryType: 'Order' as const,
-  message: {
-    salt: BigInt(o.salt),
-    maker: o.maker as `0x${string}`,
-    signer: o.signer as `0x${string}`,
-    tokenId: BigInt(o.tokenId),
-    makerAmount: BigInt(o.makerAmount),
-    takerAmount: BigInt(o.takerAmount),
-    side: o.side,
-    signatureType: o.signatureType,
-    timestamp: BigInt(o.timestamp),
-    metadata: o.metadata as `0x${string}`,
-    builder: o.builder as `0x${string}`,
-  },
-});
+const typed = typedOrder;
 
 interface Sub {
   order: Record<string, unknown>;
