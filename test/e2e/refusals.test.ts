@@ -1,6 +1,8 @@
 /**
- * Refusals that explain themselves, over real HTTP (issue 34): the contract's body unchanged, the reason in
- * `X-Refusal-Reason`, the wallet's last refusals on `GET /refusals` (its own only), `refusals_total` on
+ * Refusals that explain themselves, over real HTTP (issue 34): each credential mistake made on purpose (L2
+ * headers, key kinds and states, the HMAC's common mistakes, L1 signed for chain 137) answers the contract's
+ * body unchanged with the reason in `X-Refusal-Reason`; the platform's official client sees exactly the same
+ * errors with reasons on and off; the wallet's last refusals on `GET /refusals` (its own only), `refusals_total` on
  * /metrics, nothing more under `auth.explainRefusals: false`, and an order signed for the platform's mainnet
  * refused with the reason under the default profile and accepted under config/platform-domains.json. Every
  * reason these requests draw is checked for the credentials' secret and passphrase and the HMAC the server
@@ -12,6 +14,9 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { ApiError, ClobClient } from '@polymarket/clob-client-v2';
+import { createWalletClient, custom } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
 import { startApp, type App } from '../../src/app.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
@@ -127,6 +132,61 @@ describe('refusals explain themselves (the default)', () => {
     seen.push({ reason: r.reason!, creds: [s.alice.creds!] });
   });
 
+  test('each credential mistake, made on purpose over HTTP, answers the contract\'s body with a reason that names it', async () => {
+    const c = s.bob;
+    const trading = c.creds!;
+    const spare = await c.createKey(1);
+    c.creds = trading;
+    const readonly = (await c.call('POST', '/auth/readonly-api-key')).body as Creds;
+    const revoked = await c.createKey(2);
+    c.creds = trading;
+    const del = await fetch(`${s.base}/auth/api-key`, { method: 'DELETE', headers: headersOver(new Proxy(c, { get: (t, k) => (k === 'creds' ? revoked : Reflect.get(t, k)) }), String(now()), 'DELETE', '/auth/api-key', undefined) });
+    assert.equal(del.status, 200);
+    const order = JSON.stringify(await c.signOrder({ tokenId: s.yes, side: 'BUY', makerAmount: units(1), takerAmount: units(5) }));
+    const python = order.replace(/,"/g, ', "').replace(/":/g, '": ');
+    type Mistake = { method?: string; path?: string; query?: string; body?: string; signedTs?: string; signedPath?: string; signedBody?: string; key?: Buffer; creds?: Creds; address?: string; omit?: string; passphrase?: string };
+    const request = async (m: Mistake) => {
+      const creds = m.creds ?? trading;
+      const method = m.method ?? 'POST';
+      const path = m.path ?? '/order';
+      const body = m.body ?? (method === 'POST' ? order : undefined);
+      const ts = m.signedTs ?? String(now());
+      const key = m.key ?? Buffer.from(creds.secret, 'base64');
+      const sig = createHmac('sha256', key).update(ts + method + (m.signedPath ?? path) + (m.signedBody ?? body ?? '')).digest('hex');
+      const headers: Record<string, string> = { SVC_ADDRESS: m.address ?? c.account.address, SVC_API_KEY: creds.apiKey, SVC_PASSPHRASE: m.passphrase ?? creds.passphrase, SVC_TIMESTAMP: ts, SVC_SIGNATURE: sig, 'content-type': 'application/json' };
+      if (m.omit !== undefined) delete headers[m.omit];
+      const r = await send(s, method, path + (m.query ?? ''), headers, body);
+      seen.push({ reason: r.reason ?? '', creds: [trading, spare, readonly, revoked] });
+      return r;
+    };
+    const cases: Array<[string, Mistake, RegExp]> = [
+      ['a header missing', { omit: 'SVC_PASSPHRASE' }, /^missing L2 header POLY_PASSPHRASE/],
+      ['a timestamp in milliseconds', { signedTs: String(Date.now()) }, /in milliseconds; send unix seconds/],
+      ['an unknown key', { creds: { ...trading, apiKey: '00000000-0000-4000-8000-000000000000' } }, /is not known to this server: API keys issued by the platform or by another server do not work here/],
+      ['a revoked key', { creds: revoked }, new RegExp(`^API key ${revoked.apiKey} is revoked since`)],
+      ["another wallet's address", { address: s.alice.account.address }, /is not this key's wallet/],
+      ["another key's passphrase", { passphrase: spare.passphrase }, new RegExp(`is the passphrase of API key ${spare.apiKey}`)],
+      ['a read-only key placing an order', { creds: readonly }, /is a read-only key: this route takes a trading key/],
+      ['the query string signed', { method: 'GET', path: '/data/orders', query: '?market=' + CID, signedPath: `/data/orders?market=${CID}` }, /the query string is not signed/],
+      ["the body as Python's json.dumps writes it", { signedBody: python }, /as Python's json.dumps writes it/],
+      ["the secret's text as the key", { key: Buffer.from(trading.secret) }, /keyed with the secret's text bytes/],
+      ["the wallet's other key's secret", { key: Buffer.from(spare.secret, 'base64') }, new RegExp(`keyed with the secret of API key ${spare.apiKey}`)],
+    ];
+    for (const [name, m, why] of cases) {
+      const r = await request(m);
+      assert.equal(r.status, 401, name);
+      assert.deepEqual(r.body, UNAUTHORIZED, name);
+      assert.match(r.reason ?? '', why, name);
+    }
+
+    // L1 signed for the platform's mainnet instead of this exchange's chain.
+    const mainnet = new TestClient(s.base, KEYS.bob, { ...c.info, authDomain: { ...c.info.authDomain, chainId: 137 } });
+    const l1 = await fetch(`${s.base}/auth/api-key`, { method: 'POST', headers: await mainnet.l1Headers(7) });
+    assert.equal(l1.status, 401);
+    assert.deepEqual(await l1.json(), { error: 'Invalid L1 Request headers' });
+    assert.match(l1.headers.get('x-refusal-reason') ?? '', /chain 137/);
+  });
+
   test('GET /refusals lists the caller\'s own refusals, newest first, header names but no values; another wallet sees none of them', async () => {
     const mine = await s.alice.call('GET', '/refusals');
     assert.equal(mine.status, 200);
@@ -146,9 +206,12 @@ describe('refusals explain themselves (the default)', () => {
     for (const secret of [s.alice.creds!.secret, s.alice.creds!.passphrase]) assert.ok(!text.includes(secret));
     assert.ok(Date.parse(data[0]!.time) >= Date.parse(data[2]!.time));
 
+    // Bob's list holds his own twelve mistakes of the test before (one made with alice's address header), none of alice's.
     const theirs = await s.bob.call('GET', '/refusals');
     assert.equal(theirs.status, 200);
-    assert.deepEqual(theirs.body.data, []);
+    assert.equal(theirs.body.count, 12);
+    assert.deepEqual([theirs.body.data[0].path, theirs.body.data[0].class], ['/auth/api-key', 'auth_l1_signature']);
+    assert.ok(!(theirs.body.data as Array<{ class: string }>).some((e) => e.class === 'order_signature'));
   });
 
   test('/metrics counts refusals by class', async () => {
@@ -213,4 +276,34 @@ describe('the platform-domain profile (config/platform-domains.json)', () => {
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.success, true);
   });
+});
+
+test("the platform's official client, unchanged, sees exactly the refusals it saw before: the same error and status with reasons on and off", async () => {
+  const [on, off] = await Promise.all([service(), service({ explainRefusals: false })]);
+  try {
+    const account = privateKeyToAccount(KEYS.alice);
+    const wallet = createWalletClient({ account, transport: custom({ request: async () => assert.fail('the client must sign locally') }) });
+    const seenBy = async (s: Service, creds: { key: string; secret: string; passphrase: string }) => {
+      const client = new ClobClient({ host: s.base, chain: 137, signer: wallet as never, creds, throwOnError: true });
+      try {
+        await client.getOpenOrders();
+      } catch (e) {
+        assert.ok(e instanceof ApiError, String(e));
+        return { message: e.message, status: e.status };
+      }
+      return assert.fail('refused');
+    };
+    for (const mistake of ['passphrase', 'secret'] as const) {
+      const answers = [];
+      for (const s of [on, off]) {
+        const c = s.alice.creds!;
+        const creds = { key: c.apiKey, secret: c.secret, passphrase: c.passphrase, [mistake]: mistake === 'secret' ? Buffer.alloc(32, 3).toString('base64url') : 'f'.repeat(64) };
+        answers.push(await seenBy(s, creds));
+      }
+      assert.deepEqual(answers[0], answers[1], mistake);
+      assert.deepEqual(answers[0], { message: 'Unauthorized/Invalid api key', status: 401 }, mistake);
+    }
+  } finally {
+    await Promise.all([on.app.stop(0), off.app.stop(0)]);
+  }
 });
