@@ -387,7 +387,9 @@ class RouteProcessor {
       if (!checked.ok) {
         const p = checked.problem;
         if (p.kind === 'too-many' && route.tooMany) return this.fail(req, route.tooMany(p.count!, p.max!));
-        return this.fail(req, problemError(route.group, p, route.fieldMessages));
+        const e = problemError(route.group, p, route.fieldMessages);
+        if (route.explainBody !== undefined && this.d.refusals !== undefined) e.reason = route.explainBody(f.json);
+        return this.fail(req, e);
       }
       body = checked.value;
     }

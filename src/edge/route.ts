@@ -150,6 +150,11 @@ export interface RouteDef<Q extends TObject | undefined = any, B extends TSchema
   replay?: ReplayKind;
   /** The error for a body array longer than its schema's maxItems (default: the group's invalid-body error). */
   tooMany?: (count: number, max: number) => ApiError;
+  /**
+   * Why a body failed the route's schema, beyond what the error says (refusals/reason.ts): called on that
+   * refusal only, and only when refusals explain themselves; undefined adds nothing.
+   */
+  explainBody?: (body: unknown) => Refusal | undefined;
   /** A smaller body cap than http.maxBodyBytes for a route whose body is bounded (413 past it, before any parse). */
   maxBodyBytes?: number;
   /** Refuses a caller before its input is validated (e.g. the wallet data IP allowlist); undefined admits. */

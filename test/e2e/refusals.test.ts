@@ -187,6 +187,17 @@ describe('refusals explain themselves (the default)', () => {
     assert.match(l1.headers.get('x-refusal-reason') ?? '', /chain 137/);
   });
 
+  test("POST /order with the platform's older V1 order struct: the schema's 400, the reason names the struct", async () => {
+    const v2 = (await s.alice.signOrder({ tokenId: s.yes, side: 'BUY', makerAmount: units(1), takerAmount: units(5) })) as { order: Record<string, unknown> };
+    const { timestamp: _t, metadata: _m, builder: _b, ...rest } = v2.order;
+    const body = JSON.stringify({ ...v2, order: { ...rest, taker: `0x${'0'.repeat(40)}`, expiration: '0', nonce: '0', feeRateBps: '0' } });
+    const r = await send(s, 'POST', '/order', s.alice.l2Headers('POST', '/order', body), body);
+    assert.equal(r.status, 400);
+    assert.match((r.body as { error: string }).error, /^(missing|invalid) order\./);
+    assert.match(r.reason ?? '', /older V1 order struct/);
+    seen.push({ reason: r.reason!, creds: [s.alice.creds!] });
+  });
+
   test('GET /refusals lists the caller\'s own refusals, newest first, header names but no values; another wallet sees none of them', async () => {
     const mine = await s.alice.call('GET', '/refusals');
     assert.equal(mine.status, 200);
@@ -195,16 +206,17 @@ describe('refusals explain themselves (the default)', () => {
       data.map((e) => [e.method, e.path, e.class]),
       [
         ['POST', '/order', 'order_signature'],
+        ['POST', '/order', 'order_signature'],
         ['DELETE', '/orders', 'auth_hmac'],
         ['GET', '/data/orders', 'auth_timestamp'],
       ],
     );
-    assert.equal(mine.body.count, 3);
+    assert.equal(mine.body.count, 4);
     assert.equal(mine.body.limit, 100);
-    assert.ok(data[2]!.headers.includes('svc_api_key') && data[2]!.headers.includes('svc_signature'));
+    assert.ok(data[3]!.headers.includes('svc_api_key') && data[3]!.headers.includes('svc_signature'));
     const text = JSON.stringify(mine.body);
     for (const secret of [s.alice.creds!.secret, s.alice.creds!.passphrase]) assert.ok(!text.includes(secret));
-    assert.ok(Date.parse(data[0]!.time) >= Date.parse(data[2]!.time));
+    assert.ok(Date.parse(data[0]!.time) >= Date.parse(data[3]!.time));
 
     // Bob's list holds his own twelve mistakes of the test before (one made with alice's address header), none of alice's.
     const theirs = await s.bob.call('GET', '/refusals');

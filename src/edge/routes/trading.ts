@@ -38,7 +38,7 @@ import type { AppContext } from '../context.ts';
 import { errorReply } from '../error-reply.ts';
 import type { Metrics } from '../metrics.ts';
 import { checkOrders, orderCheckDeps, type NormalizedOrder, type OrderCaller, type OrderCheckDeps } from '../order-check.ts';
-import { admissionRefusal, withReason } from '../refusals/order.ts';
+import { admissionRefusal, shapeRefusal, withReason } from '../refusals/order.ts';
 import { joinReasons, type Refusal } from '../refusals/reason.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import { walletFills } from '../../queries/fills.ts';
@@ -421,6 +421,8 @@ export const ORDER_ROUTES: readonly RouteSpec<TradingDeps>[] = [
     auth: 'l2',
     summary: 'Place one signed order; answered after the journal commit',
     body: PostOrderBody,
+    // The platform's older clients send the V1 struct: the 400 names the field, the reason names the struct.
+    explainBody: shapeRefusal,
     response: OrderResult,
     handler: placeOrder,
   }),
