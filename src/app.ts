@@ -312,6 +312,7 @@ async function listen(o: {
     sockets: o.sockets.mount,
     replica: role.replica === undefined ? undefined : { sequencerUrl: config.cluster.sequencerUrl },
     journalSeq: role.journalSeq,
+    writeSeq: role.writeSeq,
   });
   // stop() drains with its own grace period; a failed start closes with the configured one.
   let draining: Promise<void> | undefined;

@@ -26,8 +26,18 @@ export interface RoleParts {
   replica?: ReplicaRole;
   /** The matching engine (single and sequencer), once open. */
   engine?: Engine;
-  /** What read routes report in X-Journal-Seq: the engine's committed seq, or the replica's applied one. */
+  /**
+   * What read routes report in X-Journal-Seq. ROLE=single: the engine's committed journal seq. In a cluster
+   * the replication log's sequence (rseq), which every write moves, not only the journal's events (an API
+   * key, a catalog edit, a reward accrual): the sequencer's committed rseq, a replica's applied one.
+   */
   journalSeq: () => number;
+  /**
+   * ROLE=sequencer: what the answer of a write reports in X-Journal-Seq, the last rseq drawn as it leaves (at
+   * least the rseq of the record that holds the write, which committed before the answer). Other roles: none
+   * (a single node has no replica to wait for; a replica takes no writes).
+   */
+  writeSeq?: () => number;
 }
 
 /** Loads cluster.ts for the sequencer and replica roles; a sequencer's store logs what replicas need from here on. */
@@ -60,7 +70,7 @@ export async function openEngine(o: {
   if (role.cluster !== undefined && config.cluster.role === 'replica') {
     const replica = role.cluster.openReplica(o.store, config, o.log, metrics, (apiKeys) => o.keys.replicated(apiKeys));
     role.replica = replica;
-    role.journalSeq = () => replica.engine.committedSeq;
+    role.journalSeq = () => replica.follower.appliedRseq;
     return replica.engine;
   }
   const publisher = role.sequencer?.publisher;
@@ -83,7 +93,12 @@ export async function openEngine(o: {
   });
   o.closers.add('engine', () => engine.close());
   role.engine = engine;
-  role.journalSeq = () => engine.committedSeq;
+  const log = role.sequencer?.log;
+  if (log === undefined) role.journalSeq = () => engine.committedSeq;
+  else {
+    role.journalSeq = () => log.committedRseq;
+    role.writeSeq = () => log.lastRseq;
+  }
   publisher?.start();
   return engine;
 }

@@ -62,6 +62,8 @@ export interface Incoming {
    */
   bodyTooDeep?: boolean;
   receivedAt: number;
+  /** The sequence the read state reflected as the request began (pipeline.ts, X-Journal-Seq of read routes). */
+  seq?: number;
 }
 
 export interface Outgoing {

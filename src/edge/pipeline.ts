@@ -30,8 +30,11 @@
  *
  * Before the stages, on a read replica: a route only the sequencer serves (replica-routes.ts) answers 421
  * naming the sequencer; `beforeBody` leaves such a request to the stages, so it answers 421 whatever its
- * headers. After them: every answer of a read route carries `X-Journal-Seq`, the journal
- * sequence of the state it was read from (the engine's committed seq, a replica's applied seq).
+ * headers. After them: every answer carries `X-Journal-Seq`. On a read route it is the sequence of the state
+ * it was read from, taken as the request begins (ROLE=single: the engine's committed journal seq; in a
+ * cluster the replication log's: the sequencer's committed rseq, a replica's applied one, which every write
+ * moves, API keys and catalog edits included); on a write route, the sequence that covers the write, taken
+ * as the answer leaves (the sequencer's last rseq drawn): a replica whose reads report at least that holds it.
  *
  * Refusals explain themselves (`auth.explainRefusals`, refusals/reason.ts): a refusal of the auth stages or
  * of a handler's order checks carries its reason to `finish`, which sends it as the X-Refusal-Reason header
@@ -108,8 +111,13 @@ export interface PipelineDeps {
   replays?: ReplayGuard;
   /** ROLE=replica: the sequencer's public URL, named when a write route is refused. */
   replica?: { sequencerUrl: string };
-  /** The journal seq the read state reflects (X-Journal-Seq on read routes). */
+  /** The sequence the read state reflects (X-Journal-Seq on read routes, taken as the request begins). */
   journalSeq?: () => number;
+  /**
+   * The sequence an answered write is covered by (X-Journal-Seq on the answers of write routes, taken as the
+   * answer leaves): a node whose reads report at least it holds the write (read-your-writes on a replica).
+   */
+  writeSeq?: () => number;
   /** `auth.explainRefusals`: refusals explain themselves (refusals/reason.ts); absent, they say nothing more than the platform. */
   refusals?: RefusalDeps;
 }
@@ -228,6 +236,8 @@ class RouteProcessor {
   private readonly refused: ApiError | undefined;
   /** Read routes: where X-Journal-Seq comes from. */
   private readonly seqOf: (() => number) | undefined;
+  /** Write routes: where their answers' X-Journal-Seq comes from. */
+  private readonly writeSeqOf: (() => number) | undefined;
 
   constructor(
     private readonly m: Mounted,
@@ -240,10 +250,14 @@ class RouteProcessor {
     const read = servedByReplica(m.route);
     this.refused = d.replica !== undefined && !read ? apiError('PM_ERR_READ_REPLICA', { sequencer: d.replica.sequencerUrl }) : undefined;
     this.seqOf = read ? d.journalSeq : undefined;
+    this.writeSeqOf = read || d.replica !== undefined ? undefined : d.writeSeq;
   }
 
   readonly process = (req: Incoming): Answer => {
     if (this.refused !== undefined) return this.fail(req, this.refused);
+    // Before anything is read: a header at most what the answer reflects, so a client that waits for a
+    // write's sequence never takes an older read for a newer one (a handler may await while batches apply).
+    if (this.seqOf !== undefined) req.seq = this.seqOf();
     const client = this.who(req);
     return this.gate({ req, client, caller: { ip: client.ip }, charges: [{ caller: client.key, buckets: this.m.buckets }], signed: undefined, json: undefined });
   };
@@ -411,7 +425,8 @@ class RouteProcessor {
 
   private finish(req: Incoming, out: Outgoing): Outgoing {
     if (out.refusal !== undefined) this.explained(req, out);
-    if (this.seqOf !== undefined) out.headers = { ...out.headers, 'X-Journal-Seq': String(this.seqOf()) };
+    if (this.seqOf !== undefined) out.headers = { ...out.headers, 'X-Journal-Seq': String(req.seq ?? this.seqOf()) };
+    else if (this.writeSeqOf !== undefined) out.headers = { ...out.headers, 'X-Journal-Seq': String(this.writeSeqOf()) };
     this.m.metrics.observe(out.status, (Date.now() - req.receivedAt) / 1000);
     return out;
   }

@@ -165,7 +165,7 @@ function mountRoutes(app: TemplatedApp, shared: Shared): Mounted[] {
     };
     const processor = processorFor(
       m,
-      { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, journalSeq: opts.journalSeq, refusals: opts.refusals },
+      { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, journalSeq: opts.journalSeq, writeSeq: opts.writeSeq, refusals: opts.refusals },
       who,
     );
     const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, serveOpts, processor);
