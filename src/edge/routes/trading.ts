@@ -6,11 +6,34 @@
  * `/data/orders` answer the spec's Order, or the platform client's OpenOrder in the clob-client-v2 shapes
  * (config compat.shapes).
  *
- * Flow of an order: schema (edge) -> checkOrders (owner, signer, EIP-712 signature in the signature
- * pool, market, amounts, expiration) -> Engine.placeOrder (tick, size, balance, matching) -> answered
- * only after the engine's journal commit. Rejections carry the platform's wording (domain/errors.ts).
- * `POST /order` answers a rejection with 400 `{error}`; `POST /orders` answers 200 with one
- * `{success:false, errorMsg}` element per rejected order, so one bad order never fails the others.
+ * One order's journey, in order, with the thread each stage runs on (what crosses to another thread wakes
+ * it: on this project's VMs each wake-up costs more CPU than most stages; docs/decisions.md, "The order path's
+ * cost"):
+ *
+ *   stage                                                      module                       thread
+ *   bytes off the socket, head and body copied                 edge/http.ts                  main (uWS)
+ *   sign: L2 headers before the body, the HMAC after it        edge/pipeline.ts, auth.ts     main
+ *   admit (rate limits), parse (JSON, nesting bounded)         pipeline.ts, rate-limit.ts    main
+ *   dispatch: the body against OrderSubmission (TypeBox)       pipeline.ts, validate.ts      main
+ *   placeOrder (below): checkOrders' rules, the order id       edge/order-check.ts           main
+ *   the EIP-712 signature recovered                            edge/sig-pool.ts              main when the pool
+ *                                                              (sig-worker.ts)               is idle, else a pool
+ *                                                                                            thread (batched)
+ *   the sandbox's order rules (closed-only, post-only period)  edge/sandbox/sandbox.ts       main
+ *   Engine.placeOrder: market, tick, size; R1 reserves         engine/admission.ts           main
+ *   command ring -> the market's book matches -> result ring   engine/shard-link.ts,         shard worker
+ *                                                              worker.ts, book/
+ *   drain: R2 settles fills, releases what cannot be spent     engine/settlement.ts          main
+ *   journal records and tables for this turn                   journal/writer.ts             main
+ *   group commit: one LMDB transaction per turn, durable       engine/group-commit.ts        libuv (LMDB write
+ *                                                                                            and fsync)
+ *   the answer, once its commit is durable                     this module, http.ts          main
+ *   after the commit: committed books, streams, projections    projections/                  main; view writes
+ *                                                                                            ride the next commit
+ *
+ * Rejections carry the platform's wording (domain/errors.ts). `POST /order` answers a rejection with 400
+ * `{error}`; `POST /orders` answers 200 with one `{success:false, errorMsg}` element per rejected order, so one
+ * bad order never fails the others.
  *
  * The sandbox (edge/sandbox/sandbox.ts) adds its order rules between the checks and the engine: a BUY of a
  * closed-only wallet is refused (400), and so is an order without postOnly in the post-only period after a
