@@ -52,8 +52,8 @@ export interface Incoming {
   query: string;
   headers: Record<string, string>;
   params: string[];
-  /** Direct peer address (text form), read from the socket on first use. */
-  readonly peer: string;
+  /** Direct peer address (text form). */
+  peer: string;
   body: Buffer | undefined;
   /**
    * Set when the body was scanned as it arrived (ServeOptions.maxJsonDepth): true when it nested past the
@@ -445,20 +445,13 @@ export function serve(res: HttpResponse, req: HttpRequest, opts: ServeOptions, p
     params = [];
     for (let i = 0; i < opts.paramCount; i++) params.push(req.getParameter(i) ?? '');
   }
-  // The peer's address costs a system call per request (uSockets reads it with getpeername), and a signed
-  // request that passes is charged to its API key, never to its address: read on first use only, while the
-  // response is still ours ('' once it is not: nothing is left to charge or answer).
-  let peer: string | undefined;
   const incoming: Incoming = {
     method: opts.method || req.getCaseSensitiveMethod(),
     path: req.getUrl(),
     query: req.getQuery() ?? '',
     headers,
     params,
-    get peer(): string {
-      if (peer === undefined) peer = x.aborted || x.finished ? '' : Buffer.from(res.getRemoteAddressAsText()).toString();
-      return peer;
-    },
+    peer: Buffer.from(res.getRemoteAddressAsText()).toString(),
     body: undefined,
     receivedAt: Date.now(),
   };

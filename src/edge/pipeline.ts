@@ -224,31 +224,6 @@ interface Flow {
 type Answer = Outgoing | Promise<Outgoing>;
 
 /**
- * The flow of an l2 request whose client address is read only if something asks for it: a refusal (charged
- * to the address), a public request of an authOptional route, a handler reading `caller.ip`. A request whose
- * signature passes is charged to its API key and never needs it, and reading it costs a system call
- * (http.ts Incoming.peer). `charges` is set by `sign`, before anything reads it.
- */
-function lazyClientFlow(req: Incoming, who: (req: Incoming) => { ip: string; key: string }): Flow {
-  let client: { ip: string; key: string } | undefined;
-  const clientOf = () => (client ??= who(req));
-  return {
-    req,
-    get client() {
-      return clientOf();
-    },
-    caller: {
-      get ip() {
-        return clientOf().ip;
-      },
-    },
-    charges: [],
-    signed: undefined,
-    json: undefined,
-  };
-}
-
-/**
  * The stages of the header for one mounted route, one method each, in order: gate, sign, admit, parse,
  * l1, replay, dispatch. A stage answers (an error in the route group's form) or calls the next one.
  * `beforeBody` is sign's first half, which http.ts runs before the body is read.
@@ -283,14 +258,9 @@ class RouteProcessor {
     // Before anything is read: a header at most what the answer reflects, so a client that waits for a
     // write's sequence never takes an older read for a newer one (a handler may await while batches apply).
     if (this.seqOf !== undefined) req.seq = this.seqOf();
-    if (this.auth === 'l2') return this.sign(lazyClientFlow(req, this.who));
     const client = this.who(req);
-    return this.gate({ req, client, caller: { ip: client.ip }, charges: this.clientCharges(client), signed: undefined, json: undefined });
+    return this.gate({ req, client, caller: { ip: client.ip }, charges: [{ caller: client.key, buckets: this.m.buckets }], signed: undefined, json: undefined });
   };
-
-  private clientCharges(client: { key: string }): Charge[] {
-    return [{ caller: client.key, buckets: this.m.buckets }];
-  }
 
   /** Admin routes: the bearer token; without a configured token the admin API does not exist. */
   private gate(f: Flow): Answer {
@@ -326,11 +296,7 @@ class RouteProcessor {
    * authOptional route without credential headers of its kinds is a public request.
    */
   private sign(f: Flow): Answer {
-    if (this.auth !== 'l2') return this.admit(f);
-    if (this.isPublic(f.req)) {
-      f.charges = this.clientCharges(f.client);
-      return this.admit(f);
-    }
+    if (this.auth !== 'l2' || this.isPublic(f.req)) return this.admit(f);
     if (f.req.bodyTooDeep === true) return this.refuse(f.req, f.client, tooDeep());
     const signed = signedBy(this.keys, this.d.auth, f.req);
     if (!signed) return this.refuse(f.req, f.client, apiError('PM_ERR_UNAUTHORIZED'), this.explainL2);
