@@ -30,8 +30,9 @@
  *
  * Before the stages, on a read replica: a route only the sequencer serves (replica-routes.ts) answers 421
  * naming the sequencer; `beforeBody` leaves such a request to the stages, so it answers 421 whatever its
- * headers. After them: every answer carries `X-Journal-Seq`. On a read route it is the sequence of the state
- * it was read from, taken as the request begins (ROLE=single: the engine's committed journal seq; in a
+ * headers. After them: every answer of a read route carries `X-Journal-Seq`, and on a sequencer every answer
+ * of a write route too. On a read route it is the sequence of the state it was read from, taken as the request
+ * begins (ROLE=single: the engine's committed journal seq; in a
  * cluster the replication log's: the sequencer's committed rseq, a replica's applied one, which every write
  * moves, API keys and catalog edits included); on a write route, the sequence that covers the write, taken
  * as the answer leaves (the sequencer's last rseq drawn): a replica whose reads report at least that holds it.
