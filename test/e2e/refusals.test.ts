@@ -10,17 +10,14 @@
  */
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
 import { ApiError, ClobClient } from '@polymarket/clob-client-v2';
 import { createWalletClient, custom } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { startApp, type App } from '../../src/app.ts';
-import { testConfig } from '../../src/runtime/config.ts';
-import { silentLogger } from '../../src/runtime/log.ts';
+import type { App } from '../../src/app.ts';
 import { sampleOf } from '../../tools/metrics-text.ts';
+import { startTradingApp } from '../fixtures/trading-app.ts';
 import { TestClient, units, type Creds, type ExchangeInfo } from '../fixtures/trading-client.ts';
 
 const CID = `0x${'e5'.repeat(32)}`;
@@ -36,36 +33,17 @@ interface Service {
   yes: string;
 }
 
-async function admin(base: string, method: string, path: string, body?: unknown) {
-  const r = await fetch(`${base}${path}`, { method, headers: { authorization: 'Bearer t', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  return { status: r.status, body: (await r.json()) as any };
-}
-
 async function service(auth: Record<string, unknown> = {}): Promise<Service> {
-  const app = await startApp(
-    testConfig({
-      dataDir: mkdtempSync(join(tmpdir(), 'pm-refusals-')),
-      http: { port: 0 },
-      adminToken: 't',
-      demo: false,
-      rateLimits: { enabled: false },
-      auth: { signatureThreads: 1, masterKey: 'cd'.repeat(32), ...auth },
-    }),
-    { log: silentLogger },
-  );
-  const base = `http://127.0.0.1:${app.port}`;
-  const imported = await admin(base, 'POST', '/admin/events', [
-    { title: 'Refusals', slug: 'refusals', endDate: '2027-06-30T00:00:00Z', markets: [{ question: 'Explained?', conditionId: CID, orderPriceMinTickSize: 0.01, orderMinSize: '1' }] },
-  ]);
-  assert.equal(imported.status, 200, JSON.stringify(imported.body));
-  const info = await TestClient.info(base);
-  const alice = new TestClient(base, KEYS.alice, info);
-  const bob = new TestClient(base, KEYS.bob, info);
-  for (const c of [alice, bob]) {
-    assert.equal((await admin(base, 'POST', `/admin/wallets/${c.address}/deposit`, { amount: '100' })).status, 200);
-    await c.createKey();
-  }
-  return { app, base, alice, bob, yes: app.ctx.catalog.read.marketByCondition(CID)!.clobTokenIds[0]! };
+  const t = await startTradingApp({
+    auth,
+    events: [{ title: 'Refusals', slug: 'refusals', endDate: '2027-06-30T00:00:00Z', markets: [{ question: 'Explained?', conditionId: CID, orderPriceMinTickSize: 0.01, orderMinSize: '1' }] }],
+    wallets: [
+      { key: KEYS.alice, deposit: '100' },
+      { key: KEYS.bob, deposit: '100' },
+    ],
+  });
+  const [alice, bob] = t.clients as [TestClient, TestClient];
+  return { app: t.app, base: t.base, alice, bob, yes: t.tokens(CID)[0] };
 }
 
 /** A request signed with `headers` (L2 headers of the test client, possibly spoiled), as sent. */

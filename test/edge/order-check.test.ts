@@ -11,7 +11,7 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { ManualClock, nowSeconds } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { orderDigest, orderDomainSeparator, type OrderStruct } from '../../src/edge/eip712.ts';
-import { typedOrder } from '../fixtures/typed-order.ts';
+import { signedSubmission, typedOrder, type SignedSubmission } from '../fixtures/typed-order.ts';
 import { canonicalUint, checkOrders, orderDomainsOf, type OrderCheckDeps, type OrderCheckResult, type TokenMarket } from '../../src/edge/order-check.ts';
 import { SigPool } from '../../src/edge/sig-pool.ts';
 import { readFileSync } from 'node:fs';
@@ -45,37 +45,11 @@ after(() => pool.close());
 
 const typed = typedOrder;
 
-interface Sub {
-  order: Record<string, unknown>;
-  owner: string;
-  orderType: string;
-  [k: string]: unknown;
-}
+type Sub = SignedSubmission;
 
 /** A signed submission as a client sends it (amounts as strings, side as text). */
-async function submission(acct: PrivateKeyAccount, over: Partial<OrderStruct> = {}, opts: { negRisk?: boolean; orderType?: string } = {}): Promise<Sub> {
-  const o: OrderStruct = {
-    salt: '1297982436389',
-    maker: acct.address,
-    signer: acct.address,
-    tokenId: opts.negRisk ? '2002' : '1001',
-    makerAmount: '5500000',
-    takerAmount: '10000000',
-    side: 0,
-    signatureType: 0,
-    timestamp: '1767225600000',
-    metadata: ZERO32,
-    builder: ZERO32,
-    ...over,
-  };
-  const signature = await acct.signTypedData(typed(o, opts.negRisk ? domains.negRisk : domains.normal));
-  return {
-    order: { ...o, side: o.side === 0 ? 'BUY' : 'SELL', signature },
-    owner: API_KEY,
-    orderType: opts.orderType ?? 'GTC',
-    postOnly: false,
-    deferExec: false,
-  };
+function submission(acct: PrivateKeyAccount, over: Partial<OrderStruct> = {}, opts: { negRisk?: boolean; orderType?: string } = {}): Promise<Sub> {
+  return signedSubmission(acct, opts.negRisk ? domains.negRisk : domains.normal, { tokenId: opts.negRisk ? '2002' : '1001', owner: API_KEY, over, orderType: opts.orderType });
 }
 
 const caller = (acct: PrivateKeyAccount) => ({ apiKey: API_KEY, address: acct.address.toLowerCase() });

@@ -9,8 +9,9 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { hashTypedData } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { authDomainSeparator, clobAuthDigest, ORDER_TYPES, type OrderDomains, type OrderStruct } from '../../src/edge/eip712.ts';
+import { authDomainSeparator, clobAuthDigest, type OrderDomains, type OrderStruct } from '../../src/edge/eip712.ts';
 import { SigPool, type OrderToVerify } from '../../src/edge/sig-pool.ts';
+import { typedOrder } from '../fixtures/typed-order.ts';
 
 const HARDHAT0 = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 const ZERO32 = ('0x' + '0'.repeat(64)) as `0x${string}`;
@@ -39,24 +40,11 @@ function struct(acct: PrivateKeyAccount, i: number): OrderStruct {
   };
 }
 
-const message = (o: OrderStruct) => ({
-  salt: BigInt(o.salt),
-  maker: o.maker as `0x${string}`,
-  signer: o.signer as `0x${string}`,
-  tokenId: BigInt(o.tokenId),
-  makerAmount: BigInt(o.makerAmount),
-  takerAmount: BigInt(o.takerAmount),
-  side: o.side,
-  signatureType: o.signatureType,
-  timestamp: BigInt(o.timestamp),
-  metadata: o.metadata as `0x${string}`,
-  builder: o.builder as `0x${string}`,
-});
 
 async function signed(acct: PrivateKeyAccount, i: number, negRisk = i % 3 === 0): Promise<OrderToVerify & { expectedId: string }> {
   const o = struct(acct, i);
   const domain = negRisk ? domains.negRisk : domains.normal;
-  const typed = { domain: { ...domain, verifyingContract: domain.verifyingContract as `0x${string}` }, types: ORDER_TYPES, primaryType: 'Order' as const, message: message(o) };
+  const typed = typedOrder(o, domain);
   const signature = await acct.signTypedData(typed);
   return { ...o, signature, negRisk, expectedId: hashTypedData(typed) };
 }

@@ -13,15 +13,12 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { OrderBuilder, Side, orderToJsonV1, orderToJsonV2 } from '@polymarket/clob-client-v2';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { startApp, type App } from '../../../src/app.ts';
+import type { App } from '../../../src/app.ts';
 import { apiError, resultError, Errors } from '../../../src/domain/errors.ts';
 import { type OrderDomain, type OrderStruct } from '../../../src/edge/eip712.ts';
-import { typedOrder } from '../../fixtures/typed-order.ts';
+import { signedSubmission, typedOrder, type SignedSubmission } from '../../fixtures/typed-order.ts';
 import { checkOrders, orderDomainsOf, type OrderCheckDeps, type OrderCheckResult, type TokenMarket } from '../../../src/edge/order-check.ts';
 import { KNOWN_ORDER_DOMAINS } from '../../../src/edge/refusals/known-domains.ts';
 import { MAX_DIAGNOSIS_RECOVERIES, admissionRefusal, type AdmissionContext } from '../../../src/edge/refusals/order.ts';
@@ -30,12 +27,12 @@ import { REFUSAL_CLASSES } from '../../../src/edge/refusals/reason.ts';
 import { SigPool } from '../../../src/edge/sig-pool.ts';
 import { ManualClock, nowSeconds } from '../../../src/runtime/clock.ts';
 import { testConfig } from '../../../src/runtime/config.ts';
-import { silentLogger } from '../../../src/runtime/log.ts';
+import { startTradingApp } from '../../fixtures/trading-app.ts';
 import { TestClient, units } from '../../fixtures/trading-client.ts';
 
 const ZERO32 = '0x' + '0'.repeat(64);
 const API_KEY = '8b0a7c2e-0000-4000-8000-000000000001';
-const HARDHAT0 = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+const HARDHAT0: `0x${string}` = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
 const alice = privateKeyToAccount(HARDHAT0);
 const bob = privateKeyToAccount(('0x' + '22'.repeat(32)) as `0x${string}`);
 const A = alice.address.toLowerCase();
@@ -73,31 +70,11 @@ after(() => pool.close());
 
 const typed = typedOrder;
 
-interface Sub {
-  order: Record<string, unknown>;
-  owner: string;
-  orderType: string;
-  [k: string]: unknown;
-}
+type Sub = SignedSubmission;
 
 /** A V2 submission signed by `acct` under `domain` (default: this exchange's domain for the token's market). */
-async function submission(acct: PrivateKeyAccount, o: { negRisk?: boolean; domain?: OrderDomain; over?: Partial<OrderStruct>; orderType?: string } = {}): Promise<Sub> {
-  const s: OrderStruct = {
-    salt: '1297982436389',
-    maker: acct.address,
-    signer: acct.address,
-    tokenId: o.negRisk ? '2002' : '1001',
-    makerAmount: '5500000',
-    takerAmount: '10000000',
-    side: 0,
-    signatureType: 0,
-    timestamp: '1767225600000',
-    metadata: ZERO32,
-    builder: ZERO32,
-    ...o.over,
-  };
-  const signature = await acct.signTypedData(typed(s, o.domain ?? (o.negRisk ? domains.negRisk : domains.normal)));
-  return { order: { ...s, side: s.side === 0 ? 'BUY' : 'SELL', signature }, owner: API_KEY, orderType: o.orderType ?? 'GTC', postOnly: false };
+function submission(acct: PrivateKeyAccount, o: { negRisk?: boolean; domain?: OrderDomain; over?: Partial<OrderStruct>; orderType?: string } = {}): Promise<Sub> {
+  return signedSubmission(acct, o.domain ?? (o.negRisk ? domains.negRisk : domains.normal), { tokenId: o.negRisk ? '2002' : '1001', owner: API_KEY, over: o.over, orderType: o.orderType });
 }
 
 const caller = (acct: PrivateKeyAccount) => ({ apiKey: API_KEY, address: acct.address.toLowerCase() });
@@ -382,33 +359,16 @@ interface Service {
 }
 
 async function service(explain: boolean): Promise<Service> {
-  const app = await startApp(
-    testConfig({
-      dataDir: mkdtempSync(join(tmpdir(), 'pm-refusals-')),
-      http: { port: 0 },
-      adminToken: 't',
-      demo: false,
-      rateLimits: { enabled: false },
-      auth: { signatureThreads: 1, masterKey: 'ef'.repeat(32), explainRefusals: explain },
-    }),
-    { log: silentLogger },
-  );
-  const base = `http://127.0.0.1:${app.port}`;
-  const admin = (method: string, path: string, body?: unknown) =>
-    fetch(`${base}${path}`, { method, headers: { authorization: 'Bearer t', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
   const market = (question: string, conditionId: string, negRisk: boolean) => ({ question, conditionId, orderPriceMinTickSize: 0.01, orderMinSize: '5', negRisk });
-  const imported = await admin('POST', '/admin/events', [
-    { title: 'Refusals', slug: 'refusals-plain', endDate: '2027-06-30T00:00:00Z', markets: [market('Plain?', CID_P, false)] },
-    { title: 'Refusals N', slug: 'refusals-neg', endDate: '2027-06-30T00:00:00Z', negRisk: true, markets: [market('Neg-risk?', CID_N, true)] },
-  ]);
-  assert.equal(imported.status, 200, await imported.text());
-  const info = await TestClient.info(base);
-  const client = new TestClient(base, HARDHAT0, info);
-  assert.equal((await admin('POST', `/admin/wallets/${client.address}/deposit`, { amount: '10' })).status, 200);
-  await client.createKey();
-  const plain = app.ctx.catalog.read.marketByCondition(CID_P)!.clobTokenIds[0];
-  const neg = app.ctx.catalog.read.marketByCondition(CID_N)!.clobTokenIds[0];
-  return { app, base, alice: client, plain, neg };
+  const t = await startTradingApp({
+    auth: { masterKey: 'ef'.repeat(32), explainRefusals: explain },
+    events: [
+      { title: 'Refusals', slug: 'refusals-plain', endDate: '2027-06-30T00:00:00Z', markets: [market('Plain?', CID_P, false)] },
+      { title: 'Refusals N', slug: 'refusals-neg', endDate: '2027-06-30T00:00:00Z', negRisk: true, markets: [market('Neg-risk?', CID_N, true)] },
+    ],
+    wallets: [{ key: HARDHAT0, deposit: '10' }],
+  });
+  return { app: t.app, base: t.base, alice: t.clients[0]!, plain: t.tokens(CID_P)[0], neg: t.tokens(CID_N)[0] };
 }
 
 /** A signed POST with the answer's status, body and refusal header. */

@@ -11,14 +11,14 @@ import { AUTH_RULES, ApiKeyService, type Credentials } from '../../../src/edge/a
 import { Metrics } from '../../../src/edge/metrics.ts';
 import { RateLimiter } from '../../../src/edge/rate-limit.ts';
 import { createAuthExplainer } from '../../../src/edge/refusals/auth.ts';
-import { startServer, type EdgeServer } from '../../../src/edge/server.ts';
+import type { EdgeServer } from '../../../src/edge/server.ts';
 import { SigPool } from '../../../src/edge/sig-pool.ts';
 import { StreamChannels, type ChannelDeps } from '../../../src/edge/ws/channels.ts';
 import { openStore, type Store } from '../../../src/journal/env.ts';
 import { systemClock } from '../../../src/runtime/clock.ts';
 import { testConfig } from '../../../src/runtime/config.ts';
 import { silentLogger } from '../../../src/runtime/log.ts';
-import { tempDir } from '../../fixtures/edge.ts';
+import { startTestServer, tempDir } from '../../fixtures/edge.ts';
 
 const config = testConfig();
 const WALLET = '0x' + '5e'.repeat(20);
@@ -51,20 +51,7 @@ async function serve(refusals: ChannelDeps['refusals']): Promise<number> {
     log: silentLogger,
     refusals,
   });
-  const server = await startServer({
-    routes: [],
-    host: '127.0.0.1',
-    port: 0,
-    maxBodyBytes: 1024 * 1024,
-    maxHeaderBytes: 16384,
-    trustedProxies: [],
-    adminToken: '',
-    limiter,
-    metrics,
-    log: silentLogger,
-    clock: systemClock,
-    sockets: ch.mount,
-  });
+  const { server } = await startTestServer([], { sockets: ch.mount });
   servers.push(server);
   channels.push(ch);
   return server.port;
