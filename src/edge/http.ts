@@ -454,6 +454,8 @@ export function serve(res: HttpResponse, req: HttpRequest, opts: ServeOptions, p
     peer: Buffer.from(res.getRemoteAddressAsText()).toString(),
     body: undefined,
     receivedAt: Date.now(),
+    // Set by the pipeline on read routes; present from the start so every request keeps one object shape.
+    seq: undefined,
   };
 
   const x = new Exchange(res, opts, processor, incoming);
