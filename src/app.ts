@@ -41,6 +41,7 @@ import { pendingAnswerBytes } from './edge/http.ts';
 import { buildRoutes } from './edge/routes.ts';
 import { Sandbox } from './edge/sandbox/sandbox.ts';
 import { startServer, type EdgeServer } from './edge/server.ts';
+import { forwardedHandler, gateway } from './edge/forward.ts';
 import type { Config } from './runtime/config.ts';
 import { nowSeconds, systemClock, systemTimers, type Clock, type Timers } from './runtime/clock.ts';
 import { createLogger, type Logger } from './runtime/log.ts';
@@ -126,7 +127,7 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
 /** The start-up steps in dependency order; every resource registers its closer as soon as it is open. */
 async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, closers: Closers): Promise<App> {
   // The living demo replays its history under this clock before it follows the base clock (demo/live.ts).
-  const replayClock = config.demo === 'live' && config.cluster.role !== 'replica' ? new ReplayClock(opts.clock ?? systemClock) : undefined;
+  const replayClock = config.demo === 'live' && config.cluster.role !== 'replica' && config.cluster.role !== 'gateway' ? new ReplayClock(opts.clock ?? systemClock) : undefined;
   const clock = replayClock ?? opts.clock ?? systemClock;
   const done = async (step: StartStep) => opts.afterStep?.(step);
   const metrics = new Metrics();
@@ -134,6 +135,8 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const raw = opts.store ?? openStore({ dataDir: config.dataDir });
   closers.add('store', () => raw.close());
   const role = await openRole(raw, config, log, metrics);
+  const forwarder = role.gateway;
+  if (forwarder !== undefined) closers.add('gateway', () => forwarder.close());
   const store = role.sequencer?.store ?? raw;
   await done('store');
   // E.g. a master key that did not issue the stored API keys throws here.
@@ -222,6 +225,12 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   auth.setRoutePaths(routes);
   const explained: RefusalDeps | undefined = auth.explainer && { auth: auth.explainer, log: refusals, count: (c) => metrics.refused(c) };
   const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock, auth, replays, refusals: explained, sockets: stream, role, closers });
+  // ROLE=sequencer: what gateways forward runs through the same routes (edge/forward.ts). Closed before the
+  // server drains, after answering what it holds.
+  if (role.sequencer !== undefined) {
+    const commands = role.cluster!.serveCommands(config, log, metrics, forwardedHandler(server.dispatch));
+    closers.add('commands', () => commands.close());
+  }
   await done('listen');
   log.info({ uws: server.build, role: config.cluster.role }, 'uWebSockets.js build');
   ctx.state.ready = true;
@@ -311,6 +320,7 @@ async function listen(o: {
     refusals: o.refusals,
     sockets: o.sockets.mount,
     replica: role.replica === undefined ? undefined : { sequencerUrl: config.cluster.sequencerUrl },
+    gateway: role.gateway === undefined ? undefined : gateway((r) => role.gateway!.forward(r)),
     journalSeq: role.journalSeq,
     writeSeq: role.writeSeq,
   });

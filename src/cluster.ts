@@ -7,10 +7,14 @@
  *              publisher sends each committed record to the journal stream (replication/publisher.ts)
  *   replica    the engine is the replica's read surface (replication/replica-engine.ts), fed by the
  *              follower (replication/follower.ts) once the read models listen to it
+ *   gateway    a replica, and the writes it takes go to the sequencer as commands
+ *              (replication/commands.ts: its forwarder here, the sequencer's subscription in
+ *              serveCommands), the edge's side in edge/forward.ts
  */
 import { Histogram } from 'prom-client';
 import type { Store } from './journal/env.ts';
 import { ReplicationLog } from './journal/replication-log.ts';
+import { CommandForwarder, CommandServer, commandSubject, type CommandAnswer, type CommandRequest } from './replication/commands.ts';
 import { Follower, type AppliedBatch } from './replication/follower.ts';
 import { Publisher } from './replication/publisher.ts';
 import { ReplicaEngine } from './replication/replica-engine.ts';
@@ -19,7 +23,13 @@ import type { Metrics } from './edge/metrics.ts';
 import type { Config } from './runtime/config.ts';
 import type { Logger } from './runtime/log.ts';
 
-const settingsOf = (config: Readonly<Config>): StreamSettings => ({ natsUrl: config.cluster.natsUrl, stream: config.cluster.stream, replicas: config.cluster.replicas });
+const settingsOf = (config: Readonly<Config>): StreamSettings => ({
+  natsUrl: config.cluster.natsUrl,
+  user: config.cluster.natsUser,
+  password: config.cluster.natsPassword,
+  stream: config.cluster.stream,
+  replicas: config.cluster.replicas,
+});
 
 export interface SequencerRole {
   /** The store every service of the sequencer uses: catalog, profile and API-key writes are logged. */
@@ -77,4 +87,31 @@ export function openReplica(store: Store, config: Readonly<Config>, logger: Logg
     refused: '1 once a batch was refused (corrupt, unknown version, out of order): applying stopped',
   });
   return { engine, follower };
+}
+
+/** ROLE=gateway: the way to the sequencer (connecting in the background), its counts on /metrics. */
+export function openGateway(config: Readonly<Config>, logger: Logger, metrics: Metrics): CommandForwarder {
+  const forwarder = new CommandForwarder({ settings: settingsOf(config), logger, timeoutMs: config.cluster.forwardTimeoutMs });
+  metrics.watch('pm_gateway', () => forwarder.stats, {
+    messages: 'Command messages sent to the sequencer',
+    requests: 'Requests forwarded to the sequencer',
+    unanswered: 'Forwarded requests no sequencer answered in time (answered 503 with Retry-After)',
+  });
+  forwarder.start();
+  return forwarder;
+}
+
+/** ROLE=sequencer: takes the gateways' commands, subscribing in the background (NATS may come later). */
+export function serveCommands(config: Readonly<Config>, logger: Logger, metrics: Metrics, handle: (reqs: CommandRequest[]) => Promise<CommandAnswer[]>): CommandServer {
+  const server = new CommandServer({ settings: settingsOf(config), logger, handle });
+  metrics.watch('pm_commands', () => server.stats, {
+    messages: 'Command messages from gateways answered',
+    requests: 'Requests forwarded by gateways',
+    malformed: 'Command messages refused as malformed (unanswered)',
+  });
+  void server.start().then(
+    () => logger.info({ subject: commandSubject(config.cluster.stream) }, 'taking gateway commands'),
+    (err: unknown) => logger.error({ err }, 'cannot take gateway commands'),
+  );
+  return server;
 }

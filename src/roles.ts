@@ -1,9 +1,11 @@
 /**
  * The node's role in app.ts's start-up (docs/decisions.md, "Scale-out"): which engine it runs and what the
  * cluster adds. ROLE=single (the default) is today's process and loads nothing more; ROLE=sequencer and
- * ROLE=replica load cluster.ts, and with it the NATS clients, through a dynamic import.
+ * ROLE=replica load cluster.ts, and with it the NATS clients, through a dynamic import. ROLE=gateway is a
+ * replica whose writes go to the sequencer (`gateway`).
  */
 import type { ReplicaRole, SequencerRole } from './cluster.ts';
+import type { CommandForwarder } from './replication/commands.ts';
 import type { AuthServices } from './edge/auth.ts';
 import type { Metrics } from './edge/metrics.ts';
 import { Engine, type EngineSurface } from './engine/engine.ts';
@@ -24,6 +26,8 @@ export interface RoleParts {
   cluster?: typeof import('./cluster.ts');
   sequencer?: SequencerRole;
   replica?: ReplicaRole;
+  /** ROLE=gateway: the way its writes take to the sequencer. */
+  gateway?: CommandForwarder;
   /** The matching engine (single and sequencer), once open. */
   engine?: Engine;
   /**
@@ -46,6 +50,7 @@ export async function openRole(raw: Store, config: Readonly<Config>, log: Logger
   if (config.cluster.role === 'single') return parts;
   parts.cluster = await import('./cluster.ts');
   if (config.cluster.role === 'sequencer') parts.sequencer = parts.cluster.openSequencer(raw, config, log, metrics);
+  if (config.cluster.role === 'gateway') parts.gateway = parts.cluster.openGateway(config, log, metrics);
   return parts;
 }
 
@@ -67,7 +72,7 @@ export async function openEngine(o: {
   viewWrites: Pick<ViewWrites, 'ride'>;
 }): Promise<EngineSurface> {
   const { config, role, metrics } = o;
-  if (role.cluster !== undefined && config.cluster.role === 'replica') {
+  if (role.cluster !== undefined && (config.cluster.role === 'replica' || config.cluster.role === 'gateway')) {
     const replica = role.cluster.openReplica(o.store, config, o.log, metrics, (apiKeys) => o.keys.replicated(apiKeys));
     role.replica = replica;
     role.journalSeq = () => replica.follower.appliedRseq;

@@ -22,6 +22,8 @@ import { startNatsServer, type NatsServer } from '../tools/nats-server.ts';
 import { startService, type ServiceProcess } from '../tools/service-process.ts';
 import { StreamClient } from '../tools/stream-client.ts';
 import type { BookEvent, PriceChangeEvent } from '../src/edge/schemas/stream.ts';
+import { connect } from '@nats-io/transport-node';
+import { encodeRequests } from '../src/replication/commands.ts';
 import { MASTER_KEY, clusterConfigFile, journalSeqOf, natsSkip, sameReads, until } from './fixtures/cluster.ts';
 import { TestClient, units, type Creds } from './fixtures/trading-client.ts';
 
@@ -39,6 +41,12 @@ function nodeConfig(role: string, nats: NatsServer, over: Record<string, unknown
     cluster: { role, natsUrl: nats.url, sequencerUrl: 'http://sequencer.test:8080' },
     ...over,
   });
+}
+
+/** One sample of a node's /metrics. */
+async function metric(base: string, name: string): Promise<number> {
+  const line = (await (await fetch(`${base}/metrics`)).text()).split('\n').find((l) => l.startsWith(`${name} `));
+  return Number(line?.split(' ')[1]);
 }
 
 /** Every token of the store's markets (both outcomes). */
@@ -331,6 +339,125 @@ test("read-your-writes on a replica for every kind of write: once its X-Journal-
     const read = await fetch(`${repBase}${path}`, { headers: client.l2Headers('GET', path, undefined, creds) });
     assert.equal(read.status, 200);
     assert.equal(((await read.json()) as { order: { id: string } }).order.id, orderId);
+  } finally {
+    for (const a of apps.reverse()) await a.stop().catch(() => undefined);
+    await nats.stop();
+  }
+});
+
+/** Each role its own NATS user: only the sequencer writes the journal's subject, only gateways send commands (README). */
+const PERMISSIONS = `authorization {
+  users = [
+    { user: sequencer, password: s3q, permissions: { publish: { deny: ["pm_journal.cmd"] } } }
+    { user: gateway, password: g4t, permissions: { publish: { deny: ["pm_journal.batches"] } } }
+    { user: replica, password: r3p, permissions: { publish: { deny: ["pm_journal.cmd", "pm_journal.batches"] } } }
+  ]
+}`;
+const as = (user: string, password: string, nats: NatsServer) => ({ demo: false, cluster: { role: user, natsUrl: nats.url, natsUser: user, natsPassword: password, sequencerUrl: 'http://sequencer.test:8080' } });
+
+test('a gateway: the sequencer answers what it forwards, unchanged; signatures recovered on the gateway; a lagging gateway refuses nothing the sequencer would take; only gateways may send commands; no sequencer, 503', { skip }, async () => {
+  const nats = await startNatsServer({ config: PERMISSIONS });
+  const apps: App[] = [];
+  try {
+    const seq = await startApp(nodeConfig('sequencer', nats, as('sequencer', 's3q', nats)), { log: silent });
+    apps.push(seq);
+    const gw = await startApp(nodeConfig('gateway', nats, as('gateway', 'g4t', nats)), { log: silent });
+    apps.push(gw);
+    const rep = await startApp(nodeConfig('replica', nats, as('replica', 'r3p', nats)), { log: silent });
+    apps.push(rep);
+    const [seqBase, gwBase] = [seq, gw].map((a) => `http://127.0.0.1:${a.port}`);
+    const admin = async (path: string, body: unknown) => {
+      const r = await fetch(`${seqBase}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      assert.equal(r.status, 200, `${path}: ${await r.clone().text()}`);
+      return Number(r.headers.get('x-journal-seq'));
+    };
+    const caughtUp = (w: number) => until(`the gateway at seq ${w}`, async () => (await journalSeqOf(gwBase)) >= w, 15_000);
+    const market = (n: number) => `0x${String(n).padStart(2, '0').repeat(32)}`;
+    const event = (cid: string) => [{ title: `Gateway ${cid.slice(2, 6)}`, slug: `gateway-${cid.slice(2, 6)}`, endDate: '2027-06-30T00:00:00Z', markets: [{ question: `Routed ${cid.slice(2, 6)}?`, conditionId: cid, orderPriceMinTickSize: 0.01, orderMinSize: '1' }] }];
+    await admin('/admin/events', event(market(11)));
+    const info = await TestClient.info(seqBase);
+    const viaGw = new TestClient(gwBase, DEMO_WALLETS[3].privateKey, info);
+    const direct = new TestClient(seqBase, DEMO_WALLETS[3].privateKey, info);
+    await caughtUp(await admin(`/admin/wallets/${viaGw.address}/deposit`, { amount: '100' }));
+
+    // An API key created through the gateway (an L1 route: forwarded as it came) signs on both.
+    const creds = await viaGw.createKey(1);
+    direct.creds = creds;
+    await caughtUp(await journalSeqOf(seqBase));
+    const token = seq.ctx.catalog.read.marketByCondition(market(11))!.clobTokenIds[0]!;
+    const pool = seq.ctx.auth.pool;
+    const before = { inline: pool.inline, orders: pool.orders };
+
+    // The same order twice (two salts), once through each door: the same answer but the id, the sequencer's
+    // X-Journal-Seq on both, and the sequencer recovered neither signature of the gateway's.
+    const args = { tokenId: token, side: 'BUY' as const, makerAmount: units(2), takerAmount: units(5) };
+    const g = await viaGw.place(args);
+    assert.equal(g.status, 200, JSON.stringify(g.body));
+    assert.deepEqual({ inline: pool.inline, orders: pool.orders }, before, "the gateway's hints spared the sequencer the recovery");
+    const d = await direct.place(args);
+    assert.equal(d.status, 200, JSON.stringify(d.body));
+    assert.deepEqual({ ...g.body, orderID: '' }, { ...d.body, orderID: '' });
+    assert.notEqual(g.body.orderID, d.body.orderID);
+    for (const id of [g.body.orderID, d.body.orderID]) assert.equal(seq.ctx.engine.getOrder(id)?.wallet, viaGw.address, `order ${id} rests on the sequencer`);
+    assert.equal(pool.inline + pool.orders, before.inline + before.orders + 1, 'the direct order was recovered on the sequencer');
+    const afterDirect = { inline: pool.inline, orders: pool.orders };
+    // A batch through the gateway, one element refused by a rule: element by element what the sequencer says.
+    const batch = [await viaGw.signOrder(args), await viaGw.signOrder({ ...args, makerAmount: units(2.005) })];
+    const gb = await viaGw.call('POST', '/orders', batch);
+    assert.equal(gb.status, 200);
+    assert.deepEqual(gb.body.map((r: { success: boolean }) => r.success), [true, false]);
+    assert.deepEqual({ inline: pool.inline, orders: pool.orders }, afterDirect, 'nor those of a batch');
+    // A refusal's reason is sent by the gateway, which keeps it for the wallet (GET /refusals on the gateway).
+    const tick = await fetch(`${gwBase}/order`, { method: 'POST', headers: viaGw.l2Headers('POST', '/order', JSON.stringify(batch[1])), body: JSON.stringify(batch[1]) });
+    assert.equal(tick.status, 400);
+    assert.match(tick.headers.get('x-refusal-reason') ?? '', /tick/i);
+    const listed = await viaGw.call('GET', '/refusals');
+    assert.equal(listed.status, 200);
+    assert.ok(listed.body.data.some((r: { path: string }) => r.path === "/order"), JSON.stringify(listed.body));
+    // Bad credentials of a key the gateway holds are refused there, as the sequencer would.
+    const forged = await fetch(`${gwBase}/order`, { method: 'POST', headers: { ...viaGw.l2Headers('POST', '/order', '{}'), SVC_SIGNATURE: 'ab'.repeat(32) }, body: JSON.stringify(batch[0]) });
+    assert.equal(forged.status, 401);
+
+    // A replica's user cannot send commands: the server refuses the publish, the sequencer never sees it.
+    const commandsBefore = await metric(seqBase, 'pm_commands_requests');
+    const intruder = await connect({ servers: nats.url, user: 'replica', pass: 'r3p' });
+    const violations: string[] = [];
+    void (async () => {
+      for await (const st of intruder.status()) if (st.type === 'error') violations.push(String((st as { error?: unknown }).error));
+    })();
+    await assert.rejects(intruder.request('pm_journal.cmd', encodeRequests([{ method: 'DELETE', path: '/cancel-all', query: '', headers: {}, body: undefined, ip: '1.2.3.4', receivedAt: Date.now() }]), { timeout: 500 }));
+    await intruder.close();
+    assert.ok(violations.some((v) => /Permissions Violation for Publish to "pm_journal.cmd"/.test(v)), violations.join('; '));
+    assert.equal(await metric(seqBase, 'pm_commands_requests'), commandsBefore);
+    assert.equal(rep.replication.follower!.refusal, undefined, 'the replica follows under its user');
+
+    // The gateway stops following: a key issued now, a market listed now and a key revoked now are all the
+    // sequencer's decision. The new key and market pass (forwarded whole), the revoked key is refused.
+    await gw.replication.follower!.close();
+    const fresh = new TestClient(seqBase, DEMO_WALLETS[2].privateKey, info);
+    await admin(`/admin/wallets/${fresh.address}/deposit`, { amount: '100' });
+    const freshCreds = await fresh.createKey(1);
+    const freshViaGw = new TestClient(gwBase, DEMO_WALLETS[2].privateKey, info);
+    freshViaGw.creds = freshCreds;
+    const recoveredBefore = pool.inline + pool.orders;
+    const r1 = await freshViaGw.place(args);
+    assert.equal(r1.status, 200, `a key the gateway has not seen: ${JSON.stringify(r1.body)}`);
+    await admin('/admin/events', event(market(12)));
+    const newToken = seq.ctx.catalog.read.marketByCondition(market(12))!.clobTokenIds[0]!;
+    const r2 = await viaGw.place({ ...args, tokenId: newToken });
+    assert.equal(r2.status, 200, `a market the gateway has not seen: ${JSON.stringify(r2.body)}`);
+    assert.equal(pool.inline + pool.orders, recoveredBefore + 2, 'what the gateway could not verify, the sequencer recovered');
+    const del = await direct.call('DELETE', '/auth/api-key');
+    assert.equal(del.status, 200, JSON.stringify(del.body));
+    const r3 = await viaGw.place(args);
+    assert.equal(r3.status, 401, `a key revoked on the sequencer: ${JSON.stringify(r3.body)}`);
+
+    // No sequencer: 503 with Retry-After, nothing else.
+    await seq.stop();
+    apps.splice(apps.indexOf(seq), 1);
+    const none = await freshViaGw.place(args);
+    assert.equal(none.status, 503);
+    assert.match(JSON.stringify(none.body), /no sequencer/);
   } finally {
     for (const a of apps.reverse()) await a.stop().catch(() => undefined);
     await nats.stop();

@@ -9,7 +9,7 @@
  *   await nats.stop();
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -56,8 +56,15 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-export async function startNatsServer(o: { dir?: string; port?: number; startTimeoutMs?: number } = {}): Promise<NatsServer> {
+export async function startNatsServer(o: { dir?: string; port?: number; startTimeoutMs?: number; config?: string } = {}): Promise<NatsServer> {
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'pm-nats-'));
+  // A configuration file's text (users and permissions, say); the flags below still set JetStream, address, port and store.
+  const configArgs: string[] = [];
+  if (o.config !== undefined) {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'nats.conf'), o.config);
+    configArgs.push('-c', join(dir, 'nats.conf'));
+  }
   const port = o.port ?? (await freePort());
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
@@ -65,7 +72,7 @@ export async function startNatsServer(o: { dir?: string; port?: number; startTim
 
   const launch = async () => {
     output = '';
-    const c = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const c = spawn('nats-server', [...configArgs, '-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
     child = c;
     const keep = (b: Buffer) => (output = (output + b.toString()).slice(-4000));
     c.stdout!.on('data', keep);

@@ -55,6 +55,12 @@ export const Errors = define({
     message: 'read replica: send this to {sequencer}',
     doc: 'A trading or admin route called on a read replica (ROLE=replica): the sequencer at the URL named (cluster.sequencerUrl) takes it; a replica never forwards.',
   },
+  PM_ERR_NO_SEQUENCER: {
+    result: 15,
+    status: 503,
+    message: 'no sequencer answered: retry',
+    doc: 'ROLE=gateway: the sequencer did not answer a forwarded request in time (none holds the command subject, a takeover is under way, or it is overloaded); header Retry-After. An order may have been placed: a retry is answered by its order id.',
+  },
   PM_ERR_POST_ONLY_MODE: { result: 13, status: 503, message: 'post-only mode: only post-only orders and cancels are allowed', doc: 'The post-only period after a maintenance window: an order without postOnly is refused (body adds `code` and `retry_after_seconds`, header Retry-After).' },
 
   // ---- 1xxx order validation -------------------------------------------------------------------

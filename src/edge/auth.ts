@@ -591,6 +591,11 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       };
     },
 
+    knowsKey(headers) {
+      const apiKey = header(headers, NAMES.apiKey) ?? header(headers, BUILDER_NAMES.apiKey);
+      return apiKey !== undefined && keys.record(apiKey) !== undefined;
+    },
+
     presented(headers, kinds) {
       return (
         ((kinds.includes('trading') || kinds.includes('readonly')) && header(headers, NAMES.apiKey) !== undefined) ||

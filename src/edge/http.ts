@@ -64,6 +64,12 @@ export interface Incoming {
   receivedAt: number;
   /** The sequence the read state reflected as the request began (pipeline.ts, X-Journal-Seq of read routes). */
   seq?: number;
+  /**
+   * On a sequencer: a request a gateway forwarded (edge/forward.ts), and what the gateway verified of it.
+   * Never set on a request read off a socket.
+   */
+  forwarded?: boolean;
+  hints?: unknown;
 }
 
 export interface Outgoing {

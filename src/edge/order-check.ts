@@ -39,7 +39,7 @@ import type { OrderSubmission } from '../domain/events.ts';
 import { MAX_ORDERS_PER_REQUEST, OrderSubmission as SubmissionSchema } from './schemas/orders.ts';
 import { SIGNATURE_DIAGNOSES, diagnoseSignature, ruleRefusal, shapeRefusal, withReason } from './refusals/order.ts';
 import type { DiagnosisBudget } from './refusals/reason.ts';
-import type { OrderToVerify, SigPool } from './sig-pool.ts';
+import type { OrderToVerify, OrderVerification, SigPool } from './sig-pool.ts';
 import { compileRoute } from './validate.ts';
 
 /**
@@ -151,7 +151,7 @@ interface Pending {
  * (the signature pool failed). `shaped`: every submission already passed the OrderSubmission schema
  * (POST /order's route checks its body with it), so rule 1 is not run twice.
  */
-export async function checkOrders(submissions: readonly unknown[], caller: OrderCaller, deps: OrderCheckDeps, shaped = false): Promise<OrderCheckResult[]> {
+export async function checkOrders(submissions: readonly unknown[], caller: OrderCaller, deps: OrderCheckDeps, shaped = false, hints?: unknown): Promise<OrderCheckResult[]> {
   if (submissions.length > MAX_ORDERS_PER_REQUEST) {
     throw apiError('PM_ERR_TOO_MANY_ORDERS', { count: submissions.length, max: MAX_ORDERS_PER_REQUEST });
   }
@@ -178,7 +178,7 @@ export async function checkOrders(submissions: readonly unknown[], caller: Order
   }
 
   if (pending.length > 0) {
-    const verified = await deps.pool.verifyOrders(pending.map((p) => p.verify), deps.domains);
+    const verified = await verifyPending(pending, deps, hints);
     let diagnoses: Promise<void>[] | undefined;
     for (let k = 0; k < pending.length; k++) {
       const { index, order } = pending[k]!;
@@ -197,6 +197,73 @@ export async function checkOrders(submissions: readonly unknown[], caller: Order
     if (diagnoses !== undefined) await Promise.all(diagnoses);
   }
   return results;
+}
+
+/**
+ * A gateway's verification of one submission (ROLE=gateway, edge/forward.ts): the order's id (its EIP-712
+ * digest) and the address its signature recovers to (null: none), bound by `k` to exactly the signed fields,
+ * signature and domain they were computed from. The sequencer uses a hint only when its own normalized
+ * order gives the same `k`, so a gateway whose market view lags (an unknown token, another neg-risk flag)
+ * or whose domains differ can only leave an order to be recovered here, never make it pass as another.
+ */
+export interface OrderHint {
+  k: string;
+  id: string;
+  r: string | null;
+}
+
+function hintKey(v: OrderToVerify, domains: OrderDomains): string {
+  const d = v.negRisk ? domains.negRisk : domains.normal;
+  return `${d.chainId}|${d.verifyingContract.toLowerCase()}|${d.name}|${d.version}|${v.salt}|${v.maker}|${v.signer}|${v.tokenId}|${v.makerAmount}|${v.takerAmount}|${v.side}|${v.signatureType}|${v.timestamp}|${v.metadata}|${v.builder}|${v.signature}`;
+}
+
+const isHint = (h: unknown): h is OrderHint =>
+  typeof h === 'object' && h !== null && typeof (h as OrderHint).k === 'string' && typeof (h as OrderHint).id === 'string' && ((h as OrderHint).r === null || typeof (h as OrderHint).r === 'string');
+
+/** The pending orders' verifications: a matching gateway hint where one came, the pool for the rest. */
+async function verifyPending(pending: readonly Pending[], deps: OrderCheckDeps, hints: unknown): Promise<OrderVerification[]> {
+  if (!Array.isArray(hints)) return deps.pool.verifyOrders(pending.map((p) => p.verify), deps.domains);
+  const out: OrderVerification[] = new Array(pending.length);
+  const rest: number[] = [];
+  for (let k = 0; k < pending.length; k++) {
+    const h: unknown = hints[pending[k]!.index];
+    if (isHint(h) && h.k === hintKey(pending[k]!.verify, deps.domains)) out[k] = { orderId: h.id, recovered: h.r ?? undefined };
+    else rest.push(k);
+  }
+  if (rest.length > 0) {
+    const verified = await deps.pool.verifyOrders(rest.map((k) => pending[k]!.verify), deps.domains);
+    for (let j = 0; j < rest.length; j++) out[rest[j]!] = verified[j]!;
+  }
+  return out;
+}
+
+/**
+ * ROLE=gateway: the signatures of the submissions this node can normalize (its market view may lag: an
+ * order it cannot normalize gets null and is checked whole by the sequencer), one entry per submission.
+ * Refuses nothing: the answer, refusals included, is the sequencer's.
+ */
+export async function orderHints(submissions: readonly unknown[], caller: OrderCaller, deps: OrderCheckDeps, shaped: boolean): Promise<Array<OrderHint | null>> {
+  const hints: Array<OrderHint | null> = new Array(submissions.length).fill(null);
+  if (submissions.length > MAX_ORDERS_PER_REQUEST) return hints;
+  const now = nowSeconds(deps.clock);
+  const pending: Pending[] = [];
+  for (let i = 0; i < submissions.length; i++) {
+    let submission = submissions[i] as SubmissionSchema;
+    if (!shaped) {
+      const checked = submissionCheck.checkBody(submission);
+      if (!checked.ok) continue;
+      submission = checked.value as SubmissionSchema;
+    }
+    const r = normalize(submission, caller, deps, now);
+    if (!('error' in r)) pending.push({ index: i, order: r.order, verify: r.verify });
+  }
+  if (pending.length === 0) return hints;
+  const verified = await deps.pool.verifyOrders(pending.map((p) => p.verify), deps.domains);
+  for (let k = 0; k < pending.length; k++) {
+    const v = verified[k]!;
+    if (v.orderId !== '') hints[pending[k]!.index] = { k: hintKey(pending[k]!.verify, deps.domains), id: v.orderId, r: v.recovered ?? null };
+  }
+  return hints;
 }
 
 /** Refusal path only: tries the common signing mistakes (refusals/order.ts) and sets the error's reason. */

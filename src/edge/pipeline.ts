@@ -86,8 +86,18 @@ export interface Authenticator {
    * trading and read-only keys, the builder one for builder keys): an `authOptional` route's test.
    */
   presented(headers: Readonly<Record<string, string>>, kinds: readonly KeyKind[]): boolean;
+  /**
+   * Whether this node holds the key the API key header names (L2 or builder), in any state: a gateway whose
+   * stream lags may not hold a key issued a moment ago, and leaves such a request to the sequencer.
+   */
+  knowsKey(headers: Readonly<Record<string, string>>): boolean;
   /** L1: EIP-712 ClobAuth signature. Undefined when anything fails. */
   l1(headers: Readonly<Record<string, string>>): Promise<(SignedCaller & { nonce: string }) | undefined>;
+}
+
+/** ROLE=gateway: the sequencer's answer to a request this node does not decide (forward.ts builds it). */
+export interface Gateway {
+  forward(req: Incoming, ip: string, hints?: unknown): Promise<Outgoing>;
 }
 
 export interface SignedCaller {
@@ -112,6 +122,8 @@ export interface PipelineDeps {
   replays?: ReplayGuard;
   /** ROLE=replica: the sequencer's public URL, named when a write route is refused. */
   replica?: { sequencerUrl: string };
+  /** ROLE=gateway: what a replica would refuse goes to the sequencer instead (forward.ts). */
+  gateway?: Gateway;
   /** The sequence the read state reflects (X-Journal-Seq on read routes, taken as the request begins). */
   journalSeq?: () => number;
   /**
@@ -235,6 +247,11 @@ class RouteProcessor {
   private readonly perItem: boolean;
   /** A write route on a replica: refused before anything else. */
   private readonly refused: ApiError | undefined;
+  /**
+   * A write route on a gateway: `raw` forwarded as it arrives; `checked` (a route with gatewayHints) through
+   * the stages that need no replicated state first, then forwarded with what the gateway verified.
+   */
+  private readonly forwarding: 'raw' | 'checked' | undefined;
   /** Read routes: where X-Journal-Seq comes from. */
   private readonly seqOf: (() => number) | undefined;
   /** Write routes: where their answers' X-Journal-Seq comes from. */
@@ -249,13 +266,15 @@ class RouteProcessor {
     this.keys = m.route.keys ?? TRADING_KEYS;
     this.perItem = m.route.limitCost !== undefined && m.compiled.hasBody;
     const read = servedByReplica(m.route);
-    this.refused = d.replica !== undefined && !read ? apiError('PM_ERR_READ_REPLICA', { sequencer: d.replica.sequencerUrl }) : undefined;
+    this.forwarding = d.gateway === undefined || read ? undefined : m.route.gatewayHints === undefined ? 'raw' : 'checked';
+    this.refused = d.replica !== undefined && d.gateway === undefined && !read ? apiError('PM_ERR_READ_REPLICA', { sequencer: d.replica.sequencerUrl }) : undefined;
     this.seqOf = read ? d.journalSeq : undefined;
-    this.writeSeqOf = read || d.replica !== undefined ? undefined : d.writeSeq;
+    this.writeSeqOf = read || d.replica !== undefined || d.gateway !== undefined ? undefined : d.writeSeq;
   }
 
   readonly process = (req: Incoming): Answer => {
     if (this.refused !== undefined) return this.fail(req, this.refused);
+    if (this.forwarding === 'raw') return this.forward(req, this.who(req).ip);
     // Before anything is read: a header at most what the answer reflects, so a client that waits for a
     // write's sequence never takes an older read for a newer one (a handler may await while batches apply).
     if (this.seqOf !== undefined) req.seq = this.seqOf();
@@ -283,8 +302,9 @@ class RouteProcessor {
    * request goes on to the stages once its body is in. Leaves a replica's refused route to `process` (421).
    */
   readonly beforeBody = (req: Incoming): Outgoing | undefined => {
-    if (this.refused !== undefined || this.auth !== 'l2' || this.isPublic(req)) return undefined;
+    if (this.refused !== undefined || this.forwarding === 'raw' || this.auth !== 'l2' || this.isPublic(req)) return undefined;
     if (headersCouldSign(this.keys, this.d.auth, req)) return undefined;
+    if (this.unknownHere(req)) return undefined;
     return this.refuse(req, this.who(req), apiError('PM_ERR_UNAUTHORIZED'), this.explainL2);
   };
 
@@ -300,6 +320,7 @@ class RouteProcessor {
     if (this.auth !== 'l2' || this.isPublic(f.req)) return this.admit(f);
     if (f.req.bodyTooDeep === true) return this.refuse(f.req, f.client, tooDeep());
     const signed = signedBy(this.keys, this.d.auth, f.req);
+    if (!signed && this.unknownHere(f.req)) return this.forward(f.req, f.client.ip);
     if (!signed) return this.refuse(f.req, f.client, apiError('PM_ERR_UNAUTHORIZED'), this.explainL2);
     f.signed = signed;
     f.caller.apiKey = signed.apiKey;
@@ -309,6 +330,19 @@ class RouteProcessor {
     f.charges = [{ caller: `key:${signed.apiKey}`, buckets: this.m.buckets }];
     if (this.m.walletBuckets.length > 0) f.charges.push({ caller: `wallet:${signed.address}`, buckets: this.m.walletBuckets });
     return this.admit(f);
+  }
+
+  /**
+   * On a gateway: credentials naming a key this node does not hold, which a lagging stream may not have
+   * brought yet. Only the sequencer can refuse them.
+   */
+  private unknownHere(req: Incoming): boolean {
+    return this.forwarding === 'checked' && this.d.auth !== undefined && !this.d.auth.knowsKey(req.headers);
+  }
+
+  /** On a gateway: the sequencer's answer to the request (forward.ts), with what this node verified of it. */
+  private forward(req: Incoming, ip: string, hints?: unknown): Answer {
+    return this.d.gateway!.forward(req, ip, hints).then((out) => this.finish(req, out));
   }
 
   /** Rate limits, before the body is parsed: a per-item route is first asked whether one unit fits. */
@@ -409,6 +443,8 @@ class RouteProcessor {
       body = checked.value;
     }
     const rr: RouteRequest = { method: req.method as HttpMethod, path: req.path, query: query.value, body, params: params.value, headers: req.headers, rawBody: req.body, caller, receivedAt: req.receivedAt };
+    if (req.hints !== undefined) rr.hints = req.hints;
+    if (this.forwarding === 'checked') return this.forwardChecked(f, rr);
     let result: unknown;
     try {
       result = route.handler(rr);
@@ -424,8 +460,23 @@ class RouteProcessor {
     return this.settle(req, result);
   }
 
+  /** On a gateway: the signatures recovered here (the route's gatewayHints), then the sequencer's answer. */
+  private forwardChecked(f: Flow, rr: RouteRequest): Answer {
+    let hints: Promise<unknown>;
+    try {
+      hints = this.m.route.gatewayHints!(rr);
+    } catch (e) {
+      return this.handlerFailed(f.req, e);
+    }
+    return hints.then(
+      (h) => this.forward(f.req, f.client.ip, h),
+      (e: unknown) => this.handlerFailed(f.req, e),
+    );
+  }
+
   private finish(req: Incoming, out: Outgoing): Outgoing {
-    if (out.refusal !== undefined) this.explained(req, out);
+    // A forwarded request's reason goes back to the gateway that answers it, which sends and keeps it.
+    if (out.refusal !== undefined && req.forwarded !== true) this.explained(req, out);
     if (this.seqOf !== undefined) out.headers = { ...out.headers, 'X-Journal-Seq': String(req.seq ?? this.seqOf()) };
     else if (this.writeSeqOf !== undefined) out.headers = { ...out.headers, 'X-Journal-Seq': String(this.writeSeqOf()) };
     this.m.metrics.observe(out.status, (Date.now() - req.receivedAt) / 1000);

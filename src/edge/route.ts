@@ -78,6 +78,11 @@ export interface RouteRequest<Q = unknown, B = unknown, P = unknown> {
   caller: Caller;
   /** Date.now() when the request arrived. */
   receivedAt: number;
+  /**
+   * On a sequencer, a request a gateway forwarded: the gateway's signature verifications (order-check.ts
+   * OrderHint per submission). Only the command subscription sets it (edge/forward.ts), never an HTTP request.
+   */
+  hints?: unknown;
 }
 
 const REPLY = Symbol.for('pm.reply');
@@ -160,6 +165,12 @@ export interface RouteDef<Q extends TObject | undefined = any, B extends TSchema
   /** Refuses a caller before its input is validated (e.g. the wallet data IP allowlist); undefined admits. */
   guard?: (caller: Caller) => ApiError | undefined;
   handler: (req: RouteRequest<S<Q>, S<B>, S<P>>) => unknown;
+  /**
+   * ROLE=gateway: what the gateway verifies of a request it forwards to the sequencer (edge/forward.ts), its
+   * schema already checked; the sequencer gets it as `RouteRequest.hints`. A route without it is forwarded
+   * as it arrived, and the sequencer checks all of it.
+   */
+  gatewayHints?: (req: RouteRequest<S<Q>, S<B>, S<P>>) => Promise<unknown>;
 }
 
 export type AnyRoute = RouteDef<any, any, any>;
@@ -169,10 +180,12 @@ export type RequestOf<Q extends TSchema | undefined = undefined, B extends TSche
 
 /** A route of a module's table: its handler takes the module's dependencies (`D`) explicitly, before the request. */
 export interface RouteSpec<D, Q extends TObject | undefined = any, B extends TSchema | undefined = any, P extends TObject | undefined = any>
-  extends Omit<RouteDef<Q, B, P>, 'handler' | 'guard'> {
+  extends Omit<RouteDef<Q, B, P>, 'handler' | 'guard' | 'gatewayHints'> {
   /** As RouteDef's guard, given the module's dependencies (e.g. a configured allowlist). */
   guard?: (deps: D, caller: Caller) => ApiError | undefined;
   handler: (deps: D, req: RouteRequest<S<Q>, S<B>, S<P>>) => unknown;
+  /** As RouteDef's gatewayHints, given the module's dependencies. */
+  gatewayHints?: (deps: D, req: RouteRequest<S<Q>, S<B>, S<P>>) => Promise<unknown>;
 }
 
 /** As `route`, for a table entry whose handler takes dependencies; `D` is inferred from the handler. */
@@ -185,9 +198,10 @@ export function routeSpec<D, Q extends TObject | undefined = undefined, B extend
 /** The routes of a module's table, each handler given `deps` (the table's key order is kept). */
 export function bindRoutes<D>(deps: D, specs: readonly RouteSpec<D>[]): AnyRoute[] {
   return specs.map((s) => {
-    const { handler, guard } = s;
+    const { handler, guard, gatewayHints } = s;
     const bound = { ...s, handler: (req: RouteRequest) => handler(deps, req) } as AnyRoute;
     if (guard !== undefined) bound.guard = (caller) => guard(deps, caller);
+    if (gatewayHints !== undefined) bound.gatewayHints = (req: RouteRequest) => gatewayHints(deps, req);
     return bound;
   });
 }

@@ -40,6 +40,11 @@ export interface EdgeServer {
   stopListening(): void;
   /** stopListening, then waits up to graceMs for in-flight requests. Returns whether all finished. */
   close(graceMs: number): Promise<boolean>;
+  /**
+   * Runs a request that did not come off a socket (a gateway's forward, edge/forward.ts) through its route's
+   * processor, as uWS would route it; counted in flight like any other. No route: 404.
+   */
+  dispatch(req: Incoming): Promise<Outgoing>;
 }
 
 
@@ -90,6 +95,32 @@ function patternRegex(pattern: string): RegExp {
   return new RegExp(`^${body}/?$`);
 }
 
+/** One mounted route as `dispatch` matches it: the pattern's segments (`:x` matches any one segment). */
+interface TableEntry {
+  method: string;
+  segments: readonly string[];
+  processor: (req: Incoming) => Outgoing | Promise<Outgoing>;
+}
+
+/** The processor and path parameters of a method and path, as uWS routes them; undefined when none matches. */
+function lookup(table: readonly TableEntry[], method: string, path: string): { processor: TableEntry['processor']; params: string[] } | undefined {
+  const segs = path.split('/');
+  for (const e of table) {
+    if (e.method !== method || e.segments.length !== segs.length) continue;
+    const params: string[] = [];
+    let ok = true;
+    for (let i = 0; i < segs.length && ok; i++) {
+      const p = e.segments[i]!;
+      if (p.startsWith(':')) {
+        if (segs[i] === '') ok = false;
+        else params.push(segs[i]!);
+      } else ok = p === segs[i];
+    }
+    if (ok) return { processor: e.processor, params };
+  }
+  return undefined;
+}
+
 /** What every handler of one server shares. */
 interface Shared {
   opts: EdgeOptions;
@@ -110,15 +141,27 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
     tooLarge: () => serialize(errorReply(apiError('PM_ERR_BODY_TOO_LARGE'))),
     badFraming: () => serialize(errorReply(apiError('PM_ERR_BAD_FRAMING'))),
   };
-  const mounted = mountRoutes(app, shared);
+  const table: TableEntry[] = [];
+  const mounted = mountRoutes(app, shared, table);
   opts.sockets?.(app);
   // Last: uWS matches routes in the order they were added, and this one matches everything.
   app.any('/*', unmatchedHandler(mounted, shared));
-  return listen(uWS, app, build, shared);
+  const dispatch = async (req: Incoming): Promise<Outgoing> => {
+    const hit = lookup(table, req.method, req.path);
+    if (hit === undefined) return serialize(errorReply(apiError('PM_ERR_NOT_FOUND')));
+    req.params = hit.params;
+    shared.inFlight.enter();
+    try {
+      return await hit.processor(req);
+    } finally {
+      shared.inFlight.leave();
+    }
+  };
+  return listen(uWS, app, build, shared, dispatch);
 }
 
 /** Every route of the table, each on its own processor (pipeline.ts) behind the request lifecycle (http.ts). */
-function mountRoutes(app: TemplatedApp, shared: Shared): Mounted[] {
+function mountRoutes(app: TemplatedApp, shared: Shared, table: TableEntry[]): Mounted[] {
   const { opts, inFlight, who } = shared;
   const { limiter, metrics, log, clock } = opts;
   const mounted: Mounted[] = [];
@@ -165,9 +208,10 @@ function mountRoutes(app: TemplatedApp, shared: Shared): Mounted[] {
     };
     const processor = processorFor(
       m,
-      { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, journalSeq: opts.journalSeq, writeSeq: opts.writeSeq, refusals: opts.refusals },
+      { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, gateway: opts.gateway, journalSeq: opts.journalSeq, writeSeq: opts.writeSeq, refusals: opts.refusals },
       who,
     );
+    table.push({ method: route.method, segments: route.path.split('/'), processor });
     const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, serveOpts, processor);
     switch (route.method) {
       case 'GET': app.get(route.path, handler); break;
@@ -225,7 +269,7 @@ function unmatchedHandler(mounted: readonly Mounted[], shared: Shared): (res: Ht
   return (res, req) => serve(res, req, serveOpts, unmatched);
 }
 
-function listen(uWS: Uws, app: TemplatedApp, build: UwsBuild, shared: Shared): Promise<EdgeServer> {
+function listen(uWS: Uws, app: TemplatedApp, build: UwsBuild, shared: Shared, dispatch: EdgeServer['dispatch']): Promise<EdgeServer> {
   const { opts, inFlight } = shared;
   return new Promise((resolve, reject) => {
     app.listen(opts.host, opts.port, (socket) => {
@@ -245,6 +289,7 @@ function listen(uWS: Uws, app: TemplatedApp, build: UwsBuild, shared: Shared): P
         build,
         inFlight,
         stopListening,
+        dispatch,
         async close(graceMs: number) {
           stopListening();
           const drained = await inFlight.drained(graceMs);

@@ -14,6 +14,9 @@ import type { Logger } from '../runtime/log.ts';
 
 export interface StreamSettings {
   natsUrl: string;
+  /** The NATS user and password to connect as; empty: none (the server's permissions decide what each may publish). */
+  user?: string;
+  password?: string;
   stream: string;
   /** JetStream replication factor (1 on one server, 3 on a cluster). */
   replicas: number;
@@ -39,7 +42,8 @@ export async function openNatsLink(s: StreamSettings, log: Logger, isClosed: () 
     try {
       // noAsyncTraces: otherwise the client builds an Error (a stack capture) for every publish's acknowledgement
       // request, a few percent of a sequencer's main thread under load.
-      const nc = await connect({ servers: s.natsUrl, name, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2000, noAsyncTraces: true });
+      const credentials = s.user ? { user: s.user, pass: s.password ?? '' } : {};
+      const nc = await connect({ servers: s.natsUrl, name, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2000, noAsyncTraces: true, ...credentials });
       log.info({ natsUrl: s.natsUrl }, 'connected to NATS');
       void (async () => {
         for await (const st of nc.status()) {

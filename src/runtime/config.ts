@@ -172,14 +172,19 @@ export const ConfigSchema = Type.Object(
     ),
     cluster: Type.Object(
       {
-        role: Type.Union([Type.Literal('single'), Type.Literal('sequencer'), Type.Literal('replica')], {
-          description: 'single = one process, no NATS; sequencer = the writer, publishing its journal to NATS JetStream; replica = serves reads from that stream',
+        role: Type.Union([Type.Literal('single'), Type.Literal('sequencer'), Type.Literal('replica'), Type.Literal('gateway')], {
+          description:
+            'single = one process, no NATS; sequencer = the writer, publishing its journal to NATS JetStream; replica = serves reads from that stream; ' +
+            'gateway = a replica that also takes every write, verifies orders\' signatures and forwards the writes to the sequencer over NATS',
         }),
         natsUrl: Type.String({ minLength: 1, description: 'the NATS server (JetStream enabled) of the sequencer and replicas' }),
+        natsUser: Type.String({ description: 'the NATS user this node connects as (empty: none); its permissions say what it may publish (README "Running more than one node")' }),
+        natsPassword: Type.String({ description: 'that user\'s password' }),
         sequencerUrl: Type.String({ description: 'the sequencer\'s public URL, named by a replica when it refuses a trading or admin request' }),
         stream: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'JetStream stream holding the journal batches' }),
         replicas: Type.Integer({ minimum: 1, maximum: 5, description: 'JetStream replication factor of the stream (1 on one server, 3 on a cluster)' }),
         outboxBatches: Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'batches the sequencer holds for NATS; past it they are re-read from LMDB later' }),
+        forwardTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'ROLE=gateway: how long a forwarded request waits for the sequencer before it is answered 503 with Retry-After' }),
       },
       { additionalProperties: false },
     ),
@@ -284,6 +289,8 @@ function envOverlay(env: NodeJS.ProcessEnv): Json {
   const cluster: Json = {};
   if (env.ROLE !== undefined) cluster.role = env.ROLE;
   if (env.NATS_URL !== undefined) cluster.natsUrl = env.NATS_URL;
+  if (env.NATS_USER !== undefined) cluster.natsUser = env.NATS_USER;
+  if (env.NATS_PASSWORD !== undefined) cluster.natsPassword = env.NATS_PASSWORD;
   if (env.SEQUENCER_URL !== undefined) cluster.sequencerUrl = env.SEQUENCER_URL;
   if (Object.keys(cluster).length) o.cluster = cluster;
   return o;

@@ -12,7 +12,7 @@ import { ManualClock, nowSeconds } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { orderDigest, orderDomainSeparator, type OrderStruct } from '../../src/edge/eip712.ts';
 import { signedSubmission, typedOrder, type SignedSubmission } from '../fixtures/typed-order.ts';
-import { canonicalUint, checkOrders, orderDomainsOf, type OrderCheckDeps, type OrderCheckResult, type TokenMarket } from '../../src/edge/order-check.ts';
+import { canonicalUint, checkOrders, orderDomainsOf, orderHints, type OrderCheckDeps, type OrderCheckResult, type TokenMarket } from '../../src/edge/order-check.ts';
 import { SigPool } from '../../src/edge/sig-pool.ts';
 import { readFileSync } from 'node:fs';
 
@@ -266,4 +266,44 @@ test('uint256 text is made canonical without BigInt: leading zeros dropped, 2^25
     const b = BigInt(text);
     assert.equal(canonicalUint(text), b <= BigInt(max) ? b.toString() : undefined, text);
   }
+});
+
+test("a gateway's hints (ROLE=gateway): used where they bind the exact signed order and domain, the pool recovers the rest, and no hint makes an order pass as another", async () => {
+  const good = await submission(alice);
+  const negRisk = await submission(alice, {}, { negRisk: true });
+  const unknown = await signedSubmission(alice, domains.normal, { tokenId: '3003', owner: API_KEY });
+  // The gateway: one hint per submission it can normalize; none for a token it does not know.
+  const hints = await orderHints([good, negRisk, unknown], caller(alice), deps, false);
+  assert.equal(hints.length, 3);
+  assert.ok(hints[0] !== null && hints[1] !== null);
+  assert.equal(hints[2], null);
+  const direct = await checkOrders([good, negRisk], caller(alice), deps);
+  assert.equal(hints[0]!.id, (direct[0] as { order: { orderId: string } }).order.orderId);
+  assert.equal(hints[0]!.r, alice.address.toLowerCase());
+
+  // The sequencer: with matching hints the pool is not asked.
+  const counted: number[] = [];
+  const watched: OrderCheckDeps = { ...deps, pool: { verifyOrders: (o: unknown[], d: unknown) => (counted.push(o.length), pool.verifyOrders(o as never, d as never)) } as unknown as SigPool };
+  const hinted = await checkOrders([good, negRisk], caller(alice), watched, false, hints.slice(0, 2));
+  assert.deepEqual(hinted, direct);
+  assert.deepEqual(counted, []);
+
+  // A hint for another order (a key that does not match) is ignored: the pool recovers, the answer is the truth.
+  const other = await submission(alice, { makerAmount: '3000000' });
+  const wrong = await checkOrders([other], caller(alice), watched, false, [hints[0]]);
+  assert.deepEqual(counted, [1]);
+  assert.equal(wrong[0]!.ok, true);
+  assert.notEqual((wrong[0] as { order: { orderId: string } }).order.orderId, hints[0]!.id);
+
+  // A hint that claims a signer for the right order but lies about it binds nothing else: the check still
+  // compares the claimed signer with the order's, so a forged "recovered" of another wallet is refused.
+  const lie = await checkOrders([good], caller(alice), watched, false, [{ ...hints[0]!, r: bob.address.toLowerCase() }]);
+  assert.equal(lie[0]!.ok, false);
+  rejected(lie[0]!, 'PM_ERR_ORDER_SIGNATURE');
+
+  // Malformed hints are no hints.
+  counted.length = 0;
+  await checkOrders([good], caller(alice), watched, false, [{ k: 1 }]);
+  await checkOrders([good], caller(alice), watched, false, 'nonsense');
+  assert.deepEqual(counted, [1, 1]);
 });

@@ -23,6 +23,7 @@ const refuseAll: Authenticator = {
   l2Head: () => 'trading',
   builderHead: () => false,
   presented: () => true,
+  knowsKey: () => true,
   l1: async () => undefined,
 };
 

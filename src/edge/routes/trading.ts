@@ -60,7 +60,7 @@ import type { MarketDataReader } from '../../queries/market-data.ts';
 import type { AppContext } from '../context.ts';
 import { errorReply } from '../error-reply.ts';
 import type { Metrics } from '../metrics.ts';
-import { checkOrders, orderCheckDeps, type NormalizedOrder, type OrderCaller, type OrderCheckDeps } from '../order-check.ts';
+import { checkOrders, orderCheckDeps, orderHints, type NormalizedOrder, type OrderCaller, type OrderCheckDeps } from '../order-check.ts';
 import { admissionRefusal, shapeRefusal, withReason } from '../refusals/order.ts';
 import { joinReasons, type Refusal } from '../refusals/reason.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
@@ -253,7 +253,7 @@ function explained(d: Pick<TradingDeps, 'engine' | 'checks'>, error: ApiError, o
 
 export async function placeOrder(d: TradingDeps, req: RequestOf<undefined, typeof PostOrderBody>) {
   const t0 = performance.now();
-  const [checked] = await checkOrders([req.body], signer(req.caller), d.checks, true);
+  const [checked] = await checkOrders([req.body], signer(req.caller), d.checks, true, req.hints);
   const t1 = performance.now();
   d.metrics.orderChecks((t1 - t0) / 1000);
   if (!checked.ok) throw checked.error;
@@ -271,7 +271,7 @@ export async function placeOrder(d: TradingDeps, req: RequestOf<undefined, typeo
 
 export async function placeOrders(d: TradingDeps, req: RequestOf<undefined, typeof PostOrdersBody>) {
   const t0 = performance.now();
-  const checked = await checkOrders(req.body, signer(req.caller), d.checks);
+  const checked = await checkOrders(req.body, signer(req.caller), d.checks, false, req.hints);
   const t1 = performance.now();
   d.metrics.orderChecks((t1 - t0) / 1000);
   const refusals = checked.map((c) => (c.ok ? d.sandbox.orderRefusal(c.order) : undefined));
@@ -448,6 +448,7 @@ export const ORDER_ROUTES: readonly RouteSpec<TradingDeps>[] = [
     explainBody: shapeRefusal,
     response: OrderResult,
     handler: placeOrder,
+    gatewayHints: (d, req) => orderHints([req.body], signer(req.caller), d.checks, true),
   }),
   routeSpec({
     method: 'POST',
@@ -462,6 +463,7 @@ export const ORDER_ROUTES: readonly RouteSpec<TradingDeps>[] = [
     response: PostOrdersResult,
     limitCost: (body) => (Array.isArray(body) ? body.length : 1),
     handler: placeOrders,
+    gatewayHints: (d, req) => orderHints(req.body, signer(req.caller), d.checks, false),
   }),
   routeSpec({
     method: 'DELETE',

@@ -1,0 +1,78 @@
+/**
+ * Requests a gateway forwards to the sequencer, both ends (ROLE=gateway; docs/decisions.md, "Gateways").
+ * The transport is the command subscription (replication/commands.ts), wired by app.ts; this module holds
+ * what the edge decides about it, on either side.
+ *
+ * On a gateway (pipeline.ts runs it): every route a replica serves is served here from the gateway's own
+ * store, and every other one is the sequencer's. A route with `gatewayHints` (POST /order, POST /orders)
+ * goes through the stages that need no state a lagging stream could lack: the HMAC against the replicated
+ * key, the caps, the JSON and the schema; then its signatures are recovered here (the work that leaves the
+ * sequencer) and it is forwarded with them. A key this gateway does not hold (issued a moment ago) is not
+ * refused: the request is forwarded as it arrived, and the sequencer decides. Any other route is forwarded
+ * as it arrived. The answer, status, headers and body, is the sequencer's, unchanged; a refusal's reason
+ * comes back as its class and text and is sent, counted and kept here as a refusal of this node's own.
+ * When no sequencer answers in time the gateway answers 503 PM_ERR_NO_SEQUENCER with Retry-After.
+ *
+ * On the sequencer: a forwarded request runs through the very processor of its route (server.ts
+ * `dispatch`) as if it had arrived on a socket, its client address the one the gateway saw; the only
+ * differences are that signatures the gateway recovered are taken from its hints (order-check.ts binds
+ * each to the exact signed fields) and that a refusal's reason travels back instead of being sent here.
+ */
+import { apiError } from '../domain/errors.ts';
+import type { ForwardedAnswer, ForwardedRequest } from '../domain/forwarded.ts';
+import { errorReply } from './error-reply.ts';
+import type { Incoming, Outgoing } from './http.ts';
+import { serialize, type Gateway } from './pipeline.ts';
+import { REFUSAL_CLASSES, type RefusalClass } from './refusals/reason.ts';
+
+/** The gateway's way to the sequencer; undefined when none answered. */
+export type SendToSequencer = (req: ForwardedRequest) => Promise<ForwardedAnswer | undefined>;
+
+/** Seconds a client is told to wait before it retries when no sequencer answered. */
+export const RETRY_AFTER_SECONDS = 1;
+
+// Hop-by-hop and proxy headers are the gateway's business, not the sequencer's: the client address travels as `ip`.
+const DROPPED = new Set(['x-forwarded-for', 'connection', 'keep-alive', 'transfer-encoding']);
+
+export function gateway(send: SendToSequencer): Gateway {
+  return {
+    async forward(req, ip, hints) {
+      const headers: Record<string, string> = {};
+      for (const k in req.headers) if (!DROPPED.has(k)) headers[k] = req.headers[k]!;
+      const fwd: ForwardedRequest = { method: req.method, path: req.path, query: req.query, headers, body: req.body, ip, receivedAt: req.receivedAt };
+      if (hints !== undefined) fwd.hints = hints;
+      const a = await send(fwd);
+      if (a === undefined) return serialize(errorReply(apiError('PM_ERR_NO_SEQUENCER'), { 'Retry-After': String(RETRY_AFTER_SECONDS) }));
+      const out: Outgoing = { status: a.status, headers: a.headers, body: a.body };
+      if (a.noBody === true) out.noBody = true;
+      const r = a.refusal;
+      if (r !== undefined && (REFUSAL_CLASSES as readonly string[]).includes(r.class)) out.refusal = { class: r.class as RefusalClass, text: r.text };
+      return out;
+    },
+  };
+}
+
+/**
+ * The sequencer's side: each forwarded request through `dispatch` (the edge's route table and processors),
+ * answers in order. A request that fails outright answers 500, as on a socket.
+ */
+export function forwardedHandler(dispatch: (req: Incoming) => Outgoing | Promise<Outgoing>): (reqs: ForwardedRequest[]) => Promise<ForwardedAnswer[]> {
+  return (reqs) =>
+    Promise.all(
+      reqs.map(async (r): Promise<ForwardedAnswer> => {
+        const req: Incoming = { method: r.method, path: r.path, query: r.query, headers: r.headers, params: [], peer: r.ip, body: r.body, receivedAt: r.receivedAt, seq: undefined, forwarded: true };
+        if (r.hints !== undefined) req.hints = r.hints;
+        let out: Outgoing;
+        try {
+          out = await dispatch(req);
+        } catch {
+          out = serialize(errorReply(apiError('PM_ERR_INTERNAL')));
+        }
+        const a: ForwardedAnswer = { status: out.status, body: out.body };
+        if (out.headers !== undefined) a.headers = out.headers;
+        if (out.noBody === true) a.noBody = true;
+        if (out.refusal !== undefined) a.refusal = { class: out.refusal.class, text: out.refusal.text };
+        return a;
+      }),
+    );
+}

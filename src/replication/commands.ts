@@ -1,0 +1,244 @@
+/**
+ * Commands from gateways to the sequencer (ROLE=gateway; docs/decisions.md, "Gateways"): core NATS
+ * request/reply on `<stream lowercased>.cmd`, never a JetStream work queue. The gateway holds its client's
+ * HTTP request open and needs the answer; one round trip carries it, and nothing is stored twice (the
+ * sequencer's journal commit is the point of durability). A request lost in flight was never acknowledged:
+ * its client gets a 503 and retries, which is safe because an order is idempotent by its id.
+ *
+ * Subject and membership. Only the sequencer subscribes (queue group `sequencer`, so a second one by
+ * mistake splits the load rather than doubling it); a gateway addresses the subject, never a host. Who may
+ * publish on it is NATS's business (an account or user of the gateways; README "Running more than one
+ * node"): the sequencer believes a command's verification only because of who could send it.
+ *
+ * Batching. What a gateway forwards in one event-loop turn leaves as one message (at most MAX_BATCH
+ * requests), and the sequencer answers it with one message, answers in request order.
+ *
+ * Wire (msgpack, plain: any decoder reads it): a request batch `{v: 1, q: [request...]}`, a request
+ * `{m, p, s, h, b?, ip, t, x?}` (method, path, query string, headers, body bytes, client address, ms it
+ * arrived, the gateway's verification hints); an answer batch `{v: 1, a: [answer...]}`, an answer
+ * `{s, h?, b, n?, r?}` (status, headers, body text, no-body flag, the refusal's class and text). decode*
+ * check the shape, so a malformed message is refused, never half read.
+ */
+import { Packr } from 'msgpackr';
+import type { Subscription } from '@nats-io/transport-node';
+import type { ForwardedAnswer, ForwardedRequest } from '../domain/forwarded.ts';
+import type { Logger } from '../runtime/log.ts';
+import { openNatsLink, type NatsLink, type StreamSettings } from './nats-link.ts';
+
+export const COMMAND_VERSION = 1;
+/** Most requests in one command message. */
+export const MAX_BATCH = 64;
+
+export const commandSubject = (stream: string) => `${stream.toLowerCase()}.cmd`;
+
+/** One forwarded request and its answer: the shapes the edge's two ends agree on (domain/forwarded.ts). */
+export type CommandRequest = ForwardedRequest;
+export type CommandAnswer = ForwardedAnswer;
+
+export class CommandWireError extends Error {}
+
+const packr = new Packr({ useRecords: false, moreTypes: false });
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
+const isStrings = (v: unknown): v is Record<string, string> => isObj(v) && Object.values(v).every((x) => typeof x === 'string');
+
+export function encodeRequests(reqs: readonly CommandRequest[]): Uint8Array {
+  return packr.pack({
+    v: COMMAND_VERSION,
+    q: reqs.map((r) => ({ m: r.method, p: r.path, s: r.query, h: r.headers, ...(r.body === undefined ? {} : { b: r.body }), ip: r.ip, t: r.receivedAt, ...(r.hints === undefined ? {} : { x: r.hints }) })),
+  });
+}
+
+function unpack(bytes: Uint8Array): Record<string, unknown> {
+  let v: unknown;
+  try {
+    v = packr.unpack(bytes);
+  } catch (e) {
+    throw new CommandWireError(`not msgpack: ${(e as Error).message}`);
+  }
+  if (!isObj(v)) throw new CommandWireError('not an object');
+  if (v.v !== COMMAND_VERSION) throw new CommandWireError(`unknown command version ${JSON.stringify(v.v)} (this build reads ${COMMAND_VERSION})`);
+  return v;
+}
+
+export function decodeRequests(bytes: Uint8Array): CommandRequest[] {
+  const v = unpack(bytes);
+  if (!Array.isArray(v.q) || v.q.length === 0 || v.q.length > MAX_BATCH) throw new CommandWireError('bad request list q');
+  return v.q.map((x: unknown, i: number): CommandRequest => {
+    if (!isObj(x)) throw new CommandWireError(`request ${i}: not an object`);
+    const { m, p, s, h, b, ip, t } = x;
+    if (typeof m !== 'string' || typeof p !== 'string' || typeof s !== 'string' || typeof ip !== 'string' || typeof t !== 'number' || !isStrings(h)) {
+      throw new CommandWireError(`request ${i}: bad field`);
+    }
+    if (b !== undefined && !(b instanceof Uint8Array)) throw new CommandWireError(`request ${i}: bad body`);
+    const req: CommandRequest = { method: m, path: p, query: s, headers: h, body: b === undefined ? undefined : Buffer.from(b.buffer, b.byteOffset, b.byteLength), ip, receivedAt: t };
+    if (x.x !== undefined) req.hints = x.x;
+    return req;
+  });
+}
+
+export function encodeAnswers(answers: readonly CommandAnswer[]): Uint8Array {
+  return packr.pack({
+    v: COMMAND_VERSION,
+    a: answers.map((a) => ({ s: a.status, ...(a.headers === undefined ? {} : { h: a.headers }), b: a.body, ...(a.noBody === true ? { n: true } : {}), ...(a.refusal === undefined ? {} : { r: a.refusal }) })),
+  });
+}
+
+export function decodeAnswers(bytes: Uint8Array, expected: number): CommandAnswer[] {
+  const v = unpack(bytes);
+  if (!Array.isArray(v.a) || v.a.length !== expected) throw new CommandWireError(`expected ${expected} answers`);
+  return v.a.map((x: unknown, i: number): CommandAnswer => {
+    if (!isObj(x) || typeof x.s !== 'number' || typeof x.b !== 'string' || (x.h !== undefined && !isStrings(x.h))) throw new CommandWireError(`answer ${i}: bad field`);
+    const a: CommandAnswer = { status: x.s, body: x.b };
+    if (x.h !== undefined) a.headers = x.h as Record<string, string>;
+    if (x.n === true) a.noBody = true;
+    const r = x.r;
+    if (r !== undefined) {
+      if (!isObj(r) || typeof r.class !== 'string' || typeof r.text !== 'string') throw new CommandWireError(`answer ${i}: bad refusal`);
+      a.refusal = { class: r.class, text: r.text };
+    }
+    return a;
+  });
+}
+
+interface Waiting {
+  req: CommandRequest;
+  resolve: (a: CommandAnswer | undefined) => void;
+}
+
+export interface ForwarderStats {
+  /** Command messages sent, and the requests they carried. */
+  messages: number;
+  requests: number;
+  /** Requests no sequencer answered (none subscribed, a timeout, a malformed answer). */
+  unanswered: number;
+}
+
+/**
+ * The gateway's side: requests queued in one turn leave as one message; each resolves with its answer, or
+ * undefined when no sequencer answered (the edge answers 503 with Retry-After: the client retries).
+ */
+export class CommandForwarder {
+  private link: NatsLink | undefined;
+  private queue: Waiting[] = [];
+  private scheduled = false;
+  private closed = false;
+  private readonly subject: string;
+  readonly stats: ForwarderStats = { messages: 0, requests: 0, unanswered: 0 };
+
+  constructor(private readonly o: { settings: StreamSettings; logger: Logger; timeoutMs: number; link?: NatsLink }) {
+    this.subject = commandSubject(o.settings.stream);
+    this.link = o.link;
+  }
+
+  /** Connects (in the background: until it has, forwarded requests are answered as unanswered). */
+  start(): void {
+    if (this.link !== undefined) return;
+    void openNatsLink(this.o.settings, this.o.logger, () => this.closed, 'pm-gateway').then((link) => {
+      if (link !== undefined && this.closed) void link.close();
+      else this.link = link;
+    });
+  }
+
+  forward(req: CommandRequest): Promise<CommandAnswer | undefined> {
+    if (this.closed) return Promise.resolve(undefined);
+    return new Promise((resolve) => {
+      this.queue.push({ req, resolve });
+      if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(this.flush);
+      }
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    if (this.o.link === undefined) await this.link?.close().catch(() => undefined);
+  }
+
+  private readonly flush = (): void => {
+    this.scheduled = false;
+    while (this.queue.length > 0) {
+      const batch = this.queue.splice(0, MAX_BATCH);
+      void this.send(batch);
+    }
+  };
+
+  private async send(batch: Waiting[]): Promise<void> {
+    this.stats.messages++;
+    this.stats.requests += batch.length;
+    let answers: CommandAnswer[] | undefined;
+    const link = this.link;
+    if (link !== undefined && !this.closed) {
+      try {
+        const reply = await link.nc.request(this.subject, encodeRequests(batch.map((w) => w.req)), { timeout: this.o.timeoutMs });
+        answers = decodeAnswers(reply.data, batch.length);
+      } catch (err) {
+        // No responders (no sequencer holds the subject), a timeout, a malformed answer: the client retries.
+        this.o.logger.warn({ err: (err as Error).message, requests: batch.length }, 'no sequencer answered forwarded requests');
+      }
+    }
+    if (answers === undefined) this.stats.unanswered += batch.length;
+    for (let i = 0; i < batch.length; i++) batch[i]!.resolve(answers?.[i]);
+  }
+}
+
+/**
+ * The sequencer's side: runs each request of a command message through `handle` (the edge's pipeline) and
+ * answers the message with all of them, in order.
+ */
+export class CommandServer {
+  private link: NatsLink | undefined;
+  private sub: Subscription | undefined;
+  private closed = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  /** Command messages answered, and refused as malformed. */
+  readonly stats = { messages: 0, requests: 0, malformed: 0 };
+
+  constructor(private readonly o: { settings: StreamSettings; logger: Logger; handle: (reqs: CommandRequest[]) => Promise<CommandAnswer[]>; link?: NatsLink }) {
+    this.link = o.link;
+  }
+
+  /** Resolves once subscribed (or closed first). */
+  async start(): Promise<void> {
+    this.link ??= await openNatsLink(this.o.settings, this.o.logger, () => this.closed, 'pm-sequencer-commands');
+    if (this.link === undefined || this.closed) return;
+    this.sub = this.link.nc.subscribe(commandSubject(this.o.settings.stream), {
+      queue: 'sequencer',
+      callback: (err, msg) => {
+        if (err !== null) {
+          this.o.logger.warn({ err }, 'command subscription error');
+          return;
+        }
+        let reqs: CommandRequest[];
+        try {
+          reqs = decodeRequests(msg.data);
+        } catch (e) {
+          // Unanswered: the gateway times out and answers 503; the message is logged for the operator.
+          this.stats.malformed++;
+          this.o.logger.error({ err: (e as Error).message }, 'malformed command message refused');
+          return;
+        }
+        this.stats.messages++;
+        this.stats.requests += reqs.length;
+        const done = this.o.handle(reqs).then(
+          (answers) => {
+            msg.respond(encodeAnswers(answers));
+          },
+          (e: unknown) => this.o.logger.error({ err: e }, 'forwarded requests failed'),
+        );
+        this.inFlight.add(done);
+        void done.finally(() => this.inFlight.delete(done));
+      },
+    });
+    await this.link.nc.flush();
+  }
+
+  /** Takes no more commands; the ones being handled are still answered, then the connection closes. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.sub?.unsubscribe();
+    await Promise.all([...this.inFlight]);
+    if (this.o.link === undefined) await this.link?.close().catch(() => undefined);
+  }
+}

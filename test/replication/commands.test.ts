@@ -1,0 +1,87 @@
+/**
+ * Gateway commands (src/replication/commands.ts): requests and answers survive the wire exactly (bodies as
+ * bytes, hints as sent, a refusal's class and text), malformed messages are refused by name, and a
+ * gateway's forwarder sends what one turn queued as one message and answers undefined when no sequencer
+ * does. The transport over a real nats-server is test/cluster.test.ts's gateway test.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { Packr } from 'msgpackr';
+import {
+  CommandForwarder,
+  CommandWireError,
+  MAX_BATCH,
+  commandSubject,
+  decodeAnswers,
+  decodeRequests,
+  encodeAnswers,
+  encodeRequests,
+  type CommandAnswer,
+  type CommandRequest,
+} from '../../src/replication/commands.ts';
+import type { NatsLink } from '../../src/replication/nats-link.ts';
+import { silentLogger } from '../../src/runtime/log.ts';
+
+const order: CommandRequest = {
+  method: 'POST',
+  path: '/order',
+  query: '',
+  headers: { svc_api_key: 'k', 'content-type': 'application/json' },
+  body: Buffer.from('{"order":{}}'),
+  ip: '203.0.113.9',
+  receivedAt: 1_764_300_000_123,
+  hints: [{ k: 'key', id: '0x' + 'ab'.repeat(32), r: null }],
+};
+const cancel: CommandRequest = { method: 'DELETE', path: '/cancel-all', query: 'x=1', headers: {}, body: undefined, ip: '::1', receivedAt: 5 };
+
+test('requests and answers round-trip exactly', () => {
+  const back = decodeRequests(encodeRequests([order, cancel]));
+  assert.deepEqual(back, [order, cancel]);
+  assert.ok(Buffer.isBuffer(back[0]!.body));
+  const answers: CommandAnswer[] = [
+    { status: 200, headers: { 'X-Journal-Seq': '42' }, body: '{"success":true}' },
+    { status: 400, body: '{"error":"x"}', refusal: { class: 'order-rule', text: 'the price is not on the tick' } },
+    { status: 200, body: '', noBody: true },
+  ];
+  assert.deepEqual(decodeAnswers(encodeAnswers(answers), 3), answers);
+});
+
+test('malformed messages are refused by name, never half read', () => {
+  const packr = new Packr({ useRecords: false });
+  const refused = (bytes: Uint8Array, what: RegExp) => assert.throws(() => decodeRequests(bytes), (e: unknown) => e instanceof CommandWireError && what.test((e as Error).message));
+  refused(Buffer.from([0x81]), /not msgpack/);
+  refused(packr.pack([1, 2]), /not an object/);
+  refused(packr.pack({ v: 2, q: [] }), /unknown command version 2/);
+  refused(packr.pack({ v: 1, q: [] }), /bad request list/);
+  refused(packr.pack({ v: 1, q: Array.from({ length: MAX_BATCH + 1 }, () => ({})) }), /bad request list/);
+  refused(packr.pack({ v: 1, q: [{ m: 'POST', p: '/order', s: '', h: { a: 1 }, ip: '', t: 0 }] }), /request 0: bad field/);
+  refused(packr.pack({ v: 1, q: [{ m: 'POST', p: '/order', s: '', h: {}, b: 'text', ip: '', t: 0 }] }), /request 0: bad body/);
+  assert.throws(() => decodeAnswers(encodeAnswers([{ status: 200, body: '' }]), 2), /expected 2 answers/);
+  assert.throws(() => decodeAnswers(packr.pack({ v: 1, a: [{ s: 200, b: '', r: { class: 1 } }] }), 1), /bad refusal/);
+});
+
+test("the forwarder sends one turn's requests as one message, in order, and answers undefined when no sequencer does", async () => {
+  const sent: Array<{ subject: string; reqs: CommandRequest[] }> = [];
+  let answering = true;
+  const link = {
+    nc: {
+      request: async (subject: string, data: Uint8Array) => {
+        const reqs = decodeRequests(data);
+        sent.push({ subject, reqs });
+        if (!answering) throw new Error('503');
+        return { data: encodeAnswers(reqs.map((r) => ({ status: 200, body: r.path }))) };
+      },
+    },
+  } as unknown as NatsLink;
+  const f = new CommandForwarder({ settings: { natsUrl: 'nats://unused', stream: 'PM_JOURNAL', replicas: 1 }, logger: silentLogger, timeoutMs: 1000, link });
+  const answers = await Promise.all([f.forward(order), f.forward(cancel)]);
+  assert.deepEqual(answers.map((a) => a?.body), ['/order', '/cancel-all']);
+  assert.equal(sent.length, 1);
+  assert.equal(sent[0]!.subject, commandSubject('PM_JOURNAL'));
+  assert.equal(sent[0]!.subject, 'pm_journal.cmd');
+  answering = false;
+  assert.equal(await f.forward(order), undefined);
+  assert.deepEqual(f.stats, { messages: 2, requests: 3, unanswered: 1 });
+  await f.close();
+  assert.equal(await f.forward(order), undefined, 'closed: nothing leaves');
+});
