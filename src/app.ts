@@ -320,7 +320,7 @@ async function listen(o: {
     refusals: o.refusals,
     sockets: o.sockets.mount,
     replica: role.replica === undefined ? undefined : { sequencerUrl: config.cluster.sequencerUrl },
-    gateway: role.gateway === undefined ? undefined : gateway((r) => role.gateway!.forward(r)),
+    gateway: role.gateway === undefined ? undefined : gateway((r) => role.gateway!.forward(r), (r) => role.cluster!.requestBytes(r) <= role.gateway!.maxRequestBytes()),
     journalSeq: role.journalSeq,
     writeSeq: role.writeSeq,
   });

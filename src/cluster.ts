@@ -15,6 +15,8 @@ import { Histogram } from 'prom-client';
 import type { Store } from './journal/env.ts';
 import { ReplicationLog } from './journal/replication-log.ts';
 import { CommandForwarder, CommandServer, commandSubject, type CommandAnswer, type CommandRequest } from './replication/commands.ts';
+
+export { requestBytes } from './replication/commands.ts';
 import { Follower, type AppliedBatch } from './replication/follower.ts';
 import { Publisher } from './replication/publisher.ts';
 import { ReplicaEngine } from './replication/replica-engine.ts';

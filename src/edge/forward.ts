@@ -34,13 +34,18 @@ export const RETRY_AFTER_SECONDS = 1;
 // Hop-by-hop and proxy headers are the gateway's business, not the sequencer's: the client address travels as `ip`.
 const DROPPED = new Set(['x-forwarded-for', 'connection', 'keep-alive', 'transfer-encoding']);
 
-export function gateway(send: SendToSequencer): Gateway {
+/**
+ * `send` delivers to the sequencer; `fits` says whether a request is light enough to travel (the transport's
+ * message bound): a heavier one is answered 413 here, as the sequencer would answer a body past its own cap.
+ */
+export function gateway(send: SendToSequencer, fits: (req: ForwardedRequest) => boolean): Gateway {
   return {
     async forward(req, ip, hints) {
       const headers: Record<string, string> = {};
       for (const k in req.headers) if (!DROPPED.has(k)) headers[k] = req.headers[k]!;
       const fwd: ForwardedRequest = { method: req.method, path: req.path, query: req.query, headers, body: req.body, ip, receivedAt: req.receivedAt };
       if (hints !== undefined) fwd.hints = hints;
+      if (!fits(fwd)) return serialize(errorReply(apiError('PM_ERR_BODY_TOO_LARGE')));
       const a = await send(fwd);
       if (a === undefined) return serialize(errorReply(apiError('PM_ERR_NO_SEQUENCER'), { 'Retry-After': String(RETRY_AFTER_SECONDS) }));
       const out: Outgoing = { status: a.status, headers: a.headers, body: a.body };

@@ -37,6 +37,21 @@ export type CommandAnswer = ForwardedAnswer;
 
 export class CommandWireError extends Error {}
 
+/** NATS's default max_payload, and what a message needs beyond its requests' own bytes. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+const MESSAGE_OVERHEAD = 4096;
+
+/**
+ * An upper bound of a request's encoded size: its strings and body, msgpack's framing of each field, and its
+ * hints (a few hundred bytes per order: a key of the signed fields, an id, an address).
+ */
+export function requestBytes(r: ForwardedRequest): number {
+  let n = 64 + r.method.length + r.path.length + r.query.length + r.ip.length + (r.body?.length ?? 0);
+  for (const k in r.headers) n += k.length + r.headers[k]!.length + 10;
+  if (Array.isArray(r.hints)) n += r.hints.length * 1024;
+  return n;
+}
+
 const packr = new Packr({ useRecords: false, moreTypes: false });
 
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
@@ -156,11 +171,28 @@ export class CommandForwarder {
     if (this.o.link === undefined) await this.link?.close().catch(() => undefined);
   }
 
+  /**
+   * The most a request may weigh (requestBytes) to travel at all: the server's max_payload (1 MiB unless its
+   * configuration says otherwise) less room for one message's framing. The edge refuses heavier ones (413).
+   */
+  maxRequestBytes(): number {
+    return (this.link?.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) - MESSAGE_OVERHEAD;
+  }
+
   private readonly flush = (): void => {
     this.scheduled = false;
+    // At most MAX_BATCH requests and the server's max_payload per message.
+    const limit = this.maxRequestBytes();
     while (this.queue.length > 0) {
-      const batch = this.queue.splice(0, MAX_BATCH);
-      void this.send(batch);
+      let n = 0;
+      let bytes = 0;
+      while (n < this.queue.length && n < MAX_BATCH) {
+        const b = requestBytes(this.queue[n]!.req);
+        if (n > 0 && bytes + b > limit) break;
+        bytes += b;
+        n++;
+      }
+      void this.send(this.queue.splice(0, n));
     }
   };
 

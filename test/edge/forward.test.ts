@@ -48,7 +48,7 @@ const auth: Authenticator = {
 
 function fakeSequencer(answer: (r: ForwardedRequest) => ForwardedAnswer | undefined = () => ({ status: 200, headers: { 'X-Journal-Seq': '9' }, body: '{"ok":true}' })) {
   const sent: ForwardedRequest[] = [];
-  return { sent, gw: gateway(async (r) => (sent.push(r), answer(r))) };
+  return { sent, gw: gateway(async (r) => (sent.push(r), answer(r)), (r) => (r.body?.length ?? 0) <= 100) };
 }
 
 const deps = (over: Partial<PipelineDeps>): PipelineDeps => ({
@@ -118,7 +118,7 @@ test('a route with gatewayHints: checked here (HMAC of a held key, schema), forw
   assert.equal(sent[1]!.hints, undefined);
 });
 
-test("the sequencer's refusal is sent and kept by the gateway; no sequencer answers 503 with Retry-After", async () => {
+test("the sequencer's refusal is sent and kept by the gateway; a request too heavy to travel is 413; no sequencer answers 503 with Retry-After", async () => {
   const kept: string[] = [];
   const refusals = { log: new RefusalLog(() => true), count: (c: string) => kept.push(c), auth: { l2: () => ({ class: 'auth_hmac' as const, text: '' }), l1: async () => ({ class: 'auth_l1_signature' as const, text: '' }), walletOf: () => '0xabc' } };
   const { gw } = fakeSequencer(() => ({ status: 400, body: '{"error":"tick"}', refusal: { class: 'order_tick', text: 'not on the tick' } }));
@@ -127,6 +127,11 @@ test("the sequencer's refusal is sent and kept by the gateway; no sequencer answ
   assert.equal(out.headers?.['X-Refusal-Reason'], 'not on the tick');
   assert.deepEqual(kept, ['order_tick']);
   assert.equal(refusals.log.list('0xabc')[0]?.reason, 'not on the tick');
+  // Heavier than the transport carries: 413 here, nothing sent.
+  const big = fakeSequencer();
+  const heavy = await processorFor(mounted(raw), deps({ gateway: big.gw }), who)(request('DELETE', '/cancel-all', {}, 'x'.repeat(101)));
+  assert.equal(heavy.status, 413);
+  assert.equal(big.sent.length, 0);
   const down = fakeSequencer(() => undefined);
   const none = await processorFor(mounted(raw), deps({ gateway: down.gw }), who)(request('DELETE', '/cancel-all'));
   assert.equal(none.status, 503);

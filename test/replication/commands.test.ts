@@ -16,6 +16,7 @@ import {
   decodeRequests,
   encodeAnswers,
   encodeRequests,
+  requestBytes,
   type CommandAnswer,
   type CommandRequest,
 } from '../../src/replication/commands.ts';
@@ -79,9 +80,15 @@ test("the forwarder sends one turn's requests as one message, in order, and answ
   assert.equal(sent.length, 1);
   assert.equal(sent[0]!.subject, commandSubject('PM_JOURNAL'));
   assert.equal(sent[0]!.subject, 'pm_journal.cmd');
+  // A turn's requests past the server's max_payload leave as several messages, each within it.
+  const heavy = { ...cancel, body: Buffer.alloc(f.maxRequestBytes() / 3) };
+  sent.length = 0;
+  await Promise.all([f.forward(heavy), f.forward(heavy), f.forward(heavy), f.forward(order)]);
+  assert.deepEqual(sent.map((m) => m.reqs.length), [2, 2]);
+  for (const m of sent) assert.ok(m.reqs.reduce((n, r) => n + requestBytes(r), 0) <= f.maxRequestBytes());
   answering = false;
   assert.equal(await f.forward(order), undefined);
-  assert.deepEqual(f.stats, { messages: 2, requests: 3, unanswered: 1 });
+  assert.deepEqual(f.stats, { messages: 4, requests: 7, unanswered: 1 });
   await f.close();
   assert.equal(await f.forward(order), undefined, 'closed: nothing leaves');
 });
