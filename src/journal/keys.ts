@@ -41,6 +41,11 @@ export const metaKeys = {
    */
   replicationJournalSeq: 'replication:journalSeq',
   replicaAppliedRseq: 'replica:appliedRseq',
+  /**
+   * The highest sequencer term (its lease's fencing token) among the records applied or written here: a
+   * record of a lower term is a deposed sequencer's and is refused (replication/follower.ts).
+   */
+  replicationTerm: 'replication:term',
 } as const;
 
 // ---- balances ------------------------------------------------------------------------------------

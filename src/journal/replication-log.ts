@@ -13,8 +13,11 @@
  * outbox that overflowed, or a restart, is refilled from here (replication/publisher.ts).
  *
  * Record (msgpack, table `replication`, key rseq):
- *   { t, j?: [first, last], rows?, a? }
+ *   { t, T?, j?: [first, last], rows?, a? }
  *   t     ms since the epoch when the record was issued (the replicas' lag in seconds)
+ *   T     the term of the sequencer that issued it (its lease's fencing token; absent without a lease). The
+ *         first record of a term holds nothing else: it proves, by where it lands in the stream, that its
+ *         sequencer applied every record before it (replication/failover.ts)
  *   j     the journal batch [first, last] (first = last + 1 when the batch held rows but no event)
  *   rows  o: [seq, order state row][], b: [wallet, asset, held][], m: MarketRow[], t: [fillSeq, trade row][],
  *         n: net deposits (absent when unchanged)
@@ -51,6 +54,7 @@ export interface BatchRows {
 
 export interface LogRecord {
   t: number;
+  T?: number;
   j?: [first: number, last: number];
   rows?: BatchRows;
   a?: AuxWrite[];
@@ -82,9 +86,31 @@ export class ReplicationLog {
   private readonly fresh = new Map<number, ReplicatedBatch>();
   private prefix: string | undefined;
 
+  /** The term every record issued from now on carries (0: no lease, records carry none). */
+  private term = 0;
+
   private constructor(private readonly store: Store, last: number) {
     this.committedRseq = last;
     this.next = last + 1;
+  }
+
+  /** ms and term of a record issued now. */
+  private stamp(): Pick<LogRecord, 't' | 'T'> {
+    return this.term > 0 ? { t: Date.now(), T: this.term } : { t: Date.now() };
+  }
+
+  /**
+   * Begins a term (a lease just taken): every later record carries it, and the first, issued here, holds
+   * nothing else. Returns its rseq.
+   */
+  beginTerm(term: number): number {
+    const seen = Math.max(this.term, (this.store.meta.get(metaKeys.replicationTerm) as number | undefined) ?? 0);
+    if (!Number.isSafeInteger(term) || term <= seen) throw new ReplicationLogError(`term ${term} does not follow term ${seen}`);
+    this.term = term;
+    const rseq = this.next++;
+    void this.store.meta.put(metaKeys.replicationTerm, term);
+    this.track(rseq, this.store.replication.put(rseq, this.stamp() satisfies LogRecord));
+    return rseq;
   }
 
   /**
@@ -122,7 +148,7 @@ export class ReplicationLog {
    */
   putJournalBatch(first: number, last: number, rows: BatchRows, values: { e: Array<[number, unknown]>; f: Array<[number, Uint8Array]> }): number {
     const rseq = this.next++;
-    const rec: LogRecord = { t: Date.now(), j: [first, last], rows };
+    const rec: LogRecord = { ...this.stamp(), j: [first, last], rows };
     void this.store.replication.put(rseq, rec);
     void this.store.meta.put(metaKeys.replicationJournalSeq, last);
     this.prefix ??= this.store.meta.get(metaKeys.tradeIdPrefix) as string;
@@ -182,7 +208,7 @@ export class ReplicationLog {
         this.looseDone = [];
         // Issued in the writes' turn: committed with them, and known committed when its own put is.
         const rseq = this.next++;
-        done.push(this.store.replication.put(rseq, { t: Date.now(), a: writes } satisfies LogRecord));
+        done.push(this.store.replication.put(rseq, { ...this.stamp(), a: writes } satisfies LogRecord));
         this.track(rseq, Promise.all(done));
       });
     }
@@ -193,7 +219,7 @@ export class ReplicationLog {
   /** Issues an aux record inside the child transaction running now (its promise is the transaction's). */
   private putAux(writes: AuxWrite[]): number {
     const rseq = this.next++;
-    void this.store.replication.put(rseq, { t: Date.now(), a: writes } satisfies LogRecord);
+    void this.store.replication.put(rseq, { ...this.stamp(), a: writes } satisfies LogRecord);
     return rseq;
   }
 
@@ -292,11 +318,27 @@ export function readReplicatedBatch(store: Store, rseq: number): ReplicatedBatch
 /**
  * Issues every write of `batches` (consecutive, checked by the caller) in this turn: one transaction. The
  * journal's and fills' values are written as the sequencer stored them, the rows as it put them, then
- * meta: journalSeq, net deposits, the last rseq applied. Resolves when committed.
+ * meta: journalSeq, net deposits, the last rseq applied, the highest term. `keepLog` (a standby) also writes
+ * each record into the store's own replication log, so the store can serve as a sequencer's
+ * (ReplicationLog.open). Resolves when committed.
  */
-export function applyReplicatedBatches(store: Store, batches: readonly ReplicatedBatch[]): Promise<unknown> {
+export function applyReplicatedBatches(store: Store, batches: readonly ReplicatedBatch[], keepLog = false): Promise<unknown> {
   let p: Promise<unknown> | undefined;
+  let term = (store.meta.get(metaKeys.replicationTerm) as number | undefined) ?? 0;
   for (const b of batches) {
+    if (b.T !== undefined && b.T > term) {
+      term = b.T;
+      p = store.meta.put(metaKeys.replicationTerm, term);
+    }
+    if (keepLog) {
+      const rec: LogRecord = { t: b.t };
+      if (b.T !== undefined) rec.T = b.T;
+      if (b.j !== undefined) rec.j = b.j;
+      if (b.rows !== undefined) rec.rows = b.rows;
+      if (b.a !== undefined) rec.a = b.a;
+      p = store.replication.put(b.r, rec);
+      if (b.j !== undefined) p = store.meta.put(metaKeys.replicationJournalSeq, b.j[1]);
+    }
     if (b.p !== undefined && store.meta.get(metaKeys.tradeIdPrefix) === undefined) void store.meta.put(metaKeys.tradeIdPrefix, b.p);
     for (const [seq, value] of b.e ?? []) p = store.journal.put(seq, value);
     for (const [key, block] of b.f ?? []) p = store.fills.put(key, Buffer.from(block.buffer, block.byteOffset, block.byteLength));

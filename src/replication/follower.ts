@@ -5,8 +5,9 @@
  * order index, API keys) what the batch held, in journal order.
  *
  * Checks, in order: the message decodes as a batch of a known version (wire.ts); its rseq is not one
- * already applied (a duplicate is skipped: a redelivery after a reconnect) and is exactly the next one; a
- * journal batch starts exactly after the last journal seq applied. Anything else is refused loudly: logged
+ * already applied (a duplicate is skipped: a redelivery after a reconnect); its term is not older than the
+ * highest one applied (a deposed sequencer's record that reached the stream some other way); its rseq is
+ * exactly the next one; a journal batch starts exactly after the last journal seq applied. Anything else is refused loudly: logged
  * as an error, counted on /metrics (`pm_replica_refused`), and the follower stops for good, serving the
  * state it has (never a state with a hole in it) until an operator looks.
  *
@@ -51,6 +52,8 @@ export interface FollowerOptions {
   applyDelay?: (seconds: number) => void;
   /** The connection to use instead of opening one (tests). */
   link?: NatsLink;
+  /** ROLE=standby: the records are also kept in this store's replication log, so it can take over. */
+  keepLog?: boolean;
 }
 
 export interface FollowerStats {
@@ -64,6 +67,8 @@ export interface FollowerStats {
 export class Follower {
   appliedRseq: number;
   appliedSeq: number;
+  /** The highest term applied (0: none yet, or a stream without leases). */
+  appliedTerm: number;
   /** Why the follower stopped, once it refused a record. */
   refusal: string | undefined;
   private readonly queue: Uint8Array[] = [];
@@ -84,6 +89,7 @@ export class Follower {
   constructor(private readonly o: FollowerOptions) {
     this.appliedRseq = (o.store.meta.get(metaKeys.replicaAppliedRseq) as number | undefined) ?? 0;
     this.appliedSeq = (o.store.meta.get(metaKeys.journalSeq) as number | undefined) ?? 0;
+    this.appliedTerm = (o.store.meta.get(metaKeys.replicationTerm) as number | undefined) ?? 0;
     this.link = o.link;
   }
 
@@ -186,6 +192,7 @@ export class Follower {
         const group: ReplicatedBatch[] = [];
         let rseq = this.appliedRseq;
         let seq = this.appliedSeq;
+        let term = this.appliedTerm;
         while (this.queue.length > 0 && group.length < MAX_GROUP) {
           const data = this.queue.shift()!;
           let b: ReplicatedBatch;
@@ -197,6 +204,10 @@ export class Follower {
             break;
           }
           if (b.r <= rseq) continue;
+          if (b.T !== undefined ? b.T < term : term > 0) {
+            this.refuse(`batch r${b.r} is of term ${b.T ?? 'none'}, older than term ${term} already applied (a deposed sequencer's)`, { rseq: b.r, term: b.T });
+            break;
+          }
           if (b.r !== rseq + 1) {
             this.refuse(`batch r${b.r} is not the next one (expected r${rseq + 1})`, { rseq: b.r });
             break;
@@ -207,12 +218,14 @@ export class Follower {
           }
           group.push(b);
           rseq = b.r;
+          if (b.T !== undefined) term = b.T;
           if (b.j !== undefined) seq = b.j[1];
         }
         if (group.length === 0) continue;
-        await applyReplicatedBatches(this.o.store, group);
+        await applyReplicatedBatches(this.o.store, group, this.o.keepLog === true);
         const firstSeq = this.appliedSeq + 1;
         this.appliedRseq = rseq;
+        this.appliedTerm = term;
         this.appliedSeq = seq;
         const events = seq >= firstSeq ? [...readJournal(this.o.store, firstSeq)].filter((e) => e.seq <= seq) : [];
         const applied: AppliedBatch[] = [];

@@ -19,7 +19,7 @@ import type { Store } from '../journal/env.ts';
 import { readReplicatedBatch, type ReplicationLog } from '../journal/replication-log.ts';
 import type { Logger } from '../runtime/log.ts';
 import { ensureStream, openNatsLink, streamLastRseq, subjectOf, type NatsLink, type StreamSettings } from './nats-link.ts';
-import { encodeBatch } from './wire.ts';
+import { encodeBatch, messageIdOf } from './wire.ts';
 
 const WINDOW = 256;
 const RETRY_MS = 250;
@@ -46,6 +46,8 @@ export interface PublisherStats {
 
 interface Entry {
   bytes: Uint8Array;
+  /** The stream's message id (wire.ts messageIdOf). */
+  id: string;
   /** Journal seq the record ends at (0 for an aux record). */
   journalLast: number;
 }
@@ -129,7 +131,7 @@ export class Publisher {
 
   private entry(rseq: number, b = readReplicatedBatch(this.o.store, rseq)): Entry {
     if (b === undefined) throw new Error(`replication log has no record ${rseq}`);
-    return { bytes: encodeBatch(b), journalLast: b.j?.[1] ?? 0 };
+    return { bytes: encodeBatch(b), id: messageIdOf(b), journalLast: b.j?.[1] ?? 0 };
   }
 
   private async run(): Promise<void> {
@@ -202,7 +204,7 @@ export class Publisher {
     }
     this.inflight++;
     if (e.journalLast > 0) this.publishedSeq = e.journalLast;
-    this.link!.js.publish(this.subject, e.bytes, { msgID: `r${rseq}`, expect: { lastSequence: rseq - 1 } }).then(
+    this.link!.js.publish(this.subject, e.bytes, { msgID: e.id, expect: { lastSequence: rseq - 1 } }).then(
       () => {
         this.inflight--;
         this.confirmed(rseq, e.journalLast);

@@ -3,11 +3,15 @@
  * (journal/replication-log.ts): the first 8 bytes of the SHA-256 of the body, then the body, msgpack
  * (msgpackr, the encoder lmdb-js itself uses) of
  *
- *   { v: 1, r, t, j?, e?, f?, p?, rows?, a? }
+ *   { v: 2, r, T?, t, j?, e?, f?, p?, rows?, a? }
  *
- *   v     format version; a replica refuses any other (it cannot know what an unknown version means)
- *   r     replication sequence: consecutive from 1, the message id (`Nats-Msg-Id: r<r>`) so a republish is
- *         deduplicated by the stream
+ *   v     format version: 2 is written, 1 and 2 are read (1 is 2 without terms); a replica refuses any other
+ *         (it cannot know what an unknown version means)
+ *   r     replication sequence: consecutive from 1, the message id (`Nats-Msg-Id: r<r>`, or `T<T>.r<r>` with a
+ *         term: a deposed sequencer's record is never taken for the new term's of the same rseq) so a
+ *         republish is deduplicated by the stream
+ *   T     the issuing sequencer's term, its lease's fencing token (absent without a lease); a replica refuses a
+ *         record of a term lower than one it applied
  *   t     ms since the epoch when the sequencer issued the record
  *   j     [first, last] journal seqs of the batch (first = last + 1: rows without events)
  *   e     [seq, value] of the journal table, values as stored (order/status records as bytes)
@@ -23,7 +27,9 @@ import { createHash } from 'node:crypto';
 import { Packr } from 'msgpackr';
 import type { ReplicatedBatch } from '../journal/replication-log.ts';
 
-export const WIRE_VERSION = 1;
+export const WIRE_VERSION = 2;
+/** Versions this build reads. */
+const READS = [1, 2];
 
 export class WireError extends Error {}
 
@@ -33,6 +39,9 @@ const packr = new Packr({ useRecords: false, moreTypes: false });
 
 const DIGEST_BYTES = 8;
 const digestOf = (body: Uint8Array) => createHash('sha256').update(body).digest().subarray(0, DIGEST_BYTES);
+
+/** The stream's message id of a record: a term's records never share an id with another term's. */
+export const messageIdOf = (b: Pick<ReplicatedBatch, 'r' | 'T'>) => (b.T === undefined ? `r${b.r}` : `T${b.T}.r${b.r}`);
 
 export function encodeBatch(b: ReplicatedBatch): Uint8Array {
   const body = packr.pack({ v: WIRE_VERSION, ...b });
@@ -54,8 +63,9 @@ export function decodeBatch(bytes: Uint8Array): ReplicatedBatch {
     throw new WireError(`not msgpack: ${(e as Error).message}`);
   }
   if (!isObj(v)) throw new WireError('not a batch object');
-  if (v.v !== WIRE_VERSION) throw new WireError(`unknown batch version ${JSON.stringify(v.v)} (this build reads ${WIRE_VERSION})`);
+  if (!READS.includes(v.v as number)) throw new WireError(`unknown batch version ${JSON.stringify(v.v)} (this build reads ${READS.join(' and ')})`);
   if (!isSeq(v.r) || v.r < 1) throw new WireError('bad replication sequence r');
+  if (v.T !== undefined && (v.v === 1 || !isSeq(v.T) || v.T < 1)) throw new WireError('bad term T');
   if (typeof v.t !== 'number') throw new WireError('bad time t');
   if (v.j !== undefined) {
     const j = v.j;

@@ -1,8 +1,9 @@
 /**
  * The replica's follower without NATS: records read out of a sequencer-side store (a journal writer with
  * a replication log) are fed to `receive` as the stream would deliver them. Valid records are applied in
- * order and duplicates skipped; a corrupt record, one of an unknown version, one out of order or one whose
- * journal range does not follow is refused loudly and nothing of it (or after it) is applied.
+ * order and duplicates skipped; a corrupt record, one of an unknown version, one of an older term than one
+ * applied, one out of order or one whose journal range does not follow is refused loudly and nothing of it
+ * (or after it) is applied. A standby keeps the records in its own log: its store opens as a sequencer's.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -83,7 +84,13 @@ const refusals: Array<[string, (recs: Uint8Array[]) => Uint8Array[], RegExp]> = 
   ['a truncated record', (recs) => [recs[0], Uint8Array.from(recs[1].subarray(0, recs[1].length - 7)), recs[2]], /corrupt batch \(digest mismatch\)/],
   ['a record with a flipped bit', (recs) => [recs[0], flipped(recs[1]), recs[2]], /corrupt batch \(digest mismatch\)/],
   ['a record that is not a batch', (recs) => [recs[0], framed(new Packr().pack([1, 2, 3])), recs[2]], /corrupt batch \(not a batch object\)/],
-  ['a record of an unknown version', (recs) => [recs[0], encodeBatch({ ...decodeBatch(recs[1]), v: 2 } as ReplicatedBatch), recs[2]], /unknown batch version 2/],
+  ['a record of an unknown version', (recs) => [recs[0], encodeBatch({ ...decodeBatch(recs[1]), v: 3 } as ReplicatedBatch), recs[2]], /unknown batch version 3/],
+  [
+    "a record of a term older than one applied (a deposed sequencer's)",
+    (recs) => [encodeBatch({ ...decodeBatch(recs[0]), T: 2 }), encodeBatch({ ...decodeBatch(recs[1]), T: 1 }), encodeBatch({ ...decodeBatch(recs[2]), T: 2 })],
+    /batch r2 is of term 1, older than term 2 already applied/,
+  ],
+  ['a record without a term after one with', (recs) => [encodeBatch({ ...decodeBatch(recs[0]), T: 2 }), recs[1], recs[2]], /batch r2 is of term none, older than term 2/],
   ['a record out of order', (recs) => [recs[0], recs[2], recs[1]], /batch r3 is not the next one \(expected r2\)/],
   [
     'a journal range that does not follow',
@@ -145,4 +152,31 @@ test('a consumer that stops delivering shows as lag: the stream\'s last sequence
   // Not awaited: its run loop waits on the stalled consumer for ever (a real link's close would end it).
   void follower.close();
   await store.close();
+});
+
+test("a standby keeps the records in its own replication log: its store opens as a sequencer's, at the stream's term", async () => {
+  const recs = (await sequencerRecords(3)).map((b, i) => encodeBatch({ ...decodeBatch(b), T: i === 0 ? 1 : 2 }));
+  const r = replica();
+  const standby = new Follower({ store: r.store, logger: { error: () => undefined, warn: () => undefined, info: () => undefined } as unknown as Logger, settings: { natsUrl: 'nats://127.0.0.1:1', stream: 'T', replicas: 1 }, onApplied: () => undefined, keepLog: true });
+  for (const b of recs) standby.receive(b);
+  await standby.whenIdle();
+  assert.equal(standby.appliedRseq, 3);
+  assert.equal(standby.appliedTerm, 2);
+  assert.equal(r.store.meta.get(metaKeys.replicationTerm), 2);
+  assert.equal(r.store.meta.get(metaKeys.replicationJournalSeq), 3);
+  assert.deepEqual(readReplicatedBatch(r.store, 2), decodeBatch(recs[1]));
+  const log = ReplicationLog.open(r.store);
+  assert.equal(log.lastRseq, 3);
+  assert.throws(() => log.beginTerm(2), /term 2 does not follow term 2/);
+  assert.equal(log.beginTerm(3), 4);
+  await new Promise((res) => setTimeout(res, 50));
+  assert.deepEqual({ ...readReplicatedBatch(r.store, 4), t: 0 }, { r: 4, t: 0, T: 3 });
+  await r.store.close();
+  // A replica (no keepLog) writes none of it.
+  const plain = replica();
+  for (const b of recs) plain.follower.receive(b);
+  await plain.follower.whenIdle();
+  assert.equal(readReplicatedBatch(plain.store, 1), undefined);
+  assert.throws(() => ReplicationLog.open(plain.store), /replication log covers its journal/);
+  await plain.store.close();
 });

@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { test } from 'node:test';
 import { Packr } from 'msgpackr';
 import type { ReplicatedBatch } from '../../src/journal/replication-log.ts';
-import { decodeBatch, encodeBatch, WIRE_VERSION, WireError } from '../../src/replication/wire.ts';
+import { decodeBatch, encodeBatch, messageIdOf, WIRE_VERSION, WireError } from '../../src/replication/wire.ts';
 
 const batch: ReplicatedBatch = {
   r: 7,
@@ -37,7 +37,12 @@ test('a batch round-trips: bytes stay bytes, objects stay objects, the version i
     f: batch.f!.map(([s, v]) => [s, [...v]]),
   });
   assert.ok(back.e![0][1] instanceof Uint8Array && back.f![0][1] instanceof Uint8Array);
-  assert.equal(WIRE_VERSION, 1);
+  assert.equal(WIRE_VERSION, 2);
+  // A term travels; a version 1 frame (before terms) still reads.
+  assert.equal(decodeBatch(encodeBatch({ ...batch, T: 4 })).T, 4);
+  assert.deepEqual(decodeBatch(framed({ v: 1, r: 9, t: 1 })), { r: 9, t: 1 });
+  assert.equal(messageIdOf({ r: 9 }), 'r9');
+  assert.equal(messageIdOf({ r: 9, T: 4 }), 'T4.r9');
   // An aux record: writes only, no journal range.
   const aux: ReplicatedBatch = { r: 8, t: 1, a: [['c', ['event', '12'], { id: '12' }], ['i', ['x', 1]], ['m', ['tok', 60], 5000]] };
   assert.deepEqual(decodeBatch(encodeBatch(aux)), aux);
@@ -49,7 +54,7 @@ test('malformed frames and shapes are refused with the reason', () => {
     [Uint8Array.from([1, 2, 3]), /too short/],
     [Buffer.concat([Buffer.alloc(8), new Packr().pack(base)]), /digest mismatch/],
     [framed([1, 2]), /not a batch object/],
-    [framed({ ...base, v: 3 }), /unknown batch version 3/],
+    [framed({ ...base, v: 3 }), /unknown batch version 3 \(this build reads 1 and 2\)/],
     [framed({ ...base, r: 0 }), /bad replication sequence/],
     [framed({ ...base, t: 'x' }), /bad time/],
     [framed({ ...base, j: [41, 39] }), /bad journal range/],
@@ -61,6 +66,8 @@ test('malformed frames and shapes are refused with the reason', () => {
     [framed({ ...base, rows: { b: 5 } }), /bad rows\.b/],
     [framed({ ...base, rows: { n: 1.5 } }), /bad rows\.n/],
     [framed({ v: 1, r: 2, t: 1, a: [['z', 'k', 1]] }), /bad aux write/],
+    [framed({ v: 2, r: 2, t: 1, T: 0 }), /bad term T/],
+    [framed({ v: 1, r: 2, t: 1, T: 3 }), /bad term T/],
   ];
   for (const [bytes, why] of cases) {
     assert.throws(() => decodeBatch(bytes), (e: unknown) => e instanceof WireError && why.test(e.message), String(why));
