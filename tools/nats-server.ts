@@ -26,6 +26,9 @@ export interface NatsServer {
   kill(): Promise<void>;
   /** Starts the server again on the same port and store directory. */
   restart(): Promise<void>;
+  /** SIGSTOP / SIGCONT: the server stops answering without closing a connection (a partition, a stall). */
+  pause(): void;
+  resume(): void;
 }
 
 /** Whether `nats-server` can be run (the tests skip with "nats-server not on PATH" otherwise). */
@@ -109,6 +112,8 @@ export async function startNatsServer(o: { dir?: string; port?: number; startTim
       if (o.dir === undefined) rmSync(dir, { recursive: true, force: true });
     },
     kill: () => signal('SIGKILL'),
+    pause: () => void child?.kill('SIGSTOP'),
+    resume: () => void child?.kill('SIGCONT'),
     async restart() {
       await signal('SIGKILL');
       await launch();

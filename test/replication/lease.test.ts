@@ -1,0 +1,77 @@
+/**
+ * The sequencer's lease (src/replication/lease.ts) on a real nats-server: one node takes it, a second cannot
+ * while it is held; a renewal is a compare-and-set, so a node whose revision is stale is refused; the key
+ * expires once nobody renews it and can then be taken again; and a holder says once that it lost the lease,
+ * when another node took it or when it could not renew in time. Skipped where nats-server is missing
+ * (failing under CI), as the cluster tests.
+ */
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { openNatsLink, type NatsLink } from '../../src/replication/nats-link.ts';
+import { LeaseHolder, LeaseStore } from '../../src/replication/lease.ts';
+import { silentLogger } from '../../src/runtime/log.ts';
+import { startNatsServer } from '../../tools/nats-server.ts';
+import { natsSkip } from '../fixtures/cluster.ts';
+
+const skip = natsSkip();
+const times = { ttlMs: 1200, renewMs: 300, pollMs: 100 };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+test('one holder at a time; renewals are compare-and-set; an unrenewed key expires; a holder hears once that it lost the lease', { skip }, async () => {
+  const nats = await startNatsServer();
+  const links: NatsLink[] = [];
+  try {
+    const link = async () => {
+      const l = (await openNatsLink({ natsUrl: nats.url, stream: 'PM_LEASE', replicas: 1 }, silentLogger, () => false, 'lease-test'))!;
+      links.push(l);
+      return LeaseStore.open(l, 'PM_LEASE', 1, times.ttlMs);
+    };
+    const [a, b] = [await link(), await link()];
+    assert.equal(await a.read(), undefined);
+    const rev = await a.create({ node: 'a', url: 'http://a', term: 1 });
+    assert.ok(rev !== undefined);
+    assert.equal(await b.create({ node: 'b', url: 'http://b', term: 2 }), undefined, 'held: nobody else takes it');
+    assert.deepEqual((await b.read())?.value, { node: 'a', url: 'http://a', term: 1 });
+    const rev2 = await a.update({ node: 'a', url: 'http://a', term: 1 }, rev!, 1000);
+    assert.ok(rev2 !== undefined && rev2 > rev!);
+    assert.equal(await b.update({ node: 'b', url: 'http://b', term: 2 }, rev!, 1000), undefined, 'a stale revision is refused');
+
+    // Renewed by its holder, the key stays past its TTL; another node's update makes the holder lose it, once.
+    const lost: string[] = [];
+    const holder = new LeaseHolder(a, { node: 'a', url: 'http://a', term: 1 }, rev2!, times, (why) => lost.push(why), silentLogger);
+    holder.start();
+    await sleep(times.ttlMs * 2);
+    assert.deepEqual(lost, []);
+    assert.equal((await b.read())?.value.node, 'a');
+    const cur = await b.read();
+    assert.ok((await b.update({ node: 'b', url: 'http://b', term: 2 }, cur!.revision, 1000)) !== undefined);
+    await sleep(times.renewMs * 3);
+    assert.deepEqual(lost, ['another node holds the lease']);
+    holder.stop();
+
+    // Nobody renews: the key expires and can be taken again.
+    await sleep(times.ttlMs + 600);
+    assert.equal(await a.read(), undefined);
+    const rev3 = await a.create({ node: 'a', url: 'http://a', term: 3 });
+    assert.ok(rev3 !== undefined);
+
+    // A holder that cannot renew in time (NATS stopped) stops before the TTL would let another node in.
+    const late: string[] = [];
+    const h2 = new LeaseHolder(a, { node: 'a', url: 'http://a', term: 3 }, rev3!, times, (why) => late.push(why), silentLogger);
+    h2.start();
+    const t0 = Date.now();
+    nats.pause();
+    try {
+      while (late.length === 0 && Date.now() - t0 < 5000) await sleep(20);
+    } finally {
+      nats.resume();
+    }
+    h2.stop();
+    assert.equal(late.length, 1);
+    assert.match(late[0]!, /not renewed for \d+ ms/);
+    assert.ok(Date.now() - t0 < times.ttlMs + 300, 'it stopped within the TTL');
+  } finally {
+    for (const l of links) await l.close().catch(() => undefined);
+    await nats.stop();
+  }
+});
