@@ -58,6 +58,12 @@ export interface App {
   readonly replication: { publisher?: Publisher; follower?: Follower };
   /** Ordered stop: close the listen socket, let in-flight requests finish, then close what start-up opened, newest first (LMDB last). */
   stop(graceMs?: number): Promise<void>;
+  /**
+   * A sequencer that lost its lease (failover.ts): from now on its writes answer 503 with Retry-After, it
+   * publishes nothing more, takes no gateway command, and what waits for the stream's confirmation is
+   * refused (never acknowledged). Its reads go on until it stops.
+   */
+  fence(why: string): void;
 }
 
 /** The start-up steps, in order; each has opened (and registered for closing) what it names. */
@@ -82,6 +88,12 @@ export interface AppOptions {
    * throw fails the start at that point, as a real failure of the next step would (test/app.test.ts).
    */
   afterStep?: (step: StartStep) => void | Promise<void>;
+  /** ROLE=sequencer under a lease (cluster.failover): the lease's term, which this sequencer's records carry. */
+  term?: number;
+  /** Under a lease: the URL of its holder as last read, named by a replica's 421 (else cluster.sequencerUrl). */
+  leaseHolderUrl?: () => string | undefined;
+  /** Under a lease: its holder's term as last read, whose command subject a gateway sends to. */
+  leaseTerm?: () => number | undefined;
 }
 
 /**
@@ -127,14 +139,14 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
 /** The start-up steps in dependency order; every resource registers its closer as soon as it is open. */
 async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, closers: Closers): Promise<App> {
   // The living demo replays its history under this clock before it follows the base clock (demo/live.ts).
-  const replayClock = config.demo === 'live' && config.cluster.role !== 'replica' && config.cluster.role !== 'gateway' ? new ReplayClock(opts.clock ?? systemClock) : undefined;
+  const replayClock = config.demo === 'live' && (config.cluster.role === 'single' || config.cluster.role === 'sequencer') ? new ReplayClock(opts.clock ?? systemClock) : undefined;
   const clock = replayClock ?? opts.clock ?? systemClock;
   const done = async (step: StartStep) => opts.afterStep?.(step);
   const metrics = new Metrics();
 
   const raw = opts.store ?? openStore({ dataDir: config.dataDir });
   closers.add('store', () => raw.close());
-  const role = await openRole(raw, config, log, metrics);
+  const role = await openRole(raw, config, log, metrics, { term: opts.term, leaseTerm: opts.leaseTerm });
   const forwarder = role.gateway;
   if (forwarder !== undefined) closers.add('gateway', () => forwarder.close());
   const store = role.sequencer?.store ?? raw;
@@ -224,13 +236,13 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
 
   auth.setRoutePaths(routes);
   const explained: RefusalDeps | undefined = auth.explainer && { auth: auth.explainer, log: refusals, count: (c) => metrics.refused(c) };
-  const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock, auth, replays, refusals: explained, sockets: stream, role, closers });
+  const deposed: { why?: string } = {};
+  const sequencerUrl = () => opts.leaseHolderUrl?.() || config.cluster.sequencerUrl;
+  const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock, auth, replays, refusals: explained, sockets: stream, role, closers, deposed, sequencerUrl });
   // ROLE=sequencer: what gateways forward runs through the same routes (edge/forward.ts). Closed before the
   // server drains, after answering what it holds.
-  if (role.sequencer !== undefined) {
-    const commands = role.cluster!.serveCommands(config, log, metrics, forwardedHandler(server.dispatch));
-    closers.add('commands', () => commands.close());
-  }
+  const commands = role.sequencer === undefined ? undefined : role.cluster!.serveCommands(config, log, metrics, forwardedHandler(server.dispatch), opts.term);
+  if (commands !== undefined) closers.add('commands', () => commands.close());
   await done('listen');
   log.info({ uws: server.build, role: config.cluster.role }, 'uWebSockets.js build');
   ctx.state.ready = true;
@@ -242,6 +254,12 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     port: server.port,
     demo,
     replication: { publisher: role.sequencer?.publisher, follower: role.replica?.follower },
+    fence(why: string) {
+      if (deposed.why !== undefined) return;
+      deposed.why = why;
+      role.sequencer?.publisher.fence(why);
+      void commands?.close();
+    },
     stop(graceMs = config.shutdown.graceMs) {
       stopping ??= (async () => {
         ctx.state.ready = false;
@@ -301,6 +319,8 @@ async function listen(o: {
   sockets: { mount: StreamChannels['mount']; close(): void };
   role: RoleParts;
   closers: Closers;
+  deposed: { why?: string };
+  sequencerUrl: () => string;
 }): Promise<{ server: EdgeServer; drain: (graceMs: number) => Promise<void> }> {
   const { config, log, role } = o;
   const server = await startServer({
@@ -319,7 +339,8 @@ async function listen(o: {
     replays: o.replays,
     refusals: o.refusals,
     sockets: o.sockets.mount,
-    replica: role.replica === undefined ? undefined : { sequencerUrl: config.cluster.sequencerUrl },
+    replica: role.replica === undefined ? undefined : { sequencerUrl: o.sequencerUrl },
+    deposed: role.sequencer === undefined ? undefined : () => o.deposed.why,
     gateway: role.gateway === undefined ? undefined : gateway((r) => role.gateway!.forward(r), (r) => role.cluster!.requestBytes(r) <= role.gateway!.maxRequestBytes()),
     journalSeq: role.journalSeq,
     writeSeq: role.writeSeq,

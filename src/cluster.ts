@@ -13,6 +13,7 @@
  */
 import { Histogram } from 'prom-client';
 import type { Store } from './journal/env.ts';
+import { metaKeys } from './journal/keys.ts';
 import { ReplicationLog } from './journal/replication-log.ts';
 import { CommandForwarder, CommandServer, commandSubject, type CommandAnswer, type CommandRequest } from './replication/commands.ts';
 
@@ -40,10 +41,20 @@ export interface SequencerRole {
   readonly publisher: Publisher;
 }
 
-/** Opens the replication log (refusing a store whose journal went on without it) and the publisher, not yet started. */
-export function openSequencer(raw: Store, config: Readonly<Config>, logger: Logger, metrics: Metrics): SequencerRole {
+/**
+ * Opens the replication log (refusing a store whose journal went on without it) and the publisher, not yet
+ * started. Under a lease (cluster.failover) the log begins the lease's `term` and a journal batch is
+ * acknowledged only once the stream confirmed it.
+ */
+export function openSequencer(raw: Store, config: Readonly<Config>, logger: Logger, metrics: Metrics, term?: number): SequencerRole {
   const log = ReplicationLog.open(raw);
   const publisher = new Publisher({ store: raw, log, logger, settings: settingsOf(config), outboxBatches: config.cluster.outboxBatches });
+  if (config.cluster.failover.enabled) {
+    if (term === undefined) throw new Error('cluster.failover: a sequencer starts under a lease (failover.ts)');
+    log.beginTerm(term);
+    log.confirmation = (rseq) => publisher.whenConfirmed(rseq);
+    void raw.meta.put(metaKeys.acksAfterStream, true);
+  }
   metrics.watch('pm_replication', () => publisher.stats(), {
     publishedSeq: 'Journal seq of the last batch sent to the journal stream',
     confirmedSeq: 'Journal seq of the last batch the stream confirmed',
@@ -65,7 +76,7 @@ export interface ReplicaRole {
  * `engine.onCommitted`). `keysChanged` hears the API keys each batch wrote.
  */
 export function openReplica(store: Store, config: Readonly<Config>, logger: Logger, metrics: Metrics, keysChanged: (apiKeys: string[]) => void): ReplicaRole {
-  if (config.cluster.sequencerUrl === '') logger.warn('ROLE=replica without SEQUENCER_URL: refusals of write routes cannot say where to send them');
+  if (config.cluster.sequencerUrl === '' && !config.cluster.failover.enabled) logger.warn('ROLE=replica without SEQUENCER_URL: refusals of write routes cannot say where to send them');
   const engine = new ReplicaEngine(store, config.cluster.sequencerUrl);
   const onApplied = (applied: AppliedBatch[]) => {
     engine.applied(applied);
@@ -80,7 +91,8 @@ export function openReplica(store: Store, config: Readonly<Config>, logger: Logg
     buckets: [0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30],
     registers: [metrics.registry],
   });
-  const follower = new Follower({ store, logger, settings: settingsOf(config), onApplied, applyDelay: (s) => delay.observe(s) });
+  // A standby keeps the records in its own log, so its store can serve as a sequencer's.
+  const follower = new Follower({ store, logger, settings: settingsOf(config), onApplied, applyDelay: (s) => delay.observe(s), keepLog: config.cluster.role === 'standby' });
   metrics.watch('pm_replica', () => follower.stats(), {
     appliedSeq: 'Journal seq of the last batch this replica applied (what its reads reflect)',
     appliedRseq: 'Last replication-log record applied',
@@ -92,8 +104,8 @@ export function openReplica(store: Store, config: Readonly<Config>, logger: Logg
 }
 
 /** ROLE=gateway: the way to the sequencer (connecting in the background), its counts on /metrics. */
-export function openGateway(config: Readonly<Config>, logger: Logger, metrics: Metrics): CommandForwarder {
-  const forwarder = new CommandForwarder({ settings: settingsOf(config), logger, timeoutMs: config.cluster.forwardTimeoutMs });
+export function openGateway(config: Readonly<Config>, logger: Logger, metrics: Metrics, leaseTerm?: () => number | undefined): CommandForwarder {
+  const forwarder = new CommandForwarder({ settings: settingsOf(config), logger, timeoutMs: config.cluster.forwardTimeoutMs, term: leaseTerm });
   metrics.watch('pm_gateway', () => forwarder.stats, {
     messages: 'Command messages sent to the sequencer',
     requests: 'Requests forwarded to the sequencer',
@@ -104,15 +116,15 @@ export function openGateway(config: Readonly<Config>, logger: Logger, metrics: M
 }
 
 /** ROLE=sequencer: takes the gateways' commands, subscribing in the background (NATS may come later). */
-export function serveCommands(config: Readonly<Config>, logger: Logger, metrics: Metrics, handle: (reqs: CommandRequest[]) => Promise<CommandAnswer[]>): CommandServer {
-  const server = new CommandServer({ settings: settingsOf(config), logger, handle });
+export function serveCommands(config: Readonly<Config>, logger: Logger, metrics: Metrics, handle: (reqs: CommandRequest[]) => Promise<CommandAnswer[]>, term?: number): CommandServer {
+  const server = new CommandServer({ settings: settingsOf(config), logger, handle, term });
   metrics.watch('pm_commands', () => server.stats, {
     messages: 'Command messages from gateways answered',
     requests: 'Requests forwarded by gateways',
     malformed: 'Command messages refused as malformed (unanswered)',
   });
   void server.start().then(
-    () => logger.info({ subject: commandSubject(config.cluster.stream) }, 'taking gateway commands'),
+    () => logger.info({ subject: commandSubject(config.cluster.stream, term) }, 'taking gateway commands'),
     (err: unknown) => logger.error({ err }, 'cannot take gateway commands'),
   );
   return server;

@@ -19,15 +19,27 @@ try {
 }
 
 const log = createLogger(config.log.level);
-const app = await startApp(config, { log });
-log.info({ host: config.http.host, port: app.port, dataDir: config.dataDir }, 'listening');
+// Under the sequencer's lease (cluster.failover) the node may change role while it runs (failover.ts).
+const failover = config.cluster.failover.enabled && config.cluster.role !== 'single';
+const node = failover ? await (await import('./failover.ts')).startFailoverNode(config, { log }) : undefined;
+const app = node === undefined ? await startApp(config, { log }) : undefined;
+const listening = (port: number, role: string) => log.info({ host: config.http.host, port, dataDir: config.dataDir, role }, 'listening');
+listening(node?.app.port ?? app!.port, node?.role ?? config.cluster.role);
+if (node !== undefined) {
+  void (async () => {
+    for (;;) {
+      await node.changed();
+      listening(node.app.port, node.role);
+    }
+  })();
+}
 
 let signalled = false;
 const onSignal = (signal: NodeJS.Signals) => {
   if (signalled) return;
   signalled = true;
   log.info({ signal }, 'shutting down');
-  app.stop().then(
+  (node ?? app!).stop().then(
     () => {
       log.info('stopped');
       process.exit(0);

@@ -45,12 +45,12 @@ export interface RoleParts {
 }
 
 /** Loads cluster.ts for the sequencer and replica roles; a sequencer's store logs what replicas need from here on. */
-export async function openRole(raw: Store, config: Readonly<Config>, log: Logger, metrics: Metrics): Promise<RoleParts> {
+export async function openRole(raw: Store, config: Readonly<Config>, log: Logger, metrics: Metrics, lease: { term?: number; leaseTerm?: () => number | undefined } = {}): Promise<RoleParts> {
   const parts: RoleParts = { journalSeq: () => 0 };
   if (config.cluster.role === 'single') return parts;
   parts.cluster = await import('./cluster.ts');
-  if (config.cluster.role === 'sequencer') parts.sequencer = parts.cluster.openSequencer(raw, config, log, metrics);
-  if (config.cluster.role === 'gateway') parts.gateway = parts.cluster.openGateway(config, log, metrics);
+  if (config.cluster.role === 'sequencer') parts.sequencer = parts.cluster.openSequencer(raw, config, log, metrics, lease.term);
+  if (config.cluster.role === 'gateway') parts.gateway = parts.cluster.openGateway(config, log, metrics, config.cluster.failover.enabled ? lease.leaseTerm ?? (() => undefined) : undefined);
   return parts;
 }
 
@@ -72,7 +72,7 @@ export async function openEngine(o: {
   viewWrites: Pick<ViewWrites, 'ride'>;
 }): Promise<EngineSurface> {
   const { config, role, metrics } = o;
-  if (role.cluster !== undefined && (config.cluster.role === 'replica' || config.cluster.role === 'gateway')) {
+  if (role.cluster !== undefined && config.cluster.role !== 'sequencer') {
     const replica = role.cluster.openReplica(o.store, config, o.log, metrics, (apiKeys) => o.keys.replicated(apiKeys));
     role.replica = replica;
     role.journalSeq = () => replica.follower.appliedRseq;

@@ -115,14 +115,16 @@ test('stop() closes newest first; a closer that fails is reported after the othe
   }
 });
 
-test('ROLE=single loads neither cluster.ts nor the NATS clients: outside them, src/ names them only as types, and roles.ts loads cluster.ts dynamically', () => {
+test('ROLE=single loads neither cluster.ts, failover.ts nor the NATS clients: outside them, src/ names them only as types, and roles.ts and main.ts load them dynamically', () => {
   const roles = importsOf(readFileSync(join(ROOT, 'src/roles.ts'), 'utf8'));
   assert.ok(roles.some((r) => r.spec === './cluster.ts' && r.kind === 'dynamic'), 'cluster.ts is imported dynamically');
+  const main = importsOf(readFileSync(join(ROOT, 'src/main.ts'), 'utf8'));
+  assert.ok(main.some((r) => r.spec === './failover.ts' && r.kind === 'dynamic'), 'failover.ts is imported dynamically');
   const loaded: string[] = [];
   for (const rel of readdirSync(join(ROOT, 'src'), { recursive: true }) as string[]) {
-    if (!rel.endsWith('.ts') || rel === 'cluster.ts' || rel.startsWith('replication/')) continue;
+    if (!rel.endsWith('.ts') || rel === 'cluster.ts' || rel === 'failover.ts' || rel.startsWith('replication/')) continue;
     for (const r of importsOf(readFileSync(join(ROOT, 'src', rel), 'utf8'))) {
-      if (/(^|\/)cluster\.ts$|\/replication\/|^@nats-io\//.test(r.spec) && !r.typeOnly && r.kind !== 'dynamic') loaded.push(`${rel} -> ${r.spec}`);
+      if (/(^|\/)(cluster|failover)\.ts$|\/replication\/|^@nats-io\//.test(r.spec) && !r.typeOnly && r.kind !== 'dynamic') loaded.push(`${rel} -> ${r.spec}`);
     }
   }
   assert.deepEqual(loaded, []);

@@ -348,9 +348,9 @@ test("read-your-writes on a replica for every kind of write: once its X-Journal-
 /** Each role its own NATS user: only the sequencer writes the journal's subject, only gateways send commands (README). */
 const PERMISSIONS = `authorization {
   users = [
-    { user: sequencer, password: s3q, permissions: { publish: { deny: ["pm_journal.cmd"] } } }
+    { user: sequencer, password: s3q, permissions: { publish: { deny: ["pm_journal.cmd", "pm_journal.cmd.>"] } } }
     { user: gateway, password: g4t, permissions: { publish: { deny: ["pm_journal.batches"] } } }
-    { user: replica, password: r3p, permissions: { publish: { deny: ["pm_journal.cmd", "pm_journal.batches"] } } }
+    { user: replica, password: r3p, permissions: { publish: { deny: ["pm_journal.cmd", "pm_journal.cmd.>", "pm_journal.batches"] } } }
   ]
 }`;
 const as = (user: string, password: string, nats: NatsServer) => ({ demo: false, cluster: { role: user, natsUrl: nats.url, natsUser: user, natsPassword: password, sequencerUrl: 'http://sequencer.test:8080' } });

@@ -61,6 +61,12 @@ export const Errors = define({
     message: 'no sequencer answered: retry',
     doc: 'ROLE=gateway: the sequencer did not answer a forwarded request in time (none holds the command subject, a takeover is under way, or it is overloaded); header Retry-After. An order may have been placed: a retry is answered by its order id.',
   },
+  PM_ERR_DEPOSED: {
+    result: 16,
+    status: 503,
+    message: 'this node is no longer the sequencer: retry',
+    doc: 'A sequencer that lost its lease (cluster.failover) answers writes so until it has become a standby; header Retry-After. Send writes to a gateway, or to the new lease holder a replica names.',
+  },
   PM_ERR_POST_ONLY_MODE: { result: 13, status: 503, message: 'post-only mode: only post-only orders and cancels are allowed', doc: 'The post-only period after a maintenance window: an order without postOnly is refused (body adds `code` and `retry_after_seconds`, header Retry-After).' },
 
   // ---- 1xxx order validation -------------------------------------------------------------------

@@ -22,14 +22,11 @@ import { apiError } from '../domain/errors.ts';
 import type { ForwardedAnswer, ForwardedRequest } from '../domain/forwarded.ts';
 import { errorReply } from './error-reply.ts';
 import type { Incoming, Outgoing } from './http.ts';
-import { serialize, type Gateway } from './pipeline.ts';
+import { RETRY_AFTER_SECONDS, serialize, type Gateway } from './pipeline.ts';
 import { REFUSAL_CLASSES, type RefusalClass } from './refusals/reason.ts';
 
 /** The gateway's way to the sequencer; undefined when none answered. */
 export type SendToSequencer = (req: ForwardedRequest) => Promise<ForwardedAnswer | undefined>;
-
-/** Seconds a client is told to wait before it retries when no sequencer answered. */
-export const RETRY_AFTER_SECONDS = 1;
 
 // Hop-by-hop and proxy headers are the gateway's business, not the sequencer's: the client address travels as `ip`.
 const DROPPED = new Set(['x-forwarded-for', 'connection', 'keep-alive', 'transfer-encoding']);

@@ -62,6 +62,9 @@ import type { CompiledRoute } from './validate.ts';
 import type { RefusalLog } from './refusals/log.ts';
 import { headerValue, REFUSAL_HEADER, type Refusal, type RefusalClass } from './refusals/reason.ts';
 
+/** Seconds a client is told to wait before it retries at a node that cannot take its write now. */
+export const RETRY_AFTER_SECONDS = 1;
+
 /** Verifies signed headers. Implemented by auth.ts; absent = every signed route answers 401. */
 export interface Authenticator {
   /**
@@ -120,8 +123,16 @@ export interface PipelineDeps {
   auth?: Authenticator;
   /** Remembers signed requests for their window so a replay changes nothing (replays.ts); absent: no protection. */
   replays?: ReplayGuard;
-  /** ROLE=replica: the sequencer's public URL, named when a write route is refused. */
-  replica?: { sequencerUrl: string };
+  /**
+   * ROLE=replica: where the sequencer is, named when a write route is refused (under a lease, the holder's
+   * URL as last read, else cluster.sequencerUrl).
+   */
+  replica?: { sequencerUrl: () => string };
+  /**
+   * A sequencer that lost its lease (failover.ts): why, while its writes answer 503 with Retry-After until it
+   * has become a standby; undefined while it holds the lease (and on every other node).
+   */
+  deposed?: () => string | undefined;
   /** ROLE=gateway: what a replica would refuse goes to the sequencer instead (forward.ts). */
   gateway?: Gateway;
   /** The sequence the read state reflects (X-Journal-Seq on read routes, taken as the request begins). */
@@ -245,13 +256,15 @@ class RouteProcessor {
   private readonly auth: string;
   private readonly keys: readonly KeyKind[];
   private readonly perItem: boolean;
-  /** A write route on a replica: refused before anything else. */
-  private readonly refused: ApiError | undefined;
+  /** A write route on a replica: refused (421) before anything else. */
+  private readonly refused: boolean;
   /**
    * A write route on a gateway: `raw` forwarded as it arrives; `checked` (a route with gatewayHints) through
    * the stages that need no replicated state first, then forwarded with what the gateway verified.
    */
   private readonly forwarding: 'raw' | 'checked' | undefined;
+  /** A route only the sequencer serves (what a replica refuses). */
+  private readonly writes: boolean;
   /** Read routes: where X-Journal-Seq comes from. */
   private readonly seqOf: (() => number) | undefined;
   /** Write routes: where their answers' X-Journal-Seq comes from. */
@@ -267,13 +280,18 @@ class RouteProcessor {
     this.perItem = m.route.limitCost !== undefined && m.compiled.hasBody;
     const read = servedByReplica(m.route);
     this.forwarding = d.gateway === undefined || read ? undefined : m.route.gatewayHints === undefined ? 'raw' : 'checked';
-    this.refused = d.replica !== undefined && d.gateway === undefined && !read ? apiError('PM_ERR_READ_REPLICA', { sequencer: d.replica.sequencerUrl }) : undefined;
+    this.refused = d.replica !== undefined && d.gateway === undefined && !read;
+    this.writes = !read;
     this.seqOf = read ? d.journalSeq : undefined;
     this.writeSeqOf = read || d.replica !== undefined || d.gateway !== undefined ? undefined : d.writeSeq;
   }
 
   readonly process = (req: Incoming): Answer => {
-    if (this.refused !== undefined) return this.fail(req, this.refused);
+    if (this.refused) return this.fail(req, apiError('PM_ERR_READ_REPLICA', { sequencer: this.d.replica!.sequencerUrl() }));
+    if (this.writes && this.d.deposed !== undefined) {
+      const why = this.d.deposed();
+      if (why !== undefined) return this.fail(req, apiError('PM_ERR_DEPOSED'), { 'Retry-After': String(RETRY_AFTER_SECONDS) });
+    }
     if (this.forwarding === 'raw') return this.forward(req, this.who(req).ip);
     // Before anything is read: a header at most what the answer reflects, so a client that waits for a
     // write's sequence never takes an older read for a newer one (a handler may await while batches apply).
@@ -302,7 +320,7 @@ class RouteProcessor {
    * request goes on to the stages once its body is in. Leaves a replica's refused route to `process` (421).
    */
   readonly beforeBody = (req: Incoming): Outgoing | undefined => {
-    if (this.refused !== undefined || this.forwarding === 'raw' || this.auth !== 'l2' || this.isPublic(req)) return undefined;
+    if (this.refused || this.forwarding === 'raw' || this.auth !== 'l2' || this.isPublic(req)) return undefined;
     if (headersCouldSign(this.keys, this.d.auth, req)) return undefined;
     if (this.unknownHere(req)) return undefined;
     return this.refuse(req, this.who(req), apiError('PM_ERR_UNAUTHORIZED'), this.explainL2);

@@ -208,7 +208,7 @@ function mountRoutes(app: TemplatedApp, shared: Shared, table: TableEntry[]): Mo
     };
     const processor = processorFor(
       m,
-      { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, gateway: opts.gateway, journalSeq: opts.journalSeq, writeSeq: opts.writeSeq, refusals: opts.refusals },
+      { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, gateway: opts.gateway, deposed: opts.deposed, journalSeq: opts.journalSeq, writeSeq: opts.writeSeq, refusals: opts.refusals },
       who,
     );
     table.push({ method: route.method, segments: route.path.split('/'), processor });

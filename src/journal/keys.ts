@@ -46,6 +46,11 @@ export const metaKeys = {
    * record of a lower term is a deposed sequencer's and is refused (replication/follower.ts).
    */
   replicationTerm: 'replication:term',
+  /**
+   * Set once this store served as a sequencer under a lease (cluster.failover), which acknowledges a batch
+   * only once the stream confirmed it: its records the stream lacks were never acknowledged (failover.ts).
+   */
+  acksAfterStream: 'replication:acksAfterStream',
 } as const;
 
 // ---- balances ------------------------------------------------------------------------------------

@@ -88,6 +88,11 @@ export class ReplicationLog {
 
   /** The term every record issued from now on carries (0: no lease, records carry none). */
   private term = 0;
+  /**
+   * cluster.failover: resolves once the stream confirmed a record (the publisher's whenConfirmed). A journal
+   * batch's commit, and so its acknowledgement, waits for it (writer.ts); unset, the commit is the end.
+   */
+  confirmation: ((rseq: number) => Promise<void>) | undefined;
 
   private constructor(private readonly store: Store, last: number) {
     this.committedRseq = last;

@@ -269,6 +269,8 @@ export class JournalWriter {
     }
     const durable = p.then(() => s.root.flushed);
     if (rseq > 0) this.log!.track(rseq, durable);
-    return { committed: durable, events, lastSeq: this.seq };
+    // cluster.failover: acknowledged only once the stream holds the batch, so a takeover loses nothing acknowledged.
+    const confirm = rseq > 0 ? this.log!.confirmation : undefined;
+    return { committed: confirm === undefined ? durable : durable.then(() => confirm(rseq)), events, lastSeq: this.seq };
   }
 }

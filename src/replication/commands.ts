@@ -29,7 +29,12 @@ export const COMMAND_VERSION = 1;
 /** Most requests in one command message. */
 export const MAX_BATCH = 64;
 
-export const commandSubject = (stream: string) => `${stream.toLowerCase()}.cmd`;
+/**
+ * The subject commands travel on. Under a lease (cluster.failover) it names the holder's term, so a deposed
+ * sequencer that has not yet noticed (paused, partitioned) is never sent another command: gateways address
+ * the term they read in the lease.
+ */
+export const commandSubject = (stream: string, term?: number) => (term === undefined ? `${stream.toLowerCase()}.cmd` : `${stream.toLowerCase()}.cmd.${term}`);
 
 /** One forwarded request and its answer: the shapes the edge's two ends agree on (domain/forwarded.ts). */
 export type CommandRequest = ForwardedRequest;
@@ -138,12 +143,18 @@ export class CommandForwarder {
   private queue: Waiting[] = [];
   private scheduled = false;
   private closed = false;
-  private readonly subject: string;
   readonly stats: ForwarderStats = { messages: 0, requests: 0, unanswered: 0 };
 
-  constructor(private readonly o: { settings: StreamSettings; logger: Logger; timeoutMs: number; link?: NatsLink }) {
-    this.subject = commandSubject(o.settings.stream);
+  /** `term`: under a lease, the holder's term as last read (undefined: no holder known, nothing is sent). */
+  constructor(private readonly o: { settings: StreamSettings; logger: Logger; timeoutMs: number; link?: NatsLink; term?: () => number | undefined }) {
     this.link = o.link;
+  }
+
+  /** Where commands go now; undefined under a lease nobody is known to hold. */
+  private subject(): string | undefined {
+    if (this.o.term === undefined) return commandSubject(this.o.settings.stream);
+    const term = this.o.term();
+    return term === undefined ? undefined : commandSubject(this.o.settings.stream, term);
   }
 
   /** Connects (in the background: until it has, forwarded requests are answered as unanswered). */
@@ -201,9 +212,10 @@ export class CommandForwarder {
     this.stats.requests += batch.length;
     let answers: CommandAnswer[] | undefined;
     const link = this.link;
-    if (link !== undefined && !this.closed) {
+    const subject = this.subject();
+    if (link !== undefined && subject !== undefined && !this.closed) {
       try {
-        const reply = await link.nc.request(this.subject, encodeRequests(batch.map((w) => w.req)), { timeout: this.o.timeoutMs });
+        const reply = await link.nc.request(subject, encodeRequests(batch.map((w) => w.req)), { timeout: this.o.timeoutMs });
         answers = decodeAnswers(reply.data, batch.length);
       } catch (err) {
         // No responders (no sequencer holds the subject), a timeout, a malformed answer: the client retries.
@@ -227,7 +239,8 @@ export class CommandServer {
   /** Command messages answered, and refused as malformed. */
   readonly stats = { messages: 0, requests: 0, malformed: 0 };
 
-  constructor(private readonly o: { settings: StreamSettings; logger: Logger; handle: (reqs: CommandRequest[]) => Promise<CommandAnswer[]>; link?: NatsLink }) {
+  /** `term`: under a lease, the term this sequencer holds (it takes that term's subject only). */
+  constructor(private readonly o: { settings: StreamSettings; logger: Logger; handle: (reqs: CommandRequest[]) => Promise<CommandAnswer[]>; link?: NatsLink; term?: number }) {
     this.link = o.link;
   }
 
@@ -235,7 +248,7 @@ export class CommandServer {
   async start(): Promise<void> {
     this.link ??= await openNatsLink(this.o.settings, this.o.logger, () => this.closed, 'pm-sequencer-commands');
     if (this.link === undefined || this.closed) return;
-    this.sub = this.link.nc.subscribe(commandSubject(this.o.settings.stream), {
+    this.sub = this.link.nc.subscribe(commandSubject(this.o.settings.stream, this.o.term), {
       queue: 'sequencer',
       callback: (err, msg) => {
         if (err !== null) {

@@ -91,3 +91,15 @@ export async function streamLastRseq(jsm: JetStreamManager, stream: string): Pro
     throw err;
   }
 }
+
+/** The bytes of the stream's record `rseq` (its stream sequence), undefined when the stream has none. */
+export async function streamRecord(jsm: JetStreamManager, stream: string, rseq: number): Promise<Uint8Array | undefined> {
+  if (rseq < 1) return undefined;
+  try {
+    const m = await jsm.streams.getMessage(stream, { seq: rseq });
+    return m === null ? undefined : m.data;
+  } catch (err) {
+    if (/not found|no message/i.test((err as Error).message)) return undefined;
+    throw err;
+  }
+}

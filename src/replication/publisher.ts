@@ -69,6 +69,9 @@ export class Publisher {
   private running: Promise<void> | undefined;
   private lastWarning: string | undefined;
   private readonly subject: string;
+  /** whenConfirmed's callers, in rseq order (records are confirmed in order). */
+  private readonly waiting: Array<{ rseq: number; resolve: () => void; reject: (e: Error) => void }> = [];
+  private stopped: Error | undefined;
 
   constructor(private readonly o: PublisherOptions) {
     this.seen = o.log.committedRseq;
@@ -92,6 +95,33 @@ export class Publisher {
     };
   }
 
+  /**
+   * Resolves once the stream confirmed record `rseq` (cluster.failover: a batch is acknowledged only then, so
+   * a takeover never loses an acknowledged one); rejects once this publisher stops (closed or fenced).
+   */
+  whenConfirmed(rseq: number): Promise<void> {
+    if (rseq <= this.confirmedRseq) return Promise.resolve();
+    if (this.stopped !== undefined) return Promise.reject(this.stopped);
+    return new Promise((resolve, reject) => {
+      this.waiting.push({ rseq, resolve, reject });
+    });
+  }
+
+  /**
+   * A deposed sequencer (its lease lost): publishes nothing more from now on, and what waits for a
+   * confirmation is refused. The stream would refuse its next publish anyway (its expected last sequence
+   * moved on); this stops it from trying.
+   */
+  fence(why: string): void {
+    this.stopWaiting(new Error(`not the sequencer any more: ${why}`));
+    this.closed = true;
+  }
+
+  private stopWaiting(err: Error): void {
+    this.stopped ??= err;
+    for (const w of this.waiting.splice(0)) w.reject(err);
+  }
+
   /** Resolves once every committed record is confirmed by the stream (tests, orderly stops), or after `ms`. */
   async settled(ms: number): Promise<boolean> {
     const until = Date.now() + ms;
@@ -104,6 +134,7 @@ export class Publisher {
 
   async close(graceMs = 2000): Promise<void> {
     await this.settled(this.link === undefined ? 0 : graceMs);
+    this.stopWaiting(new Error('the publisher closed'));
     this.closed = true;
     await this.running?.catch(() => undefined);
     if (this.o.link === undefined) await this.link?.close().catch(() => undefined);
@@ -182,6 +213,9 @@ export class Publisher {
     for (let r = this.confirmedRseq + 1; r <= rseq; r++) this.outbox.delete(r);
     this.confirmedRseq = rseq;
     this.confirmedSeq = Math.max(this.confirmedSeq, journalSeq);
+    let n = 0;
+    while (n < this.waiting.length && this.waiting[n]!.rseq <= rseq) this.waiting[n++]!.resolve();
+    if (n > 0) this.waiting.splice(0, n);
     if (this.full && this.outbox.size < this.o.outboxBatches) {
       this.full = false;
       this.o.logger.info({ confirmedRseq: rseq }, 'replication outbox has room again');
@@ -189,7 +223,7 @@ export class Publisher {
   }
 
   private pump(): void {
-    if (!this.ready || this.broken || this.link === undefined) return;
+    if (!this.ready || this.broken || this.closed || this.link === undefined) return;
     while (this.inflight < WINDOW && this.next <= this.o.log.committedRseq) this.send(this.next++);
   }
 

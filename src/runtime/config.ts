@@ -172,10 +172,11 @@ export const ConfigSchema = Type.Object(
     ),
     cluster: Type.Object(
       {
-        role: Type.Union([Type.Literal('single'), Type.Literal('sequencer'), Type.Literal('replica'), Type.Literal('gateway')], {
+        role: Type.Union([Type.Literal('single'), Type.Literal('sequencer'), Type.Literal('replica'), Type.Literal('gateway'), Type.Literal('standby')], {
           description:
             'single = one process, no NATS; sequencer = the writer, publishing its journal to NATS JetStream; replica = serves reads from that stream; ' +
-            'gateway = a replica that also takes every write, verifies orders\' signatures and forwards the writes to the sequencer over NATS',
+            'gateway = a replica that also takes every write, verifies orders\' signatures and forwards the writes to the sequencer over NATS; ' +
+            'standby = a replica that keeps the replication log and takes over as sequencer when the lease is free (needs cluster.failover)',
         }),
         natsUrl: Type.String({ minLength: 1, description: 'the NATS server (JetStream enabled) of the sequencer and replicas' }),
         natsUser: Type.String({ description: 'the NATS user this node connects as (empty: none); its permissions say what it may publish (README "Running more than one node")' }),
@@ -185,6 +186,19 @@ export const ConfigSchema = Type.Object(
         replicas: Type.Integer({ minimum: 1, maximum: 5, description: 'JetStream replication factor of the stream (1 on one server, 3 on a cluster)' }),
         outboxBatches: Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'batches the sequencer holds for NATS; past it they are re-read from LMDB later' }),
         forwardTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'ROLE=gateway: how long a forwarded request waits for the sequencer before it is answered 503 with Retry-After' }),
+        failover: Type.Object(
+          {
+            enabled: Type.Boolean({
+              description:
+                'the sequencer holds a lease in NATS KV and a standby takes over when it lapses; the sequencer acknowledges a batch only once the stream confirmed it',
+            }),
+            nodeUrl: Type.String({ description: 'this node\'s public URL, written into the lease when it holds it (what replicas name in a 421)' }),
+            leaseMs: Type.Integer({ minimum: 300, maximum: 600_000, description: 'the lease\'s time to live: a sequencer that stops renewing is replaced after it' }),
+            renewMs: Type.Integer({ minimum: 50, maximum: 60_000, description: 'how often the holder renews the lease (it stops writing after leaseMs - renewMs without a renewal)' }),
+            pollMs: Type.Integer({ minimum: 20, maximum: 60_000, description: 'how often a standby (and a replica, for its 421) reads the lease' }),
+          },
+          { additionalProperties: false },
+        ),
       },
       { additionalProperties: false },
     ),
@@ -291,6 +305,10 @@ function envOverlay(env: NodeJS.ProcessEnv): Json {
   if (env.NATS_URL !== undefined) cluster.natsUrl = env.NATS_URL;
   if (env.NATS_USER !== undefined) cluster.natsUser = env.NATS_USER;
   if (env.NATS_PASSWORD !== undefined) cluster.natsPassword = env.NATS_PASSWORD;
+  const failover: Json = {};
+  if (env.FAILOVER !== undefined) failover.enabled = env.FAILOVER === '1' || env.FAILOVER === 'true';
+  if (env.PUBLIC_URL !== undefined) failover.nodeUrl = env.PUBLIC_URL;
+  if (Object.keys(failover).length) cluster.failover = failover;
   if (env.SEQUENCER_URL !== undefined) cluster.sequencerUrl = env.SEQUENCER_URL;
   if (Object.keys(cluster).length) o.cluster = cluster;
   return o;

@@ -58,7 +58,7 @@ const deps = (over: Partial<PipelineDeps>): PipelineDeps => ({
   log: silentLogger,
   clock: systemClock,
   auth,
-  replica: { sequencerUrl: 'http://s' },
+  replica: { sequencerUrl: () => 'http://s' },
   journalSeq: () => 3,
   ...over,
 });

@@ -64,7 +64,7 @@ test('write answers carry the write sequence where one is given (a sequencer), n
   const send = (d: PipelineDeps) => processorFor(mounted(route), d, who)(request('POST', '/admin/thing')) as Outgoing;
   assert.equal(send(deps({ journalSeq: () => 5, writeSeq: () => 7 })).headers?.['X-Journal-Seq'], '7');
   assert.equal(send(deps({ journalSeq: () => 5 })).headers?.['X-Journal-Seq'], undefined);
-  const onReplica = send(deps({ journalSeq: () => 5, writeSeq: () => 7, replica: { sequencerUrl: 'http://s' } }));
+  const onReplica = send(deps({ journalSeq: () => 5, writeSeq: () => 7, replica: { sequencerUrl: () => 'http://s' } }));
   assert.equal(onReplica.status, 421);
   assert.equal(onReplica.headers?.['X-Journal-Seq'], undefined);
 });
@@ -88,4 +88,22 @@ test('a refusal is explained while the address is within its caps; past them it 
   const second = p(request('GET', '/data/orders', { poly_api_key: 'k' })) as Outgoing;
   assert.deepEqual([second.status, second.headers?.['X-Refusal-Reason']], [429, undefined]);
   assert.equal(diagnosed, 1);
+});
+
+test("a deposed sequencer answers writes 503 with Retry-After and still serves reads; a replica's 421 names the sequencer as it is now", () => {
+  let why: string | undefined;
+  const write: AnyRoute = { method: 'POST', path: '/admin/thing', group: 'admin', summary: '', handler: () => 'OK' };
+  const read: AnyRoute = { method: 'GET', path: '/time', group: 'data', summary: '', handler: () => 1 };
+  const d = deps({ journalSeq: () => 5, writeSeq: () => 7, deposed: () => why });
+  const send = (r: AnyRoute, p: string) => processorFor(mounted(r), d, who)(request(r.method, p)) as Outgoing;
+  assert.equal(send(write, '/admin/thing').status, 200);
+  why = 'another node holds the lease';
+  const refused = send(write, '/admin/thing');
+  assert.deepEqual([refused.status, refused.headers?.['Retry-After'], JSON.parse(refused.body)], [503, '1', { error: 'this node is no longer the sequencer: retry' }]);
+  assert.equal(send(read, '/time').status, 200);
+  let holder = 'http://a.test';
+  const onReplica = processorFor(mounted(write), deps({ replica: { sequencerUrl: () => holder } }), who);
+  assert.match((onReplica(request('POST', '/admin/thing')) as Outgoing).body, /http:\/\/a\.test/);
+  holder = 'http://b.test';
+  assert.match((onReplica(request('POST', '/admin/thing')) as Outgoing).body, /http:\/\/b\.test/);
 });
