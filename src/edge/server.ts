@@ -102,10 +102,22 @@ interface TableEntry {
   processor: (req: Incoming) => Outgoing | Promise<Outgoing>;
 }
 
-/** The processor and path parameters of a method and path, as uWS routes them; undefined when none matches. */
-function lookup(table: readonly TableEntry[], method: string, path: string): { processor: TableEntry['processor']; params: string[] } | undefined {
+/** The mounted routes for `dispatch`: those without parameters by `METHOD path`, the others in mount order. */
+interface RouteTable {
+  exact: Map<string, TableEntry['processor']>;
+  patterns: TableEntry[];
+}
+
+/**
+ * The processor and path parameters of a method and path, as uWS routes them; undefined when none matches.
+ * A path without parameters is one Map look-up (the order routes a gateway forwards are); the rest are
+ * matched segment by segment.
+ */
+function lookup(table: RouteTable, method: string, path: string): { processor: TableEntry['processor']; params: string[] } | undefined {
+  const exact = table.exact.get(`${method} ${path}`);
+  if (exact !== undefined) return { processor: exact, params: [] };
   const segs = path.split('/');
-  for (const e of table) {
+  for (const e of table.patterns) {
     if (e.method !== method || e.segments.length !== segs.length) continue;
     const params: string[] = [];
     let ok = true;
@@ -141,7 +153,7 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
     tooLarge: () => serialize(errorReply(apiError('PM_ERR_BODY_TOO_LARGE'))),
     badFraming: () => serialize(errorReply(apiError('PM_ERR_BAD_FRAMING'))),
   };
-  const table: TableEntry[] = [];
+  const table: RouteTable = { exact: new Map(), patterns: [] };
   const mounted = mountRoutes(app, shared, table);
   opts.sockets?.(app);
   // Last: uWS matches routes in the order they were added, and this one matches everything.
@@ -161,7 +173,7 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
 }
 
 /** Every route of the table, each on its own processor (pipeline.ts) behind the request lifecycle (http.ts). */
-function mountRoutes(app: TemplatedApp, shared: Shared, table: TableEntry[]): Mounted[] {
+function mountRoutes(app: TemplatedApp, shared: Shared, table: RouteTable): Mounted[] {
   const { opts, inFlight, who } = shared;
   const { limiter, metrics, log, clock } = opts;
   const mounted: Mounted[] = [];
@@ -211,7 +223,8 @@ function mountRoutes(app: TemplatedApp, shared: Shared, table: TableEntry[]): Mo
       { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, gateway: opts.gateway, deposed: opts.deposed, journalSeq: opts.journalSeq, writeSeq: opts.writeSeq, refusals: opts.refusals },
       who,
     );
-    table.push({ method: route.method, segments: route.path.split('/'), processor });
+    if (route.path.includes('/:')) table.patterns.push({ method: route.method, segments: route.path.split('/'), processor });
+    else table.exact.set(`${route.method} ${route.path}`, processor);
     const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, serveOpts, processor);
     switch (route.method) {
       case 'GET': app.get(route.path, handler); break;

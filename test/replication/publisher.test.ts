@@ -112,3 +112,69 @@ test('with NATS absent the outbox fills to its bound and says so while commits g
     await nats.stop();
   }
 });
+
+test("under a lease a batch's commit resolves only once the stream confirmed its record, with the term's message id; a fenced publisher refuses what waits and publishes nothing more", { skip: natsSkip() }, async () => {
+  const nats = await startNatsServer();
+  const store = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-pub-confirm-')) });
+  const l = logger();
+  const log = ReplicationLog.open(store);
+  const publisher = new Publisher({ store, log, logger: l.log, settings: { natsUrl: nats.url, stream: 'PM_CONFIRM', replicas: 1 }, outboxBatches: 100 });
+  try {
+    log.beginTerm(3);
+    log.confirmation = (rseq) => publisher.whenConfirmed(rseq);
+    const writer = new JournalWriter(store, 0, () => 1_700_000_000_000, log);
+    publisher.start();
+    await until('the publisher is up', async () => publisher.stats().confirmedRseq >= 1);
+    // NATS paused: the batch commits to LMDB, but its commit promise (its acknowledgement) waits for the stream.
+    nats.pause();
+    writer.append(depositEvent('deposit', W, 1_000_000));
+    let done = false;
+    const committed = writer.flush()!.committed.then(() => (done = true));
+    await new Promise((r) => setTimeout(r, 400));
+    assert.equal(done, false, 'not acknowledged while the stream has not confirmed it');
+    nats.resume();
+    await committed;
+    assert.equal(publisher.stats().confirmedRseq, 2);
+    const records = await (async () => {
+      const nc = await connect({ servers: nats.url });
+      try {
+        const jsm = await jetstreamManager(nc);
+        const m = await jsm.streams.getMessage('PM_CONFIRM', { seq: 2 });
+        return { id: m!.header.get('Nats-Msg-Id'), T: decodeBatch(m!.data).T };
+      } finally {
+        await nc.close();
+      }
+    })();
+    assert.deepEqual(records, { id: 'T3.r2', T: 3 });
+    // Fenced (its lease lost): what waits for a confirmation is refused (never acknowledged; a publish already
+    // on the wire may still land, and a new holder applies it before its own term's first record) ...
+    nats.pause();
+    writer.append(depositEvent('deposit', W, 1_000_000));
+    const refused = writer.flush()!.committed;
+    await new Promise((r) => setTimeout(r, 100));
+    publisher.fence('another node holds the lease');
+    await assert.rejects(refused, /not the sequencer any more: another node holds the lease/);
+    nats.resume();
+    await new Promise((r) => setTimeout(r, 300));
+    const lastSeq = async () => {
+      const nc = await connect({ servers: nats.url });
+      try {
+        return (await (await jetstreamManager(nc)).streams.info('PM_CONFIRM')).state.last_seq;
+      } finally {
+        await nc.close();
+      }
+    };
+    const before = await lastSeq();
+    // ... and what commits after the fence is never sent.
+    writer.append(depositEvent('deposit', W, 1_000_000));
+    await assert.rejects(writer.flush()!.committed, /not the sequencer any more/);
+    await new Promise((r) => setTimeout(r, 300));
+    assert.equal(await lastSeq(), before);
+    assert.ok(before <= 3);
+  } finally {
+    nats.resume();
+    await publisher.close(0);
+    await store.close();
+    await nats.stop();
+  }
+});
