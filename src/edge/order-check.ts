@@ -205,6 +205,11 @@ export async function checkOrders(submissions: readonly unknown[], caller: Order
  * signature and domain they were computed from. The sequencer uses a hint only when its own normalized
  * order gives the same `k`, so a gateway whose market view lags (an unknown token, another neg-risk flag)
  * or whose domains differ can only leave an order to be recovered here, never make it pass as another.
+ * The order's id is never taken from the hint: the sequencer hashes what was signed itself (one EIP-712
+ * digest, no recovery) and uses the hint only when its `id` is that digest, so a hint cannot give an order
+ * another order's id (the idempotency key: an attacker's order answered with a victim's earlier answer).
+ * Hints are believed at all only because the command that carries them is sealed by a gateway
+ * (replication/commands.ts).
  */
 export interface OrderHint {
   k: string;
@@ -227,8 +232,16 @@ async function verifyPending(pending: readonly Pending[], deps: OrderCheckDeps, 
   const rest: number[] = [];
   for (let k = 0; k < pending.length; k++) {
     const h: unknown = hints[pending[k]!.index];
-    if (isHint(h) && h.k === hintKey(pending[k]!.verify, deps.domains)) out[k] = { orderId: h.id, recovered: h.r ?? undefined };
-    else rest.push(k);
+    const v = pending[k]!.verify;
+    if (isHint(h) && h.k === hintKey(v, deps.domains)) {
+      // The id is the digest of what was signed, computed here; a hint naming another id is not used.
+      const id = orderDigest(v, separatorOf(v.negRisk ? deps.domains.negRisk : deps.domains.normal));
+      if (h.id === id) {
+        out[k] = { orderId: id, recovered: h.r ?? undefined };
+        continue;
+      }
+    }
+    rest.push(k);
   }
   if (rest.length > 0) {
     const verified = await deps.pool.verifyOrders(rest.map((k) => pending[k]!.verify), deps.domains);

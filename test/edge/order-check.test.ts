@@ -301,6 +301,15 @@ test("a gateway's hints (ROLE=gateway): used where they bind the exact signed or
   assert.equal(lie[0]!.ok, false);
   rejected(lie[0]!, 'PM_ERR_ORDER_SIGNATURE');
 
+  // A hint whose id is not the digest of what was signed (a victim's order id, say) is not used: the id the
+  // order gets is always the hash of its own signed fields, so it can never be answered as another order.
+  counted.length = 0;
+  const victimId = (direct[1] as { order: { orderId: string } }).order.orderId;
+  const renamed = await checkOrders([good], caller(alice), watched, false, [{ ...hints[0]!, id: victimId }]);
+  assert.deepEqual(counted, [1], 'the pool recovered the order itself');
+  assert.equal(renamed[0]!.ok, true);
+  assert.equal((renamed[0] as { order: { orderId: string } }).order.orderId, hints[0]!.id, "the order's own digest, not the hint's id");
+
   // Malformed hints are no hints.
   counted.length = 0;
   await checkOrders([good], caller(alice), watched, false, [{ k: 1 }]);
