@@ -47,6 +47,12 @@ import { nowSeconds, systemClock, systemTimers, type Clock, type Timers } from '
 import { createLogger, type Logger } from './runtime/log.ts';
 
 export const VERSION = '0.1.0';
+/**
+ * ROLE=gateway: how long a request naming a key the gateway does not hold waits for it to apply the stream as
+ * it stands, before the gateway leaves the request to the sequencer (edge/forward.ts). A healthy gateway is
+ * milliseconds behind; this bounds what a lagging one adds to a fresh key's first request.
+ */
+const KEY_CATCH_UP_MS = 1000;
 
 export interface App {
   readonly ctx: AppContext;
@@ -94,6 +100,8 @@ export interface AppOptions {
   leaseHolderUrl?: () => string | undefined;
   /** Under a lease: its holder's term as last read, whose command subject a gateway sends to. */
   leaseTerm?: () => number | undefined;
+  /** Under a lease: forged lease values this node has read (replication/lease.ts), on /metrics `pm_lease_forged`. */
+  leaseForged?: () => number;
 }
 
 /**
@@ -147,6 +155,8 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const raw = opts.store ?? openStore({ dataDir: config.dataDir });
   closers.add('store', () => raw.close());
   const role = await openRole(raw, config, log, metrics, { term: opts.term, leaseTerm: opts.leaseTerm });
+  const leaseForged = opts.leaseForged;
+  if (leaseForged !== undefined) metrics.watch('pm_lease', () => ({ forged: leaseForged() }), { forged: 'Sequencer lease values read that no node wrote (forged; nobody\'s lease), since start' });
   const forwarder = role.gateway;
   if (forwarder !== undefined) closers.add('gateway', () => forwarder.close());
   const store = role.sequencer?.store ?? raw;
@@ -341,7 +351,14 @@ async function listen(o: {
     sockets: o.sockets.mount,
     replica: role.replica === undefined ? undefined : { sequencerUrl: o.sequencerUrl },
     deposed: role.sequencer === undefined ? undefined : () => o.deposed.why,
-    gateway: role.gateway === undefined ? undefined : gateway((r) => role.gateway!.forward(r), (r) => role.cluster!.requestBytes(r) <= role.gateway!.maxRequestBytes()),
+    gateway:
+      role.gateway === undefined
+        ? undefined
+        : gateway(
+            (r) => role.gateway!.forward(r),
+            (r) => role.cluster!.requestBytes(r) <= role.gateway!.maxRequestBytes(),
+            () => role.replica!.follower.caughtUp(Math.min(config.cluster.forwardTimeoutMs, KEY_CATCH_UP_MS)),
+          ),
     journalSeq: role.journalSeq,
     writeSeq: role.writeSeq,
   });

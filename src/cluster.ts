@@ -21,18 +21,42 @@ export { requestBytes } from './replication/commands.ts';
 import { Follower, type AppliedBatch } from './replication/follower.ts';
 import { Publisher } from './replication/publisher.ts';
 import { ReplicaEngine } from './replication/replica-engine.ts';
-import type { StreamSettings } from './replication/nats-link.ts';
+import { checkCredentials, type StreamSettings } from './replication/nats-link.ts';
+import { ClusterKeys } from './replication/seal.ts';
+import { loadMasterKey } from './edge/auth.ts';
 import type { Metrics } from './edge/metrics.ts';
 import type { Config } from './runtime/config.ts';
 import type { Logger } from './runtime/log.ts';
 
-const settingsOf = (config: Readonly<Config>): StreamSettings => ({
-  natsUrl: config.cluster.natsUrl,
-  user: config.cluster.natsUser,
-  password: config.cluster.natsPassword,
-  stream: config.cluster.stream,
-  replicas: config.cluster.replicas,
-});
+/**
+ * How a node of this configuration reaches the cluster: its NATS connection and the cluster's purpose keys
+ * (replication/seal.ts), derived from the master key every node shares (auth.masterKey).
+ */
+export function settingsOf(config: Readonly<Config>): StreamSettings {
+  return {
+    natsUrl: config.cluster.natsUrl,
+    user: config.cluster.natsUser,
+    password: config.cluster.natsPassword,
+    insecure: config.cluster.insecure,
+    stream: config.cluster.stream,
+    replicas: config.cluster.replicas,
+    keys: ClusterKeys.fromMaster(loadMasterKey(config.auth, config.dataDir)),
+  };
+}
+
+/**
+ * A clustered node's NATS settings before it starts: no credentials is refused unless the configuration says
+ * it is a test (cluster.insecure / NATS_INSECURE=1), which is then logged loudly.
+ */
+export function checkNatsSettings(config: Readonly<Config>, logger: Logger): void {
+  checkCredentials(settingsOf(config));
+  if (!config.cluster.natsUser) {
+    logger.error(
+      { natsUrl: config.cluster.natsUrl },
+      'INSECURE: connecting to NATS with no credentials (cluster.insecure / NATS_INSECURE=1): anyone who reaches this NATS server can read and disrupt the cluster\'s traffic. For tests only.',
+    );
+  }
+}
 
 export interface SequencerRole {
   /** The store every service of the sequencer uses: catalog, profile and API-key writes are logged. */
@@ -99,6 +123,7 @@ export function openReplica(store: Store, config: Readonly<Config>, logger: Logg
     lagBatches: 'Records in the journal stream not yet applied',
     lagSeconds: 'While records wait: seconds since the sequencer issued the last one applied; 0 when caught up',
     refused: '1 once a batch was refused (corrupt, unknown version, out of order): applying stopped',
+    forged: 'Stream messages skipped as forgeries (another subject, not authenticated by the nodes\' key), since start',
   });
   return { engine, follower };
 }
@@ -110,6 +135,7 @@ export function openGateway(config: Readonly<Config>, logger: Logger, metrics: M
     messages: 'Command messages sent to the sequencer',
     requests: 'Requests forwarded to the sequencer',
     unanswered: 'Forwarded requests no sequencer answered in time (answered 503 with Retry-After)',
+    refusedAnswers: 'Answers refused as not sealed by the sequencer for the command they answered (forged, stray)',
   });
   forwarder.start();
   return forwarder;
@@ -122,6 +148,7 @@ export function serveCommands(config: Readonly<Config>, logger: Logger, metrics:
     messages: 'Command messages from gateways answered',
     requests: 'Requests forwarded by gateways',
     malformed: 'Command messages refused as malformed (unanswered)',
+    refused: 'Command messages refused unanswered: not sealed by a gateway for this subject, outside the replay window, or replayed',
   });
   void server.start().then(
     () => logger.info({ subject: commandSubject(config.cluster.stream, term) }, 'taking gateway commands'),

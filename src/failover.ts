@@ -33,8 +33,10 @@ import { openStore } from './journal/env.ts';
 import { metaKeys } from './journal/keys.ts';
 import { readReplicatedBatch } from './journal/replication-log.ts';
 import { LeaseHolder, LeaseStore, LeaseWatcher, type LeaseValue } from './replication/lease.ts';
-import { openNatsLink, streamLastRseq, streamRecord, type NatsLink } from './replication/nats-link.ts';
+import { openNatsLink, streamLastRseq, streamRecord, subjectOf, type NatsLink } from './replication/nats-link.ts';
+import type { ClusterKeys } from './replication/seal.ts';
 import { decodeBatch } from './replication/wire.ts';
+import { settingsOf } from './cluster.ts';
 import type { Config } from './runtime/config.ts';
 import type { Logger } from './runtime/log.ts';
 
@@ -54,18 +56,18 @@ export interface FailoverNode {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The highest term the stream's last record carries (0: none, or an empty stream). */
-async function streamTerm(link: NatsLink, stream: string): Promise<number> {
+/** The highest term the stream's last record carries (0: none, or an empty stream); its authenticator checked. */
+async function streamTerm(link: NatsLink, stream: string, keys: ClusterKeys): Promise<number> {
   const last = await streamLastRseq(link.jsm, stream);
   const bytes = await streamRecord(link.jsm, stream, last);
-  return bytes === undefined ? 0 : (decodeBatch(bytes).T ?? 0);
+  return bytes === undefined ? 0 : (decodeBatch(bytes, keys, subjectOf(stream)).T ?? 0);
 }
 
 /**
  * Makes `dataDir` a store a standby can follow on from (see the header); returns what it did. Opens and
  * closes the store itself, before any app opens it.
  */
-export async function prepareStandbyStore(dataDir: string, link: NatsLink, stream: string, log: Logger): Promise<'follows' | 'moved aside'> {
+export async function prepareStandbyStore(dataDir: string, link: NatsLink, stream: string, keys: ClusterKeys, log: Logger): Promise<'follows' | 'moved aside'> {
   const store = openStore({ dataDir });
   let tail: { from: number; to: number; acksWaited: boolean } | undefined;
   try {
@@ -80,7 +82,7 @@ export async function prepareStandbyStore(dataDir: string, link: NatsLink, strea
     while (common > applied) {
       const theirs = await streamRecord(link.jsm, stream, common);
       const ours = readReplicatedBatch(store, common);
-      if (theirs !== undefined && ours !== undefined && decodeBatch(theirs).T === ours.T) break;
+      if (theirs !== undefined && ours !== undefined && decodeBatch(theirs, keys, subjectOf(stream)).T === ours.T) break;
       common--;
     }
     if (common === last) {
@@ -109,13 +111,16 @@ export async function startFailoverNode(config: Readonly<Config>, opts: AppOptio
   const times = { ttlMs: c.failover.leaseMs, renewMs: c.failover.renewMs, pollMs: c.failover.pollMs };
   if (times.renewMs * 2 >= times.ttlMs) throw new FailoverError(`cluster.failover: renewMs (${times.renewMs}) must be under half of leaseMs (${times.ttlMs})`);
   let closed = false;
-  const link = await openNatsLink({ natsUrl: c.natsUrl, user: c.natsUser, password: c.natsPassword, stream: c.stream, replicas: c.replicas }, log, () => closed, 'pm-lease');
+  const settings = settingsOf(config);
+  const keys = settings.keys;
+  const link = await openNatsLink(settings, log, () => closed, 'pm-lease');
   if (link === undefined) throw new FailoverError('closed before NATS was reached');
-  const leases = await LeaseStore.open(link, c.stream, c.replicas, times.ttlMs);
+  const leases = await LeaseStore.open(link, c.stream, c.replicas, times.ttlMs, keys, log, c.role === 'sequencer' || c.role === 'standby');
   const node = c.failover.nodeUrl || `${hostname()}:${process.pid}`;
   const watcher = new LeaseWatcher(leases, times.pollMs);
   watcher.start();
   const url = () => watcher.holder?.url;
+  const leaseForged = () => leases.forged;
   const withRole = (role: Config['cluster']['role']): Readonly<Config> => ({ ...config, cluster: { ...c, role } });
 
   let app: App;
@@ -137,7 +142,7 @@ export async function startFailoverNode(config: Readonly<Config>, opts: AppOptio
     holder = held;
     let lostEarly: string | undefined;
     held.onLost = (why) => (lostEarly = why);
-    app = await startApp(withRole('sequencer'), { ...opts, term, leaseHolderUrl: url });
+    app = await startApp(withRole('sequencer'), { ...opts, term, leaseHolderUrl: url, leaseForged });
     held.onLost = (why) => deposed(why);
     if (lostEarly !== undefined || held.lostBecause !== undefined) return deposed(lostEarly ?? held.lostBecause!);
     log.info({ term, node }, 'holding the sequencer lease: taking orders');
@@ -146,8 +151,8 @@ export async function startFailoverNode(config: Readonly<Config>, opts: AppOptio
   const runStandby = async () => {
     term = 0;
     role = 'standby';
-    await prepareStandbyStore(config.dataDir, link, c.stream, log);
-    app = await startApp(withRole('standby'), { ...opts, leaseHolderUrl: url });
+    await prepareStandbyStore(config.dataDir, link, c.stream, keys, log);
+    app = await startApp(withRole('standby'), { ...opts, leaseHolderUrl: url, leaseForged });
     log.info({ holder: watcher.holder }, 'following the stream as a standby');
     void watchForVacancy(app);
   };
@@ -175,7 +180,7 @@ export async function startFailoverNode(config: Readonly<Config>, opts: AppOptio
       if (closed || app !== standby || watcher.vacant !== true || follower.refusal !== undefined) continue;
       let next: number;
       try {
-        next = Math.max(watcher.highestTerm, follower.appliedTerm, await streamTerm(link, c.stream)) + 1;
+        next = Math.max(watcher.highestTerm, follower.appliedTerm, await streamTerm(link, c.stream, keys)) + 1;
       } catch {
         continue;
       }
@@ -216,9 +221,9 @@ export async function startFailoverNode(config: Readonly<Config>, opts: AppOptio
   };
 
   if (c.role === 'sequencer') {
-    const next = Math.max(await streamTerm(link, c.stream), 0) + 1;
+    const next = Math.max(await streamTerm(link, c.stream, keys), 0) + 1;
     const value: LeaseValue = { node, url: c.failover.nodeUrl, term: next };
-    const revision = (await leases.read()) === undefined ? await leases.create(value) : undefined;
+    const revision = await leases.take(value, times.renewMs);
     if (revision !== undefined) {
       const held = new LeaseHolder(leases, value, revision, times, () => undefined, log);
       held.start();
@@ -228,7 +233,7 @@ export async function startFailoverNode(config: Readonly<Config>, opts: AppOptio
       await runStandby();
     }
   } else if (c.role === 'standby') await runStandby();
-  else app = await startApp(config, { ...opts, leaseHolderUrl: url, leaseTerm: () => watcher.holder?.term });
+  else app = await startApp(config, { ...opts, leaseHolderUrl: url, leaseTerm: () => watcher.holder?.term, leaseForged });
 
   return {
     get app() {

@@ -49,6 +49,8 @@ export async function openRole(raw: Store, config: Readonly<Config>, log: Logger
   const parts: RoleParts = { journalSeq: () => 0 };
   if (config.cluster.role === 'single') return parts;
   parts.cluster = await import('./cluster.ts');
+  // Refused before anything opens: no credentials outside a test (replication/nats-link.ts checkCredentials).
+  parts.cluster.checkNatsSettings(config, log);
   if (config.cluster.role === 'sequencer') parts.sequencer = parts.cluster.openSequencer(raw, config, log, metrics, lease.term);
   if (config.cluster.role === 'gateway') parts.gateway = parts.cluster.openGateway(config, log, metrics, config.cluster.failover.enabled ? lease.leaseTerm ?? (() => undefined) : undefined);
   return parts;

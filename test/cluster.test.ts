@@ -38,7 +38,7 @@ function nodeConfig(role: string, nats: NatsServer, over: Record<string, unknown
     adminToken: ADMIN,
     rateLimits: { enabled: false },
     auth: { masterKey: MASTER_KEY, signatureThreads: 1 },
-    cluster: { role, natsUrl: nats.url, sequencerUrl: 'http://sequencer.test:8080' },
+    cluster: { role, natsUrl: nats.url, ...nats.credentials(role), sequencerUrl: 'http://sequencer.test:8080' },
     ...over,
   });
 }
@@ -66,7 +66,7 @@ function storeHash(dataDir: string): { hash: string; seq: number } {
 }
 
 test('replicas follow an hour of live-demo history and its live trading, one joining late from an empty store; state hash and every read equal', { skip }, async () => {
-  const nats = await startNatsServer();
+  const nats = await startNatsServer({ secure: true });
   const apps: App[] = [];
   try {
     // An hour of simulated history, then the demo traders keep trading live.
@@ -160,13 +160,13 @@ test('replicas follow an hour of live-demo history and its live trading, one joi
 });
 
 test('under a load of signed orders: a replica SIGKILLed and restarted, nats-server killed and restarted, then the sequencer killed; trading never stops, replicas miss nothing and keep serving', { skip }, async () => {
-  const nats = await startNatsServer();
+  const nats = await startNatsServer({ secure: true });
   const configFile = clusterConfigFile();
   const node = (role: string, dataDir = mkdtempSync(join(tmpdir(), `pm-${role}-`))) =>
     startService({
       dataDir,
       adminToken: ADMIN,
-      env: { ROLE: role, NATS_URL: nats.url, SEQUENCER_URL: 'http://sequencer.test:8080', CONFIG_FILE: configFile, RATE_LIMITS: 'off', DEMO: role === 'sequencer' ? 'static' : '0' },
+      env: { ROLE: role, NATS_URL: nats.url, ...nats.env(role), SEQUENCER_URL: 'http://sequencer.test:8080', CONFIG_FILE: configFile, RATE_LIMITS: 'off', DEMO: role === 'sequencer' ? 'static' : '0' },
     });
   const procs: ServiceProcess[] = [];
   const apps: App[] = [];
@@ -271,7 +271,7 @@ test('under a load of signed orders: a replica SIGKILLed and restarted, nats-ser
 });
 
 test("read-your-writes on a replica for every kind of write: once its X-Journal-Seq reaches the one the write's answer carried, it serves the write", { skip }, async () => {
-  const nats = await startNatsServer();
+  const nats = await startNatsServer({ secure: true });
   const apps: App[] = [];
   try {
     const seq = await startApp(nodeConfig('sequencer', nats, { demo: false }), { log: silent });
@@ -345,25 +345,15 @@ test("read-your-writes on a replica for every kind of write: once its X-Journal-
   }
 });
 
-/** Each role its own NATS user: only the sequencer writes the journal's subject, only gateways send commands (README). */
-const PERMISSIONS = `authorization {
-  users = [
-    { user: sequencer, password: s3q, permissions: { publish: { deny: ["pm_journal.cmd", "pm_journal.cmd.>"] } } }
-    { user: gateway, password: g4t, permissions: { publish: { deny: ["pm_journal.batches"] } } }
-    { user: replica, password: r3p, permissions: { publish: { deny: ["pm_journal.cmd", "pm_journal.cmd.>", "pm_journal.batches"] } } }
-  ]
-}`;
-const as = (user: string, password: string, nats: NatsServer) => ({ demo: false, cluster: { role: user, natsUrl: nats.url, natsUser: user, natsPassword: password, sequencerUrl: 'http://sequencer.test:8080' } });
-
 test('a gateway: the sequencer answers what it forwards, unchanged; signatures recovered on the gateway; a lagging gateway refuses nothing the sequencer would take; only gateways may send commands; no sequencer, 503', { skip }, async () => {
-  const nats = await startNatsServer({ config: PERMISSIONS });
+  const nats = await startNatsServer({ secure: true });
   const apps: App[] = [];
   try {
-    const seq = await startApp(nodeConfig('sequencer', nats, as('sequencer', 's3q', nats)), { log: silent });
+    const seq = await startApp(nodeConfig('sequencer', nats, { demo: false }), { log: silent });
     apps.push(seq);
-    const gw = await startApp(nodeConfig('gateway', nats, as('gateway', 'g4t', nats)), { log: silent });
+    const gw = await startApp(nodeConfig('gateway', nats, { demo: false }), { log: silent });
     apps.push(gw);
-    const rep = await startApp(nodeConfig('replica', nats, as('replica', 'r3p', nats)), { log: silent });
+    const rep = await startApp(nodeConfig('replica', nats, { demo: false }), { log: silent });
     apps.push(rep);
     const [seqBase, gwBase] = [seq, gw].map((a) => `http://127.0.0.1:${a.port}`);
     const admin = async (path: string, body: unknown) => {
@@ -420,7 +410,7 @@ test('a gateway: the sequencer answers what it forwards, unchanged; signatures r
 
     // A replica's user cannot send commands: the server refuses the publish, the sequencer never sees it.
     const commandsBefore = await metric(seqBase, 'pm_commands_requests');
-    const intruder = await connect({ servers: nats.url, user: 'replica', pass: 'r3p' });
+    const intruder = await connect({ servers: nats.url, user: 'replica', pass: nats.users!.replica.password, inboxPrefix: '_INBOX_replica' });
     const violations: string[] = [];
     void (async () => {
       for await (const st of intruder.status()) if (st.type === 'error') violations.push(String((st as { error?: unknown }).error));

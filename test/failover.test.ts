@@ -24,7 +24,7 @@ import { testConfig } from '../src/runtime/config.ts';
 import { createLogger } from '../src/runtime/log.ts';
 import { freePort, startNatsServer, type NatsServer } from '../tools/nats-server.ts';
 import { startService, type ServiceProcess } from '../tools/service-process.ts';
-import { MASTER_KEY, journalSeqOf, natsSkip, until } from './fixtures/cluster.ts';
+import { CLUSTER_KEYS, MASTER_KEY, journalSeqOf, natsSkip, until } from './fixtures/cluster.ts';
 import { TestClient, units } from './fixtures/trading-client.ts';
 
 const skip = natsSkip();
@@ -40,12 +40,12 @@ function config(role: string, nats: NatsServer, name: string) {
     demo: false,
     rateLimits: { enabled: false },
     auth: { masterKey: MASTER_KEY, signatureThreads: 1 },
-    cluster: { role, natsUrl: nats.url, failover: { enabled: true, nodeUrl: `http://${name}.test`, ...LEASE } },
+    cluster: { role, natsUrl: nats.url, ...nats.credentials(role), failover: { enabled: true, nodeUrl: `http://${name}.test`, ...LEASE } },
   });
 }
 
 test('a standby takes over when the sequencer stops renewing: nothing acknowledged lost, none twice, trading resumes through the gateway', { skip }, async () => {
-  const nats = await startNatsServer();
+  const nats = await startNatsServer({ secure: true });
   const nodes: FailoverNode[] = [];
   try {
     const a = await startFailoverNode(config('sequencer', nats, 'a'), { log });
@@ -145,7 +145,7 @@ async function cluster(nats: NatsServer) {
     p.svc = await startService({
       dataDir: p.dataDir,
       adminToken: ADMIN,
-      env: { ROLE: role, NATS_URL: nats.url, FAILOVER: '1', PUBLIC_URL: `http://127.0.0.1:${p.port}`, PORT: String(p.port), CONFIG_FILE: configFile, RATE_LIMITS: 'off' },
+      env: { ROLE: role, NATS_URL: nats.url, ...nats.env(role), FAILOVER: '1', PUBLIC_URL: `http://127.0.0.1:${p.port}`, PORT: String(p.port), CONFIG_FILE: configFile, RATE_LIMITS: 'off' },
       startTimeoutMs: 60_000,
     });
     return p;
@@ -206,7 +206,7 @@ async function allOnSequencer(client: TestClient, acked: Map<string, number>, se
 }
 
 test('under signed load through two gateways, the sequencer SIGKILLed twenty times in a row: each time the standby takes over within the lease time, the killed node comes back as the standby, and every acknowledged order is on the sequencer, none twice', { skip, timeout: 600_000 }, async (t) => {
-  const nats = await startNatsServer();
+  const nats = await startNatsServer({ secure: true });
   const c = await cluster(nats);
   const procs: Proc[] = [];
   try {
@@ -263,7 +263,7 @@ test('under signed load through two gateways, the sequencer SIGKILLed twenty tim
 });
 
 test('a sequencer paused past its lease (SIGSTOP): the standby takes over; resumed, it stops taking writes at once, its late records never reach the stream, and it follows as a standby with its unconfirmed tail moved aside', { skip, timeout: 300_000 }, async () => {
-  const nats = await startNatsServer();
+  const nats = await startNatsServer({ secure: true });
   const c = await cluster(nats);
   const procs: Proc[] = [];
   try {
@@ -312,9 +312,9 @@ test('a sequencer paused past its lease (SIGSTOP): the standby takes over; resum
 
 test("a store becoming a standby's: a prefix of the stream follows on; an unconfirmed tail of a store that waited for the stream is moved aside; one that did not wait refuses to start, naming the records", { skip }, async () => {
   const nats = await startNatsServer();
-  const link = (await openNatsLink({ natsUrl: nats.url, stream: 'PM_PREP', replicas: 1 }, log, () => false, 'prep-test'))!;
+  const link = (await openNatsLink({ natsUrl: nats.url, insecure: true }, log, () => false, 'prep-test'))!;
   try {
-    await ensureStream(link.jsm, { natsUrl: nats.url, stream: 'PM_PREP', replicas: 1 });
+    await ensureStream(link.jsm, { stream: 'PM_PREP', replicas: 1 });
     /** A sequencer's store of `n` deposit batches under term 1; the first `published` of its records in the stream. */
     const sequencerStore = async (n: number, published: number, acksWaited: boolean) => {
       const dataDir = mkdtempSync(join(tmpdir(), 'pm-fo-prep-'));
@@ -329,24 +329,24 @@ test("a store becoming a standby's: a prefix of the stream follows on; an unconf
       if (acksWaited) await store.meta.put(metaKeys.acksAfterStream, true);
       await new Promise((r) => setImmediate(r));
       const last = await streamLastRseq(link.jsm, 'PM_PREP');
-      for (let r = last + 1; r <= published; r++) await link.js.publish('pm_prep.batches', encodeBatch(readReplicatedBatch(store, r)!), { expect: { lastSequence: r - 1 } });
+      for (let r = last + 1; r <= published; r++) await link.js.publish('pm_prep.batches', encodeBatch(readReplicatedBatch(store, r)!, CLUSTER_KEYS, 'pm_prep.batches'), { expect: { lastSequence: r - 1 } });
       await store.close();
       return dataDir;
     };
     // Records 1..4 in the stream (the term record and three batches): a store holding exactly those follows on.
     const prefix = await sequencerStore(3, 4, true);
-    assert.equal(await prepareStandbyStore(prefix, link, 'PM_PREP', log), 'follows');
+    assert.equal(await prepareStandbyStore(prefix, link, 'PM_PREP', CLUSTER_KEYS, log), 'follows');
     const reopened = openStore({ dataDir: prefix });
     assert.equal(reopened.meta.get(metaKeys.replicaAppliedRseq), 4);
     await reopened.close();
     // A store of the same term with records 5 and 6 the stream never got, which waited for the stream: moved aside.
     const ahead = await sequencerStore(5, 4, true);
-    assert.equal(await prepareStandbyStore(ahead, link, 'PM_PREP', log), 'moved aside');
+    assert.equal(await prepareStandbyStore(ahead, link, 'PM_PREP', CLUSTER_KEYS, log), 'moved aside');
     assert.equal(existsSync(join(ahead, 'data.mdb')), false);
     assert.ok(readdirSync(dirname(ahead)).some((f) => f.startsWith(`${basename(ahead)}.deposed-`)), 'the old store is kept beside');
     // The same without waiting for the stream: refused, naming the records, and left where it is.
     const unsafe = await sequencerStore(5, 4, false);
-    await assert.rejects(prepareStandbyStore(unsafe, link, 'PM_PREP', log), /records 5\.\.6 of .* are not in the stream/);
+    await assert.rejects(prepareStandbyStore(unsafe, link, 'PM_PREP', CLUSTER_KEYS, log), /records 5\.\.6 of .* are not in the stream/);
     assert.equal(existsSync(join(unsafe, 'data.mdb')), true);
   } finally {
     await link.close();

@@ -4,15 +4,20 @@
  * until it accepts connections. The port is free when chosen; `restart()` brings the server back on the
  * same port and store directory (its streams survive), `kill()` is a SIGKILL.
  *
- *   const nats = await startNatsServer();
- *   ... NATS_URL=nats.url ...
+ *   const nats = await startNatsServer({ secure: true });
+ *   ... NATS_URL=nats.url, NATS_USER / NATS_PASSWORD = nats.credentials('gateway') ...
  *   await nats.stop();
+ *
+ * `secure`: the server runs the configuration tools/nats-config.ts writes for a deployment (one user per role,
+ * the least permissions each needs), as a cluster should; without it the server has no users at all, which
+ * a clustered node accepts only when told it is a test (cluster.insecure / NATS_INSECURE=1).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { natsConfig, type NatsConfig, type NatsRole } from './nats-config.ts';
 
 export interface NatsServer {
   readonly url: string;
@@ -29,7 +34,21 @@ export interface NatsServer {
   /** SIGSTOP / SIGCONT: the server stops answering without closing a connection (a partition, a stall). */
   pause(): void;
   resume(): void;
+  /** A secure server's users (tools/nats-config.ts), undefined for one without users. */
+  readonly users: NatsConfig['users'] | undefined;
+  /**
+   * The credentials a node of `role` connects with: its role's user on a secure server (a standby shares the
+   * sequencer's), none (and `insecure`, said explicitly) on a server without users.
+   */
+  credentials(role: string): { natsUser: string; natsPassword: string; insecure: boolean };
+  /** The same as environment variables of a child service (NATS_USER, NATS_PASSWORD, NATS_INSECURE). */
+  env(role: string): Record<string, string>;
+  /** The server's log, newest 16 KB (permission violations show here). */
+  log(): string;
 }
+
+/** The NATS user of a node's role (tools/nats-config.ts): a standby runs as the sequencer it may become. */
+export const natsRoleOf = (role: string): NatsRole => (role === 'standby' ? 'sequencer' : (role as NatsRole));
 
 /** Whether `nats-server` can be run (the tests skip with "nats-server not on PATH" otherwise). */
 export function natsServerAvailable(): boolean {
@@ -59,13 +78,15 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-export async function startNatsServer(o: { dir?: string; port?: number; startTimeoutMs?: number; config?: string } = {}): Promise<NatsServer> {
+export async function startNatsServer(o: { dir?: string; port?: number; startTimeoutMs?: number; config?: string; secure?: boolean; stream?: string } = {}): Promise<NatsServer> {
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'pm-nats-'));
   // A configuration file's text (users and permissions, say); the flags below still set JetStream, address, port and store.
   const configArgs: string[] = [];
-  if (o.config !== undefined) {
+  const secure = o.secure === true ? natsConfig({ stream: o.stream }) : undefined;
+  const config = o.config ?? secure?.text;
+  if (config !== undefined) {
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, 'nats.conf'), o.config);
+    writeFileSync(join(dir, 'nats.conf'), config, { mode: 0o600 });
     configArgs.push('-c', join(dir, 'nats.conf'));
   }
   const port = o.port ?? (await freePort());
@@ -77,7 +98,7 @@ export async function startNatsServer(o: { dir?: string; port?: number; startTim
     output = '';
     const c = spawn('nats-server', [...configArgs, '-js', '-a', '127.0.0.1', '-p', String(port), '-sd', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
     child = c;
-    const keep = (b: Buffer) => (output = (output + b.toString()).slice(-4000));
+    const keep = (b: Buffer) => (output = (output + b.toString()).slice(-16_000));
     c.stdout!.on('data', keep);
     c.stderr!.on('data', keep);
     let gone = false;
@@ -100,7 +121,18 @@ export async function startNatsServer(o: { dir?: string; port?: number; startTim
   };
 
   await launch();
+  const credentials = (role: string) => {
+    const u = secure?.users[natsRoleOf(role)];
+    return u === undefined ? { natsUser: '', natsPassword: '', insecure: true } : { natsUser: u.user, natsPassword: u.password, insecure: false };
+  };
   return {
+    users: secure?.users,
+    credentials,
+    env(role: string): Record<string, string> {
+      const c = credentials(role);
+      return c.insecure ? { NATS_INSECURE: '1' } : { NATS_USER: c.natsUser, NATS_PASSWORD: c.natsPassword };
+    },
+    log: () => output,
     url: `nats://127.0.0.1:${port}`,
     port,
     dir,

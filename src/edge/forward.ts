@@ -4,12 +4,15 @@
  * what the edge decides about it, on either side.
  *
  * On a gateway (pipeline.ts runs it): every route a replica serves is served here from the gateway's own
- * store, and every other one is the sequencer's. A route with `gatewayHints` (POST /order, POST /orders)
- * goes through the stages that need no state a lagging stream could lack: the HMAC against the replicated
- * key, the caps, the JSON and the schema; then its signatures are recovered here (the work that leaves the
- * sequencer) and it is forwarded with them. A key this gateway does not hold (issued a moment ago) is not
- * refused: the request is forwarded as it arrived, and the sequencer decides. Any other route is forwarded
- * as it arrived. The answer, status, headers and body, is the sequencer's, unchanged; a refusal's reason
+ * store, and every other one is the sequencer's. Each of those goes through the stages that need no state a
+ * lagging stream could lack, exactly as the sequencer would run them: the bearer token of admin routes, the
+ * signed headers before the body and then the HMAC against the replicated key, an L1 signature, the caps per
+ * client address, key and wallet, the JSON and the schema; a route with `gatewayHints` (POST /order, POST
+ * /orders) then has its signatures recovered here (the work that leaves the sequencer). Only what passes is
+ * forwarded, so a flood of unsigned or badly signed requests at a gateway costs the sequencer nothing. A key
+ * this gateway does not hold (issued a moment ago) waits until the gateway has applied the stream as it
+ * stands (`caughtUp`): then it is here, or it does not exist and is refused here; only a gateway that cannot
+ * catch up in time forwards such a request whole, and the sequencer decides. The answer, status, headers and body, is the sequencer's, unchanged; a refusal's reason
  * comes back as its class and text and is sent, counted and kept here as a refusal of this node's own.
  * When no sequencer answers in time the gateway answers 503 PM_ERR_NO_SEQUENCER with Retry-After.
  *
@@ -34,9 +37,11 @@ const DROPPED = new Set(['x-forwarded-for', 'connection', 'keep-alive', 'transfe
 /**
  * `send` delivers to the sequencer; `fits` says whether a request is light enough to travel (the transport's
  * message bound): a heavier one is answered 413 here, as the sequencer would answer a body past its own cap.
+ * `caughtUp` is the gateway's follower's (replication/follower.ts).
  */
-export function gateway(send: SendToSequencer, fits: (req: ForwardedRequest) => boolean): Gateway {
+export function gateway(send: SendToSequencer, fits: (req: ForwardedRequest) => boolean, caughtUp: () => Promise<boolean>): Gateway {
   return {
+    caughtUp,
     async forward(req, ip, hints) {
       const headers: Record<string, string> = {};
       for (const k in req.headers) if (!DROPPED.has(k)) headers[k] = req.headers[k]!;

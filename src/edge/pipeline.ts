@@ -101,6 +101,12 @@ export interface Authenticator {
 /** ROLE=gateway: the sequencer's answer to a request this node does not decide (forward.ts builds it). */
 export interface Gateway {
   forward(req: Incoming, ip: string, hints?: unknown): Promise<Outgoing>;
+  /**
+   * Resolves true once this node has applied the whole stream as it stood when asked (so a key it still does
+   * not hold does not exist), false when it cannot tell within a bound (its stream lags or is away): then only
+   * the sequencer can decide.
+   */
+  caughtUp(): Promise<boolean>;
 }
 
 export interface SignedCaller {
@@ -259,10 +265,12 @@ class RouteProcessor {
   /** A write route on a replica: refused (421) before anything else. */
   private readonly refused: boolean;
   /**
-   * A write route on a gateway: `raw` forwarded as it arrives; `checked` (a route with gatewayHints) through
-   * the stages that need no replicated state first, then forwarded with what the gateway verified.
+   * A write route on a gateway: through every stage that needs no state a lagging stream could lack (the bearer
+   * token, the signed headers before the body, the HMAC, the caps per client address, key and wallet, the JSON,
+   * an L1 signature, validation), then forwarded with what the gateway verified (a route's gatewayHints). Only
+   * what the sequencer would not refuse on those grounds reaches it (docs/decisions.md, "Gateways").
    */
-  private readonly forwarding: 'raw' | 'checked' | undefined;
+  private readonly forwarding: 'checked' | undefined;
   /** A route only the sequencer serves (what a replica refuses). */
   private readonly writes: boolean;
   /** Read routes: where X-Journal-Seq comes from. */
@@ -279,7 +287,7 @@ class RouteProcessor {
     this.keys = m.route.keys ?? TRADING_KEYS;
     this.perItem = m.route.limitCost !== undefined && m.compiled.hasBody;
     const read = servedByReplica(m.route);
-    this.forwarding = d.gateway === undefined || read ? undefined : m.route.gatewayHints === undefined ? 'raw' : 'checked';
+    this.forwarding = d.gateway === undefined || read ? undefined : 'checked';
     this.refused = d.replica !== undefined && d.gateway === undefined && !read;
     this.writes = !read;
     this.seqOf = read ? d.journalSeq : undefined;
@@ -292,7 +300,6 @@ class RouteProcessor {
       const why = this.d.deposed();
       if (why !== undefined) return this.fail(req, apiError('PM_ERR_DEPOSED'), { 'Retry-After': String(RETRY_AFTER_SECONDS) });
     }
-    if (this.forwarding === 'raw') return this.forward(req, this.who(req).ip);
     // Before anything is read: a header at most what the answer reflects, so a client that waits for a
     // write's sequence never takes an older read for a newer one (a handler may await while batches apply).
     if (this.seqOf !== undefined) req.seq = this.seqOf();
@@ -320,7 +327,7 @@ class RouteProcessor {
    * request goes on to the stages once its body is in. Leaves a replica's refused route to `process` (421).
    */
   readonly beforeBody = (req: Incoming): Outgoing | undefined => {
-    if (this.refused || this.forwarding === 'raw' || this.auth !== 'l2' || this.isPublic(req)) return undefined;
+    if (this.refused || this.auth !== 'l2' || this.isPublic(req)) return undefined;
     if (headersCouldSign(this.keys, this.d.auth, req)) return undefined;
     if (this.unknownHere(req)) return undefined;
     return this.refuse(req, this.who(req), apiError('PM_ERR_UNAUTHORIZED'), this.explainL2);
@@ -338,7 +345,7 @@ class RouteProcessor {
     if (this.auth !== 'l2' || this.isPublic(f.req)) return this.admit(f);
     if (f.req.bodyTooDeep === true) return this.refuse(f.req, f.client, tooDeep());
     const signed = signedBy(this.keys, this.d.auth, f.req);
-    if (!signed && this.unknownHere(f.req)) return this.forward(f.req, f.client.ip);
+    if (!signed && this.unknownHere(f.req)) return this.awaitKey(f);
     if (!signed) return this.refuse(f.req, f.client, apiError('PM_ERR_UNAUTHORIZED'), this.explainL2);
     f.signed = signed;
     f.caller.apiKey = signed.apiKey;
@@ -352,10 +359,29 @@ class RouteProcessor {
 
   /**
    * On a gateway: credentials naming a key this node does not hold, which a lagging stream may not have
-   * brought yet. Only the sequencer can refuse them.
+   * brought yet.
    */
   private unknownHere(req: Incoming): boolean {
-    return this.forwarding === 'checked' && this.d.auth !== undefined && !this.d.auth.knowsKey(req.headers);
+    const a = this.d.auth;
+    return this.forwarding === 'checked' && a !== undefined && a.presented(req.headers, this.keys) && !a.knowsKey(req.headers);
+  }
+
+  /**
+   * On a gateway, a key it does not hold: once it has applied the stream as it stands, the key is either here
+   * (signed as usual) or does not exist (refused here, as the sequencer would: a flood of made-up keys never
+   * reaches it). Only a gateway that cannot catch up in time (its stream lags, or is away) leaves the request to
+   * the sequencer, charged to the client address like any refusal.
+   */
+  private awaitKey(f: Flow): Answer {
+    return this.d.gateway!.caughtUp().then(
+      (caughtUp): Answer => {
+        if (this.d.auth!.knowsKey(f.req.headers)) return this.sign(f);
+        if (caughtUp) return this.refuse(f.req, f.client, apiError('PM_ERR_UNAUTHORIZED'), this.explainL2);
+        const v = this.d.limiter.take(f.client.key, this.m.buckets, 1, this.d.clock.now());
+        return v.ok ? this.forward(f.req, f.client.ip) : this.limited(f.req, v);
+      },
+      (e: unknown) => this.handlerFailed(f.req, e),
+    );
   }
 
   /** On a gateway: the sequencer's answer to the request (forward.ts), with what this node verified of it. */
@@ -423,7 +449,8 @@ class RouteProcessor {
   private replay(f: Flow): Answer {
     const { replays } = this.d;
     const { req, signed } = f;
-    if (this.m.replay === 'none' || signed === undefined || replays === undefined) return this.dispatch(f);
+    // On a gateway the sequencer, where the request takes effect, keeps the replays.
+    if (this.m.replay === 'none' || signed === undefined || replays === undefined || this.forwarding !== undefined) return this.dispatch(f);
     const key = `${this.auth}|${req.method}|${req.path}|${signed.replayKey}`;
     const run = (claim: Awaited<ReturnType<ReplayGuard['claim']>>): Answer => {
       if (claim.kind === 'refused') return this.fail(req, claim.error);
@@ -478,11 +505,13 @@ class RouteProcessor {
     return this.settle(req, result);
   }
 
-  /** On a gateway: the signatures recovered here (the route's gatewayHints), then the sequencer's answer. */
+  /** On a gateway: the signatures recovered here (the route's gatewayHints, where it has some), then the sequencer's answer. */
   private forwardChecked(f: Flow, rr: RouteRequest): Answer {
+    const gatewayHints = this.m.route.gatewayHints;
+    if (gatewayHints === undefined) return this.forward(f.req, f.client.ip);
     let hints: Promise<unknown>;
     try {
-      hints = this.m.route.gatewayHints!(rr);
+      hints = gatewayHints(rr);
     } catch (e) {
       return this.handlerFailed(f.req, e);
     }

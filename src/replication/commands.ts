@@ -6,26 +6,40 @@
  * its client gets a 503 and retries, which is safe because an order is idempotent by its id.
  *
  * Subject and membership. Only the sequencer subscribes (queue group `sequencer`, so a second one by
- * mistake splits the load rather than doubling it); a gateway addresses the subject, never a host. Who may
- * publish on it is NATS's business (an account or user of the gateways; README "Running more than one
- * node"): the sequencer believes a command's verification only because of who could send it.
+ * mistake splits the load rather than doubling it); a gateway addresses the subject, never a host. NATS's
+ * permissions (tools/nats-config.ts) keep other roles off the subject, but the sequencer does not rely on
+ * them: it believes a command, its client address and its gateway's verification hints only because the
+ * message is sealed with the nodes' key.
+ *
+ * Sealing (seal.ts; docs/decisions.md, "The cluster's threat model"). A command message is encrypted and
+ * authenticated whole with the `commands` key (AES-256-GCM), bound to the subject it was sent on (which
+ * names the lease's term: a command for another term, or copied to another subject, fails); it carries
+ * passphrases and L2 signatures, which so never cross NATS in clear. The sequencer refuses (unanswered,
+ * counted on /metrics `pm_commands_refused`, logged at most every 10 s per kind) a message that fails to
+ * open, one sent more than `replayWindowMs` away from its clock, and one whose nonce it saw within twice that
+ * window (a captured command replayed: admin writes are not idempotent). Its answer is sealed with the
+ * `answers` key, bound to the subject and the command's nonce, so an answer is good for exactly the command
+ * it answers (it carries new API secrets and passphrases); a gateway refuses any other answer
+ * (`pm_gateway_refused_answers`) and answers its client 503.
  *
  * Batching. What a gateway forwards in one event-loop turn leaves as one message (at most MAX_BATCH
  * requests), and the sequencer answers it with one message, answers in request order.
  *
- * Wire (msgpack, plain: any decoder reads it): a request batch `{v: 1, q: [request...]}`, a request
- * `{m, p, s, h, b?, ip, t, x?}` (method, path, query string, headers, body bytes, client address, ms it
- * arrived, the gateway's verification hints); an answer batch `{v: 1, a: [answer...]}`, an answer
- * `{s, h?, b, n?, r?}` (status, headers, body text, no-body flag, the refusal's class and text). decode*
- * check the shape, so a malformed message is refused, never half read.
+ * Plaintext (msgpack, plain: any decoder reads it): a request batch `{v: 2, t, q: [request...]}` (t: ms since
+ * the epoch when the gateway sent it), a request `{m, p, s, h, b?, ip, t, x?}` (method, path, query string,
+ * headers, body bytes, client address, ms it arrived, the gateway's verification hints); an answer batch
+ * `{v: 2, a: [answer...]}`, an answer `{s, h?, b, n?, r?}` (status, headers, body text, no-body flag, the
+ * refusal's class and text). decode* check the shape, so a malformed message is refused, never half read.
+ * Version 1 (unsealed) is read by no build from this one on.
  */
 import { Packr } from 'msgpackr';
 import type { Subscription } from '@nats-io/transport-node';
 import type { ForwardedAnswer, ForwardedRequest } from '../domain/forwarded.ts';
 import type { Logger } from '../runtime/log.ts';
 import { openNatsLink, type NatsLink, type StreamSettings } from './nats-link.ts';
+import { nonceOf, RefusalLogger, SEAL_OVERHEAD, type ClusterKeys } from './seal.ts';
 
-export const COMMAND_VERSION = 1;
+export const COMMAND_VERSION = 2;
 /** Most requests in one command message. */
 export const MAX_BATCH = 64;
 
@@ -41,10 +55,12 @@ export type CommandRequest = ForwardedRequest;
 export type CommandAnswer = ForwardedAnswer;
 
 export class CommandWireError extends Error {}
+/** A message that is not what it claims: not sealed by a node, or for another subject or command. */
+export class CommandAuthError extends CommandWireError {}
 
 /** NATS's default max_payload, and what a message needs beyond its requests' own bytes. */
 const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
-const MESSAGE_OVERHEAD = 4096;
+const MESSAGE_OVERHEAD = 4096 + SEAL_OVERHEAD;
 
 /**
  * An upper bound of a request's encoded size: its strings and body, msgpack's framing of each field, and its
@@ -62,9 +78,10 @@ const packr = new Packr({ useRecords: false, moreTypes: false });
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 const isStrings = (v: unknown): v is Record<string, string> => isObj(v) && Object.values(v).every((x) => typeof x === 'string');
 
-export function encodeRequests(reqs: readonly CommandRequest[]): Uint8Array {
+export function encodeRequests(reqs: readonly CommandRequest[], sentAt = Date.now()): Uint8Array {
   return packr.pack({
     v: COMMAND_VERSION,
+    t: sentAt,
     q: reqs.map((r) => ({ m: r.method, p: r.path, s: r.query, h: r.headers, ...(r.body === undefined ? {} : { b: r.body }), ip: r.ip, t: r.receivedAt, ...(r.hints === undefined ? {} : { x: r.hints }) })),
   });
 }
@@ -82,9 +99,15 @@ function unpack(bytes: Uint8Array): Record<string, unknown> {
 }
 
 export function decodeRequests(bytes: Uint8Array): CommandRequest[] {
+  return decodeRequestBatch(bytes).reqs;
+}
+
+/** A request batch and when its gateway sent it. */
+export function decodeRequestBatch(bytes: Uint8Array): { sentAt: number; reqs: CommandRequest[] } {
   const v = unpack(bytes);
+  if (typeof v.t !== 'number' || !Number.isFinite(v.t)) throw new CommandWireError('bad time t');
   if (!Array.isArray(v.q) || v.q.length === 0 || v.q.length > MAX_BATCH) throw new CommandWireError('bad request list q');
-  return v.q.map((x: unknown, i: number): CommandRequest => {
+  const reqs = v.q.map((x: unknown, i: number): CommandRequest => {
     if (!isObj(x)) throw new CommandWireError(`request ${i}: not an object`);
     const { m, p, s, h, b, ip, t } = x;
     if (typeof m !== 'string' || typeof p !== 'string' || typeof s !== 'string' || typeof ip !== 'string' || typeof t !== 'number' || !isStrings(h)) {
@@ -95,6 +118,34 @@ export function decodeRequests(bytes: Uint8Array): CommandRequest[] {
     if (x.x !== undefined) req.hints = x.x;
     return req;
   });
+  return { sentAt: v.t, reqs };
+}
+
+/** The context a command message is sealed in: its subject (which names the term). */
+const commandParts = (subject: string) => ['command', subject];
+/** The context an answer is sealed in: the command's subject and nonce (it answers that message only). */
+const answerParts = (subject: string, nonce: string) => ['answer', subject, nonce];
+
+/** A request batch sealed for `subject` (seal.ts); `nonce` names the message. */
+export function sealRequests(keys: ClusterKeys, subject: string, reqs: readonly CommandRequest[], sentAt = Date.now()): { bytes: Uint8Array; nonce: string } {
+  const bytes = keys.seal('commands', commandParts(subject), encodeRequests(reqs, sentAt));
+  return { bytes, nonce: nonceOf(bytes) };
+}
+
+/** The plaintext of a command message sealed for `subject`, or undefined when it was not (forged, another subject). */
+export function openRequests(keys: ClusterKeys, subject: string, bytes: Uint8Array): Uint8Array | undefined {
+  return keys.open('commands', commandParts(subject), bytes);
+}
+
+export function sealAnswers(keys: ClusterKeys, subject: string, nonce: string, answers: readonly CommandAnswer[]): Uint8Array {
+  return keys.seal('answers', answerParts(subject, nonce), encodeAnswers(answers));
+}
+
+/** The answers to the command `nonce` sent on `subject`; throws CommandWireError when the message is not that command's answer. */
+export function openAnswers(keys: ClusterKeys, subject: string, nonce: string, bytes: Uint8Array, expected: number): CommandAnswer[] {
+  const plain = keys.open('answers', answerParts(subject, nonce), bytes);
+  if (plain === undefined) throw new CommandAuthError('an answer not sealed by the sequencer for this command');
+  return decodeAnswers(plain, expected);
 }
 
 export function encodeAnswers(answers: readonly CommandAnswer[]): Uint8Array {
@@ -132,6 +183,8 @@ export interface ForwarderStats {
   requests: number;
   /** Requests no sequencer answered (none subscribed, a timeout, a malformed answer). */
   unanswered: number;
+  /** Answer messages refused: not sealed by a node for the command they answered (a forgery, a stray). */
+  refusedAnswers: number;
 }
 
 /**
@@ -143,11 +196,13 @@ export class CommandForwarder {
   private queue: Waiting[] = [];
   private scheduled = false;
   private closed = false;
-  readonly stats: ForwarderStats = { messages: 0, requests: 0, unanswered: 0 };
+  readonly stats: ForwarderStats = { messages: 0, requests: 0, unanswered: 0, refusedAnswers: 0 };
+  private readonly refusals: RefusalLogger;
 
   /** `term`: under a lease, the holder's term as last read (undefined: no holder known, nothing is sent). */
   constructor(private readonly o: { settings: StreamSettings; logger: Logger; timeoutMs: number; link?: NatsLink; term?: () => number | undefined }) {
     this.link = o.link;
+    this.refusals = new RefusalLogger((d, m) => o.logger.error(d, m));
   }
 
   /** Where commands go now; undefined under a lease nobody is known to hold. */
@@ -214,12 +269,19 @@ export class CommandForwarder {
     const link = this.link;
     const subject = this.subject();
     if (link !== undefined && subject !== undefined && !this.closed) {
+      const { keys } = this.o.settings;
+      const { bytes, nonce } = sealRequests(keys, subject, batch.map((w) => w.req));
       try {
-        const reply = await link.nc.request(subject, encodeRequests(batch.map((w) => w.req)), { timeout: this.o.timeoutMs });
-        answers = decodeAnswers(reply.data, batch.length);
+        const reply = await link.nc.request(subject, bytes, { timeout: this.o.timeoutMs });
+        answers = openAnswers(keys, subject, nonce, reply.data, batch.length);
       } catch (err) {
-        // No responders (no sequencer holds the subject), a timeout, a malformed answer: the client retries.
-        this.o.logger.warn({ err: (err as Error).message, requests: batch.length }, 'no sequencer answered forwarded requests');
+        if (err instanceof CommandAuthError) {
+          this.stats.refusedAnswers++;
+          this.refusals.refused('forged-answer', { subject, requests: batch.length }, 'refused an answer not sealed by the sequencer for its command (counted: pm_gateway_refused_answers)');
+        } else {
+          // No responders (no sequencer holds the subject), a timeout, a malformed answer: the client retries.
+          this.o.logger.warn({ err: (err as Error).message, requests: batch.length }, 'no sequencer answered forwarded requests');
+        }
       }
     }
     if (answers === undefined) this.stats.unanswered += batch.length;
@@ -236,39 +298,70 @@ export class CommandServer {
   private sub: Subscription | undefined;
   private closed = false;
   private readonly inFlight = new Set<Promise<void>>();
-  /** Command messages answered, and refused as malformed. */
-  readonly stats = { messages: 0, requests: 0, malformed: 0 };
+  /**
+   * Command messages answered; refused as malformed (sealed by a node, unreadable: a bug or another build);
+   * refused as not what they claim (not sealed for this subject, outside the replay window, replayed).
+   */
+  readonly stats = { messages: 0, requests: 0, malformed: 0, refused: 0 };
+  private readonly refusals: RefusalLogger;
+  private readonly seen: ReplayWindow;
 
-  /** `term`: under a lease, the term this sequencer holds (it takes that term's subject only). */
-  constructor(private readonly o: { settings: StreamSettings; logger: Logger; handle: (reqs: CommandRequest[]) => Promise<CommandAnswer[]>; link?: NatsLink; term?: number }) {
+  /**
+   * `term`: under a lease, the term this sequencer holds (it takes that term's subject only).
+   * `replayWindowMs`: how far a command's sending time may be from this node's clock (default REPLAY_WINDOW_MS).
+   */
+  constructor(private readonly o: { settings: StreamSettings; logger: Logger; handle: (reqs: CommandRequest[]) => Promise<CommandAnswer[]>; link?: NatsLink; term?: number; replayWindowMs?: number }) {
     this.link = o.link;
+    this.refusals = new RefusalLogger((d, m) => o.logger.error(d, m));
+    this.seen = new ReplayWindow(o.replayWindowMs ?? REPLAY_WINDOW_MS);
+  }
+
+  /** A command message as it arrived: its requests, or undefined when refused (counted and logged). */
+  receive(subject: string, data: Uint8Array, now = Date.now()): { reqs: CommandRequest[]; nonce: string } | undefined {
+    const plain = openRequests(this.o.settings.keys, subject, data);
+    if (plain === undefined) return this.refuse('forged-command', { subject, bytes: data.length }, 'refused a command not sealed by a gateway for this subject');
+    let batch: { sentAt: number; reqs: CommandRequest[] };
+    try {
+      batch = decodeRequestBatch(plain);
+    } catch (e) {
+      // Unanswered: the gateway times out and answers 503; the message is logged for the operator.
+      this.stats.malformed++;
+      this.o.logger.error({ err: (e as Error).message }, 'malformed command message refused');
+      return undefined;
+    }
+    const nonce = nonceOf(data);
+    const window = this.seen.windowMs;
+    if (Math.abs(now - batch.sentAt) > window) return this.refuse('stale-command', { subject, skewMs: now - batch.sentAt, windowMs: window }, 'refused a command sent outside the replay window (a replay, or clocks apart)');
+    if (!this.seen.first(nonce, now)) return this.refuse('replayed-command', { subject }, 'refused a command seen before (a replay)');
+    return { reqs: batch.reqs, nonce };
+  }
+
+  private refuse(kind: string, detail: Record<string, unknown>, msg: string): undefined {
+    this.stats.refused++;
+    this.refusals.refused(kind, detail, `${msg} (counted: pm_commands_refused)`);
+    return undefined;
   }
 
   /** Resolves once subscribed (or closed first). */
   async start(): Promise<void> {
     this.link ??= await openNatsLink(this.o.settings, this.o.logger, () => this.closed, 'pm-sequencer-commands');
     if (this.link === undefined || this.closed) return;
-    this.sub = this.link.nc.subscribe(commandSubject(this.o.settings.stream, this.o.term), {
+    const subject = commandSubject(this.o.settings.stream, this.o.term);
+    this.sub = this.link.nc.subscribe(subject, {
       queue: 'sequencer',
       callback: (err, msg) => {
         if (err !== null) {
           this.o.logger.warn({ err }, 'command subscription error');
           return;
         }
-        let reqs: CommandRequest[];
-        try {
-          reqs = decodeRequests(msg.data);
-        } catch (e) {
-          // Unanswered: the gateway times out and answers 503; the message is logged for the operator.
-          this.stats.malformed++;
-          this.o.logger.error({ err: (e as Error).message }, 'malformed command message refused');
-          return;
-        }
+        const got = this.receive(subject, msg.data);
+        if (got === undefined) return;
+        const { reqs, nonce } = got;
         this.stats.messages++;
         this.stats.requests += reqs.length;
         const done = this.o.handle(reqs).then(
           (answers) => {
-            msg.respond(encodeAnswers(answers));
+            msg.respond(sealAnswers(this.o.settings.keys, subject, nonce, answers));
           },
           (e: unknown) => this.o.logger.error({ err: e }, 'forwarded requests failed'),
         );
@@ -285,5 +378,38 @@ export class CommandServer {
     this.sub?.unsubscribe();
     await Promise.all([...this.inFlight]);
     if (this.o.link === undefined) await this.link?.close().catch(() => undefined);
+  }
+}
+
+/**
+ * How far a command's sending time may be from the sequencer's clock. Commands outside it are refused, and
+ * a nonce needs remembering only while a message carrying it could still be inside it. The nodes' clocks
+ * must agree within it (NTP); a gateway that waited longer has answered its client 503 anyway
+ * (cluster.forwardTimeoutMs, 5 s by default).
+ */
+export const REPLAY_WINDOW_MS = 10_000;
+
+/**
+ * The nonces of the commands taken, remembered for at least twice the window (a command is taken only within
+ * `windowMs` of its sending time, so a replay comes at most 2 windows after the original): two generations,
+ * the older dropped every 2 windows. Bounded by the commands one sequencer takes in 4 windows.
+ */
+class ReplayWindow {
+  private current = new Set<string>();
+  private previous = new Set<string>();
+  private rotatedAt = Date.now();
+
+  constructor(readonly windowMs: number) {}
+
+  /** True the first time `nonce` is seen (and remembers it). */
+  first(nonce: string, now: number): boolean {
+    if (now - this.rotatedAt >= 2 * this.windowMs) {
+      this.previous = this.current;
+      this.current = new Set();
+      this.rotatedAt = now;
+    }
+    if (this.current.has(nonce) || this.previous.has(nonce)) return false;
+    this.current.add(nonce);
+    return true;
   }
 }

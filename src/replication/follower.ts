@@ -4,6 +4,13 @@
  * (journal/replication-log.ts), and then tells the read side (replica-engine.ts: books, projections, the
  * order index, API keys) what the batch held, in journal order.
  *
+ * Forgeries first (docs/decisions.md, "The cluster's threat model"): a message on a subject other than the
+ * stream's own (`<stream lowercased>.batches`: one added to the stream by someone who could update it), or
+ * whose authenticator fails (wire.ts: not made with the nodes' key for that subject), is skipped: never
+ * applied, counted (`pm_replica_forged`) and logged at most every 10 s. It does not stop the follower, or
+ * anyone who can publish to the stream could halt every replica; the records that follow it are checked as
+ * usual (an authentic record's rseq says where it belongs).
+ *
  * Checks, in order: the message decodes as a batch of a known version (wire.ts); its rseq is not one
  * already applied (a duplicate is skipped: a redelivery after a reconnect); its term is not older than the
  * highest one applied (a deposed sequencer's record that reached the stream some other way); its rseq is
@@ -29,8 +36,9 @@ import { metaKeys } from '../journal/keys.ts';
 import { readJournal } from '../journal/recovery.ts';
 import { applyReplicatedBatches, type ReplicatedBatch } from '../journal/replication-log.ts';
 import type { Logger } from '../runtime/log.ts';
-import { openNatsLink, streamLastRseq, type NatsLink, type StreamSettings } from './nats-link.ts';
-import { decodeBatch, WireError } from './wire.ts';
+import { openNatsLink, streamLastRseq, subjectOf, type NatsLink, type StreamSettings } from './nats-link.ts';
+import { RefusalLogger } from './seal.ts';
+import { decodeBatch, WireAuthError, WireError } from './wire.ts';
 
 const MAX_GROUP = 512;
 /** How often the stream's last sequence is read for the lag figures. */
@@ -62,6 +70,7 @@ export interface FollowerStats {
   lagBatches: number;
   lagSeconds: number;
   refused: number;
+  forged: number;
 }
 
 export class Follower {
@@ -71,7 +80,11 @@ export class Follower {
   appliedTerm: number;
   /** Why the follower stopped, once it refused a record. */
   refusal: string | undefined;
+  /** Messages skipped as forgeries (another subject, a failed authenticator). */
+  forged = 0;
   private readonly queue: Uint8Array[] = [];
+  private readonly subject: string;
+  private readonly forgeries: RefusalLogger;
   private applying = false;
   private streamPending = 0;
   /** The stream's last sequence (rseq) when it was last read (LAG_POLL_MS). */
@@ -91,6 +104,8 @@ export class Follower {
     this.appliedSeq = (o.store.meta.get(metaKeys.journalSeq) as number | undefined) ?? 0;
     this.appliedTerm = (o.store.meta.get(metaKeys.replicationTerm) as number | undefined) ?? 0;
     this.link = o.link;
+    this.subject = subjectOf(o.settings.stream);
+    this.forgeries = new RefusalLogger((d, m) => o.logger.error(d, m));
   }
 
   start(): void {
@@ -107,6 +122,7 @@ export class Follower {
       lagBatches,
       lagSeconds: lagBatches > 0 && this.lastT > 0 ? Math.max(0, (Date.now() - this.lastT) / 1000) : 0,
       refused: this.refusal === undefined ? 0 : 1,
+      forged: this.forged,
     };
   }
 
@@ -117,6 +133,58 @@ export class Follower {
     await this.running?.catch(() => undefined);
     await this.whenIdle();
     if (this.o.link === undefined) await this.link?.close().catch(() => undefined);
+  }
+
+  /**
+   * Resolves true once everything the stream held when this was called is applied (the stream's last sequence
+   * read after the call: one read shared by the callers that arrive while another is under way), false when
+   * that cannot be told within `timeoutMs` (NATS away, the stream not applied in time, the follower stopped).
+   * A gateway asks before it refuses a key it does not hold (edge/forward.ts).
+   */
+  async caughtUp(timeoutMs: number): Promise<boolean> {
+    const until = Date.now() + timeoutMs;
+    let last: number;
+    try {
+      last = await Promise.race([this.freshLast(), new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), timeoutMs).unref())]);
+    } catch {
+      return false;
+    }
+    while (this.appliedRseq < last) {
+      if (this.refusal !== undefined || this.closed || Date.now() >= until) return false;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    return true;
+  }
+
+  private lastRead: Promise<number> | undefined;
+  private nextRead: Promise<number> | undefined;
+
+  /** The stream's last sequence as read by a request sent after this call (coalesced). */
+  private freshLast(): Promise<number> {
+    const link = this.link;
+    if (link === undefined || this.closed) return Promise.reject(new Error('not connected'));
+    const read = () => streamLastRseq(link.jsm, this.o.settings.stream);
+    if (this.lastRead === undefined) {
+      const p = read().finally(() => {
+        if (this.lastRead === p) this.lastRead = undefined;
+      });
+      this.lastRead = p;
+      return p;
+    }
+    // A read is under way, sent before this call: the next one, shared by everyone who waits for it.
+    if (this.nextRead === undefined) {
+      const after = this.lastRead.catch(() => 0);
+      const p = after.then(() => {
+        this.nextRead = undefined;
+        const q = read().finally(() => {
+          if (this.lastRead === q) this.lastRead = undefined;
+        });
+        this.lastRead = q;
+        return q;
+      });
+      this.nextRead = p;
+    }
+    return this.nextRead;
   }
 
   /** Resolves when nothing is queued or being applied. */
@@ -136,9 +204,10 @@ export class Follower {
     }
   }
 
-  /** A message from the stream; `pending`: how many more the stream holds for this consumer. */
-  receive(data: Uint8Array, pending = 0): void {
+  /** A message from the stream on `subject`; `pending`: how many more the stream holds for this consumer. */
+  receive(data: Uint8Array, pending = 0, subject = this.subject): void {
     if (this.refusal !== undefined || this.closed) return;
+    if (subject !== this.subject) return this.skipForged(`a message on ${subject}, not the stream's subject ${this.subject}`, { subject });
     this.queue.push(data);
     this.streamPending = pending;
     if (!this.applying) void this.applyQueued();
@@ -164,7 +233,7 @@ export class Follower {
         this.lastWarning = undefined;
         for await (const m of this.messages) {
           if (this.closed || this.refusal !== undefined) break;
-          this.receive(m.data, m.info.pending);
+          this.receive(m.data, m.info.pending, m.subject);
         }
       } catch (err) {
         if (this.closed) return;
@@ -175,6 +244,11 @@ export class Follower {
       }
       await new Promise((r) => setTimeout(r, 250));
     }
+  }
+
+  private skipForged(why: string, detail: Record<string, unknown>): void {
+    this.forged++;
+    this.forgeries.refused('forged-record', { ...detail, appliedRseq: this.appliedRseq }, `skipped a forged journal record: ${why} (counted: pm_replica_forged)`);
   }
 
   private refuse(why: string, detail: Record<string, unknown>): void {
@@ -197,8 +271,12 @@ export class Follower {
           const data = this.queue.shift()!;
           let b: ReplicatedBatch;
           try {
-            b = decodeBatch(data);
+            b = decodeBatch(data, this.o.settings.keys, this.subject);
           } catch (e) {
+            if (e instanceof WireAuthError) {
+              this.skipForged(e.message, { after: rseq });
+              continue;
+            }
             if (!(e instanceof WireError)) throw e;
             this.refuse(`corrupt batch (${e.message})`, { after: rseq });
             break;

@@ -12,11 +12,25 @@
  *   watching it  a standby reads the key every pollMs (2.9 leaves no delete marker when a key expires, so
  *                a watcher would not hear of it)
  *
+ * The value is authenticated (docs/decisions.md, "The cluster's threat model"): stored as JSON
+ * `{node, url, term, mac}`, `mac` the base64 of seal.ts's `lease` authenticator over the bucket, the key and
+ * the three fields, so only a node can write a value another node believes. A value whose authenticator fails
+ * (written by someone who could reach the bucket without the nodes' key) is a forgery, counted
+ * (`LeaseStore.forged`, /metrics `pm_lease_forged`) and logged, and it is nobody's lease:
+ *   - no node names its URL (a replica's 421) or sends commands to its term (a gateway);
+ *   - a holder whose renewal was refused because a forgery replaced its value writes its own back over it at
+ *     once: a forged value never deposes the sequencer;
+ *   - a sequencer starting up takes the key over a forgery; a standby does not take it from one (it takes
+ *     the lease only once the key is absent, so a forgery cannot trigger a takeover while the holder lives).
+ * The key's absence cannot be authenticated: deleting it or the bucket is kept from every role but the
+ * sequencer's by NATS's permissions (tools/nats-config.ts).
+ *
  * Only replication/ imports the NATS clients; the roles that use this are wired in cluster.ts.
  */
 import { Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from '../runtime/log.ts';
 import type { NatsLink } from './nats-link.ts';
+import type { ClusterKeys } from './seal.ts';
 
 export const LEASE_KEY = 'sequencer';
 export const leaseBucketOf = (stream: string) => `${stream.toLowerCase()}_cluster`;
@@ -39,42 +53,88 @@ export interface LeaseTimes {
 const isValue = (v: unknown): v is LeaseValue =>
   typeof v === 'object' && v !== null && typeof (v as LeaseValue).node === 'string' && typeof (v as LeaseValue).url === 'string' && Number.isSafeInteger((v as LeaseValue).term) && (v as LeaseValue).term > 0;
 
+/** What the key holds: an authentic holder, or a forgery (a value the nodes did not write) at its revision. */
+export type LeaseRead = { value: LeaseValue; revision: number; forged?: undefined } | { forged: true; revision: number; value?: undefined };
+
 /** The bucket: read, take and renew the key. */
 export class LeaseStore {
-  private constructor(private readonly kv: KV) {}
+  /** Forged values read, since start. */
+  forged = 0;
+  private lastForgedRevision = 0;
 
-  static async open(link: NatsLink, stream: string, replicas: number, ttlMs: number): Promise<LeaseStore> {
-    const kv = await new Kvm(link.js).create(leaseBucketOf(stream), { history: 1, ttl: ttlMs, replicas });
-    return new LeaseStore(kv);
+  private constructor(
+    private readonly kv: KV,
+    private readonly keys: ClusterKeys,
+    private readonly bucket: string,
+    private readonly logger?: Logger,
+  ) {}
+
+  /**
+   * The bucket, created when missing if `create` (the sequencer's and standby's user may create it; a
+   * gateway's or replica's only reads it, and reads nothing until a sequencer has created it).
+   */
+  static async open(link: NatsLink, stream: string, replicas: number, ttlMs: number, keys: ClusterKeys, logger?: Logger, create = true): Promise<LeaseStore> {
+    const kvm = new Kvm(link.js);
+    const kv = create ? await kvm.create(leaseBucketOf(stream), { history: 1, ttl: ttlMs, replicas }) : await kvm.open(leaseBucketOf(stream));
+    return new LeaseStore(kv, keys, leaseBucketOf(stream), logger);
   }
 
-  /** The holder and the key's revision; undefined when nobody holds it. */
-  async read(): Promise<{ value: LeaseValue; revision: number } | undefined> {
+  private macOf(v: LeaseValue): string {
+    return this.keys.mac('lease', [this.bucket, LEASE_KEY, v.node, v.url, v.term]).toString('base64');
+  }
+
+  private encode(v: LeaseValue): string {
+    return JSON.stringify({ node: v.node, url: v.url, term: v.term, mac: this.macOf(v) });
+  }
+
+  /** The holder and the key's revision; undefined when nobody holds it; `forged` when its value is not a node's. */
+  async read(): Promise<LeaseRead | undefined> {
     const e = await this.kv.get(LEASE_KEY);
     if (e === null || e.operation !== 'PUT') return undefined;
     let v: unknown;
     try {
       v = e.json();
     } catch {
-      return undefined;
+      v = undefined;
     }
-    return isValue(v) ? { value: v, revision: e.revision } : undefined;
+    if (isValue(v)) {
+      const value: LeaseValue = { node: v.node, url: v.url, term: v.term };
+      const mac = (v as { mac?: unknown }).mac;
+      if (typeof mac === 'string' && this.keys.verify('lease', Buffer.from(mac, 'base64'), [this.bucket, LEASE_KEY, value.node, value.url, value.term])) return { value, revision: e.revision };
+    }
+    // Counted once per revision however often it is read.
+    if (e.revision !== this.lastForgedRevision) {
+      this.lastForgedRevision = e.revision;
+      this.forged++;
+      this.logger?.error({ revision: e.revision, bucket: this.bucket }, 'the sequencer lease holds a value not written by a node (forged): nobody\'s lease (counted: pm_lease_forged)');
+    }
+    return { forged: true, revision: e.revision };
   }
 
   /** Takes the key if nobody holds it: its revision, or undefined when another node does. */
   async create(value: LeaseValue): Promise<number | undefined> {
     try {
-      return await this.kv.create(LEASE_KEY, JSON.stringify(value));
+      return await this.kv.create(LEASE_KEY, this.encode(value));
     } catch (err) {
       if (/wrong last sequence|key exists/i.test((err as Error).message)) return undefined;
       throw err;
     }
   }
 
+  /**
+   * Takes the key if nobody holds it or a forgery does (written over at its revision, so a node that got there
+   * first still wins): its revision, or undefined when another node holds it.
+   */
+  async take(value: LeaseValue, timeoutMs: number): Promise<number | undefined> {
+    const cur = await this.read();
+    if (cur === undefined) return this.create(value);
+    return cur.forged === true ? this.update(value, cur.revision, timeoutMs) : undefined;
+  }
+
   /** Renews the key at `revision`: the new revision, or undefined when the key moved (another holder). */
   async update(value: LeaseValue, revision: number, timeoutMs: number): Promise<number | undefined> {
     try {
-      return await this.kv.update(LEASE_KEY, JSON.stringify(value), revision, timeoutMs);
+      return await this.kv.update(LEASE_KEY, this.encode(value), revision, timeoutMs);
     } catch (err) {
       if (/wrong last sequence/i.test((err as Error).message)) return undefined;
       throw err;
@@ -136,9 +196,16 @@ export class LeaseHolder {
     // The server writes the key after this moment, so its TTL runs out no sooner than ttlMs from it.
     const sent = Date.now();
     try {
-      const rev = await this.store.update(this.value, this.revision, this.times.renewMs);
+      let rev = await this.store.update(this.value, this.revision, this.times.renewMs);
       if (this.lost !== undefined) return;
-      if (rev === undefined) return this.lose('another node holds the lease');
+      if (rev === undefined) {
+        // Refused: another node holds it, or a forgery replaced this holder's value (written back over it).
+        const cur = await this.store.read();
+        if (cur?.forged === true) rev = await this.store.update(this.value, cur.revision, this.times.renewMs);
+        if (this.lost !== undefined) return;
+        if (rev === undefined) return this.lose('another node holds the lease');
+        this.logger.warn({ term: this.value.term }, 'a forged lease value replaced this holder\'s: written back over it');
+      }
       this.revision = rev;
       this.lastRenewed = sent;
     } catch (err) {
@@ -157,9 +224,9 @@ export class LeaseHolder {
 export class LeaseWatcher {
   private timer: NodeJS.Timeout | undefined;
   private reading = false;
-  /** The holder at the last read; undefined when nobody held it (or before the first read). */
+  /** The holder at the last read; undefined when nobody held it, a forgery did (or before the first read). */
   holder: LeaseValue | undefined;
-  /** Whether the last read found the key absent (undefined before the first read). */
+  /** Whether the last read found the key absent (undefined before the first read); a forgery is not absence. */
   vacant: boolean | undefined;
   /** The highest term seen in the lease. */
   highestTerm = 0;
@@ -188,7 +255,7 @@ export class LeaseWatcher {
       const cur = await this.store.read();
       this.holder = cur?.value;
       this.vacant = cur === undefined;
-      if (cur !== undefined) this.highestTerm = Math.max(this.highestTerm, cur.value.term);
+      if (cur?.value !== undefined) this.highestTerm = Math.max(this.highestTerm, cur.value.term);
       this.onRead?.();
     } catch {
       // NATS away: what was seen stays; the next read tries again.

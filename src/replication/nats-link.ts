@@ -11,15 +11,45 @@
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, RetentionPolicy, StorageType, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import type { Logger } from '../runtime/log.ts';
+import type { ClusterKeys } from './seal.ts';
 
-export interface StreamSettings {
+/** How a node reaches NATS. */
+export interface NatsSettings {
   natsUrl: string;
-  /** The NATS user and password to connect as; empty: none (the server's permissions decide what each may publish). */
+  /**
+   * The NATS user and password to connect as (tools/nats-config.ts makes one per role, with the least
+   * permissions it needs). Without a user a node refuses to connect unless `insecure` (a test's set-up).
+   */
   user?: string;
   password?: string;
+  /** cluster.insecure: a connection with no credentials is allowed (tests only; logged loudly at start). */
+  insecure?: boolean;
+}
+
+export interface StreamSettings extends NatsSettings {
   stream: string;
   /** JetStream replication factor (1 on one server, 3 on a cluster). */
   replicas: number;
+  /** The cluster's purpose keys (seal.ts): every record, command, answer and lease value is authenticated with them. */
+  keys: ClusterKeys;
+}
+
+export class InsecureNatsError extends Error {}
+
+/**
+ * Where this connection's request replies arrive: `_INBOX_<user>` with a user (tools/nats-config.ts lets each
+ * user subscribe to its own prefix only, so no other role reads its answers), NATS's default without one.
+ */
+export const inboxPrefixOf = (user: string | undefined) => (user ? `_INBOX_${user}` : '_INBOX');
+
+/** Refuses settings that would connect with no credentials outside a test (cluster.insecure). */
+export function checkCredentials(s: NatsSettings): void {
+  if (!s.user && s.insecure !== true) {
+    throw new InsecureNatsError(
+      'a clustered node needs NATS credentials (cluster.natsUser / NATS_USER and its password: tools/nats-config.ts writes them); ' +
+        'only a test may connect without any (cluster.insecure: true or NATS_INSECURE=1)',
+    );
+  }
 }
 
 export const subjectOf = (stream: string) => `${stream.toLowerCase()}.batches`;
@@ -35,7 +65,8 @@ export interface NatsLink {
  * Connects (retrying until `isClosed()`), reconnecting without limit afterwards. Resolves undefined when
  * closed before a first connection.
  */
-export async function openNatsLink(s: StreamSettings, log: Logger, isClosed: () => boolean, name: string): Promise<NatsLink | undefined> {
+export async function openNatsLink(s: NatsSettings, log: Logger, isClosed: () => boolean, name: string): Promise<NatsLink | undefined> {
+  checkCredentials(s);
   let warned = false;
   for (;;) {
     if (isClosed()) return undefined;
@@ -43,7 +74,7 @@ export async function openNatsLink(s: StreamSettings, log: Logger, isClosed: () 
       // noAsyncTraces: otherwise the client builds an Error (a stack capture) for every publish's acknowledgement
       // request, a few percent of a sequencer's main thread under load.
       const credentials = s.user ? { user: s.user, pass: s.password ?? '' } : {};
-      const nc = await connect({ servers: s.natsUrl, name, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2000, noAsyncTraces: true, ...credentials });
+      const nc = await connect({ servers: s.natsUrl, name, maxReconnectAttempts: -1, reconnectTimeWait: 250, timeout: 2000, noAsyncTraces: true, inboxPrefix: inboxPrefixOf(s.user), ...credentials });
       log.info({ natsUrl: s.natsUrl }, 'connected to NATS');
       void (async () => {
         for await (const st of nc.status()) {
@@ -62,7 +93,7 @@ export async function openNatsLink(s: StreamSettings, log: Logger, isClosed: () 
 }
 
 /** Creates the stream if missing (file storage, limits retention: kept whole, the replicas' catch-up). */
-export async function ensureStream(jsm: JetStreamManager, s: StreamSettings): Promise<void> {
+export async function ensureStream(jsm: JetStreamManager, s: Pick<StreamSettings, 'stream' | 'replicas'>): Promise<void> {
   try {
     await jsm.streams.info(s.stream);
     return;

@@ -9,6 +9,8 @@
  * back from LMDB when their turn comes. The same read refills after a restart: the stream's last sequence
  * is the last confirmed rseq (nats-link.ts), and publishing resumes after it.
  *
+ * Each record's message carries its authenticator (wire.ts, one HMAC per record, made as it is encoded).
+ *
  * Ordering and exactly-once. Up to WINDOW publishes are in flight on the one connection; each carries
  * `Nats-Msg-Id: r<rseq>` (a republish inside the duplicate window is acknowledged as a duplicate) and the
  * expectation that the stream's last sequence is rseq - 1, so the server stores nothing out of order and
@@ -162,7 +164,7 @@ export class Publisher {
 
   private entry(rseq: number, b = readReplicatedBatch(this.o.store, rseq)): Entry {
     if (b === undefined) throw new Error(`replication log has no record ${rseq}`);
-    return { bytes: encodeBatch(b), id: messageIdOf(b), journalLast: b.j?.[1] ?? 0 };
+    return { bytes: encodeBatch(b, this.o.settings.keys, this.subject), id: messageIdOf(b), journalLast: b.j?.[1] ?? 0 };
   }
 
   private async run(): Promise<void> {

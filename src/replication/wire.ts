@@ -1,12 +1,17 @@
 /**
  * The wire format of a replicated batch, one JetStream message per replication-log record
- * (journal/replication-log.ts): the first 8 bytes of the SHA-256 of the body, then the body, msgpack
- * (msgpackr, the encoder lmdb-js itself uses) of
+ * (journal/replication-log.ts): the record's authenticator (seal.ts `mac` with the `records` key, 32 bytes,
+ * over the stream's subject and the body), then the body, msgpack (msgpackr, the encoder lmdb-js itself
+ * uses) of
  *
- *   { v: 2, r, T?, t, j?, e?, f?, p?, rows?, a? }
+ *   { v: 3, r, T?, t, j?, e?, f?, p?, rows?, a? }
  *
- *   v     format version: 2 is written, 1 and 2 are read (1 is 2 without terms); a replica refuses any other
- *         (it cannot know what an unknown version means)
+ *   v     format version: 3 is written and read; a replica refuses any other (it cannot know what an
+ *         unknown version means). Versions 1 and 2 carried an unkeyed digest that anyone could compute, so
+ *         a record of theirs proves nothing and is refused like a forgery: a stream written by an older
+ *         build is replaced, not read (README "Running more than one node": delete the stream and restart
+ *         the sequencer, which publishes its whole replication log again; the stores' own logs hold
+ *         records, not wire bytes, and are unchanged)
  *   r     replication sequence: consecutive from 1, the message id (`Nats-Msg-Id: r<r>`, or `T<T>.r<r>` with a
  *         term: a deposed sequencer's record is never taken for the new term's of the same rseq) so a
  *         republish is deduplicated by the stream
@@ -20,16 +25,20 @@
  *   rows  the rows the batch put beside its events (orders, balances, markets, trades, net deposits)
  *   a     catalog / index / profile / API-key / midpoint-sample / reward-accrual writes: [db, key, value] puts, [db, key] removes
  *
- * decodeBatch checks the digest and the shape, so a corrupt message is refused before anything reads it
- * (a flipped bit inside a value would otherwise decode as another value).
+ * The authenticator binds the subject, so a record copied onto another subject (another stream's) fails, and
+ * the body, which names its rseq and term, so a record cannot stand at another place in the stream. One
+ * HMAC per record, computed once as it commits (publisher.ts's outbox keeps the bytes).
+ *
+ * decodeBatch checks the authenticator and the shape, so a forged or corrupt message is refused before
+ * anything reads it (a flipped bit inside a value would otherwise decode as another value).
  */
-import { createHash } from 'node:crypto';
 import { Packr } from 'msgpackr';
 import type { ReplicatedBatch } from '../journal/replication-log.ts';
+import { MAC_BYTES, type ClusterKeys } from './seal.ts';
 
-export const WIRE_VERSION = 2;
+export const WIRE_VERSION = 3;
 /** Versions this build reads. */
-const READS = [1, 2];
+const READS = [3];
 
 export class WireError extends Error {}
 
@@ -37,25 +46,28 @@ export class WireError extends Error {}
 // msgpackr's encoding (as lmdb-js stores it), so a value round-trips exactly into the replica's tables.
 const packr = new Packr({ useRecords: false, moreTypes: false });
 
-const DIGEST_BYTES = 8;
-const digestOf = (body: Uint8Array) => createHash('sha256').update(body).digest().subarray(0, DIGEST_BYTES);
+/** Thrown for a record that is not authenticated by the nodes' key for this subject. */
+export class WireAuthError extends WireError {}
 
 /** The stream's message id of a record: a term's records never share an id with another term's. */
 export const messageIdOf = (b: Pick<ReplicatedBatch, 'r' | 'T'>) => (b.T === undefined ? `r${b.r}` : `T${b.T}.r${b.r}`);
 
-export function encodeBatch(b: ReplicatedBatch): Uint8Array {
+/** The message of record `b` on the stream's `subject` (nats-link.ts subjectOf). */
+export function encodeBatch(b: ReplicatedBatch, keys: ClusterKeys, subject: string): Uint8Array {
   const body = packr.pack({ v: WIRE_VERSION, ...b });
-  return Buffer.concat([digestOf(body), body]);
+  return Buffer.concat([keys.mac('records', [subject], body), body]);
 }
 
 const isSeq = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
 const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 
-/** Decodes and checks a batch; throws WireError naming what is wrong. */
-export function decodeBatch(bytes: Uint8Array): ReplicatedBatch {
-  if (bytes.length <= DIGEST_BYTES) throw new WireError('too short');
-  const body = bytes.subarray(DIGEST_BYTES);
-  if (!Buffer.from(bytes.buffer, bytes.byteOffset, DIGEST_BYTES).equals(digestOf(body))) throw new WireError('digest mismatch');
+/** Decodes and checks a batch that arrived on `subject`; throws WireError naming what is wrong. */
+export function decodeBatch(bytes: Uint8Array, keys: ClusterKeys, subject: string): ReplicatedBatch {
+  if (bytes.length <= MAC_BYTES) throw new WireError('too short');
+  const body = bytes.subarray(MAC_BYTES);
+  if (!keys.verify('records', bytes.subarray(0, MAC_BYTES), [subject], body)) {
+    throw new WireAuthError(`not authenticated by the nodes' key for ${subject} (forged, another stream's, or written by a build before wire version 3)`);
+  }
   let v: unknown;
   try {
     v = packr.unpack(body);
@@ -65,7 +77,7 @@ export function decodeBatch(bytes: Uint8Array): ReplicatedBatch {
   if (!isObj(v)) throw new WireError('not a batch object');
   if (!READS.includes(v.v as number)) throw new WireError(`unknown batch version ${JSON.stringify(v.v)} (this build reads ${READS.join(' and ')})`);
   if (!isSeq(v.r) || v.r < 1) throw new WireError('bad replication sequence r');
-  if (v.T !== undefined && (v.v === 1 || !isSeq(v.T) || v.T < 1)) throw new WireError('bad term T');
+  if (v.T !== undefined && (!isSeq(v.T) || v.T < 1)) throw new WireError('bad term T');
   if (typeof v.t !== 'number') throw new WireError('bad time t');
   if (v.j !== undefined) {
     const j = v.j;

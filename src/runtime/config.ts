@@ -181,6 +181,9 @@ export const ConfigSchema = Type.Object(
         natsUrl: Type.String({ minLength: 1, description: 'the NATS server (JetStream enabled) of the sequencer and replicas' }),
         natsUser: Type.String({ description: 'the NATS user this node connects as (empty: none); its permissions say what it may publish (README "Running more than one node")' }),
         natsPassword: Type.String({ description: 'that user\'s password' }),
+        insecure: Type.Boolean({
+          description: 'tests only: a clustered node may connect to NATS with no credentials (refused otherwise; logged loudly at start). NATS is not a trust boundary either way: every message is authenticated',
+        }),
         sequencerUrl: Type.String({ description: 'the sequencer\'s public URL, named by a replica when it refuses a trading or admin request' }),
         stream: Type.String({ pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'JetStream stream holding the journal batches' }),
         replicas: Type.Integer({ minimum: 1, maximum: 5, description: 'JetStream replication factor of the stream (1 on one server, 3 on a cluster)' }),
@@ -305,6 +308,7 @@ function envOverlay(env: NodeJS.ProcessEnv): Json {
   if (env.NATS_URL !== undefined) cluster.natsUrl = env.NATS_URL;
   if (env.NATS_USER !== undefined) cluster.natsUser = env.NATS_USER;
   if (env.NATS_PASSWORD !== undefined) cluster.natsPassword = env.NATS_PASSWORD;
+  if (env.NATS_INSECURE !== undefined) cluster.insecure = envBool('NATS_INSECURE', env.NATS_INSECURE);
   const failover: Json = {};
   if (env.FAILOVER !== undefined) failover.enabled = env.FAILOVER === '1' || env.FAILOVER === 'true';
   if (env.PUBLIC_URL !== undefined) failover.nodeUrl = env.PUBLIC_URL;

@@ -1,8 +1,10 @@
 /**
  * What a gateway decides and what it forwards (src/edge/forward.ts, the gateway rules of pipeline.ts), on
  * hand-mounted routes with a stand-in Authenticator and a stand-in sequencer: a route a replica serves is
- * served here; any other is forwarded as it came, or, with gatewayHints, after the HMAC, caps and schema and
- * with the hints; a key this node does not hold is forwarded, not refused; the answer is the sequencer's,
+ * served here; any other is checked here as the sequencer would (signed headers before the body, the HMAC,
+ * caps, schema) and forwarded only when it passes, with gatewayHints where the route has them; a key this
+ * node does not hold is refused once the node has caught up with the stream, and forwarded only when it
+ * cannot catch up; the answer is the sequencer's,
  * and its refusal is sent and kept here; no sequencer answers 503 with Retry-After. On the sequencer's side a
  * forwarded request runs its route's processor with the gateway's client address and hints, and its refusal
  * travels back. Over real NATS and HTTP: test/cluster.test.ts.
@@ -46,9 +48,10 @@ const auth: Authenticator = {
   l1: async () => undefined,
 };
 
-function fakeSequencer(answer: (r: ForwardedRequest) => ForwardedAnswer | undefined = () => ({ status: 200, headers: { 'X-Journal-Seq': '9' }, body: '{"ok":true}' })) {
+function fakeSequencer(answer: (r: ForwardedRequest) => ForwardedAnswer | undefined = () => ({ status: 200, headers: { 'X-Journal-Seq': '9' }, body: '{"ok":true}' }), caughtUp = true) {
   const sent: ForwardedRequest[] = [];
-  return { sent, gw: gateway(async (r) => (sent.push(r), answer(r)), (r) => (r.body?.length ?? 0) <= 100) };
+  const asked = { caughtUp: 0 };
+  return { sent, asked, gw: gateway(async (r) => (sent.push(r), answer(r)), (r) => (r.body?.length ?? 0) <= 100, async () => (asked.caughtUp++, caughtUp)) };
 }
 
 const deps = (over: Partial<PipelineDeps>): PipelineDeps => ({
@@ -88,7 +91,7 @@ test('a gateway serves reads itself and forwards every other route; the answer i
   const d = deps({ gateway: gw });
   const read = (await processorFor(mounted(readRoute), d, who)(request('GET', '/book'))) as Outgoing;
   assert.deepEqual([read.status, read.body, read.headers?.['X-Journal-Seq']], [200, '"read here"', '3']);
-  const out = await processorFor(mounted(raw), d, who)(request('DELETE', '/cancel-all', { poly_api_key: 'nobody', 'x-forwarded-for': '1.2.3.4' }));
+  const out = await processorFor(mounted(raw), d, who)(request('DELETE', '/cancel-all', { poly_api_key: 'good', 'x-forwarded-for': '1.2.3.4' }));
   assert.deepEqual(out, { status: 200, headers: { 'X-Journal-Seq': '9' }, body: '{"ok":true}' });
   assert.equal(sent.length, 1);
   assert.equal(sent[0]!.ip, '10.0.0.7');
@@ -96,7 +99,30 @@ test('a gateway serves reads itself and forwards every other route; the answer i
   assert.equal(sent[0]!.hints, undefined);
 });
 
-test('a route with gatewayHints: checked here (HMAC of a held key, schema), forwarded with the hints; a key not held here is forwarded whole', async () => {
+test('unsigned, badly signed and made-up-key requests are refused at the gateway, before the body where the headers decide: the sequencer is sent none of them', async () => {
+  const { sent, asked, gw } = fakeSequencer();
+  const p = processorFor(mounted(raw), deps({ gateway: gw }), who);
+  // No credentials: refused on the headers, before a byte of body is read.
+  const early = p.beforeBody?.(request('DELETE', '/cancel-all', {}));
+  assert.equal(early?.status, 401);
+  assert.equal((await p(request('DELETE', '/cancel-all', {}, 'x'.repeat(90)))).status, 401);
+  // A held key with a bad HMAC: refused once the body is in.
+  assert.equal((await p(request('DELETE', '/cancel-all', { poly_api_key: 'forged' }, 'x'.repeat(90)))).status, 401);
+  // A key nobody issued: the gateway caught up with the stream and still does not hold it, so it does not exist.
+  const madeUp = request('DELETE', '/cancel-all', { poly_api_key: 'made-up' }, 'x'.repeat(90));
+  assert.equal(p.beforeBody?.(madeUp), undefined, 'a key not held here waits for the body (the stream may bring it)');
+  assert.equal((await p(madeUp)).status, 401);
+  assert.equal(asked.caughtUp, 1);
+  assert.equal(sent.length, 0, 'nothing reached the sequencer');
+  // An admin route: the bearer token is checked here too.
+  const admin: AnyRoute = { method: 'POST', path: '/admin/x', group: 'admin', auth: 'admin', summary: '', handler: () => 'local' };
+  const ap = processorFor(mounted(admin), deps({ gateway: gw, adminToken: 'tok' }), who);
+  assert.equal((await ap(request('POST', '/admin/x', { authorization: 'Bearer nope' }))).status, 401);
+  assert.equal((await ap(request('POST', '/admin/x', { authorization: 'Bearer tok' }))).status, 200);
+  assert.equal(sent.length, 1);
+});
+
+test('a route with gatewayHints: checked here (HMAC of a held key, schema), forwarded with the hints; a key not held here is forwarded whole only by a gateway that cannot catch up', async () => {
   const { sent, gw } = fakeSequencer();
   const p = processorFor(mounted(hinted), deps({ gateway: gw }), who);
   assert.equal(p.beforeBody?.(request('POST', '/order', { poly_api_key: 'forged' })), undefined, 'a held key: the HMAC waits for the body');
@@ -110,12 +136,15 @@ test('a route with gatewayHints: checked here (HMAC of a held key, schema), forw
   const bad = await p(request('POST', '/order', { poly_api_key: 'good' }, '{"n":"x"}'));
   assert.equal(bad.status, 400);
   assert.equal(sent.length, 1);
-  // A key this gateway does not hold (the stream lags): no refusal before or after the body; forwarded as it came.
+  // A key this gateway does not hold and cannot catch up on (the stream lags): no refusal before or after the
+  // body; forwarded as it came, the sequencer decides.
+  const lagging = fakeSequencer(undefined, false);
+  const lp = processorFor(mounted(hinted), deps({ gateway: lagging.gw }), who);
   const fresh = request('POST', '/order', { poly_api_key: 'fresh' }, '{"n":1}');
-  assert.equal(p.beforeBody?.(fresh), undefined);
-  assert.equal((await p(fresh)).status, 200);
-  assert.equal(sent.length, 2);
-  assert.equal(sent[1]!.hints, undefined);
+  assert.equal(lp.beforeBody?.(fresh), undefined);
+  assert.equal((await lp(fresh)).status, 200);
+  assert.equal(lagging.sent.length, 1);
+  assert.equal(lagging.sent[0]!.hints, undefined);
 });
 
 test("the sequencer's refusal is sent and kept by the gateway; a request too heavy to travel is 413; no sequencer answers 503 with Retry-After", async () => {
@@ -129,11 +158,11 @@ test("the sequencer's refusal is sent and kept by the gateway; a request too hea
   assert.equal(refusals.log.list('0xabc')[0]?.reason, 'not on the tick');
   // Heavier than the transport carries: 413 here, nothing sent.
   const big = fakeSequencer();
-  const heavy = await processorFor(mounted(raw), deps({ gateway: big.gw }), who)(request('DELETE', '/cancel-all', {}, 'x'.repeat(101)));
+  const heavy = await processorFor(mounted(raw), deps({ gateway: big.gw }), who)(request('DELETE', '/cancel-all', { poly_api_key: 'good' }, 'x'.repeat(101)));
   assert.equal(heavy.status, 413);
   assert.equal(big.sent.length, 0);
   const down = fakeSequencer(() => undefined);
-  const none = await processorFor(mounted(raw), deps({ gateway: down.gw }), who)(request('DELETE', '/cancel-all'));
+  const none = await processorFor(mounted(raw), deps({ gateway: down.gw }), who)(request('DELETE', '/cancel-all', { poly_api_key: 'good' }));
   assert.equal(none.status, 503);
   assert.equal(none.headers?.['Retry-After'], '1');
   assert.match(none.body, /no sequencer answered/);

@@ -1,9 +1,10 @@
 /**
  * The replica's follower without NATS: records read out of a sequencer-side store (a journal writer with
  * a replication log) are fed to `receive` as the stream would deliver them. Valid records are applied in
- * order and duplicates skipped; a corrupt record, one of an unknown version, one of an older term than one
- * applied, one out of order or one whose journal range does not follow is refused loudly and nothing of it
- * (or after it) is applied. A standby keeps the records in its own log: its store opens as a sequencer's.
+ * order and duplicates skipped; a forged record (its authenticator fails, or it came on another subject) is
+ * skipped and counted without stopping the follower; a record of an unknown version or shape, one of an older
+ * term than one applied, one out of order or one whose journal range does not follow is refused loudly and
+ * nothing of it (or after it) is applied. A standby keeps the records in its own log: its store opens as a sequencer's.
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
@@ -20,7 +21,15 @@ import { ReplicationLog, readReplicatedBatch, type ReplicatedBatch } from '../..
 import { JournalWriter } from '../../src/journal/writer.ts';
 import { Follower, type AppliedBatch } from '../../src/replication/follower.ts';
 import type { NatsLink } from '../../src/replication/nats-link.ts';
-import { decodeBatch, encodeBatch } from '../../src/replication/wire.ts';
+import { ClusterKeys } from '../../src/replication/seal.ts';
+import { decodeBatch as decodeWith, encodeBatch as encodeWith } from '../../src/replication/wire.ts';
+import { CLUSTER_KEYS } from '../fixtures/cluster.ts';
+
+/** The test stream `T`'s subject and settings. */
+const SUBJECT = 't.batches';
+const SETTINGS = { natsUrl: 'nats://127.0.0.1:1', stream: 'T', replicas: 1, keys: CLUSTER_KEYS };
+const encodeBatch = (b: ReplicatedBatch) => encodeWith(b, CLUSTER_KEYS, SUBJECT);
+const decodeBatch = (bytes: Uint8Array) => decodeWith(bytes, CLUSTER_KEYS, SUBJECT);
 import type { Logger } from '../../src/runtime/log.ts';
 
 const W = '0x00000000000000000000000000000000000000a1';
@@ -50,7 +59,7 @@ function replica(): { store: Store; follower: Follower; applied: AppliedBatch[];
   const applied: AppliedBatch[] = [];
   const errors: string[] = [];
   const logger = { error: (_o: unknown, msg: string) => errors.push(msg), warn: () => undefined, info: () => undefined } as unknown as Logger;
-  const follower = new Follower({ store, logger, settings: { natsUrl: 'nats://127.0.0.1:1', stream: 'T', replicas: 1 }, onApplied: (a) => applied.push(...a) });
+  const follower = new Follower({ store, logger, settings: SETTINGS, onApplied: (a) => applied.push(...a) });
   return { store, follower, applied, errors };
 }
 
@@ -72,19 +81,43 @@ test('records are applied in order, each exactly once: duplicates are skipped', 
   await r.store.close();
 });
 
-/** A body framed as the wire frames it (digest first), whatever it holds. */
-const framed = (body: Uint8Array) => Buffer.concat([createHash('sha256').update(body).digest().subarray(0, 8), body]);
+/** A body framed as the wire frames it (authenticated by the nodes' key), whatever it holds. */
+const framed = (body: Uint8Array) => Buffer.concat([CLUSTER_KEYS.mac('records', [SUBJECT], body), body]);
 const flipped = (b: Uint8Array) => {
   const c = Uint8Array.from(b);
   c[c.length >> 1] ^= 0x10;
   return c;
 };
 
+test("forged records (a truncated or flipped one, another key's, an older build's digest, another subject's) are skipped and counted; the follower goes on", async () => {
+  const recs = await sequencerRecords(3);
+  const r = replica();
+  const body = new Packr({ useRecords: false }).pack({ v: 2, ...decodeBatch(recs[1]) });
+  const forgeries = [
+    Uint8Array.from(recs[1].subarray(0, recs[1].length - 7)),
+    flipped(recs[1]),
+    encodeWith({ ...decodeBatch(recs[1]), a: [['k', 'forged', { apiKey: 'forged' }]] }, ClusterKeys.fromMaster(Buffer.alloc(32, 9)), SUBJECT),
+    Buffer.concat([createHash('sha256').update(body).digest().subarray(0, 8), body]),
+  ];
+  r.follower.receive(recs[0]);
+  for (const f of forgeries) r.follower.receive(f);
+  // An authentic record on a subject the stream was given by someone else (STREAM.UPDATE): not the stream's.
+  r.follower.receive(recs[1], 0, 't.injected');
+  r.follower.receive(recs[1]);
+  r.follower.receive(recs[2]);
+  await r.follower.whenIdle();
+  assert.equal(r.follower.refusal, undefined, 'a forgery does not stop the follower');
+  assert.equal(r.follower.appliedRseq, 3, 'the authentic records after the forgeries are applied');
+  assert.equal(r.follower.stats().forged, 5);
+  assert.equal(balance(r.store), 6_000_000);
+  assert.ok(r.errors.length >= 1 && r.errors.every((e) => /skipped a forged journal record/.test(e)), r.errors.join('\n'));
+  assert.ok(r.errors.length < 5, 'forgeries are logged at most every 10 s, not once each');
+  await r.store.close();
+});
+
 const refusals: Array<[string, (recs: Uint8Array[]) => Uint8Array[], RegExp]> = [
-  ['a truncated record', (recs) => [recs[0], Uint8Array.from(recs[1].subarray(0, recs[1].length - 7)), recs[2]], /corrupt batch \(digest mismatch\)/],
-  ['a record with a flipped bit', (recs) => [recs[0], flipped(recs[1]), recs[2]], /corrupt batch \(digest mismatch\)/],
   ['a record that is not a batch', (recs) => [recs[0], framed(new Packr().pack([1, 2, 3])), recs[2]], /corrupt batch \(not a batch object\)/],
-  ['a record of an unknown version', (recs) => [recs[0], encodeBatch({ ...decodeBatch(recs[1]), v: 3 } as ReplicatedBatch), recs[2]], /unknown batch version 3/],
+  ['a record of an unknown version', (recs) => [recs[0], encodeBatch({ ...decodeBatch(recs[1]), v: 4 } as ReplicatedBatch), recs[2]], /unknown batch version 4/],
   [
     "a record of a term older than one applied (a deposed sequencer's)",
     (recs) => [encodeBatch({ ...decodeBatch(recs[0]), T: 2 }), encodeBatch({ ...decodeBatch(recs[1]), T: 1 }), encodeBatch({ ...decodeBatch(recs[2]), T: 2 })],
@@ -138,7 +171,7 @@ test('a consumer that stops delivering shows as lag: the stream\'s last sequence
     jsm: { streams: { info: async () => ({ state: { last_seq: 7 } }) } },
     close: async () => undefined,
   } as unknown as NatsLink;
-  const follower = new Follower({ store, logger, settings: { natsUrl: 'nats://127.0.0.1:1', stream: 'T', replicas: 1 }, onApplied: () => undefined, link });
+  const follower = new Follower({ store, logger, settings: SETTINGS, onApplied: () => undefined, link });
   // Two records delivered with nothing pending after them: caught up, as far as the messages tell.
   follower.receive(recs[0], 1);
   follower.receive(recs[1], 0);
@@ -157,7 +190,7 @@ test('a consumer that stops delivering shows as lag: the stream\'s last sequence
 test("a standby keeps the records in its own replication log: its store opens as a sequencer's, at the stream's term", async () => {
   const recs = (await sequencerRecords(3)).map((b, i) => encodeBatch({ ...decodeBatch(b), T: i === 0 ? 1 : 2 }));
   const r = replica();
-  const standby = new Follower({ store: r.store, logger: { error: () => undefined, warn: () => undefined, info: () => undefined } as unknown as Logger, settings: { natsUrl: 'nats://127.0.0.1:1', stream: 'T', replicas: 1 }, onApplied: () => undefined, keepLog: true });
+  const standby = new Follower({ store: r.store, logger: { error: () => undefined, warn: () => undefined, info: () => undefined } as unknown as Logger, settings: SETTINGS, onApplied: () => undefined, keepLog: true });
   for (const b of recs) standby.receive(b);
   await standby.whenIdle();
   assert.equal(standby.appliedRseq, 3);

@@ -18,7 +18,8 @@ import { USDC_ASSET } from '../../src/journal/keys.ts';
 import { ReplicationLog } from '../../src/journal/replication-log.ts';
 import { JournalWriter } from '../../src/journal/writer.ts';
 import { Publisher } from '../../src/replication/publisher.ts';
-import { decodeBatch } from '../../src/replication/wire.ts';
+import { decodeBatch as decodeWith } from '../../src/replication/wire.ts';
+import { CLUSTER_KEYS } from '../fixtures/cluster.ts';
 import type { Logger } from '../../src/runtime/log.ts';
 import { freePort, startNatsServer } from '../../tools/nats-server.ts';
 import { natsSkip, until } from '../fixtures/cluster.ts';
@@ -49,7 +50,7 @@ async function streamRecords(url: string, stream: string): Promise<Array<{ seq: 
     const out: Array<{ seq: number; r: number; first: number }> = [];
     for (let seq = 1; seq <= last; seq++) {
       const m = await jsm.streams.getMessage(stream, { seq });
-      const b = decodeBatch(m!.data);
+      const b = decodeWith(m!.data, CLUSTER_KEYS, `${stream.toLowerCase()}.batches`);
       assert.equal(m!.header.get('Nats-Msg-Id'), `r${b.r}`);
       out.push({ seq, r: b.r, first: b.j![0] });
     }
@@ -61,7 +62,8 @@ async function streamRecords(url: string, stream: string): Promise<Array<{ seq: 
 
 test('with NATS absent the outbox fills to its bound and says so while commits go on; once NATS is up every record is published once, in order; a new publisher resumes after the stream', { skip: natsSkip() }, async () => {
   const port = await freePort();
-  const settings = { natsUrl: `nats://127.0.0.1:${port}`, stream: 'PM_TEST', replicas: 1 };
+  // A test's nats-server has no users: said explicitly (cluster.insecure).
+  const settings = { natsUrl: `nats://127.0.0.1:${port}`, stream: 'PM_TEST', replicas: 1, keys: CLUSTER_KEYS, insecure: true };
   const store = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-pub-')) });
   const log = ReplicationLog.open(store);
   const writer = new JournalWriter(store, 0, () => 1_700_000_000_000, log);
@@ -118,7 +120,7 @@ test("under a lease a batch's commit resolves only once the stream confirmed its
   const store = openStore({ dataDir: mkdtempSync(join(tmpdir(), 'pm-pub-confirm-')) });
   const l = logger();
   const log = ReplicationLog.open(store);
-  const publisher = new Publisher({ store, log, logger: l.log, settings: { natsUrl: nats.url, stream: 'PM_CONFIRM', replicas: 1 }, outboxBatches: 100 });
+  const publisher = new Publisher({ store, log, logger: l.log, settings: { natsUrl: nats.url, stream: 'PM_CONFIRM', replicas: 1, keys: CLUSTER_KEYS, insecure: true }, outboxBatches: 100 });
   try {
     log.beginTerm(3);
     log.confirmation = (rseq) => publisher.whenConfirmed(rseq);
@@ -140,7 +142,7 @@ test("under a lease a batch's commit resolves only once the stream confirmed its
       try {
         const jsm = await jetstreamManager(nc);
         const m = await jsm.streams.getMessage('PM_CONFIRM', { seq: 2 });
-        return { id: m!.header.get('Nats-Msg-Id'), T: decodeBatch(m!.data).T };
+        return { id: m!.header.get('Nats-Msg-Id'), T: decodeWith(m!.data, CLUSTER_KEYS, 'pm_confirm.batches').T };
       } finally {
         await nc.close();
       }

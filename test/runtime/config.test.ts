@@ -113,7 +113,7 @@ test('the sandbox is off by default; its keys come from a file and FAULTS_FILE, 
 
 test('the cluster role: single by default; ROLE, NATS_URL and SEQUENCER_URL set it, a bad value names its key', () => {
   const d = loadConfig({ env: {} });
-  assert.deepEqual(d.cluster, { role: 'single', natsUrl: 'nats://127.0.0.1:4222', natsUser: '', natsPassword: '', sequencerUrl: '', stream: 'PM_JOURNAL', replicas: 1, outboxBatches: 100000, forwardTimeoutMs: 5000, failover: { enabled: false, nodeUrl: '', leaseMs: 3000, renewMs: 1000, pollMs: 500 } });
+  assert.deepEqual(d.cluster, { role: 'single', natsUrl: 'nats://127.0.0.1:4222', natsUser: '', natsPassword: '', insecure: false, sequencerUrl: '', stream: 'PM_JOURNAL', replicas: 1, outboxBatches: 100000, forwardTimeoutMs: 5000, failover: { enabled: false, nodeUrl: '', leaseMs: 3000, renewMs: 1000, pollMs: 500 } });
   const c = loadConfig({ env: { ROLE: 'replica', NATS_URL: 'nats://10.0.0.5:4222', SEQUENCER_URL: 'https://seq.example' } });
   assert.deepEqual([c.cluster.role, c.cluster.natsUrl, c.cluster.sequencerUrl], ['replica', 'nats://10.0.0.5:4222', 'https://seq.example']);
   assert.throws(() => loadConfig({ env: { ROLE: 'leader' } }), (e: unknown) => e instanceof ConfigError && e.key === 'cluster.role');
