@@ -67,6 +67,15 @@
  * plans nothing more than its reopening. Each WebSocket pattern's row also prints the bytes its frames
  * brought the attacker, per attack: the issue's dump-flood received 1.23 GB in a window, this bench's 3.8 GB
  * in a 10 s attack before the fix.
+ *
+ * `gateway-unsigned-bodies` (issue 39, finding 6; `gatewayUnsignedBodies`, its own set-up): the unsigned 1 MB
+ * bodies of `unsigned-bodies` sent to a gateway (ROLE=gateway in front of a sequencer, a nats-server with the
+ * per-role users of tools/nats-config.ts, every process on this machine) while the good client's orders go
+ * through the same gateway. Its row: the good client's order p99 through the gateway with and without the
+ * attack (within 2x, or ABS_SLACK_MS, of the baseline), and the requests that reached the sequencer during the
+ * attack beyond the good client's own orders (the sequencer's pm_commands_requests): must be 0. It runs after
+ * the single node's table, or alone with ABUSE_PATTERNS=gateway-unsigned-bodies; ABUSE_GATEWAY_ROUNDS rounds
+ * (default 2) of a baseline and an attacked window.
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -75,6 +84,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { privateKeyToAccount } from 'viem/accounts';
 import { driveLoad, prepareLoad } from '../../tools/load.ts';
+import { startNatsServer } from '../../tools/nats-server.ts';
 import { cpuSeconds, startService, type ServiceProcess } from '../../tools/service-process.ts';
 
 const ADMIN = 'abuse-bench';
@@ -107,8 +117,12 @@ const ALL_PATTERNS = ['methods', 'arrays', 'nesting', 'pipeline', 'replay', 'fra
 /** The two halves of `nesting` (tools/abuse.ts), run only when ABUSE_PATTERNS names them: which half costs what. */
 const HALF_PATTERNS = ['nesting-known', 'nesting-unknown'] as const;
 type Pattern = (typeof ALL_PATTERNS)[number] | (typeof HALF_PATTERNS)[number];
+/** The pattern against a gateway (its own set-up, `gatewayUnsignedBodies`). */
+const GATEWAY_PATTERN = 'gateway-unsigned-bodies';
+const RUN_GATEWAY = process.env.ABUSE_PATTERNS === undefined || process.env.ABUSE_PATTERNS.split(',').includes(GATEWAY_PATTERN);
+const SINGLE_PATTERNS = process.env.ABUSE_PATTERNS?.split(',').filter((p) => p !== GATEWAY_PATTERN);
 /** ABUSE_PATTERNS=a,b runs those, in that order; by default every pattern of the issue. */
-const PATTERNS: readonly Pattern[] = process.env.ABUSE_PATTERNS === undefined ? ALL_PATTERNS : process.env.ABUSE_PATTERNS.split(',').map((p) => {
+const PATTERNS: readonly Pattern[] = SINGLE_PATTERNS === undefined ? ALL_PATTERNS : SINGLE_PATTERNS.map((p) => {
   if (![...ALL_PATTERNS, ...HALF_PATTERNS].includes(p as Pattern)) throw new Error(`ABUSE_PATTERNS: no pattern ${p}`);
   return p as Pattern;
 });
@@ -293,6 +307,84 @@ async function window(svc: ServiceProcess, token: string, label: string, pattern
 }
 
 export default async function run(): Promise<Window[]> {
+  const windows = PATTERNS.length > 0 ? await runSingle() : [];
+  if (RUN_GATEWAY) await gatewayUnsignedBodies();
+  return windows;
+}
+
+/** A sequencer's pm_commands_requests: the requests gateways forwarded to it. */
+async function forwardedRequests(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(/^pm_commands_requests (\S+)$/m.exec(text)?.[1] ?? NaN);
+}
+
+/**
+ * Unsigned 1 MB bodies at a gateway (issue 39, finding 6; the header): before the fix each reached the
+ * sequencer whole over NATS (71 a second in the issue's probe) and others' orders through the gateway went
+ * p50/p90 12.6/18 -> 114/195 ms. Self-checked: nothing of the attack reached the sequencer, every good order
+ * was acknowledged, the attack got only 401/429/0 and at least one 401, and the good client's p99 held.
+ */
+export async function gatewayUnsignedBodies(): Promise<void> {
+  const rounds = Number(process.env.ABUSE_GATEWAY_ROUNDS ?? 2);
+  const root = mkdtempSync(join(DATA_ROOT, 'pm-abuse-gw-'));
+  const configFile = join(root, 'config.json');
+  writeFileSync(configFile, JSON.stringify({ http: { trustedProxies: ['127.0.0.1'] }, auth: { masterKey: 'ab'.repeat(32) } }));
+  const nats = await startNatsServer({ secure: true, dir: join(root, 'nats') });
+  const procs: ServiceProcess[] = [];
+  const failures: string[] = [];
+  const rows: Array<{ label: string; orderP99: number; reached: number; statuses?: Record<string, number>; sent?: number }> = [];
+  try {
+    const node = async (role: string) => {
+      const svc = await startService({ dataDir: join(root, role), adminToken: ADMIN, env: { ROLE: role, NATS_URL: nats.url, ...nats.env(role), CONFIG_FILE: configFile, DEMO: role === 'sequencer' ? 'static' : '0' } });
+      procs.push(svc);
+      return svc;
+    };
+    const seq = await node('sequencer');
+    const gw = await node('gateway');
+    const win = async (label: string, attacked: boolean, seconds = WINDOW_S) => {
+      const session = await prepareLoad({ url: gw.url, adminToken: ADMIN, wallets: 10, markets: 2, rate: ORDER_RATE, duration: seconds, mix: 'resting', progress: false, verifySample: 200, log: () => undefined });
+      const attack = attacked ? attacker(gw.url, 'unsigned-bodies', WARM_S + seconds + 1) : undefined;
+      if (attack) {
+        await attack.ready;
+        await new Promise((r) => setTimeout(r, WARM_S * 1000));
+      }
+      const before = await forwardedRequests(seq.url);
+      const run = await driveLoad(session);
+      const result = attack ? await attack.result : undefined;
+      const reached = (await forwardedRequests(seq.url)) - before - run.requests;
+      if (run.errors > 0) failures.push(`${label}: the good client's orders met errors: ${JSON.stringify(run.errorClasses)}`);
+      if (reached > 0) failures.push(`${label}: ${reached} requests beyond the good client's reached the sequencer`);
+      if (result !== undefined) {
+        const odd = Object.keys(result.statuses).filter((st) => !EXPECT['unsigned-bodies'].test(st));
+        if (odd.length > 0) failures.push(`${label}: the attack got ${odd.join(', ')}: ${JSON.stringify(result.statuses)}`);
+        if (!Object.keys(result.statuses).some((st) => /^401$/.test(st))) failures.push(`${label}: the attack never got a 401: ${JSON.stringify(result.statuses)}`);
+        if (result.sent < FULL_RATE * result.planned) failures.push(`${label}: the attacker sent ${result.sent} of the ${result.planned} its pacing planned`);
+      }
+      return { label, orderP99: run.latencyMs.p99, reached, statuses: result?.statuses, sent: result?.sent };
+    };
+    await win('warm-up', true, WARMUP_S);
+    for (let r = 0; r < rounds; r++) {
+      rows.push(await win('gateway baseline', false));
+      rows.push(await win(GATEWAY_PATTERN, true));
+    }
+  } finally {
+    for (const p of procs.reverse()) await p.stop('SIGTERM').catch(() => undefined);
+    await nats.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+  const median = (xs: number[]) => percentile(xs, 0.5);
+  const base = median(rows.filter((r) => r.label === 'gateway baseline').map((r) => r.orderP99));
+  const hit = rows.filter((r) => r.label === GATEWAY_PATTERN);
+  const p99 = median(hit.map((r) => r.orderP99));
+  console.log(`abuse.bench ${GATEWAY_PATTERN}: ${ORDER_RATE} POST /order/s through a gateway for ${WINDOW_S} s per window, ${rounds} rounds; the sequencer, the gateway and nats-server on this machine`);
+  console.log(`  order p99 ms through the gateway: baseline ${rows.filter((r) => r.label === 'gateway baseline').map((r) => r.orderP99.toFixed(1)).join(', ')}; attacked ${hit.map((r) => r.orderP99.toFixed(1)).join(', ')} (median x${(p99 / base).toFixed(2)})`);
+  console.log(`  attack: ${hit.map((r) => `${r.sent} sent -> ${JSON.stringify(r.statuses)}`).join('; ')}; reached the sequencer beyond the good orders: ${hit.map((r) => r.reached).join(', ')}`);
+  if (!(p99 <= 2 * base || p99 <= base + ABS_SLACK_MS)) failures.push(`${GATEWAY_PATTERN}: order p99 ${p99.toFixed(1)} ms against ${base.toFixed(1)}`);
+  console.log(`  targets (p99 within 2x or ${ABS_SLACK_MS} ms, nothing of the attack at the sequencer, attacks as expected): ${failures.length === 0 ? 'met' : `NOT met\n    ${failures.join('\n    ')}`}`);
+  if (failures.length > 0) throw new Error(`abuse.bench ${GATEWAY_PATTERN}:\n  ${failures.join('\n  ')}`);
+}
+
+async function runSingle(): Promise<Window[]> {
   const dataDir = mkdtempSync(join(DATA_ROOT, 'pm-abuse-'));
   const configFile = join(dataDir, 'abuse-config.json');
   writeFileSync(configFile, JSON.stringify({ http: { trustedProxies: ['127.0.0.1'] } }));
