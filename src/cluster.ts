@@ -15,7 +15,7 @@ import { Histogram } from 'prom-client';
 import type { Store } from './journal/env.ts';
 import { metaKeys } from './journal/keys.ts';
 import { ReplicationLog } from './journal/replication-log.ts';
-import { CommandForwarder, CommandServer, commandSubject, type CommandAnswer, type CommandRequest } from './replication/commands.ts';
+import { CommandForwarder, CommandServer, commandSubject, REPLAY_WINDOW_MS, type CommandAnswer, type CommandRequest } from './replication/commands.ts';
 
 export { requestBytes } from './replication/commands.ts';
 import { Follower, type AppliedBatch } from './replication/follower.ts';
@@ -143,7 +143,8 @@ export function openGateway(config: Readonly<Config>, logger: Logger, metrics: M
 
 /** ROLE=sequencer: takes the gateways' commands, subscribing in the background (NATS may come later). */
 export function serveCommands(config: Readonly<Config>, logger: Logger, metrics: Metrics, handle: (reqs: CommandRequest[]) => Promise<CommandAnswer[]>, term?: number): CommandServer {
-  const server = new CommandServer({ settings: settingsOf(config), logger, handle, term });
+  // A command is taken within the replay window of its sending time; a gateway may wait forwardTimeoutMs for it.
+  const server = new CommandServer({ settings: settingsOf(config), logger, handle, term, replayWindowMs: Math.max(REPLAY_WINDOW_MS, config.cluster.forwardTimeoutMs) });
   metrics.watch('pm_commands', () => server.stats, {
     messages: 'Command messages from gateways answered',
     requests: 'Requests forwarded by gateways',
