@@ -30,7 +30,7 @@
 import { Kvm, type KV } from '@nats-io/kv';
 import type { Logger } from '../runtime/log.ts';
 import type { NatsLink } from './nats-link.ts';
-import type { ClusterKeys } from './seal.ts';
+import { RefusalLogger, type ClusterKeys } from './seal.ts';
 
 export const LEASE_KEY = 'sequencer';
 export const leaseBucketOf = (stream: string) => `${stream.toLowerCase()}_cluster`;
@@ -61,13 +61,16 @@ export class LeaseStore {
   /** Forged values read, since start. */
   forged = 0;
   private lastForgedRevision = 0;
+  private readonly forgeries: RefusalLogger | undefined;
 
   private constructor(
     private readonly kv: KV,
     private readonly keys: ClusterKeys,
     private readonly bucket: string,
-    private readonly logger?: Logger,
-  ) {}
+    logger?: Logger,
+  ) {
+    this.forgeries = logger && new RefusalLogger((d, m) => logger.error(d, m));
+  }
 
   /**
    * The bucket, created when missing if `create` (the sequencer's and standby's user may create it; a
@@ -106,7 +109,7 @@ export class LeaseStore {
     if (e.revision !== this.lastForgedRevision) {
       this.lastForgedRevision = e.revision;
       this.forged++;
-      this.logger?.error({ revision: e.revision, bucket: this.bucket }, 'the sequencer lease holds a value not written by a node (forged): nobody\'s lease (counted: pm_lease_forged)');
+      this.forgeries?.refused('forged-lease', { revision: e.revision, bucket: this.bucket }, 'the sequencer lease holds a value not written by a node (forged): nobody\'s lease (counted: pm_lease_forged)');
     }
     return { forged: true, revision: e.revision };
   }
