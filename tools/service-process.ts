@@ -75,7 +75,11 @@ export async function startService(o: ServiceOptions): Promise<ServiceProcess> {
   createInterface({ input: child.stderr! }).on('line', keep);
   const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
   const port = await new Promise<number>((resolvePort, reject) => {
-    const timer = setTimeout(() => reject(new Error(`service did not start within ${o.startTimeoutMs ?? 60_000} ms:\n${lines.join('\n')}`)), o.startTimeoutMs ?? 60_000);
+    // A service that did not start is killed: left running, it would keep its caller (a test file) alive.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`service did not start within ${o.startTimeoutMs ?? 60_000} ms:\n${lines.join('\n')}`));
+    }, o.startTimeoutMs ?? 60_000);
     createInterface({ input: child.stdout! }).on('line', (l) => {
       keep(l);
       try {
