@@ -389,14 +389,15 @@ export default async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'pm-cluster-bench-'));
   const configFile = join(dir, 'config.json');
   writeFileSync(configFile, JSON.stringify({ auth: { masterKey: MASTER_KEY } }));
-  const nats = await startNatsServer({ dir: join(dir, 'nats') });
+  // The per-role users and permissions of tools/nats-config.ts, as a deployment runs.
+  const nats = await startNatsServer({ dir: join(dir, 'nats'), secure: true });
   const procs: ServiceProcess[] = [];
   const sockets: Arrivals[] = [];
   const node = async (role: string, name: string, natsUrl = nats.url) => {
     const p = await startService({
       dataDir: join(dir, name),
       adminToken: ADMIN,
-      env: { ROLE: role, NATS_URL: natsUrl, SEQUENCER_URL: 'http://127.0.0.1:8080', CONFIG_FILE: configFile, RATE_LIMITS: 'off' },
+      env: { ROLE: role, NATS_URL: natsUrl, ...nats.env(role), SEQUENCER_URL: 'http://127.0.0.1:8080', CONFIG_FILE: configFile, RATE_LIMITS: 'off' },
       startTimeoutMs: 120_000,
     });
     procs.push(p);

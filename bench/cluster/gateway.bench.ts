@@ -90,13 +90,14 @@ export default async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'pm-gateway-bench-'));
   const configFile = join(dir, 'config.json');
   writeFileSync(configFile, JSON.stringify({ auth: { masterKey: MASTER_KEY, signatureThreads: 1 } }));
-  const nats = await startNatsServer({ dir: join(dir, 'nats') });
+  // The per-role users and permissions of tools/nats-config.ts, as a deployment runs.
+  const nats = await startNatsServer({ dir: join(dir, 'nats'), secure: true });
   const procs: ServiceProcess[] = [];
   const node = async (role: string, name: string) => {
     const p = await startService({
       dataDir: join(dir, name),
       adminToken: ADMIN,
-      env: { ROLE: role, NATS_URL: nats.url, SEQUENCER_URL: 'http://127.0.0.1:8080', CONFIG_FILE: configFile, RATE_LIMITS: 'off' },
+      env: { ROLE: role, NATS_URL: nats.url, ...nats.env(role), SEQUENCER_URL: 'http://127.0.0.1:8080', CONFIG_FILE: configFile, RATE_LIMITS: 'off' },
       startTimeoutMs: 120_000,
     });
     procs.push(p);
