@@ -28,6 +28,11 @@
  *              the first one's answer (replays.ts)
  *   dispatch   guard, path parameters, query and body validated (validate.ts), the handler, its answer
  *
+ * On a gateway (forward.ts) a route only the sequencer serves runs these same stages but `replay` (the
+ * sequencer keeps the replays), and `dispatch` forwards it instead of running its handler: what the sequencer
+ * would refuse without its state is refused here, before anything is forwarded. A key the gateway does not
+ * hold waits for it to catch up with the stream (`awaitKey`) before it is refused.
+ *
  * Before the stages, on a read replica: a route only the sequencer serves (replica-routes.ts) answers 421
  * naming the sequencer; `beforeBody` leaves such a request to the stages, so it answers 421 whatever its
  * headers. After them: every answer of a read route carries `X-Journal-Seq`, and on a sequencer every answer
