@@ -50,12 +50,22 @@ export interface EdgeServer {
 
 /**
  * Client address and rate-limit key per (peer, X-Forwarded-For): the same few peers send most requests,
- * and normalizing an address costs more than a Map read. Bounded: cleared when it reaches its cap.
+ * and normalizing an address costs more than a Map read. Bounded in entries (cleared when it reaches its
+ * cap) and in bytes: X-Forwarded-For is read only when a proxy is trusted (signed routes copy every header,
+ * so it arrives whether or not it is believed), and a value longer than MAX_CACHED_XFF is resolved without
+ * being kept, so the cache holds at most cap x (peer + MAX_CACHED_XFF) characters, not cap x 16 KiB heads.
  */
-class CallerCache {
+const MAX_CACHED_XFF = 256;
+
+export class CallerCache {
   private readonly map = new Map<string, { ip: string; key: string }>();
   constructor(private readonly trusted: readonly string[], private readonly cap = 10_000) {}
   get(peer: string, xff: string | undefined): { ip: string; key: string } {
+    if (this.trusted.length === 0) xff = undefined;
+    if (xff !== undefined && xff.length > MAX_CACHED_XFF) {
+      const ip = clientAddress(peer, xff, this.trusted);
+      return { ip, key: `ip:${ip}` };
+    }
     const id = xff === undefined ? peer : `${peer}|${xff}`;
     let hit = this.map.get(id);
     if (!hit) {
@@ -65,6 +75,13 @@ class CallerCache {
       this.map.set(id, hit);
     }
     return hit;
+  }
+
+  /** Characters held in keys (tests). */
+  get chars(): number {
+    let n = 0;
+    for (const k of this.map.keys()) n += k.length;
+    return n;
   }
 }
 
