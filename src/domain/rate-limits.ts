@@ -46,3 +46,14 @@ export const DEFAULT_BUCKETS: Record<string, BucketSpec> = {
   // order-book API's general cap. A page load is three of them; a loop reloading the page is stopped.
   console: tenSeconds(300),
 };
+
+/**
+ * Not in the spec: the body bytes a caller may make the edge read per window (edge/rate-limit-bytes.ts),
+ * beside the request caps above, which count requests whatever their size. Per client address, every
+ * request with a body; per API key as well on signed routes. A bot at its trading caps sending the largest
+ * batches (15 orders, about 12 KB) reads 2 MB per 10 s; a 1 MiB body is the most one request carries.
+ */
+export const DEFAULT_BODY_BYTES: { perAddress: BucketSpec; perKey: BucketSpec } = {
+  perAddress: { limit: 32 * 1024 * 1024, windowSeconds: 10 },
+  perKey: { limit: 16 * 1024 * 1024, windowSeconds: 10 },
+};

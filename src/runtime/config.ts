@@ -118,6 +118,15 @@ export const ConfigSchema = Type.Object(
         enabled: Type.Boolean(),
         maxCallers: Type.Integer({ minimum: 16 }),
         buckets: Type.Record(Type.String(), Bucket),
+        bodyBytes: Type.Optional(
+          Type.Object(
+            {
+              perAddress: Type.Optional(Bucket),
+              perKey: Type.Optional(Bucket),
+            },
+            { additionalProperties: false, description: 'body bytes a client address (every body) and an API key (signed routes) may make the edge read per window; unset = the defaults (edge/rate-limit-bytes.ts)' },
+          ),
+        ),
       },
       { additionalProperties: false },
     ),

@@ -99,7 +99,7 @@ test('a gateway serves reads itself and forwards every other route; the answer i
 test('a route with gatewayHints: checked here (HMAC of a held key, schema), forwarded with the hints; a key not held here is forwarded whole', async () => {
   const { sent, gw } = fakeSequencer();
   const p = processorFor(mounted(hinted), deps({ gateway: gw }), who);
-  assert.equal(p.beforeBody?.(request('POST', '/order', { poly_api_key: 'forged' })), undefined, 'a held key: the HMAC waits for the body');
+  assert.equal(p.beforeBody?.(request('POST', '/order', { poly_api_key: 'forged' }), 7), undefined, 'a held key: the HMAC waits for the body');
   const ok = await p(request('POST', '/order', { poly_api_key: 'good' }, '{"n":7}'));
   assert.equal(ok.status, 200);
   assert.deepEqual(sent.at(-1)!.hints, { saw: 7, by: 'good' });
@@ -112,7 +112,7 @@ test('a route with gatewayHints: checked here (HMAC of a held key, schema), forw
   assert.equal(sent.length, 1);
   // A key this gateway does not hold (the stream lags): no refusal before or after the body; forwarded as it came.
   const fresh = request('POST', '/order', { poly_api_key: 'fresh' }, '{"n":1}');
-  assert.equal(p.beforeBody?.(fresh), undefined);
+  assert.equal(p.beforeBody?.(fresh, 7), undefined);
   assert.equal((await p(fresh)).status, 200);
   assert.equal(sent.length, 2);
   assert.equal(sent[1]!.hints, undefined);
