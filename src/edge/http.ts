@@ -15,8 +15,9 @@
  *      (Node's http, curl) reads it. At most maxBodyBytes + LINGER_BYTES of a request are ever read; a
  *      declared length beyond that is answered at once. A JSON body's nesting is scanned as it arrives
  *      (maxJsonDepth): past the bound nothing more is kept, and the request runs with `bodyTooDeep`.
- *      Before any of that, a processor's `beforeBody` (signed routes: pipeline.ts) may refuse the request
- *      on its headers alone: its answer is written without waiting for the body, none of which is kept. If
+ *      Before any of that, a processor's `beforeBody` (pipeline.ts: the admin token, signed headers, the
+ *      body's bytes charged to the caller, `bodyBound` of them) may refuse the request on its headers alone:
+ *      its answer is written without waiting for the body, none of which is kept. If
  *      the whole body came in the read that carried the head (uWS hands it over right after the handler,
  *      last chunk marked), nothing is left unread: the answer is written then and the connection kept.
  *      Otherwise it is written on the next turn with `Connection: close`, and uWS closes the connection

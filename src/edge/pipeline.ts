@@ -2,13 +2,19 @@
  * What every request goes through once http.ts has copied it off the socket, as named stages. Each stage
  * either answers (a catalogue error in the route group's form, error-reply.ts) or hands on:
  *
+ *   head       before a byte of a body is read (`beforeBody`): the admin token, sign's first half and a
+ *              benched key (below), then the body's bytes charged to the client address and, on a signed
+ *              route, its key (rate-limit-bytes.ts; 429 past either, the body unread)
  *   gate       admin routes: the bearer token (404 when no token is configured)
  *   sign       l2 routes: API key + HMAC over the raw bytes, before anything parses them, in two halves.
  *              Everything the headers alone decide (every header present and well-formed, the key known,
  *              not revoked and of a kind the route takes, the address its owner, the passphrase its own,
  *              the timestamp within the skew) runs as soon as http.ts has copied the headers, before a
  *              byte of body is read (`beforeBody`), so a caller without credentials never makes the edge
- *              read, let alone parse, a body; only the HMAC waits for the body. A failure of either half
+ *              read, let alone parse, a large body; only the HMAC waits for the body (and, for a body of at
+ *              most HEAD_DECIDES_ABOVE, a head that fails only on its address or passphrase: its HMAC may
+ *              prove the secret, which decides what its reason may say). A key whose HMAC keeps failing is
+ *              refused on its head where its body may be large (hmac-strikes.ts). A failure of either half
  *              answers the same 401 and is charged to the client address, so random keys cannot dodge the
  *              caps. A route names the key kinds it accepts (RouteDef.keys: trading, read-only, builder);
  *              a valid key of another kind is a failure like a bad signature. A route with `authOptional`

@@ -16,11 +16,16 @@
  *      `auth.maxClockSkewSeconds` of this server (behind or ahead by how much, and the server's time);
  *   4. the key: unknown here (keys of the platform or another server do not work here), not yet committed,
  *      revoked (since when), a builder key on the L2 headers or another kind on the builder headers;
- *   5. L2 only: the address header 42 characters and the key's wallet (the header's value is named,
- *      never the owner's);
- *   6. the passphrase the key's (or another key's of the same wallet, named);
- *   7. a key kind the route takes (a read-only key where a trading key is needed);
- *   8. the HMAC, only when every check above passes: the common mistakes are TRIED with the key's real
+ *   5. a key kind the route takes (a read-only key where a trading key is needed): like 4, it depends on
+ *      the key id alone, so it is said before anything that would confirm an address or a passphrase;
+ *   6. the address (L2: 42 characters, the key's wallet), the passphrase (the key's, or another key's of
+ *      the same wallet) and the HMAC, judged together: to a caller whose signature proves it holds the
+ *      key's secret (it verifies over what arrived, or a mistake of step 7 reproduces it) the reason names
+ *      which is wrong, the key's wallet included; to any other the three read the same (class
+ *      auth_credentials, what the server signs over, never the wallet), and `Refusal.owner` carries the
+ *      precise reason to the key's wallet's log (docs/decisions.md, "What a reason may tell a caller
+ *      without the secret");
+ *   7. the HMAC, once the key's own checks pass: the common mistakes are TRIED with the key's real
  *      secret, one HMAC each, and the first that reproduces the signature is named: another path of the
  *      method (routes nearest the request's first), the query string or the full URL signed, a trailing
  *      slash, another method or its lower case, the body re-serialized (JSON.stringify, Python's
@@ -45,8 +50,8 @@
  * passphrase.
  *
  * What a reason never holds: a secret, a passphrase, an HMAC or expected signature in any encoding or any
- * part of one, the bytes a wrong secret decoded to, nor which wallet owns a key when the caller named
- * another (it says the header's address is not the key's wallet). It names public things: header names,
+ * part of one, the bytes a wrong secret decoded to, nor which wallet owns a key, or whether an address or a
+ * passphrase is right, for a caller that has not proved the key's secret (step 6). It names public things: header names,
  * addresses the caller sent or a signature recovers to, paths, methods, clocks, byte counts, domains, the
  * API key id the caller sent (when it has the form of one) and other key ids of a wallet whose credentials
  * the caller has just shown it holds. Values of credential headers are never echoed, in case a secret
@@ -55,11 +60,13 @@
  *
  * Cost. Header diagnoses: a few Map look-ups and at most three HMACs to derive the key's material (a
  * passphrase mismatch also derives the wallet's other keys', at most MAX_OTHER_KEYS). The HMAC diagnosis:
- * at most MAX_HMAC_TRIES (300) HMACs and MAX_HMAC_BYTES (2 MiB) hashed, on the main thread (a few µs per
- * HMAC over a small body: about a millisecond at worst), reachable only by a caller holding a usable key,
- * its passphrase and a fresh timestamp; L1: at most 1 + KNOWN_AUTH_DOMAINS recoveries on the pool. The HMAC
- * and L1 diagnoses share one token bucket per explainer (one per service: reason.ts DiagnosisBudget,
- * 50 a second): past it the reason says what failed and that the variants were not tried.
+ * at most MAX_HMAC_TRIES (300) HMACs and MAX_HMAC_BYTES (256 KiB) hashed, on the main thread (a few µs per
+ * HMAC over a small body: about a millisecond at worst), and none for a body over MAX_DIAGNOSED_BODY
+ * (64 KiB): the reason says so; reachable only by a caller naming a usable key of the route's kind with a
+ * fresh timestamp; L1: at most 1 + KNOWN_AUTH_DOMAINS recoveries on the pool. Both are priced by their work
+ * (budget.ts: bytes hashed, RECOVERY_COST a recovery) for the client's network, the wallet named and the
+ * service, taken at their most before and given back after: past a share the reason says what failed and
+ * that the variants were not tried.
  *
  * This module cannot import edge/auth.ts (which builds it: no import cycles), so what it must agree with
  * arrives as `rules` (auth.ts AUTH_RULES, the very functions and names the authenticator checks with) and
