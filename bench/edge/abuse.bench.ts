@@ -99,6 +99,11 @@ const WARMUP_S = 3;
  */
 const DATA_ROOT = process.env.ABUSE_DATA_DIR ?? (existsSync('/dev/shm') ? '/dev/shm' : tmpdir());
 const ROUNDS = Number(process.env.ABUSE_ROUNDS ?? 5);
+/**
+ * ABUSE_ROOT=<checkout>: the service runs from that checkout (an older main, say), the attacker and the
+ * good clients from this one, so a pattern's cost before and after a fix is measured by the same bench.
+ */
+const SERVICE_ROOT = process.env.ABUSE_ROOT;
 /** Within GET /book's cap (200 per 10 s) with room to spare: each good client keeps to its caps. */
 const BOOK_RATE = 18;
 /** Good clients reading books, each from its own address (so each has its own caps). */
@@ -332,7 +337,7 @@ export default async function run(): Promise<Window[]> {
   const dataDir = mkdtempSync(join(DATA_ROOT, 'pm-abuse-'));
   const configFile = join(dataDir, 'abuse-config.json');
   writeFileSync(configFile, JSON.stringify({ http: { trustedProxies: ['127.0.0.1'] } }));
-  const svc = await startService({ dataDir: join(dataDir, 'data'), adminToken: ADMIN, env: { CONFIG_FILE: configFile, DEMO: 'static' } });
+  const svc = await startService({ dataDir: join(dataDir, 'data'), adminToken: ADMIN, env: { CONFIG_FILE: configFile, DEMO: 'static' }, ...(SERVICE_ROOT === undefined ? {} : { root: SERVICE_ROOT }) });
   const windows: Window[] = [];
   const attackFailures: string[] = [];
   try {
