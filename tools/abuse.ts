@@ -51,7 +51,8 @@
  *   sub-grab  issue 39, finding 7: GRAB_ADDRESSES (27) addresses, each of its own /24 (10.7.<n>.1, whatever
  *             --xff says), open GRAB_SOCKETS (100, the per-address socket cap) /ws/market sockets each and
  *             subscribe each to every token of the service without dumps, all at once; then, with all of it
- *             held, a client from an address of another network (10.8.0.1) subscribes to ten tokens, and the
+ *             held, a client from an address of another network (10.8.0.1) asks for what one of those sockets
+ *             asked for (every token, at most 500), and the
  *             attack counts `victim-subscribed` or `victim-refused` (the finding: others were told "too many
  *             subscriptions" once 27 addresses held all 200,000)
  * With --xff, every request carries X-Forwarded-For (the service must trust 127.0.0.1 as a proxy), so the
@@ -758,7 +759,9 @@ async function subscriptionGrab(url: URL, go: () => number, tally: Tally): Promi
         else if (/"event_type":"error"/.test(text)) resolve('victim-refused');
       });
     });
-    victim.sock.ws.send(JSON.stringify({ type: 'market', assets_ids: tokens.slice(0, 10), initial_dump: false }));
+    // As much as one socket of the attack asks for: a smaller request could fit in the gap a refused message
+    // leaves below the global cap, and pass where the cap is all taken.
+    for (const m of lists) victim.sock.ws.send(m);
     victim.sock.ws.send('PING');
     bump(tally, await Promise.race([answered, sleep(10_000).then(() => 'victim-refused')]));
     await closeOwn(victim.sock);
