@@ -34,6 +34,8 @@ import { RateLimiter } from './edge/rate-limit.ts';
 import { ReplayGuard } from './edge/replays.ts';
 import type { RefusalDeps } from './edge/pipeline.ts';
 import { RefusalLog } from './edge/refusals/log.ts';
+import { BodyBudget, DEFAULT_BODY_BYTES } from './edge/rate-limit-bytes.ts';
+import { HmacStrikes } from './edge/hmac-strikes.ts';
 import { headerValue } from './edge/refusals/reason.ts';
 import { platformOrderDomain } from './edge/refusals/known-domains.ts';
 import type { OrderDomains } from './edge/eip712.ts';
@@ -293,7 +295,8 @@ function userAuthRefusal(auth: AuthServices, log: RefusalLog, metrics: Metrics):
       const r = explainer.userChannel(credentials);
       metrics.refused(r.class);
       const wallet = explainer.walletOf({ poly_api_key: credentials.apiKey });
-      if (wallet !== undefined) log.record(wallet, { at: Date.now(), method: 'WS', path: '/ws/user', headers: [], class: r.class, reason: headerValue(r.text) });
+      const kept = r.owner ?? r;
+      if (wallet !== undefined) log.record(wallet, { at: Date.now(), method: 'WS', path: '/ws/user', headers: [], class: kept.class, reason: headerValue(kept.text) });
       return r;
     },
   };
@@ -361,6 +364,8 @@ async function listen(o: {
           ),
     journalSeq: role.journalSeq,
     writeSeq: role.writeSeq,
+    bodies: new BodyBudget({ enabled: config.rateLimits.enabled, maxCallers: config.rateLimits.maxCallers, ...DEFAULT_BODY_BYTES, ...config.rateLimits.bodyBytes }),
+    strikes: new HmacStrikes(),
   });
   // stop() drains with its own grace period; a failed start closes with the configured one.
   let draining: Promise<void> | undefined;

@@ -521,7 +521,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
    * timestamp fresh, the key usable and not a builder key (those sign the builder headers only), the address
    * its owner, the passphrase its own. The key when all pass.
    */
-  const l2Key = (headers: Headers): KeyVerifier | undefined => {
+  const l2Key = (headers: Headers, owned = true): KeyVerifier | undefined => {
     const apiKey = header(headers, NAMES.apiKey);
     const address = header(headers, NAMES.address);
     const passphrase = header(headers, NAMES.passphrase);
@@ -530,12 +530,14 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     if (apiKey === undefined || address === undefined || passphrase === undefined || timestamp === undefined || signature === undefined) return undefined;
     if (!digestForm(signature) || !fresh(timestamp)) return undefined;
     const key = keys.verifier(apiKey);
-    if (!key || key.kind === 'builder' || address.length !== 42 || address.toLowerCase() !== key.address) return undefined;
+    if (!key || key.kind === 'builder') return undefined;
+    if (!owned) return key;
+    if (address.length !== 42 || address.toLowerCase() !== key.address) return undefined;
     return samePassphrase(key, passphrase) ? key : undefined;
   };
 
   /** The same for the builder headers (no address: the key names its wallet); only builder keys sign them. */
-  const builderKey = (headers: Headers): KeyVerifier | undefined => {
+  const builderKey = (headers: Headers, owned = true): KeyVerifier | undefined => {
     const apiKey = header(headers, BUILDER_NAMES.apiKey);
     const passphrase = header(headers, BUILDER_NAMES.passphrase);
     const timestamp = header(headers, BUILDER_NAMES.timestamp);
@@ -544,6 +546,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     if (!digestForm(signature) || !fresh(timestamp)) return undefined;
     const key = keys.verifier(apiKey);
     if (!key || key.kind !== 'builder') return undefined;
+    if (!owned) return key;
     return samePassphrase(key, passphrase) ? key : undefined;
   };
 
@@ -560,6 +563,12 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 
     builderHead(headers) {
       return builderKey(headers) !== undefined;
+    },
+
+    provable(headers, kinds) {
+      const l2 = (kinds.includes('trading') || kinds.includes('readonly')) && l2Key(headers, false);
+      if (l2 && kinds.includes(l2.kind)) return true;
+      return kinds.includes('builder') && builderKey(headers, false) !== undefined;
     },
 
     l2(method, path, headers, rawBody) {
@@ -594,6 +603,10 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     knowsKey(headers) {
       const apiKey = header(headers, NAMES.apiKey) ?? header(headers, BUILDER_NAMES.apiKey);
       return apiKey !== undefined && keys.record(apiKey) !== undefined;
+    },
+
+    apiKeyOf(headers) {
+      return header(headers, NAMES.apiKey) ?? header(headers, BUILDER_NAMES.apiKey);
     },
 
     presented(headers, kinds) {

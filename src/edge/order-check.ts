@@ -38,7 +38,7 @@ import { problemError } from './error-reply.ts';
 import type { OrderSubmission } from '../domain/events.ts';
 import { MAX_ORDERS_PER_REQUEST, OrderSubmission as SubmissionSchema } from './schemas/orders.ts';
 import { SIGNATURE_DIAGNOSES, diagnoseSignature, ruleRefusal, shapeRefusal, withReason } from './refusals/order.ts';
-import type { DiagnosisBudget } from './refusals/reason.ts';
+import type { DiagnosisBudget } from './refusals/budget.ts';
 import type { OrderToVerify, OrderVerification, SigPool } from './sig-pool.ts';
 import { compileRoute } from './validate.ts';
 
@@ -78,6 +78,8 @@ export interface OrderCaller {
   apiKey: string;
   /** Lowercase address of the API key. */
   address: string;
+  /** The client address, whose network pays for a refused signature's diagnosis (refusals/budget.ts). */
+  ip?: string;
 }
 
 /**
@@ -187,7 +189,7 @@ export async function checkOrders(submissions: readonly unknown[], caller: Order
         const error = apiError('PM_ERR_ORDER_SIGNATURE');
         results[index] = { ok: false, error, orderId: v.orderId };
         if (deps.explain === true && v.orderId !== '') {
-          (diagnoses ??= []).push(explainSignature(error, pending[k]!.verify, submissions[index], v.recovered, deps));
+          (diagnoses ??= []).push(explainSignature(error, pending[k]!.verify, submissions[index], v.recovered, deps, caller.ip));
         }
       } else {
         order.orderId = v.orderId;
@@ -280,8 +282,8 @@ export async function orderHints(submissions: readonly unknown[], caller: OrderC
 }
 
 /** Refusal path only: tries the common signing mistakes (refusals/order.ts) and sets the error's reason. */
-async function explainSignature(error: ApiError, verify: OrderToVerify, submission: unknown, recovered: string | undefined, deps: OrderCheckDeps): Promise<void> {
-  error.reason = await diagnoseSignature({ verify, submission, recovered }, { pool: deps.pool, domains: deps.domains, budget: deps.diagnoses ?? SIGNATURE_DIAGNOSES });
+async function explainSignature(error: ApiError, verify: OrderToVerify, submission: unknown, recovered: string | undefined, deps: OrderCheckDeps, ip: string | undefined): Promise<void> {
+  error.reason = await diagnoseSignature({ verify, submission, recovered }, { pool: deps.pool, domains: deps.domains, budget: deps.diagnoses ?? SIGNATURE_DIAGNOSES, by: { ip } });
 }
 
 type Normalized = { order: NormalizedOrder; verify: OrderToVerify } | { error: ApiError; orderId: string };

@@ -32,10 +32,10 @@
  * Cost and bounds: at most MAX_DIAGNOSIS_RECOVERIES (12) recoveries per refused order, sent to the
  * signature pool's threads (native secp256k1; the worker stops at the first match, and never runs on this
  * thread); the digests are made here: the V2 struct with eip712.ts (~5 µs each), the V1 struct hashed once
- * with viem's hashStruct (~0.1 ms) and then ~5 µs per V1 domain. A process-wide token bucket
- * (DiagnosisBudget: 50 diagnoses a second, burst 50) caps the work a flood of bad signatures can cause;
- * past it the reason says the signature does not recover to the signer and that further diagnosis was
- * skipped under load. A diagnosis that fails (pool closing) says so and leaves the refusal as it was.
+ * with viem's hashStruct (~0.1 ms) and then ~5 µs per V1 domain. The diagnosis budget (budget.ts: its most
+ * recoveries taken before it starts, what it did not use given back, per client network, per signer's
+ * wallet and in all) caps the work a flood of bad signatures can cause; past it the reason says the
+ * signature does not recover to the signer and that further diagnosis was skipped under load. A diagnosis that fails (pool closing) says so and leaves the refusal as it was.
  *
  * A reason names public things only: addresses, domains, chains, contracts, token and condition ids,
  * clocks, amounts, the API key id the request was signed with; never a secret, passphrase or HMAC.
@@ -50,7 +50,8 @@ import { keccak256 } from '../keccak.ts';
 import type { OrderSubmission } from '../schemas/orders.ts';
 import type { OrderToVerify, SigPool } from '../sig-pool.ts';
 import { KNOWN_ORDER_DOMAINS, type KnownOrderDomain } from './known-domains.ts';
-import { DiagnosisBudget, type Refusal, type RefusalClass } from './reason.ts';
+import { DiagnosisBudget, RECOVERY_COST, type DiagnosisParty } from './budget.ts';
+import type { Refusal, RefusalClass } from './reason.ts';
 
 /** Most recoveries one refused order's signature diagnosis may cost. */
 export const MAX_DIAGNOSIS_RECOVERIES = 12;
@@ -323,6 +324,8 @@ export interface SignatureDiagnosisDeps {
   pool: Pick<SigPool, 'recoverDigests'>;
   domains: OrderDomains;
   budget: DiagnosisBudget;
+  /** Who pays for it (budget.ts): the caller's client address and the order's signer. */
+  by?: DiagnosisParty;
 }
 
 interface Candidate {
@@ -471,20 +474,28 @@ export async function diagnoseSignature(c: SignatureCase, deps: SignatureDiagnos
   const head = c.recovered === undefined ? `order signature does not recover ${under}` : `order signature recovers to ${c.recovered} ${under}, not to the maker ${maker}`;
 
   if (r === 0n || r >= N || s === 0n || s >= N) return refusal('order_signature', `order signature does not recover to any address: r or s is zero or not below the curve order`);
-  if (!deps.budget.take()) return refusal('order_signature', `order signature does not recover to the signer ${maker} ${under}; further diagnosis skipped under load`);
+  // Priced by its recoveries (budget.ts), for the caller's network and the signer's wallet; what it did not use goes back.
+  const by: DiagnosisParty = { ...deps.by, wallet: maker };
+  const reserved = MAX_DIAGNOSIS_RECOVERIES * RECOVERY_COST;
+  if (!deps.budget.take(by, reserved)) return refusal('order_signature', `order signature does not recover to the signer ${maker} ${under}; further diagnosis skipped under load`);
+  let recoveries = 0;
+  const recover = (tries: Array<{ digest: Uint8Array; signature: string }>) => {
+    recoveries += tries.length;
+    return deps.pool.recoverDigests(tries, maker);
+  };
 
   try {
     if (![0, 1, 27, 28].includes(vByte)) {
       const digest = orderDigestBytes(v, separatorOf(ours));
       const tries = ['1b', '1c'].map((vv) => ({ digest, signature: sig.slice(0, 130) + vv }));
-      const got = await deps.pool.recoverDigests(tries, maker);
+      const got = await recover(tries);
       const hit = got.findIndex((a) => a === maker);
       const fix = hit >= 0 ? `; with v ${27 + hit} it recovers to the maker ${under}: send v as 27/28 (v with a chain id, EIP-155 style, is for transactions, not EIP-712 signatures)` : '';
       return refusal('order_signature', `order signature's v byte is ${vByte}: expected 27 or 28 (0/1 also taken)${fix}`);
     }
     if (s > N / 2n) {
       const low = sig.slice(0, 66) + (N - s).toString(16).padStart(64, '0') + (vByte >= 27 ? 55 - vByte : 1 - vByte).toString(16).padStart(2, '0');
-      const [got] = await deps.pool.recoverDigests([{ digest: orderDigestBytes(v, separatorOf(ours)), signature: low }], maker);
+      const [got] = await recover([{ digest: orderDigestBytes(v, separatorOf(ours)), signature: low }]);
       const then = got === maker ? 'the maker' : got ?? 'no address';
       return refusal(
         'order_signature',
@@ -496,10 +507,7 @@ export async function diagnoseSignature(c: SignatureCase, deps: SignatureDiagnos
     for (const round of ['v2', 'v1'] as const) {
       const list = candidates(c, deps.domains, sig, round).slice(0, left);
       left -= list.length;
-      const got = await deps.pool.recoverDigests(
-        list.map((x) => ({ digest: x.digest, signature: x.signature })),
-        maker,
-      );
+      const got = await recover(list.map((x) => ({ digest: x.digest, signature: x.signature })));
       const hit = got.findIndex((a) => a === maker);
       if (hit >= 0) return refusal('order_signature', `${head}; ${list[hit]!.says}${vNote}`);
     }
@@ -509,5 +517,7 @@ export async function diagnoseSignature(c: SignatureCase, deps: SignatureDiagnos
     );
   } catch {
     return refusal('order_signature', `order signature does not recover to the signer ${maker} ${under}; further diagnosis failed`);
+  } finally {
+    deps.budget.refund(by, reserved - recoveries * RECOVERY_COST);
   }
 }

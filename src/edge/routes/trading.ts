@@ -115,7 +115,7 @@ function rejected(orderId: string, e: ApiError): OrderResult {
 
 /** The caller of a signed route: the edge guarantees both fields once the HMAC passed. */
 function signer(caller: Caller): OrderCaller {
-  return { apiKey: caller.apiKey!, address: caller.address! };
+  return { apiKey: caller.apiKey!, address: caller.address!, ip: caller.ip };
 }
 
 /**

@@ -22,7 +22,7 @@ import { signedSubmission, typedOrder, type SignedSubmission } from '../../fixtu
 import { checkOrders, orderDomainsOf, type OrderCheckDeps, type OrderCheckResult, type TokenMarket } from '../../../src/edge/order-check.ts';
 import { KNOWN_ORDER_DOMAINS } from '../../../src/edge/refusals/known-domains.ts';
 import { MAX_DIAGNOSIS_RECOVERIES, admissionRefusal, type AdmissionContext } from '../../../src/edge/refusals/order.ts';
-import { DiagnosisBudget } from '../../../src/edge/refusals/reason.ts';
+import { DiagnosisBudget, RECOVERY_COST } from '../../../src/edge/refusals/budget.ts';
 import { REFUSAL_CLASSES } from '../../../src/edge/refusals/reason.ts';
 import { SigPool } from '../../../src/edge/sig-pool.ts';
 import { ManualClock, nowSeconds } from '../../../src/runtime/clock.ts';
@@ -60,7 +60,7 @@ function depsWith(over: Partial<OrderCheckDeps> = {}): OrderCheckDeps {
       return pool.recoverDigests(items, until);
     },
   } as unknown as SigPool;
-  return { pool: spy, domains, market: (t) => markets.get(t), clock, explain: true, diagnoses: new DiagnosisBudget(1000, 1000), ...over };
+  return { pool: spy, domains, market: (t) => markets.get(t), clock, explain: true, diagnoses: new DiagnosisBudget({ network: { perSecond: 1e12, burst: 1e12 }, wallet: { perSecond: 1e12, burst: 1e12 }, all: { perSecond: 1e12, burst: 1e12 } }), ...over };
 }
 
 before(() => {
@@ -242,7 +242,9 @@ test('bounds: at most 12 recoveries an order, the V1 round only when the V2 one 
 
   recoveries = [];
   let t = 0;
-  const budget = new DiagnosisBudget(1, 2, () => t);
+  // Room for two diagnoses (each takes its most recoveries first), then one a second.
+  const one12 = 12 * RECOVERY_COST;
+  const budget = new DiagnosisBudget({ network: { perSecond: one12, burst: 2 * one12 }, wallet: { perSecond: one12, burst: 2 * one12 }, all: { perSecond: one12, burst: 2 * one12 } }, () => t);
   const bad = await submission(alice, { domain: MAINNET_V2 });
   const three = await checkOrders([bad, bad, bad], caller(alice), depsWith({ diagnoses: budget }));
   const texts = three.map((r) => (r as { error: { reason?: { text: string } } }).error.reason!.text);
