@@ -1,18 +1,12 @@
 /**
- * Funders: the wallets an order's signer may trade for. Owns the derivation of a signer's proxy wallet and
- * Safe (signatureType 1 and 2, domain/signature-types.ts), the list of every wallet a signer acts for, and
- * what the platform client's `signature_type` parameter names; the order checks, the caller's reads
- * (balances, trades, notifications, rewards) and the user channel use them. It derives and caches; it
- * decides nothing about an order.
+ * Funders: the wallets an order's signer may trade for. Owns the list of every wallet a signer acts for (its
+ * own, its proxy wallet, its Safe: signatureType 0, 1, 2, derived by domain/signature-types.ts deriveFunder
+ * with the configured factories, and cached) and what the platform client's `signature_type` parameter
+ * names; the order checks, the caller's reads (balances, trades, notifications, rewards) and the user
+ * channel use them. It decides nothing about an order.
  *
- * The rule is the platform's exchange contract's (Polymarket/ctf-exchange src/exchange/mixins/Signatures.sol
- * and PolyFactoryHelper.sol): a POLY_PROXY order's maker must equal `getPolyProxyWalletAddress(signer)`, a
- * POLY_GNOSIS_SAFE order's maker `getSafeAddress(signer)`. Both are CREATE2 addresses, keccak256(0xff ‖
- * factory ‖ salt ‖ initCodeHash)[12:], with the signer in the salt:
- *
- *   proxy  salt = keccak256(abi.encodePacked(signer))   20 bytes   (libraries/PolyProxyLib.sol)
- *   Safe   salt = keccak256(abi.encode(signer))         32 bytes   (libraries/PolySafeLib.sol)
- *
+ * The rule is the platform exchange's (domain/signature-types.ts deriveFunder): a POLY_PROXY order's maker
+ * must be the proxy factory's CREATE2 address for its signer, a POLY_GNOSIS_SAFE order's the Safe factory's.
  * So a platform account's funder is a pure function of its EOA, and that is how a local exchange without a
  * chain establishes that the signer controls the maker: the signature proves the signer, and only the
  * signer's derivation gives that address (finding another signer for it is a keccak preimage). Whether the
@@ -29,24 +23,15 @@
  * Both hashes and factories are also the official Rust client's (Polymarket/rs-clob-client src/lib.rs,
  * WALLET_CONFIG, derive_proxy_wallet / derive_safe_wallet). CREATE2 is computed by viem.
  *
- * Cost and bounds: a derivation is four keccak256 calls in JS (~tens of µs); the wallets of up to
+ * Cost and bounds: a signer's two derivations are four keccak256 calls in JS (about 70 µs measured, under
+ * load, on this project's VMs), so they are cached: the order path pays a Map look-up. The wallets of up to
  * MAX_CACHED signers are kept (about 300 bytes each), the cache emptied when full. Signers reach it only
  * after their API key authenticated them, so a flood of strangers cannot fill it.
  */
-import { encodeAbiParameters, encodePacked, getCreate2Address, keccak256, type Hex } from 'viem';
 import { apiError } from '../domain/errors.ts';
-import { isVerifiedSignatureType, type VerifiedSignatureType } from '../domain/signature-types.ts';
+import { deriveFunder, isVerifiedSignatureType, type VerifiedSignatureType, type WalletFactories } from '../domain/signature-types.ts';
 
-/** A wallet factory as configured: its address and the keccak256 of the wallets' creation code. */
-export interface WalletFactory {
-  readonly factory: string;
-  readonly initCodeHash: string;
-}
-
-export interface WalletFactories {
-  readonly proxy: WalletFactory;
-  readonly safe: WalletFactory;
-}
+export type { WalletFactories };
 
 /** A signer's wallets, lowercase: its own (EOA), its proxy wallet and its Safe, in signature-type order. */
 export type SignerWallets = readonly [eoa: string, proxy: string, safe: string];
@@ -71,7 +56,7 @@ export class Funders {
     const eoa = signer.toLowerCase();
     let w = this.cache.get(eoa);
     if (w === undefined) {
-      w = [eoa, this.derive(eoa, 1), this.derive(eoa, 2)];
+      w = [eoa, deriveFunder(this.factories, eoa, 1), deriveFunder(this.factories, eoa, 2)];
       if (this.cache.size >= MAX_CACHED) this.cache.clear();
       this.cache.set(eoa, w);
     }
@@ -84,12 +69,6 @@ export class Funders {
     return i < 0 ? undefined : (i as VerifiedSignatureType);
   }
 
-  private derive(eoa: string, type: 1 | 2): string {
-    const f = type === 1 ? this.factories.proxy : this.factories.safe;
-    const a = eoa as Hex;
-    const salt = type === 1 ? keccak256(encodePacked(['address'], [a])) : keccak256(encodeAbiParameters([{ type: 'address' }], [a]));
-    return getCreate2Address({ from: f.factory as Hex, salt, bytecodeHash: f.initCodeHash as Hex }).toLowerCase();
-  }
 }
 
 /**
