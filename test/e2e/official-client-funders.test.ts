@@ -138,7 +138,10 @@ for (const type of [1, 2] as const) {
 
     // A batch of two, canceled together by id.
     const batch = await Promise.all([0.41, 0.42].map((price) => client.createOrder({ tokenID: yes, price, size: 10, side: Side.BUY })));
-    assert.ok(batch.every((o) => o.maker.toLowerCase() === funder.toLowerCase() && o.signer.toLowerCase() === eoa.account.address.toLowerCase() && Number(o.signatureType) === type));
+    assert.ok(
+      batch.every((o) => o.maker.toLowerCase() === funder.toLowerCase() && o.signer.toLowerCase() === eoa.account.address.toLowerCase() && Number(o.signatureType) === type),
+      'the client builds the funder as maker and the EOA as signer',
+    );
     const results = await client.postOrders(batch.map((order) => ({ order, orderType: OrderType.GTC })));
     assert.deepEqual(
       results.map((r: { success: boolean; status: string }) => [r.success, r.status]),

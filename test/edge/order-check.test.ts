@@ -171,7 +171,7 @@ test('proxy (1) and Safe (2): the maker is the wallet the factory derives from t
     assert.equal(r.order.signatureType, type);
     assert.equal(r.order.orderId, hashTypedData(typed({ ...(sub.order as unknown as OrderStruct), side: 0 }, domains.normal)), 'the id digests the funder as maker');
     // Checksummed, lower or upper case: the same maker.
-    assert.ok((await one({ ...sub, order: { ...sub.order, maker: funder.toUpperCase().replace('0X', '0x') } })).ok);
+    assert.ok((await one({ ...sub, order: { ...sub.order, maker: funder.toUpperCase().replace('0X', '0x') } })).ok, 'the maker in upper case');
 
     // Wrong maker: the other type's wallet, the signer itself, another signer's wallet of the same type.
     const other = funders.makerOf(alice.address, type === 1 ? 2 : 1);
@@ -367,10 +367,11 @@ test("a gateway's hints (ROLE=gateway): used where they bind the exact signed or
   // A Safe order's hint binds its maker and type: used as is, and not for the same struct with another maker.
   const safe = await submission(alice, { signatureType: 2, maker: funders.makerOf(alice.address, 2) });
   const [safeHint] = await orderHints([safe], caller(alice), deps, false);
-  assert.ok(safeHint !== null && safeHint.r === alice.address.toLowerCase());
+  assert.ok(safeHint !== null && safeHint.r === alice.address.toLowerCase(), 'a hint for the Safe order, recovered to its signer');
   counted.length = 0;
   const safeChecked = await checkOrders([safe], caller(alice), watched, false, [safeHint]);
-  assert.ok(safeChecked[0]!.ok && safeChecked[0].order.wallet === funders.makerOf(alice.address, 2) && safeChecked[0].order.orderId === safeHint!.id);
+  assert.ok(safeChecked[0]!.ok, 'the Safe order passes on its hint');
+  assert.deepEqual([safeChecked[0].order.wallet, safeChecked[0].order.orderId], [funders.makerOf(alice.address, 2), safeHint!.id]);
   assert.deepEqual(counted, []);
   const proxy = await submission(alice, { signatureType: 1, maker: funders.makerOf(alice.address, 1) });
   await checkOrders([proxy], caller(alice), watched, false, [safeHint]);
