@@ -146,7 +146,13 @@ export function ruleRefusal(error: ApiError, s: OrderSubmission, caller: Refused
       );
     }
     case 'PM_ERR_SIGNER_MISMATCH': {
-      const swapped = o.maker.toLowerCase() === caller.address ? ' (the maker is: maker and signer look swapped)' : '';
+      const funder = ctx.funders.walletsOf(caller.address).indexOf(o.signer.toLowerCase());
+      const swapped =
+        funder > 0
+          ? ` (it is the key's ${funder === 1 ? 'proxy wallet' : 'Safe'}: a funder is the maker, the key's address signs)`
+          : o.maker.toLowerCase() === caller.address
+            ? ' (the maker is: maker and signer look swapped)'
+            : '';
       return refusal('order_signer', `order.signer ${o.signer.toLowerCase()} is not the address of the API key the request is signed with, ${caller.address}${swapped}: sign with that key's wallet, or use an API key of ${o.signer.toLowerCase()}`);
     }
     case 'PM_ERR_MAKER_SIGNER':

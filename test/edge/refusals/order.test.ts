@@ -312,6 +312,10 @@ test('rule refusals: owner, signer and maker (both addresses named, a swap spott
   const selfAsSafe = await submission(alice, { over: { signatureType: 2, maker: alice.address } });
   explains(await one(selfAsSafe), `the order maker has to be the signer's Safe ${aliceSafe} for signature type 2`, 'order_signer', /the Safe factory 0xaacfeea03eb1561c4e67d661e40682bd20e3541b derives/, /is the signer itself \(EOA, signatureType 0\) .*: send signatureType 0/);
 
+  // The funder named as signer: the key's address signs, the funder is the maker.
+  const safeSigns = await submission(alice, { over: { signatureType: 2, signer: aliceSafe, maker: aliceSafe } });
+  explains(await one(safeSigns), 'the order signer address has to be the address of the API KEY', 'order_signer', new RegExp(`order.signer ${aliceSafe} is not the address of the API key .* \\(it is the key's Safe: a funder is the maker, the key's address signs\\)`));
+
   const contract = await submission(alice, { over: { signatureType: 3, maker: bob.address } });
   explains(
     await one(contract),
