@@ -202,6 +202,13 @@ for (const type of [1, 2] as const) {
     assert.ok(!((await own.getNotifications()) as unknown as Array<{ payload: { order_id?: string } }>).some((n) => n.payload.order_id === filled.orderID), 'not the signer\'s own');
     await client.dropNotifications({ ids: [fill.id] });
     assert.ok(!((await client.getNotifications()) as unknown as Array<{ id: string }>).some((n) => n.id === fill.id), 'dropped');
+    if (type === 2) {
+      // Without ids, a drop clears every wallet of the key: the proxy wallet's notices (the type 1 test's) too.
+      const proxy = new ClobClient({ host, chain: 80002, signer: eoa.wallet, creds, signatureType: 1, funderAddress: FUNDERS[1], throwOnError: true });
+      assert.ok(((await proxy.getNotifications()) as unknown as unknown[]).length > 0, 'the proxy wallet has notifications of its own');
+      await client.dropNotifications();
+      assert.deepEqual([await proxy.getNotifications(), await client.getNotifications()], [[], []]);
+    }
   });
 }
 
