@@ -72,12 +72,13 @@ export class Funders {
 }
 
 /**
- * The wallet a read of the caller's money names with the platform client's `signature_type` parameter
- * (balance-allowance, notifications, rewards, wallet operations): 0 or absent the key's own wallet, 1 its
- * proxy wallet, 2 its Safe. Any other type is a 400: none of its wallets is this exchange's to name.
+ * The wallet a request about the caller's money names with the platform client's `signature_type` parameter
+ * (balance-allowance, notifications, rewards) or a wallet operation's `signatureType` (`field`): 0 or absent
+ * the key's own wallet, 1 its proxy wallet, 2 its Safe. Any other type is a 400: none of its wallets is this
+ * exchange's to name.
  */
-export function walletFor(funders: Pick<Funders, 'makerOf'>, signer: string, signatureType: number | undefined): string {
+export function walletFor(funders: Pick<Funders, 'makerOf'>, signer: string, signatureType: number | undefined, field = 'signature_type'): string {
   const type = signatureType ?? 0;
-  if (!isVerifiedSignatureType(type)) throw apiError('PM_ERR_BAD_REQUEST', { detail: `signature_type ${type} is not supported: 0 (EOA), 1 (POLY_PROXY) or 2 (POLY_GNOSIS_SAFE)` });
+  if (!isVerifiedSignatureType(type)) throw apiError('PM_ERR_BAD_REQUEST', { detail: `${field} ${type} is not supported: 0 (EOA), 1 (POLY_PROXY) or 2 (POLY_GNOSIS_SAFE)` });
   return type === 0 ? signer : funders.makerOf(signer, type);
 }

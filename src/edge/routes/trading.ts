@@ -39,8 +39,8 @@
  * is made by the signer's proxy wallet or Safe (its maker, order-check.ts, funders.ts), and reserves and
  * settles on that wallet. So the key's open orders and cancels are the orders its address signed (the
  * engine indexes them by signer), its trades the fills of any of its wallets (or of `maker_address`), and the
- * balances and wallet operations those of the wallet `signature_type` names (0 or absent: its own), as the
- * platform client sends it.
+ * balances those of the wallet `signature_type` names (0 or absent: its own), as the platform client sends it;
+ * split, merge and redeem name theirs in the signed body (`signatureType`).
  *
  * The sandbox (edge/sandbox/sandbox.ts) adds its order rules between the checks and the engine: a BUY of a
  * closed-only wallet is refused (400), and so is an order without postOnly in the post-only period after a
@@ -425,37 +425,29 @@ export function preMigrationOrders(_d: unknown, req: RequestOf<typeof PreMigrati
 }
 
 type WalletOpDeps = Pick<TradingDeps, 'engine' | 'funders'>;
-const opWallet = (d: WalletOpDeps, req: { caller: Caller; query: { signature_type?: number } }) => walletFor(d.funders, req.caller.address!, req.query.signature_type);
+const opWallet = (d: WalletOpDeps, req: { caller: Caller; body: { signatureType?: number } }) => walletFor(d.funders, req.caller.address!, req.body.signatureType, 'signatureType');
 
-export function split(d: WalletOpDeps, req: RequestOf<typeof WalletOpQuery, typeof SplitMergeBody>) {
+export function split(d: WalletOpDeps, req: RequestOf<undefined, typeof SplitMergeBody>) {
   const cid = knownMarket(d, req.body.conditionId);
   return walletOp(cid, d.engine.split(opWallet(d, req), cid, positiveUnits(req.body.amount)));
 }
 
-export function merge(d: WalletOpDeps, req: RequestOf<typeof WalletOpQuery, typeof SplitMergeBody>) {
+export function merge(d: WalletOpDeps, req: RequestOf<undefined, typeof SplitMergeBody>) {
   const cid = knownMarket(d, req.body.conditionId);
   return walletOp(cid, d.engine.merge(opWallet(d, req), cid, positiveUnits(req.body.amount)));
 }
 
-export function redeem(d: WalletOpDeps, req: RequestOf<typeof WalletOpQuery, typeof RedeemBody>) {
+export function redeem(d: WalletOpDeps, req: RequestOf<undefined, typeof RedeemBody>) {
   const cid = knownMarket(d, req.body.conditionId);
   return walletOp(cid, d.engine.redeem(opWallet(d, req), cid));
 }
 
 const OrderIdParams = Type.Object({ id: Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' }) });
 const PreMigrationQuery = Type.Object({ next_cursor: Type.Optional(Type.String({ maxLength: 64 })) });
-const WalletOpQuery = Type.Object({
-  signature_type: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: "whose tokens and USDC: 0 (default) the key's wallet, 1 its proxy wallet, 2 its Safe" })),
-});
 
 /** A split, merge or redeem: durable replay protection (money moves), the wallet operation's answer. */
-function walletOpRoute<B extends TSchema>(r: {
-  path: string;
-  summary: string;
-  body: B;
-  handler: (d: WalletOpDeps, req: RequestOf<typeof WalletOpQuery, B>) => unknown;
-}): RouteSpec<TradingDeps> {
-  return routeSpec({ method: 'POST', path: r.path, replay: 'durable', group: 'trading', auth: 'l2', summary: r.summary, query: WalletOpQuery, body: r.body, response: WalletOpResult, handler: r.handler });
+function walletOpRoute<B extends TSchema>(r: { path: string; summary: string; body: B; handler: (d: WalletOpDeps, req: RequestOf<undefined, B>) => unknown }): RouteSpec<TradingDeps> {
+  return routeSpec({ method: 'POST', path: r.path, replay: 'durable', group: 'trading', auth: 'l2', summary: r.summary, body: r.body, response: WalletOpResult, handler: r.handler });
 }
 
 /** Placing and canceling orders. */

@@ -77,8 +77,13 @@ export const OpenOrdersPage = Type.Object({
 
 export const DeleteOrdersBody = Type.Array(OrderIdText, { minItems: 1, maxItems: MAX_CANCEL_IDS });
 
-export const SplitMergeBody = Type.Object({ conditionId: ConditionIdText, amount: Decimal });
-export const RedeemBody = Type.Object({ conditionId: ConditionIdText });
+/**
+ * Whose tokens and USDC a wallet operation moves: 0 (absent) the key's wallet, 1 its proxy wallet, 2 its Safe.
+ * In the body, which the HMAC covers (a query string is not signed, nor part of what a replay is told apart by).
+ */
+const OpSignatureType = Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: "whose: 0 (default) the key's wallet, 1 its proxy wallet, 2 its Safe" }));
+export const SplitMergeBody = Type.Object({ conditionId: ConditionIdText, amount: Decimal, signatureType: OpSignatureType });
+export const RedeemBody = Type.Object({ conditionId: ConditionIdText, signatureType: OpSignatureType });
 export const WalletOpResult = Type.Object({ success: Type.Boolean() });
 
 export const BalanceAllowanceQuery = Type.Object({

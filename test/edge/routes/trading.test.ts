@@ -199,7 +199,7 @@ test('the handlers on a hand-built engine: checks before the engine, refusals, d
   };
   const W = '0x' + 'cd'.repeat(20);
   const as = <B>(body: B) => routeRequest({ body, caller: { address: W } });
-  const op = <B>(body: B, query: { signature_type?: number } = {}) => routeRequest({ body, query, caller: { address: W } });
+
   // The key's wallets as a recording stand-in: its proxy wallet and Safe are named by type.
   const PROXY = '0x' + '01'.repeat(20);
   const SAFE = '0x' + '02'.repeat(20);
@@ -214,15 +214,15 @@ test('the handlers on a hand-built engine: checks before the engine, refusals, d
   assert.deepEqual(await cancelMarketOrders({ engine }, as({ market: CID.toUpperCase().replace('0X', '0x'), asset_id: '' })), { canceled: ['0x01'], not_canceled: { '0x02': 'order is not live' } });
   assert.deepEqual(calls.pop(), ['cancel', W, { conditionId: CID, tokenId: undefined }]);
 
-  assert.throws(() => split({ engine, funders }, op({ conditionId: '0x' + 'ef'.repeat(32), amount: '1' })), (e) => isApiError(e) && e.message === 'unknown market');
-  assert.throws(() => split({ engine, funders }, op({ conditionId: CID, amount: '0' })), (e) => isApiError(e) && e.spec.code === 'PM_ERR_AMOUNT');
+  assert.throws(() => split({ engine, funders }, as({ conditionId: '0x' + 'ef'.repeat(32), amount: '1' })), (e) => isApiError(e) && e.message === 'unknown market');
+  assert.throws(() => split({ engine, funders }, as({ conditionId: CID, amount: '0' })), (e) => isApiError(e) && e.spec.code === 'PM_ERR_AMOUNT');
   assert.deepEqual(calls, []);
-  assert.deepEqual(await split({ engine, funders }, op({ conditionId: CID, amount: '2.5' })), { success: true });
+  assert.deepEqual(await split({ engine, funders }, as({ conditionId: CID, amount: '2.5' })), { success: true });
   assert.deepEqual(calls.pop(), ['split', W, CID, 2_500_000]);
-  assert.deepEqual(await split({ engine, funders }, op({ conditionId: CID, amount: '1' }, { signature_type: 2 })), { success: true });
+  assert.deepEqual(await split({ engine, funders }, as({ conditionId: CID, amount: '1', signatureType: 2 })), { success: true });
   assert.deepEqual(calls.pop(), ['split', SAFE, CID, 1_000_000], 'signature_type 2 splits the Safe\'s USDC');
-  assert.throws(() => split({ engine, funders }, op({ conditionId: CID, amount: '1' }, { signature_type: 3 })), (e) => isApiError(e) && /signature_type 3 is not supported/.test(e.message));
-  await assert.rejects(redeem({ engine, funders }, op({ conditionId: CID })), (e) => isApiError(e) && e.message === `market ${CID} is not resolved`);
+  assert.throws(() => split({ engine, funders }, as({ conditionId: CID, amount: '1', signatureType: 3 })), (e) => isApiError(e) && /^signatureType 3 is not supported/.test(e.message));
+  await assert.rejects(redeem({ engine, funders }, as({ conditionId: CID })), (e) => isApiError(e) && e.message === `market ${CID} is not resolved`);
 
   const exchanges = ['0x' + '01'.repeat(20), '0x' + '02'.repeat(20)];
   const q = (query: object) => routeRequest({ query: query as never, caller: { address: W } });
