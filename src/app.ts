@@ -241,7 +241,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   });
   const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
   const streamFaults = { source: sandbox.faults, timers: opts.timers ?? systemTimers };
-  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, userAuthRefusal: userAuthRefusal(auth, refusals, metrics), limiter, metrics, clock, log, committed, store, faults: streamFaults });
+  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, funders: auth.funders, userAuthRefusal: userAuthRefusal(auth, refusals, metrics), limiter, metrics, clock, log, committed, store, faults: streamFaults });
   const routes = buildRoutes(ctx);
   const openapi = buildOpenApi(routes, VERSION);
   await done('routes');
@@ -531,6 +531,7 @@ function openStream(o: {
   engine: EngineSurface;
   catalog: CatalogServices;
   keys: AuthServices['keys'];
+  funders: AuthServices['funders'];
   userAuthRefusal: ChannelDeps['refusals'];
   limiter: RateLimiter;
   metrics: Metrics;
@@ -561,6 +562,7 @@ function openStream(o: {
     markets: { conditionId: (conditionId) => o.engine.market(conditionId)?.conditionId },
     topics: { market: marketTopic, custom: customTopic, lifecycle: LIFECYCLE_TOPIC, user: userTopic },
     keys: o.keys,
+    funders: o.funders,
     refusals: o.userAuthRefusal,
     limiter: o.limiter,
     trustedProxies: o.config.http.trustedProxies,

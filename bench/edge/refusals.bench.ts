@@ -111,6 +111,7 @@ export default async function run(): Promise<void> {
   const orderDeps = (explain: boolean): OrderCheckDeps => ({
     pool: auth.pool,
     domains: orderDomainsOf(config.auth),
+    funders: auth.funders,
     clock: systemClock,
     market: (t) => (t === TOKEN ? { conditionId: `0x${'c1'.repeat(32)}`, negRisk: false } : undefined),
     explain,

@@ -61,6 +61,7 @@ import { nowSeconds, type Clock } from '../runtime/clock.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { AuthDomain, OrderDomains } from './eip712.ts';
+import { Funders } from './funders.ts';
 import { orderDomainsOf } from './order-check.ts';
 import type { Authenticator, SignedCaller } from './pipeline.ts';
 import { createAuthExplainer, type AuthExplainer, type AuthRules, type ExplainedKeys, type KeyMaterial } from './refusals/auth.ts';
@@ -641,6 +642,8 @@ export interface AuthServices {
   readonly authenticator: Authenticator;
   /** The configured order domains (what `checkOrders` verifies against). */
   readonly orderDomains: OrderDomains;
+  /** The signers' proxy wallets and Safes (auth.walletFactories): the makers of their type 1 and 2 orders. */
+  readonly funders: Funders;
   /**
    * Says why credentials were refused, for the X-Refusal-Reason header and the user channel's error frame
    * (refusals/auth.ts); undefined under `auth.explainRefusals: false`. Call it on the refusal path only.
@@ -681,6 +684,7 @@ export function createAuthServices(opts: { config: Readonly<Config>; store: Stor
     pool,
     authenticator,
     orderDomains: orderDomainsOf(config.auth),
+    funders: new Funders(config.auth.walletFactories),
     explainer,
     setRoutePaths(routes) {
       routePaths.clear();

@@ -20,6 +20,15 @@ const Domain = Type.Object(
   { name: Type.String({ minLength: 1 }), version: Type.String({ minLength: 1 }), verifyingContract: Address },
   { additionalProperties: false },
 );
+const Bytes32 = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
+/** A wallet factory: its address and the keccak256 of the wallets' creation code (edge/funders.ts). */
+const WalletFactory = Type.Object(
+  {
+    factory: Address,
+    initCodeHash: Bytes32,
+  },
+  { additionalProperties: false },
+);
 const Share = (description: string) => Type.Number({ minimum: 0, maximum: 1, description });
 const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 86_400_000, description });
 const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
@@ -98,6 +107,17 @@ export const ConfigSchema = Type.Object(
         authDomain: Type.Object({ name: Type.String({ minLength: 1 }), version: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
         orderDomain: Domain,
         negRiskOrderDomain: Domain,
+        walletFactories: Type.Object(
+          {
+            proxy: WalletFactory,
+            safe: WalletFactory,
+          },
+          {
+            additionalProperties: false,
+            description:
+              'the factories whose CREATE2 address derived from an order\'s signer is the maker of a signatureType 1 (proxy) or 2 (Safe) order; default: the platform\'s (edge/funders.ts)',
+          },
+        ),
         masterKey: Type.String({ description: 'hex or base64 secret from which API credentials derive; empty = generated into DATA_DIR' }),
         signatureThreads: Type.Integer({ minimum: 0, maximum: 256, description: 'signature-recovery worker threads; 0 = os.availableParallelism()' }),
         inlineSignatures: Type.Object(

@@ -438,7 +438,7 @@ test('L2: every failure answers the same 401 body; accepted encodings, aliases a
   assert.equal(app.ctx.auth.keys.record(creds.apiKey)?.revoked, true);
 });
 
-test('GET /exchange-info publishes the chain id, domains and tick sizes', async () => {
+test('GET /exchange-info publishes the chain id, domains, tick sizes and wallet factories', async () => {
   const r = await send('GET', '/exchange-info');
   assert.equal(r.status, 200);
   const a = app.ctx.config.auth;
@@ -448,6 +448,7 @@ test('GET /exchange-info publishes the chain id, domains and tick sizes', async 
     orderDomain: { ...a.orderDomain, chainId: a.chainId },
     negRiskOrderDomain: { ...a.negRiskOrderDomain, chainId: a.chainId },
     tickSizes: ['0.1', '0.01', '0.001', '0.0001'],
+    walletFactories: a.walletFactories,
   });
 });
 

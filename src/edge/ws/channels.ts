@@ -11,7 +11,10 @@
  *   market channel  market:<token> for each asset it lists; with custom_feature_enabled also
  *                   market-custom:<token> and market-lifecycle
  *   user channel    user:<wallet> (no `markets`, or an empty list) or user:<wallet>:<cid> per market, only
- *                   ever for the wallet its credentials belong to: isolation is which topics it can join.
+ *                   ever for the wallets its credentials belong to: isolation is which topics it can join.
+ *                   Those are the key's address and the proxy wallet and Safe it signs for (edge/funders.ts):
+ *                   a proxy or Safe order's events are its maker's, so one subscription joins that topic of
+ *                   each of the three (a funder's events reach its signer's key, as on the platform).
  *
  * Protocol: the first message subscribes (market: {assets_ids, type: "market", custom_feature_enabled?,
  * initial_dump?}; user: {auth: {apiKey, secret, passphrase}, markets?, type: "user"}); later messages are
@@ -97,6 +100,7 @@ import { addressPrefix, clientAddress } from '../../domain/ip.ts';
 import type { Clock, Timers } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { decodeSecret, type KeyVerifier } from '../auth.ts';
+import type { Funders } from '../funders.ts';
 import type { StreamMetrics } from '../metrics.ts';
 import { RateLimiter } from '../rate-limit.ts';
 import { bucketsFor } from '../rate-limit-buckets.ts';
@@ -162,6 +166,8 @@ export interface ChannelDeps {
   topics: Topics;
   /** The API-key service's hot-path look-up (edge/auth.ts ApiKeyService.verifier). */
   keys: { verifier(apiKey: string): KeyVerifier | undefined };
+  /** The wallets a key's address signs for (its own, its proxy wallet, its Safe). */
+  funders: Pick<Funders, 'walletsOf'>;
   limiter: RateLimiter;
   trustedProxies: readonly string[];
   clock: Clock;
@@ -226,6 +232,8 @@ interface Conn {
   custom: boolean;
   /** User channel: the wallet, once its credentials checked, and the API key that proved it. */
   wallet: string | undefined;
+  /** User channel: the wallets whose topics a subscription joins (the key's, its proxy wallet's, its Safe's). */
+  wallets: readonly string[];
   apiKey: string | undefined;
   /** Message rate (token bucket): tokens left, and when (performance.now()) it was last refilled. */
   tokens: number;
@@ -411,6 +419,7 @@ export class StreamChannels {
       subs: new Set(),
       custom: false,
       wallet: undefined,
+      wallets: [],
       apiKey: undefined,
       tokens: this.d.limits.maxMessagesPerSecond,
       refilledAt: now,
@@ -444,7 +453,7 @@ export class StreamChannels {
     }
     tally(this.perAddress, conn.ip, -1);
     tally(this.perNetwork, conn.network, -1);
-    if (conn.channel === 'user' && conn.wallet !== undefined) for (const id of conn.subs) this.leave(ws, this.userTopic(conn.wallet, id));
+    if (conn.channel === 'user') for (const id of conn.subs) this.leave(ws, conn, id);
     this.added(conn, -conn.subs.size);
     conn.subs.clear();
     const reason: CloseReason = conn.closing ?? (code === 1009 ? 'message_too_large' : code === 1006 ? 'abnormal' : 'client');
@@ -705,6 +714,7 @@ export class StreamChannels {
         return this.end(ws, 'unauthorized', CloseCode.UNAUTHORIZED, 'Unauthorized/Invalid api key');
       }
       conn.wallet = wallet;
+      conn.wallets = this.d.funders.walletsOf(wallet);
       conn.apiKey = msg.auth.apiKey;
       const same = this.byKey.get(msg.auth.apiKey);
       if (same) same.add(ws);
@@ -717,7 +727,7 @@ export class StreamChannels {
       const ids = msg.markets.length === 0 ? [ALL_MARKETS] : msg.markets.map((m) => m.toLowerCase());
       for (const id of ids) {
         if (!conn.subs.delete(id)) continue;
-        this.leave(ws, this.userTopic(conn.wallet, id));
+        this.leave(ws, conn, id);
         this.added(conn, -1);
       }
       return;
@@ -728,16 +738,15 @@ export class StreamChannels {
 
   /** An empty list means every market of the wallet; ids the catalog does not know are ignored, and said. */
   private subscribeMarkets(ws: Socket, conn: Conn, markets: readonly string[]): void {
-    const wallet = conn.wallet!;
     if (conn.subs.has(ALL_MARKETS)) return;
     if (markets.length === 0) {
       // All replaces the per-market topics (a frame would otherwise arrive twice).
       if (conn.subs.size === 0 && this.overCap(ws, conn, 1, 'markets')) return;
-      for (const id of conn.subs) this.leave(ws, this.userTopic(wallet, id));
+      for (const id of conn.subs) this.leave(ws, conn, id);
       this.added(conn, 1 - conn.subs.size);
       conn.subs.clear();
       conn.subs.add(ALL_MARKETS);
-      this.join(ws, this.userTopic(wallet, ALL_MARKETS));
+      this.join(ws, conn, ALL_MARKETS);
       return;
     }
     const fresh: string[] = [];
@@ -751,27 +760,30 @@ export class StreamChannels {
     if (this.overCap(ws, conn, fresh.length, 'markets')) return;
     for (const id of fresh) {
       conn.subs.add(id);
-      this.join(ws, this.userTopic(wallet, id));
+      this.join(ws, conn, id);
     }
     this.added(conn, fresh.length);
     if (unknown.length > 0) this.error(ws, ignored('markets', unknown));
   }
 
-  private userTopic(wallet: string, id: string): string {
-    return this.d.topics.user(wallet, id === ALL_MARKETS ? undefined : id);
+  /** Joins a user subscription's topics: the market (or all markets, ALL_MARKETS) of each of the key's wallets. */
+  private join(ws: Socket, conn: Conn, id: string): void {
+    for (const wallet of conn.wallets) {
+      const topic = this.d.topics.user(wallet, id === ALL_MARKETS ? undefined : id);
+      const on = this.userTopics.get(topic);
+      if (on === undefined) this.userTopics.set(topic, new Set([ws]));
+      else on.add(ws);
+    }
   }
 
-  private join(ws: Socket, topic: string): void {
-    const on = this.userTopics.get(topic);
-    if (on === undefined) this.userTopics.set(topic, new Set([ws]));
-    else on.add(ws);
-  }
-
-  private leave(ws: Socket, topic: string): void {
-    const on = this.userTopics.get(topic);
-    if (on === undefined) return;
-    on.delete(ws);
-    if (on.size === 0) this.userTopics.delete(topic);
+  private leave(ws: Socket, conn: Conn, id: string): void {
+    for (const wallet of conn.wallets) {
+      const topic = this.d.topics.user(wallet, id === ALL_MARKETS ? undefined : id);
+      const on = this.userTopics.get(topic);
+      if (on === undefined) continue;
+      on.delete(ws);
+      if (on.size === 0) this.userTopics.delete(topic);
+    }
   }
 
   /** The wallet of valid credentials: the same key, secret and passphrase as L2, compared in constant time. */
