@@ -447,6 +447,7 @@ test('GET /exchange-info publishes the chain id, domains and tick sizes', async 
     orderDomain: { ...a.orderDomain, chainId: a.chainId },
     negRiskOrderDomain: { ...a.negRiskOrderDomain, chainId: a.chainId },
     tickSizes: ['0.1', '0.01', '0.001', '0.0001'],
+    profile: 'spec',
   });
 });
 

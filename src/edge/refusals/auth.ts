@@ -72,7 +72,7 @@ import type { Config } from '../../runtime/config.ts';
 import type { AuthDomain } from '../eip712.ts';
 import type { KeyKind } from '../route.ts';
 import type { SigPool } from '../sig-pool.ts';
-import { KNOWN_AUTH_DOMAINS } from './known-domains.ts';
+import { KNOWN_AUTH_DOMAINS, profileAdvice } from './known-domains.ts';
 import { DiagnosisBudget, type Refusal, type RefusalClass } from './reason.ts';
 
 type Headers = Readonly<Record<string, string>>;
@@ -687,7 +687,10 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
         const d = k.domain;
         if (d.chainId === ownDomain.chainId && d.name === ownDomain.name && d.version === ownDomain.version) continue;
         if ((await recover(d)) === address) {
-          return refusal('auth_l1_signature', `L1 signature recovers to ${own} under ${chain}; it recovers to the address under ${k.label}: sign ClobAuth for chain ${ownDomain.chainId} (GET /exchange-info)`);
+          return refusal(
+            'auth_l1_signature',
+            `L1 signature recovers to ${own} under ${chain}; it recovers to the address under ${k.label}: sign ClobAuth for chain ${ownDomain.chainId} (GET /exchange-info)${profileAdvice(k.profile)}`,
+          );
         }
       }
       return refusal('auth_l1_signature', `L1 signature recovers to ${own} under ${chain}, not to POLY_ADDRESS ${address}, nor under the platform's domains: ${sign}`);

@@ -49,7 +49,7 @@ import { orderDigestBytes, orderDomainSeparator, type OrderDomain, type OrderDom
 import { keccak256 } from '../keccak.ts';
 import type { OrderSubmission } from '../schemas/orders.ts';
 import type { OrderToVerify, SigPool } from '../sig-pool.ts';
-import { KNOWN_ORDER_DOMAINS, type KnownOrderDomain } from './known-domains.ts';
+import { KNOWN_ORDER_DOMAINS, profileAdvice } from './known-domains.ts';
 import { DiagnosisBudget, type Refusal, type RefusalClass } from './reason.ts';
 
 /** Most recoveries one refused order's signature diagnosis may cost. */
@@ -409,9 +409,6 @@ function separatorOf(d: OrderDomain): Uint8Array {
 const sameDomain = (a: OrderDomain, b: OrderDomain) =>
   a.chainId === b.chainId && a.name === b.name && a.version === b.version && a.verifyingContract.toLowerCase() === b.verifyingContract.toLowerCase();
 
-/** The platform-domain profile (config/platform-domains.json) adopts the mainnet's V2 exchanges. */
-const inPlatformProfile = (k: KnownOrderDomain) => k.struct === 'v2' && k.domain.chainId === 137 && k.domain.version === '2';
-
 /**
  * The candidates of steps 1-3 of the header, in order, as two rounds: the V2 struct first (this exchange's
  * other domain, the platform's V2 and V3 exchanges: what current clients send, a few µs a digest), then the
@@ -441,7 +438,7 @@ function candidates(c: SignatureCase, domains: OrderDomains, signature: string, 
       advice = `this exchange verifies the V2 order struct (timestamp, metadata, builder) under its own domain: sign that for ${ourLabel(v.negRisk)} (GET /exchange-info)${flag}`;
     } else {
       digest = orderDigestBytes(v, separatorOf(k.domain));
-      advice = `sign for ${ourLabel(v.negRisk)} (GET /exchange-info)${inPlatformProfile(k) ? ' or start with the platform-domain profile (config/platform-domains.json)' : ''}${flag}`;
+      advice = `sign for ${ourLabel(v.negRisk)} (GET /exchange-info)${profileAdvice(k.profile)}${flag}`;
     }
     out.push({ digest, signature, says: `it recovers to the maker under ${k.label} (chain ${k.domain.chainId}): ${advice}` });
   }

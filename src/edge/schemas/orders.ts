@@ -115,6 +115,7 @@ export const ExchangeInfo = Type.Object({
   orderDomain: OrderDomainInfo,
   negRiskOrderDomain: OrderDomainInfo,
   tickSizes: Type.Array(Type.String()),
+  profile: Type.String({ description: 'the configuration profile the service runs (spec, clob-v2 or platform: README "Point a bot at it"), which decides the shapes of a few answers and the signing domains' }),
 });
 export type ExchangeInfo = Static<typeof ExchangeInfo>;
 

@@ -449,9 +449,9 @@ test('L1: headers, then the signature recovered under this exchange and the plat
   expect(
     await l1(await l1Headers(alice, { chainId: 137 })),
     'auth_l1_signature',
-    new RegExp(`^L1 signature recovers to 0x[0-9a-f]{40} under this exchange's ClobAuth domain \\(chain ${CHAIN}\\); it recovers to the address under the platform's mainnet \\(Polygon, chain 137\\): sign ClobAuth for chain ${CHAIN} \\(GET /exchange-info\\)$`),
+    new RegExp(`^L1 signature recovers to 0x[0-9a-f]{40} under this exchange's ClobAuth domain \\(chain ${CHAIN}\\); it recovers to the address under the platform's mainnet \\(Polygon, chain 137\\): sign ClobAuth for chain ${CHAIN} \\(GET /exchange-info\\), or start this exchange with PROFILE=platform, which takes it$`),
   );
-  expect(await l1(await l1Headers(alice, { chainId: 80002 })), 'auth_l1_signature', /under the platform's test chain \(Amoy, chain 80002\): sign ClobAuth for chain/);
+  expect(await l1(await l1Headers(alice, { chainId: 80002 })), 'auth_l1_signature', /under the platform's test chain \(Amoy, chain 80002\): sign ClobAuth for chain \d+ \(GET \/exchange-info\), or start this exchange with PROFILE=clob-v2, which takes it$/);
   expect(
     await l1(await l1Headers(alice, { signer: bob })),
     'auth_l1_signature',

@@ -130,7 +130,7 @@ test("the platform's client signing for its mainnet V2 exchange: the reason name
       new RegExp(`^order signature recovers to 0x[0-9a-f]{40} under this exchange's ${negRisk ? 'neg-risk ' : ''}domain \\(chain ${ours.chainId}, exchange ${ours.verifyingContract.toLowerCase()}\\), not to the maker ${A}`),
       new RegExp(`it recovers to the maker under the platform's mainnet V2 ${negRisk ? 'neg-risk ' : ''}exchange \\(chain 137\\)`),
       /GET \/exchange-info/,
-      /platform-domain profile/,
+      /or start this exchange with PROFILE=platform, which takes it/,
     );
   }
 });
@@ -142,9 +142,10 @@ test("the platform's V3 exchange and its Amoy test chain are named too", async (
   const amoy = await officialBuilder(80002).buildOrder({ tokenID: '1001', price: 0.55, size: 10, side: Side.BUY }, { tickSize: '0.01', negRisk: false }, 2);
   const amoyBody = JSON.parse(JSON.stringify(orderToJsonV2(amoy as Parameters<typeof orderToJsonV2>[0], API_KEY, 'GTC' as Parameters<typeof orderToJsonV2>[2])));
   const r = await one(amoyBody);
-  explains(r, 'invalid order signature', 'order_signature', /under the platform's Amoy test chain V2 exchange \(chain 80002\)/);
-  // The profile adopts the mainnet's domains only: it is no way out for an Amoy signature.
-  assert.doesNotMatch(r.error.reason!.text, /platform-domain profile/);
+  explains(r, 'invalid order signature', 'order_signature', /under the platform's Amoy test chain V2 exchange \(chain 80002\)/, /or start this exchange with PROFILE=clob-v2, which takes it/);
+  // The platform profile adopts the mainnet's domains only: it is no way out for an Amoy signature, nor is any profile for the V3 one.
+  assert.doesNotMatch(r.error.reason!.text, /PROFILE=platform/);
+  assert.doesNotMatch((await one(v3Body)).error.reason!.text, /PROFILE=/);
 });
 
 test('the V1 struct, signed by the official client for the V1 exchange, with the taker, expiration, nonce and feeRateBps it carries', async () => {
