@@ -193,7 +193,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   // a fresh store gets its week of history here, before the listener opens.
   let demo: LiveDemo | undefined;
   if (replayClock && role.engine !== undefined) {
-    demo = await startLiveDemo({ engine: role.engine, auth, catalog: catalog.read, clock: replayClock, log }, opts.demo);
+    demo = await startLiveDemo({ engine: role.engine, sandbox, auth, catalog: catalog.read, clock: replayClock, log }, opts.demo);
     closers.add('demo traders', () => demo!.stop());
   }
   await done('demo');

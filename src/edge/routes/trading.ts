@@ -127,11 +127,13 @@ function signer(caller: Caller): OrderCaller {
 export interface TradingDeps {
   readonly engine: Pick<
     Engine,
-    'placeOrder' | 'cancelOrders' | 'cancelMarketOrders' | 'cancelAll' | 'getOrder' | 'openOrders' | 'balances' | 'afterCommit' | 'split' | 'merge' | 'redeem' | 'market'
+    'placeOrder' | 'cancelOrders' | 'cancelMarketOrders' | 'cancelAll' | 'getOrder' | 'openOrders' | 'balances' | 'unsettled' | 'afterCommit' | 'split' | 'merge' | 'redeem' | 'market'
   >;
   readonly checks: OrderCheckDeps;
   readonly metrics: Pick<Metrics, 'orderChecks' | 'orderEngine'>;
-  readonly sandbox: Pick<Sandbox, 'orderRefusal'>;
+  readonly sandbox: Pick<Sandbox, 'orderRefusal' | 'placing'>;
+  /** `auth.reasonInBody` (with explainRefusals): a refused element of POST /orders carries its reason in errorMsg. */
+  readonly reasonInBody: boolean;
   readonly catalog: Pick<CatalogReader, 'marketByCondition'>;
   readonly marketData: Pick<MarketDataReader, 'tradeOut'> | undefined;
   readonly store: AppContext['store'];
@@ -155,6 +157,7 @@ export function tradingDeps(ctx: Pick<AppContext, 'engine' | 'auth' | 'clock' | 
     store: ctx.store,
     views: ctx.views,
     clientShapes: ctx.config.compat.shapes === 'clob-client-v2',
+    reasonInBody: a.explainRefusals && a.reasonInBody,
     exchanges: [...new Set([a.orderDomain.verifyingContract, a.negRiskOrderDomain.verifyingContract].map((x) => x.toLowerCase()))],
   };
 }
@@ -263,7 +266,7 @@ export async function placeOrder(d: TradingDeps, req: RequestOf<undefined, typeo
     if (refused.retryAfterSeconds === undefined) throw refused.error;
     return errorReply(refused.error, { 'Retry-After': String(refused.retryAfterSeconds) });
   }
-  const r = await d.engine.placeOrder(checked.order);
+  const r = await d.sandbox.placing(d.engine.placeOrder(checked.order));
   d.metrics.orderEngine((performance.now() - t1) / 1000);
   if (!r.ok) throw explained(d, resultError(r.code, r.vars), checked.order);
   return orderResult(r);
@@ -276,7 +279,7 @@ export async function placeOrders(d: TradingDeps, req: RequestOf<undefined, type
   d.metrics.orderChecks((t1 - t0) / 1000);
   const refusals = checked.map((c) => (c.ok ? d.sandbox.orderRefusal(c.order) : undefined));
   // Issued in submission order within one turn: the sequencer sees them in that order.
-  const placed = checked.map((c, i) => (c.ok && refusals[i] === undefined ? d.engine.placeOrder(c.order) : undefined));
+  const placed = checked.map((c, i) => (c.ok && refusals[i] === undefined ? d.sandbox.placing(d.engine.placeOrder(c.order)) : undefined));
   const out: OrderResult[] = [];
   let reasons: Array<{ index: number; refusal: Refusal }> | undefined;
   for (let i = 0; i < checked.length; i++) {
