@@ -34,6 +34,7 @@ import { RateLimiter } from './edge/rate-limit.ts';
 import { ReplayGuard } from './edge/replays.ts';
 import type { RefusalDeps } from './edge/pipeline.ts';
 import { RefusalLog } from './edge/refusals/log.ts';
+import { KEYLESS_PER_WALLET, KEYLESS_WALLETS, WalletRefusals } from './edge/refusals/wallets.ts';
 import { headerValue } from './edge/refusals/reason.ts';
 import { platformOrderDomain } from './edge/refusals/known-domains.ts';
 import type { OrderDomains } from './edge/eip712.ts';
@@ -204,8 +205,10 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const heartbeats = new Heartbeats({ store, engine, log, timers: opts.timers ?? systemTimers, timeoutSeconds: config.heartbeats.timeoutSeconds });
   closers.add('heartbeats', () => heartbeats.close());
 
-  // Kept only for wallets that hold a key (only they can read GET /refusals).
-  const refusals = new RefusalLog((w) => (['trading', 'readonly', 'builder'] as const).some((k) => auth.keys.records(w, k).length > 0));
+  // A key holder's refusals, and apart from them those of wallets without a key yet (a failing login's,
+  // read from the client address that was refused: edge/refusals/wallets.ts).
+  const hasKey = (w: string) => (['trading', 'readonly', 'builder'] as const).some((k) => auth.keys.records(w, k).length > 0);
+  const refusals = new WalletRefusals(hasKey, new RefusalLog(hasKey), new RefusalLog(() => true, KEYLESS_PER_WALLET, KEYLESS_WALLETS));
   const ctx: AppContext = Object.freeze({
     config,
     store,
@@ -235,7 +238,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   await done('routes');
 
   auth.setRoutePaths(routes);
-  const explained: RefusalDeps | undefined = auth.explainer && { auth: auth.explainer, log: refusals, count: (c) => metrics.refused(c) };
+  const explained: RefusalDeps | undefined = auth.explainer && { auth: auth.explainer, log: refusals, count: (c) => metrics.refused(c), inBody: config.auth.reasonInBody };
   const deposed: { why?: string } = {};
   const sequencerUrl = () => opts.leaseHolderUrl?.() || config.cluster.sequencerUrl;
   const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock, auth, replays, refusals: explained, sockets: stream, role, closers, deposed, sequencerUrl });
@@ -275,7 +278,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
  * The user channel's refused credentials explained (edge/refusals/auth.ts), counted and kept for the key's
  * wallet as the HTTP refusals are (pipeline.ts); absent under `auth.explainRefusals: false`.
  */
-function userAuthRefusal(auth: AuthServices, log: RefusalLog, metrics: Metrics): ChannelDeps['refusals'] {
+function userAuthRefusal(auth: AuthServices, log: WalletRefusals, metrics: Metrics): ChannelDeps['refusals'] {
   const explainer = auth.explainer;
   if (explainer === undefined) return undefined;
   return {

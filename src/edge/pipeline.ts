@@ -60,7 +60,7 @@ import type { ReplayGuard, ReplayKind } from './replays.ts';
 import { isReply, TRADING_KEYS, type AnyRoute, type Caller, type HttpMethod, type KeyKind, type Reply, type RouteRequest } from './route.ts';
 import type { CompiledRoute } from './validate.ts';
 import type { RefusalLog } from './refusals/log.ts';
-import { headerValue, REFUSAL_HEADER, type Refusal, type RefusalClass } from './refusals/reason.ts';
+import { headerValue, REFUSAL_HEADER, withReasonText, type Refusal, type RefusalClass } from './refusals/reason.ts';
 
 /** Seconds a client is told to wait before it retries at a node that cannot take its write now. */
 export const RETRY_AFTER_SECONDS = 1;
@@ -155,9 +155,11 @@ export interface RefusalDeps {
     walletOf(headers: Readonly<Record<string, string>>): string | undefined;
   };
   /** The wallets' last refusals (GET /refusals). */
-  log: RefusalLog;
+  log: Pick<RefusalLog, 'record'>;
   /** Counts one refusal by class (/metrics `refusals_total`). */
   count(cls: RefusalClass): void;
+  /** `auth.reasonInBody`: the reason is also appended to the body's `error` text (refusals/reason.ts withReasonText). */
+  inBody?: boolean;
 }
 
 /** A route as mounted: its compiled schemas, rate-limit buckets and metrics. */
@@ -207,6 +209,23 @@ export function walletBucketsOf(buckets: readonly string[]): readonly string[] {
 }
 
 const JSON_NOT_FOUND = JSON.stringify({ error: 'not found' });
+
+/**
+ * An error body (`{"error": "..."}`, its other fields and their order kept) with the reason appended to its
+ * text; any other body as it was (POST /orders appends to each element's errorMsg itself).
+ */
+function errorWithReason(body: string, reason: string): string {
+  let v: unknown;
+  try {
+    v = JSON.parse(body);
+  } catch {
+    return body;
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v) || typeof (v as { error?: unknown }).error !== 'string') return body;
+  const o = v as { error: string };
+  o.error = withReasonText(o.error, reason);
+  return JSON.stringify(o);
+}
 /** A body nested past the bound (json-body.ts), found by http.ts as it arrived or by the parse stage. */
 const tooDeep = (): ApiError => apiError('PM_ERR_JSON_TOO_DEEP', { max: MAX_JSON_DEPTH });
 
@@ -516,9 +535,12 @@ class RouteProcessor {
     if (d === undefined) return;
     const text = headerValue(r.text);
     out.headers = { ...out.headers, [REFUSAL_HEADER]: text };
+    if (d.inBody === true) out.body = errorWithReason(out.body, text);
     d.count(r.class);
     const wallet = d.auth?.walletOf(req.headers);
-    if (wallet !== undefined) d.log.record(wallet, { at: Date.now(), method: req.method, path: req.path, headers: Object.keys(req.headers), class: r.class, reason: text });
+    if (wallet !== undefined) {
+      d.log.record(wallet, { at: Date.now(), method: req.method, path: req.path, headers: Object.keys(req.headers), class: r.class, reason: text, peer: this.who(req).ip });
+    }
   }
 
   /**

@@ -22,6 +22,8 @@ export interface RefusalEntry {
   readonly headers: readonly string[];
   readonly class: RefusalClass;
   readonly reason: string;
+  /** The client address the request came from: a request without a key reads only what its own address was refused (GET /refusals). */
+  readonly peer?: string;
 }
 
 /** Most header names kept per entry (a request may carry many; the credential ones are what matter). */

@@ -225,8 +225,16 @@ export interface AdmissionContext {
   market(conditionId: string): AdmissionMarket | undefined;
   /** The wallet's available USDC and tokens (only read for a balance refusal). */
   balances(wallet: string): { usdc: { available: number }; tokens: ReadonlyArray<{ tokenId: string; available: number }> };
+  /** What its trades still settling delivered and it cannot spend yet (sandbox.trades; only read for a balance refusal). */
+  unsettled?(wallet: string): { usdc: number; tokens: ReadonlyArray<{ tokenId: string; pending: number }> };
   /** Unix seconds. */
   now: number;
+}
+
+/** What a balance reason adds when trades still settling hold some of it (they become spendable when MINED). */
+function settling(units: number, what: string): string {
+  if (units <= 0) return '';
+  return `; ${formatUnits(units)} more ${what} are held by trades still settling (MATCHED or RETRYING: spendable once MINED, as on the platform; GET /data/trades shows their status)`;
 }
 
 /**
@@ -281,14 +289,19 @@ export function admissionRefusal(error: ApiError, order: PlacedOrder & { conditi
       return refusal('order_rule', `market ${order.conditionId ?? '?'} is resolved: it takes no new orders (redeem instead)`);
     case 'PM_ERR_BALANCE': {
       const b = ctx.balances(order.wallet);
+      const u = ctx.unsettled?.(order.wallet);
       if (buy) {
         return refusal(
           'order_rule',
-          `a BUY reserves its USDC: ${formatUnits(order.makerAmount)} (makerAmount) plus the taker fee it may pay, and wallet ${order.wallet} has ${formatUnits(b.usdc.available)} USDC available (GET /balance-allowance)`,
+          `a BUY reserves its USDC: ${formatUnits(order.makerAmount)} (makerAmount) plus the taker fee it may pay, and wallet ${order.wallet} has ${formatUnits(b.usdc.available)} USDC available (GET /balance-allowance)${settling(u?.usdc ?? 0, 'USDC')}`,
         );
       }
       const t = b.tokens.find((x) => x.tokenId === order.tokenId)?.available ?? 0;
-      return refusal('order_rule', `a SELL reserves the tokens it offers: ${formatUnits(order.makerAmount)} (makerAmount) of token ${order.tokenId}, and wallet ${order.wallet} has ${formatUnits(t)} available (GET /balance-allowance?asset_type=CONDITIONAL)`);
+      const held = u?.tokens.find((x) => x.tokenId === order.tokenId)?.pending ?? 0;
+      return refusal(
+        'order_rule',
+        `a SELL reserves the tokens it offers: ${formatUnits(order.makerAmount)} (makerAmount) of token ${order.tokenId}, and wallet ${order.wallet} has ${formatUnits(t)} available (GET /balance-allowance?asset_type=CONDITIONAL)${settling(held, 'of them')}`,
+      );
     }
     case 'PM_ERR_POST_ONLY_TYPE':
       return refusal('order_rule', `postOnly is set on a ${order.orderType} order: a post-only order must rest on the book, so only GTC and GTD take it`);

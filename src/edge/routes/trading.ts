@@ -62,7 +62,7 @@ import { errorReply } from '../error-reply.ts';
 import type { Metrics } from '../metrics.ts';
 import { checkOrders, orderCheckDeps, orderHints, type NormalizedOrder, type OrderCaller, type OrderCheckDeps } from '../order-check.ts';
 import { admissionRefusal, shapeRefusal, withReason } from '../refusals/order.ts';
-import { joinReasons, type Refusal } from '../refusals/reason.ts';
+import { headerValue, joinReasons, withReasonText, type Refusal } from '../refusals/reason.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import { walletFills } from '../../queries/fills.ts';
 import { READ_KEYS, bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../route.ts';
@@ -109,8 +109,10 @@ function orderResult(r: PlaceResponse): OrderResult {
   };
 }
 
-function rejected(orderId: string, e: ApiError): OrderResult {
-  return { success: false, errorMsg: e.message, orderID: orderId, status: '', makingAmount: '', takingAmount: '' };
+/** A refused order's result; with `auth.reasonInBody`, its reason follows the platform's text in errorMsg. */
+function rejected(orderId: string, e: ApiError, inBody = false): OrderResult {
+  const reason = inBody && e.reason !== undefined ? headerValue((e.reason as Refusal).text) : undefined;
+  return { success: false, errorMsg: reason === undefined ? e.message : withReasonText(e.message, reason), orderID: orderId, status: '', makingAmount: '', takingAmount: '' };
 }
 
 /** The caller of a signed route: the edge guarantees both fields once the HMAC passed. */
@@ -250,7 +252,7 @@ const cancelResult = (r: { canceled: string[]; notCanceled: Record<string, strin
  */
 function explained(d: Pick<TradingDeps, 'engine' | 'checks'>, error: ApiError, order: NormalizedOrder): ApiError {
   if (d.checks.explain !== true) return error;
-  const ctx = { market: (cid: string) => d.engine.market(cid), balances: (w: string) => d.engine.balances(w), now: nowSeconds(d.checks.clock) };
+  const ctx = { market: (cid: string) => d.engine.market(cid), balances: (w: string) => d.engine.balances(w), unsettled: (w: string) => d.engine.unsettled(w), now: nowSeconds(d.checks.clock) };
   return withReason(error, admissionRefusal(error, order, ctx));
 }
 
@@ -301,7 +303,7 @@ export async function placeOrders(d: TradingDeps, req: RequestOf<undefined, type
       error = explained(d, resultError(r.code, r.vars), c.order);
       orderId = r.orderId;
     }
-    out.push(rejected(orderId, error));
+    out.push(rejected(orderId, error, d.reasonInBody));
     if (error.reason !== undefined) (reasons ??= []).push({ index: i, refusal: error.reason as Refusal });
   }
   if (placed.some((p) => p !== undefined)) d.metrics.orderEngine((performance.now() - t1) / 1000);

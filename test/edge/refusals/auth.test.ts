@@ -301,6 +301,17 @@ test('the HMAC: each mistake is reproduced with the real key and named', () => {
     { name: 'lower-case method', r: post('/order', { signedMethod: 'post' }), re: /signed with the method in lower case \(post\): sign POST$/ },
     { name: 'another method', r: post('/order', { signedMethod: 'DELETE' }), re: /signed as a DELETE request, it arrived as POST$/ },
     { name: 'compact body, pretty sent', r: post('/order', { signedBody: body }, pretty), re: /re-serialized compactly \(JSON.stringify\), not the \d+ bytes sent/ },
+    { name: 'pretty body signed, compact sent', r: post('/order', { signedBody: pretty }), re: /signed over the body pretty-printed \(indented by 2 spaces\), and sent in another layout: sign the exact bytes sent$/ },
+    {
+      name: "signed in the official client's key order, sent reordered",
+      r: post('/order', { signedBody: JSON.stringify({ deferExec: false, order: { salt: 1, side: 'BUY' }, owner: trading.apiKey, orderType: 'GTC' }) }),
+      re: /signed over the body with its keys in the order the platform's client writes them, compact; the body sent has them in another order or layout/,
+    },
+    {
+      name: 'top-level keys reordered',
+      r: post('/order', { signedBody: JSON.stringify({ owner: trading.apiKey, order: { salt: 1, side: 'BUY' }, orderType: 'GTC', deferExec: false }) }),
+      re: /signed over the same body with its keys in another order \(owner, order, orderType, deferExec\), compact: sign the exact bytes sent$/,
+    },
     { name: "Python's json.dumps", r: post('/order', { signedBody: python }), re: /as Python's json.dumps writes it/ },
     { name: "py-clob-client's str(dict)", r: post('/order', { signedBody: pyStr }), re: /str\(body\) with ' replaced by " \(py-clob-client's way/ },
     { name: 'no body signed', r: post('/order', { signedBody: '' }), re: new RegExp(`signed without the body: sign the ${body.length} body bytes sent`) },
@@ -323,15 +334,34 @@ test('the HMAC: each mistake is reproduced with the real key and named', () => {
       re: /^L2 signature does not match: the request was signed over path \/orders, it arrived at \/order; and it was signed over the body as Python's json.dumps writes it/,
     },
     {
+      // Without a body (a body's key orders come before the pairs).
       name: 'two mistakes: method case and secret text',
-      r: post('/order', { signedMethod: 'post', key: Buffer.from(trading.secret) }),
-      re: /lower case \(post\): sign POST; and it was keyed with the secret's text bytes/,
+      r: req('DELETE', '/cancel-all', l2Headers(trading, alice.address, 'DELETE', '/cancel-all', undefined, { signedMethod: 'delete', key: Buffer.from(trading.secret) })),
+      re: /lower case \(delete\): sign DELETE; and it was keyed with the secret's text bytes/,
     },
   ];
   for (const c of cases) expect(explainL2(c.r), 'auth_hmac', c.re);
   // A read-only key reaches the HMAC on a route that takes it.
   const ro = req('GET', '/data/orders', l2Headers(readonly, alice.address, 'GET', '/data/orders', undefined, { signedPath: '/data/trades' }));
   expect(explainL2(ro, ['trading', 'readonly']), 'auth_hmac', /signed over path \/data\/trades, it arrived at \/data\/orders$/);
+});
+
+test('the HMAC: a body re-serialized after signing in a way no variant reproduces is named as such, not blamed on the secret', () => {
+  // Signed with the order's own keys in another order (nothing re-sorts nested keys back), sent pretty-printed.
+  const signed = '{"order":{"side":"BUY","salt":1},"owner":"' + trading.apiKey + '","orderType":"GTC","deferExec":false}';
+  const sent = JSON.stringify({ order: { salt: 1, side: 'BUY' }, owner: trading.apiKey, orderType: 'GTC', deferExec: false }, null, 2);
+  const r = explainL2(req('POST', '/order', l2Headers(trading, alice.address, 'POST', '/order', sent, { signedBody: signed }), sent), ['trading']);
+  expect(
+    r,
+    'auth_hmac',
+    new RegExp(
+      `^L2 signature does not match: the JSON body sent is pretty-printed \\(${sent.length} bytes sent, ${JSON.stringify(JSON.parse(sent)).length} compact\\), and has its keys in another order than the platform's client writes them .*; sign the bytes you send; this server signs HMAC-SHA256 over .*; none of \\d+ common mistakes reproduces it .*; if the bytes signed were these, is the secret API key ${trading.apiKey}'s\\?$`,
+    ),
+  );
+  // Compact, in an order of its own: the key order is named.
+  const compact = JSON.stringify(JSON.parse(sent));
+  const rc = explainL2(req('POST', '/order', l2Headers(trading, alice.address, 'POST', '/order', compact, { signedBody: signed }), compact), ['trading']);
+  expect(rc, 'auth_hmac', /^L2 signature does not match: the JSON body sent has its keys in another order than the platform's client writes them/);
 });
 
 test('the HMAC: when no mistake reproduces it, what the server signs over, within the bounds', () => {

@@ -339,7 +339,15 @@ test('admission reasons from engine and sandbox codes: tick, minimum size, amoun
   const usdc = reason(apiError('PM_ERR_BALANCE'));
   assert.deepEqual(usdc, { class: 'order_rule', text: `a BUY reserves its USDC: 5.23 (makerAmount) plus the taker fee it may pay, and wallet ${A} has 2 USDC available (GET /balance-allowance)` });
   const tokens = reason(apiError('PM_ERR_BALANCE'), { ...order, side: 'SELL', makerAmount: 10_000_000, takerAmount: 5_000_000 });
-  assert.match(tokens!.text, /a SELL reserves the tokens it offers: 10 \(makerAmount\) of token 1001, and wallet .* has 1.5 available/);
+  assert.match(tokens!.text, /a SELL reserves the tokens it offers: 10 \(makerAmount\) of token 1001, and wallet .* has 1.5 available \(GET \/balance-allowance\?asset_type=CONDITIONAL\)$/);
+  // Tokens just bought, whose trade is still settling (sandbox.trades): held, and said so.
+  const settlingCtx = (): AdmissionContext => ({ ...ctx(), unsettled: () => ({ usdc: 3_000_000, tokens: [{ tokenId: '1001', pending: 8_500_000 }, { tokenId: '7', pending: 1 }] }) });
+  const held = reason(apiError('PM_ERR_BALANCE'), { ...order, side: 'SELL', makerAmount: 10_000_000, takerAmount: 5_000_000 }, settlingCtx());
+  assert.match(
+    held!.text,
+    /has 1.5 available \(GET \/balance-allowance\?asset_type=CONDITIONAL\); 8.5 more of them are held by trades still settling \(MATCHED or RETRYING: spendable once MINED, as on the platform; GET \/data\/trades shows their status\)$/,
+  );
+  assert.match(reason(apiError('PM_ERR_BALANCE'), order, settlingCtx())!.text, /has 2 USDC available \(GET \/balance-allowance\); 3 more USDC are held by trades still settling/);
 
   assert.match(reason(apiError('PM_ERR_CLOSED_ONLY', { address: A }))!.text, new RegExp(`wallet ${A} is in closed-only mode`));
   assert.match(reason(apiError('PM_ERR_POST_ONLY_MODE', undefined, { code: 'post_only_mode', retry_after_seconds: 42 }))!.text, /post-only period .* for 42 s more/);
