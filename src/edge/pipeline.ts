@@ -39,8 +39,8 @@
  *
  * Refusals explain themselves (`auth.explainRefusals`, refusals/reason.ts): a refusal of the auth stages or
  * of a handler's order checks carries its reason to `finish`, which sends it as the X-Refusal-Reason header
- * (the body stays the contract's), keeps it for the wallet the credentials name (GET /refusals) and counts
- * it. The diagnosis runs after the decision, on the refusal path only; a refusal for being past the caps
+ * (the body stays the contract's; with `auth.reasonInBody` its error text carries the reason too), keeps it
+ * for the wallet the credentials name with the client address (GET /refusals) and counts it. The diagnosis runs after the decision, on the refusal path only; a refusal for being past the caps
  * (429) is not diagnosed.
  *
  * A handler that throws something unexpected answers 500 and is logged; it never takes the process down.
@@ -226,6 +226,7 @@ function errorWithReason(body: string, reason: string): string {
   o.error = withReasonText(o.error, reason);
   return JSON.stringify(o);
 }
+
 /** A body nested past the bound (json-body.ts), found by http.ts as it arrived or by the parse stage. */
 const tooDeep = (): ApiError => apiError('PM_ERR_JSON_TOO_DEEP', { max: MAX_JSON_DEPTH });
 
