@@ -144,8 +144,9 @@ export class Sandbox {
   }
 
   /**
-   * What POST /order and /orders refuse of an order that passed their checks: a BUY of a closed-only wallet
-   * (400), an order without postOnly in a post-only period (503, with the seconds left). Undefined admits.
+   * What POST /order and /orders (and the demo's venue) refuse of an order that passed their checks: any
+   * order during a maintenance window (425), a BUY of a closed-only wallet (400), an order without postOnly in
+   * a post-only period (503, with the seconds left). Undefined admits.
    */
   orderRefusal(o: Pick<OrderSubmission, 'wallet' | 'side' | 'postOnly'>): { error: ApiError; retryAfterSeconds?: number } | undefined {
     if (this.maintenance.phaseAt().phase === 'maintenance') {
