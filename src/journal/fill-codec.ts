@@ -104,6 +104,9 @@ export function fillRecordBound(f: FillEvent): number {
 const MIXED = /^2:([0-9a-f]{48})$/;
 const SEQUENTIAL = /^[0-9a-f]{48}$/;
 
+/** Whether `v` is a store's trade-id key in either form (what a replica takes from the stream). */
+export const isTradeIdKey = (v: unknown): v is string => typeof v === 'string' && (MIXED.test(v) || SEQUENTIAL.test(v));
+
 /** A fresh store's trade-id key: the mixed form, 24 random bytes. */
 export const newTradeIdKey = (random24: Uint8Array): string => '2:' + Buffer.from(random24).toString('hex');
 
