@@ -36,6 +36,7 @@ import type { RefusalDeps } from './edge/pipeline.ts';
 import { RefusalLog } from './edge/refusals/log.ts';
 import { BodyBudget, DEFAULT_BODY_BYTES } from './edge/rate-limit-bytes.ts';
 import { HmacStrikes } from './edge/hmac-strikes.ts';
+import { KEYLESS_PER_WALLET, KEYLESS_WALLETS, WalletRefusals } from './edge/refusals/wallets.ts';
 import { headerValue } from './edge/refusals/reason.ts';
 import { platformOrderDomain } from './edge/refusals/known-domains.ts';
 import type { OrderDomains } from './edge/eip712.ts';
@@ -205,7 +206,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   // a fresh store gets its week of history here, before the listener opens.
   let demo: LiveDemo | undefined;
   if (replayClock && role.engine !== undefined) {
-    demo = await startLiveDemo({ engine: role.engine, auth, catalog: catalog.read, clock: replayClock, log }, opts.demo);
+    demo = await startLiveDemo({ engine: role.engine, sandbox, auth, catalog: catalog.read, clock: replayClock, log }, opts.demo);
     closers.add('demo traders', () => demo!.stop());
   }
   await done('demo');
@@ -216,8 +217,10 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const heartbeats = new Heartbeats({ store, engine, log, timers: opts.timers ?? systemTimers, timeoutSeconds: config.heartbeats.timeoutSeconds });
   closers.add('heartbeats', () => heartbeats.close());
 
-  // Kept only for wallets that hold a key (only they can read GET /refusals).
-  const refusals = new RefusalLog((w) => (['trading', 'readonly', 'builder'] as const).some((k) => auth.keys.records(w, k).length > 0));
+  // A key holder's refusals, and apart from them those of wallets without a key yet (a failing login's,
+  // read from the client address that was refused: edge/refusals/wallets.ts).
+  const hasKey = (w: string) => (['trading', 'readonly', 'builder'] as const).some((k) => auth.keys.records(w, k).length > 0);
+  const refusals = new WalletRefusals(hasKey, new RefusalLog(hasKey), new RefusalLog(() => true, KEYLESS_PER_WALLET, KEYLESS_WALLETS));
   const ctx: AppContext = Object.freeze({
     config,
     store,
@@ -247,7 +250,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   await done('routes');
 
   auth.setRoutePaths(routes);
-  const explained: RefusalDeps | undefined = auth.explainer && { auth: auth.explainer, log: refusals, count: (c) => metrics.refused(c) };
+  const explained: RefusalDeps | undefined = auth.explainer && { auth: auth.explainer, log: refusals, count: (c) => metrics.refused(c), inBody: config.auth.reasonInBody };
   const deposed: { why?: string } = {};
   const sequencerUrl = () => opts.leaseHolderUrl?.() || config.cluster.sequencerUrl;
   const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock, auth, replays, refusals: explained, sockets: stream, role, closers, deposed, sequencerUrl });
@@ -287,7 +290,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
  * The user channel's refused credentials explained (edge/refusals/auth.ts), counted and kept for the key's
  * wallet as the HTTP refusals are (pipeline.ts); absent under `auth.explainRefusals: false`.
  */
-function userAuthRefusal(auth: AuthServices, log: RefusalLog, metrics: Metrics): ChannelDeps['refusals'] {
+function userAuthRefusal(auth: AuthServices, log: WalletRefusals, metrics: Metrics): ChannelDeps['refusals'] {
   const explainer = auth.explainer;
   if (explainer === undefined) return undefined;
   return {

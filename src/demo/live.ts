@@ -37,7 +37,7 @@ import type { Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/log.ts';
 import { demoQuestionId } from './catalog.ts';
 import { Desk, type DeskMarket, type DeskOptions } from './desk.ts';
-import { EngineVenue } from './engine-venue.ts';
+import { EngineVenue, type VenueSandbox } from './engine-venue.ts';
 import { OrderSigner, type SigningWallet } from './order-signer.ts';
 import { HISTORY_WALK, LIVE_WALK, MAKER_PRESETS, TAKER_PRESETS } from './trading.ts';
 
@@ -107,6 +107,8 @@ export const LIVE_DEMO_DEFAULTS: Readonly<LiveDemoOptions> = Object.freeze({
 
 export interface LiveDemoDeps {
   engine: Engine;
+  /** The order routes' sandbox rules (maintenance windows, post-only periods): the traders meet them too. */
+  sandbox: VenueSandbox;
   auth: { keys: ApiKeyService; pool: SigPool; orderDomains: OrderDomains; funders: Funders };
   catalog: CatalogReader;
   clock: ReplayClock;
@@ -131,7 +133,7 @@ export async function startLiveDemo(deps: LiveDemoDeps, options: Partial<LiveDem
   const markets = demoMarkets(deps);
   const wallets = await traderWallets(deps.auth.keys);
   const signer = new OrderSigner(deps.auth.orderDomains);
-  const desk = new Desk(new EngineVenue(engine, orderCheckDeps({ auth: deps.auth, clock, engine })), deskOptions(o.seed, markets, wallets, signer));
+  const desk = new Desk(new EngineVenue(engine, orderCheckDeps({ auth: deps.auth, clock, engine }), deps.sandbox), deskOptions(o.seed, markets, wallets, signer));
 
   if (markets.length === 0) {
     // A store whose catalog an admin filled before the demo ever ran: nothing of the demo's to trade.

@@ -11,7 +11,7 @@ import type { Store } from '../journal/env.ts';
 import type { Metrics } from './metrics.ts';
 import type { ViewStore } from '../projections/projector.ts';
 import type { AuthServices } from './auth.ts';
-import type { RefusalLog } from './refusals/log.ts';
+import type { WalletRefusals } from './refusals/wallets.ts';
 import type { CatalogReader } from '../queries/catalog.ts';
 import type { MarketDataReader } from '../queries/market-data.ts';
 import type { CatalogWriter } from '../projections/catalog.ts';
@@ -61,8 +61,8 @@ export interface AppContext {
   openapi(): Record<string, unknown>;
   /** API keys, the signature pool and the edge's Authenticator (edge/auth.ts). */
   readonly auth: AuthServices;
-  /** The wallets' last refusals, with their reasons (edge/refusals/log.ts; GET /refusals). */
-  readonly refusals: RefusalLog;
+  /** The wallets' last refusals, with their reasons (edge/refusals/wallets.ts, log.ts; GET /refusals). */
+  readonly refusals: WalletRefusals;
   readonly catalog: CatalogServices;
   /** The matching engine: sequencer, ledger and journal (engine/engine.ts), recovered before any route is mounted. */
   readonly engine: EngineSurface;

@@ -50,8 +50,8 @@
  *
  * Refusals explain themselves (`auth.explainRefusals`, refusals/reason.ts): a refusal of the auth stages or
  * of a handler's order checks carries its reason to `finish`, which sends it as the X-Refusal-Reason header
- * (the body stays the contract's), keeps it for the wallet the credentials name (GET /refusals) and counts
- * it. The diagnosis runs after the decision, on the refusal path only; a refusal for being past the caps
+ * (the body stays the contract's; with `auth.reasonInBody` its error text carries the reason too), keeps it
+ * for the wallet the credentials name with the client address (GET /refusals) and counts it. The diagnosis runs after the decision, on the refusal path only; a refusal for being past the caps
  * (429) is not diagnosed.
  *
  * A handler that throws something unexpected answers 500 and is logged; it never takes the process down.
@@ -73,7 +73,7 @@ import type { ReplayGuard, ReplayKind } from './replays.ts';
 import { isReply, TRADING_KEYS, type AnyRoute, type Caller, type HttpMethod, type KeyKind, type Reply, type RouteRequest } from './route.ts';
 import type { CompiledRoute } from './validate.ts';
 import type { RefusalLog } from './refusals/log.ts';
-import { headerValue, REFUSAL_HEADER, type Refusal, type RefusalClass } from './refusals/reason.ts';
+import { headerValue, REFUSAL_HEADER, withReasonText, type Refusal, type RefusalClass } from './refusals/reason.ts';
 
 /** Seconds a client is told to wait before it retries at a node that cannot take its write now. */
 export const RETRY_AFTER_SECONDS = 1;
@@ -194,9 +194,11 @@ export interface RefusalDeps {
     walletOf(headers: Readonly<Record<string, string>>): string | undefined;
   };
   /** The wallets' last refusals (GET /refusals). */
-  log: RefusalLog;
+  log: Pick<RefusalLog, 'record'>;
   /** Counts one refusal by class (/metrics `refusals_total`). */
   count(cls: RefusalClass): void;
+  /** `auth.reasonInBody`: the reason is also appended to the body's `error` text (refusals/reason.ts withReasonText). */
+  inBody?: boolean;
 }
 
 /** A route as mounted: its compiled schemas, rate-limit buckets and metrics. */
@@ -246,6 +248,24 @@ export function walletBucketsOf(buckets: readonly string[]): readonly string[] {
 }
 
 const JSON_NOT_FOUND = JSON.stringify({ error: 'not found' });
+
+/**
+ * An error body (`{"error": "..."}`, its other fields and their order kept) with the reason appended to its
+ * text; any other body as it was (POST /orders appends to each element's errorMsg itself).
+ */
+function errorWithReason(body: string, reason: string): string {
+  let v: unknown;
+  try {
+    v = JSON.parse(body);
+  } catch {
+    return body;
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v) || typeof (v as { error?: unknown }).error !== 'string') return body;
+  const o = v as { error: string };
+  o.error = withReasonText(o.error, reason);
+  return JSON.stringify(o);
+}
+
 /** A body nested past the bound (json-body.ts), found by http.ts as it arrived or by the parse stage. */
 const tooDeep = (): ApiError => apiError('PM_ERR_JSON_TOO_DEEP', { max: MAX_JSON_DEPTH });
 
@@ -638,11 +658,12 @@ class RouteProcessor {
     if (d === undefined) return;
     const text = headerValue(r.text);
     out.headers = { ...out.headers, [REFUSAL_HEADER]: text };
+    if (d.inBody === true) out.body = errorWithReason(out.body, text);
     d.count(r.class);
     const wallet = d.auth?.walletOf(req.headers);
     // The key's wallet reads the full reason where the caller was told less (refusals/reason.ts `owner`).
     const kept = r.owner ?? r;
-    if (wallet !== undefined) d.log.record(wallet, { at: Date.now(), method: req.method, path: req.path, headers: Object.keys(req.headers), class: kept.class, reason: kept === r ? text : headerValue(kept.text) });
+    if (wallet !== undefined) d.log.record(wallet, { at: Date.now(), method: req.method, path: req.path, headers: Object.keys(req.headers), class: kept.class, reason: kept === r ? text : headerValue(kept.text), peer: this.who(req).ip });
   }
 
   /**

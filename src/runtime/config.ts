@@ -1,14 +1,26 @@
 /**
- * Configuration: `config/default.json`, overlaid by the JSON file named in CONFIG_FILE, overlaid by
- * environment variables. The merged result is validated against `ConfigSchema` and frozen; a bad
- * value stops start-up with a message naming the key (`ConfigError`).
+ * Configuration, in layers, each overlaying the one before key by key (objects merge, arrays and scalars
+ * replace):
  *
- * Environment variables: HOST, PORT, DATA_DIR, ADMIN_TOKEN, DEMO (live/static/off), LOG_LEVEL,
- * SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, FAULTS_FILE, CONSOLE (on/off), ROLE, NATS_URL,
- * SEQUENCER_URL, CONFIG_FILE.
+ *   1. `config/default.json`;
+ *   2. the profile's files (PROFILES): `spec` (the default) has none, `clob-v2` and `platform` are what the
+ *      platform's official client and bots expect (its shapes, the platform's domains, trades that settle
+ *      MATCHED -> MINED -> CONFIRMED, reasons in the error text);
+ *   3. the files CONFIG_FILE names, in order (several separated by ',' or ':');
+ *   4. environment variables.
+ *
+ * The profile is PROFILE, else the one a CONFIG_FILE names in its `profile` key (a profile's own file names
+ * it: `CONFIG_FILE=config/clob-v2-compat.json` is `PROFILE=clob-v2`), else `spec`. A file that names another
+ * profile than the one selected is an error: two profiles do not stack, files do. The merged result is
+ * validated against `ConfigSchema` and frozen; a bad value stops start-up with a message naming the key
+ * (`ConfigError`).
+ *
+ * Environment variables: PROFILE, CONFIG_FILE, HOST, PORT, DATA_DIR, ADMIN_TOKEN, DEMO (live/static/off),
+ * LOG_LEVEL, SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, FAULTS_FILE, CONSOLE (on/off),
+ * ROLE, NATS_URL, NATS_USER, NATS_PASSWORD, FAILOVER, PUBLIC_URL, SEQUENCER_URL.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -32,6 +44,21 @@ const WalletFactory = Type.Object(
 const Share = (description: string) => Type.Number({ minimum: 0, maximum: 1, description });
 const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 86_400_000, description });
 const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
+
+/**
+ * The named profiles and the files of config/ that make each, applied in order over default.json. `spec`
+ * is the interface specification's own behaviour (nothing changes); `clob-v2` serves what the platform's
+ * official V2 client expects on the platform's test chain (80002, a chain the client knows); `platform` is
+ * the same signing for the platform's mainnet (137): orders signed for it are valid on the real exchange.
+ */
+export const PROFILES = {
+  spec: [],
+  'clob-v2': ['clob-v2-compat.json'],
+  platform: ['clob-v2-compat.json', 'platform-domains.json'],
+} as const satisfies Record<string, readonly string[]>;
+export type ProfileName = keyof typeof PROFILES;
+const PROFILE_NAMES = Object.keys(PROFILES) as ProfileName[];
+const isProfile = (v: unknown): v is ProfileName => typeof v === 'string' && Object.hasOwn(PROFILES, v);
 
 /** The sandbox's behaviour (engine/trade-lifecycle.ts, edge/sandbox/): all off by default. */
 const Sandbox = Type.Object(
@@ -76,6 +103,10 @@ const Bucket = Type.Object(
 
 export const ConfigSchema = Type.Object(
   {
+    profile: Type.Union(
+      PROFILE_NAMES.map((p) => Type.Literal(p)),
+      { description: 'the named profile the configuration started from (PROFILES); set by PROFILE or by a profile\'s own file, reported by GET /exchange-info' },
+    ),
     http: Type.Object(
       {
         host: Type.String({ minLength: 1 }),
@@ -129,6 +160,11 @@ export const ConfigSchema = Type.Object(
         ),
         maxKeysPerWallet: Type.Integer({ minimum: 1, maximum: 1000, description: 'usable (unrevoked) API keys a wallet may hold at once' }),
         explainRefusals: Type.Boolean({ description: 'refusals of the auth and order checks carry an X-Refusal-Reason header and are listed by GET /refusals; false = the platform\'s silence' }),
+        reasonInBody: Type.Boolean({
+          description:
+            'a refusal\'s reason is also appended to the body\'s error text (`error`, or `errorMsg` of a POST /orders element), where SDKs that drop headers show it; ' +
+            'status and body shape stay the platform\'s (needs explainRefusals)',
+        }),
       },
       { additionalProperties: false },
     ),
@@ -264,7 +300,9 @@ export class ConfigError extends Error {
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
-export const DEFAULT_CONFIG_PATH = resolve(here, '../../config/default.json');
+/** This package's config/ directory: default.json and the profiles' files. */
+export const CONFIG_DIR = resolve(here, '../../config');
+export const DEFAULT_CONFIG_PATH = join(CONFIG_DIR, 'default.json');
 /** Where `npm run build:console` (tools/build-console.ts) writes the web console, and where `console.dir: ""` serves it from. */
 export const CONSOLE_BUILD_DIR = resolve(here, '../../dist/console');
 
@@ -337,6 +375,7 @@ function envOverlay(env: NodeJS.ProcessEnv): Json {
   if (env.RATE_LIMITS !== undefined) o.rateLimits = { enabled: envBool('RATE_LIMITS', env.RATE_LIMITS) };
   if (env.FAULTS_FILE !== undefined) o.sandbox = { faultsFile: env.FAULTS_FILE };
   if (env.CONSOLE !== undefined) o.console = { enabled: envBool('CONSOLE', env.CONSOLE) };
+  if (env.PROFILE !== undefined) o.profile = env.PROFILE;
   const cluster: Json = {};
   if (env.ROLE !== undefined) cluster.role = env.ROLE;
   if (env.NATS_URL !== undefined) cluster.natsUrl = env.NATS_URL;
@@ -368,11 +407,52 @@ export interface LoadOptions {
   defaultPath?: string;
 }
 
+/** The files CONFIG_FILE names, in order: separated by ',' or the path-list separator (':'). */
+export function configFiles(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  return value
+    .split(',')
+    .flatMap((part) => part.split(delimiter))
+    .map((f) => f.trim())
+    .filter((f) => f !== '');
+}
+
+/** `base` with the profile's files overlaid in order, its `profile` set. */
+function withProfile(base: Json, profile: ProfileName): Json {
+  let merged = base;
+  for (const f of PROFILES[profile]) merged = overlay(merged, readJson(join(CONFIG_DIR, f), `profile ${profile} (config/${f})`));
+  return { ...merged, profile };
+}
+
+/**
+ * The profile a configuration starts from: PROFILE, else the one the CONFIG_FILE files name (a profile's own
+ * file names it), else the default file's. A file naming another profile than the one selected is refused:
+ * it would undo part of the profile it is stacked on (its domains, its shapes) while the service reported
+ * the other one.
+ */
+function selectProfile(envProfile: string | undefined, files: ReadonlyArray<{ path: string; json: Json }>, fallback: unknown): ProfileName {
+  const known = PROFILE_NAMES.join(', ');
+  if (envProfile !== undefined && !isProfile(envProfile)) throw new ConfigError('PROFILE', `unknown profile ${JSON.stringify(envProfile)} (known: ${known})`);
+  for (const f of files) {
+    if (f.json.profile !== undefined && !isProfile(f.json.profile)) throw new ConfigError('profile', `${f.path} names the unknown profile ${JSON.stringify(f.json.profile)} (known: ${known})`);
+  }
+  const named = files.filter((f) => f.json.profile !== undefined);
+  const profile = envProfile ?? (named.length > 0 ? (named[named.length - 1]!.json.profile as ProfileName) : isProfile(fallback) ? fallback : 'spec');
+  const other = named.find((f) => f.json.profile !== profile);
+  if (other !== undefined) {
+    const by = envProfile !== undefined ? `PROFILE=${profile}` : `${named[named.length - 1]!.path} (profile ${profile})`;
+    throw new ConfigError('profile', `${other.path} is the ${String(other.json.profile)} profile's file, and ${by} selects another: start from one profile and stack files without a "profile" key on it`);
+  }
+  return profile;
+}
+
 /** Loads, merges, validates and freezes the configuration. Throws ConfigError naming the bad key. */
 export function loadConfig(opts: LoadOptions = {}): Readonly<Config> {
   const env = opts.env ?? process.env;
-  let merged = readJson(opts.defaultPath ?? DEFAULT_CONFIG_PATH, 'config/default.json');
-  if (env.CONFIG_FILE) merged = overlay(merged, readJson(resolve(env.CONFIG_FILE), 'CONFIG_FILE'));
+  const base = readJson(opts.defaultPath ?? DEFAULT_CONFIG_PATH, 'config/default.json');
+  const files = configFiles(env.CONFIG_FILE).map((path) => ({ path, json: readJson(resolve(path), 'CONFIG_FILE') }));
+  let merged = withProfile(base, selectProfile(env.PROFILE, files, base.profile));
+  for (const f of files) merged = overlay(merged, f.json);
   merged = overlay(merged, envOverlay(env));
   return finish(merged);
 }
@@ -407,9 +487,13 @@ function deepFreeze<T>(v: T): T {
 /**
  * For tests: a validated configuration built from defaults plus overrides, without reading env. The demo
  * is `static` unless the overrides name it: a live demo replays a week of trading at every fresh start
- * (seconds) and keeps trading beside whatever the test does.
+ * (seconds) and keeps trading beside whatever the test does. `profile` in the overrides starts from that
+ * profile's files, as PROFILE does.
  */
 export function testConfig(overrides: Json = {}): Readonly<Config> {
-  return finish(overlay({ ...readJson(DEFAULT_CONFIG_PATH, 'config/default.json'), demo: 'static' }, overrides));
+  const base = { ...readJson(DEFAULT_CONFIG_PATH, 'config/default.json'), demo: 'static' };
+  const profile = overrides.profile;
+  if (profile !== undefined && !isProfile(profile)) throw new ConfigError('profile', `unknown profile ${JSON.stringify(profile)}`);
+  return finish(overlay(profile === undefined ? base : withProfile(base, profile), overrides));
 }
 

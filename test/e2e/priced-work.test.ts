@@ -99,8 +99,10 @@ test("without the secret, a wrong passphrase and a wrong HMAC read the same; the
     assert.equal(r.status, 401);
     reasons.push(r.headers.get('x-refusal-reason')!);
   }
-  assert.equal(reasons[0], reasons[1]);
-  assert.match(reasons[0]!, /^L2 credentials of API key .* do not check: .*which one is wrong is said only to a request whose signature proves it holds the key's secret/);
+  // Each request signs its own second: under load the two may fall on either side of one.
+  const same = (r: string) => r.replace(/timestamp \d+ \+/, 'timestamp T +');
+  assert.equal(same(reasons[0]!), same(reasons[1]!));
+  assert.match(reasons[0]!, /^L2 credentials of API key .* do not check: .*which one is wrong is said only to a request whose signature proves it holds the key's secret; the key's wallet reads it on GET \/refusals\)/);
   assert.ok(!reasons[0]!.includes(c.address.slice(2)), "the key's wallet is not named");
   const list = (await c.call('GET', '/refusals')).body as { data: { class: string; reason: string }[] };
   assert.deepEqual(list.data.slice(0, 2).map((e) => e.class), ['auth_passphrase', 'auth_hmac']);

@@ -2,7 +2,8 @@
  * The pipeline's own rules (src/edge/pipeline.ts) on hand-mounted routes with a stand-in Authenticator:
  * X-Journal-Seq of a read route is the sequence taken as the request began (a handler may await while
  * batches apply), write answers carry the write sequence only where one is configured (a sequencer) and never
- * on a replica, and a refusal past the caps (429) is never diagnosed. Through real HTTP and the real auth:
+ * on a replica, a refusal past the caps (429) is never diagnosed, and with auth.reasonInBody a refusal's
+ * reason follows the body's error text. Through real HTTP and the real auth:
  * test/e2e/refusals.test.ts, test/cluster.test.ts.
  */
 import assert from 'node:assert/strict';
@@ -15,7 +16,7 @@ import { HmacStrikes } from '../../src/edge/hmac-strikes.ts';
 import { RateLimiter } from '../../src/edge/rate-limit.ts';
 import { BodyBudget } from '../../src/edge/rate-limit-bytes.ts';
 import { RefusalLog } from '../../src/edge/refusals/log.ts';
-import type { AnyRoute } from '../../src/edge/route.ts';
+import { reply, type AnyRoute } from '../../src/edge/route.ts';
 import { compileRoute } from '../../src/edge/validate.ts';
 import { ManualClock, systemClock } from '../../src/runtime/clock.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
@@ -91,6 +92,42 @@ test('a refusal is explained while the address is within its caps; past them it 
   const second = p(request('GET', '/data/orders', { poly_api_key: 'k' })) as Outgoing;
   assert.deepEqual([second.status, second.headers?.['X-Refusal-Reason']], [429, undefined]);
   assert.equal(diagnosed, 1);
+});
+
+test('auth.reasonInBody: the reason also follows the error text of the body, whose status and other fields stay; kept with the client address', () => {
+  const kept: Array<{ wallet: string; peer?: string; reason: string }> = [];
+  const refusals = (inBody: boolean) => ({
+    auth: {
+      l2: () => ({ class: 'auth_timestamp' as const, text: 'L2 timestamp 1 is 99 s behind this server' }),
+      l1: async () => ({ class: 'auth_l1_signature' as const, text: 'why' }),
+      walletOf: () => '0x' + 'ab'.repeat(20),
+    },
+    log: { record: (wallet: string, e: { peer?: string; reason: string }) => kept.push({ wallet, peer: e.peer, reason: e.reason }) },
+    count: () => undefined,
+    inBody,
+  });
+  const route: AnyRoute = { method: 'GET', path: '/data/orders', group: 'trading', auth: 'l2', summary: '', handler: () => 1 };
+  const send = (inBody: boolean) => processorFor(mounted(route), deps({ auth: refuseAll, refusals: refusals(inBody) }), who)(request('GET', '/data/orders', { poly_api_key: 'k' })) as Outgoing;
+  const plain = send(false);
+  assert.deepEqual([plain.status, plain.body, plain.headers?.['X-Refusal-Reason']], [401, '{"error":"Unauthorized/Invalid api key"}', 'L2 timestamp 1 is 99 s behind this server']);
+  const told = send(true);
+  assert.deepEqual(
+    [told.status, JSON.parse(told.body), told.headers?.['X-Refusal-Reason']],
+    [401, { error: 'Unauthorized/Invalid api key (reason: L2 timestamp 1 is 99 s behind this server)' }, 'L2 timestamp 1 is 99 s behind this server'],
+  );
+  assert.deepEqual(kept[0], { wallet: '0x' + 'ab'.repeat(20), peer: '10.0.0.7', reason: 'L2 timestamp 1 is 99 s behind this server' });
+  // A body with other fields keeps them, in their order; a body that is not an error object is left alone.
+  const posted: AnyRoute = {
+    method: 'POST',
+    path: '/thing',
+    group: 'trading',
+    summary: '',
+    handler: () => reply({ status: 503, body: { error: 'post-only mode', code: 'post_only_mode', retry_after_seconds: 3 }, refusal: { class: 'order_rule', text: 'a post-only period' } }),
+  };
+  const listed: AnyRoute = { ...posted, path: '/things', handler: () => reply({ status: 200, body: [{ errorMsg: 'x' }], refusal: { class: 'order_rule', text: 'order 0: a' } }) };
+  const run = (r: AnyRoute) => processorFor(mounted(r), deps({ refusals: refusals(true) }), who)(request('POST', r.path)) as Outgoing;
+  assert.equal(run(posted).body, '{"error":"post-only mode (reason: a post-only period)","code":"post_only_mode","retry_after_seconds":3}');
+  assert.equal(run(listed).body, '[{"errorMsg":"x"}]');
 });
 
 test("a deposed sequencer answers writes 503 with Retry-After and still serves reads; a replica's 421 names the sequencer as it is now", () => {

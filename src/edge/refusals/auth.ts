@@ -29,11 +29,15 @@
  *      secret, one HMAC each, and the first that reproduces the signature is named: another path of the
  *      method (routes nearest the request's first), the query string or the full URL signed, a trailing
  *      slash, another method or its lower case, the body re-serialized (JSON.stringify, Python's
- *      json.dumps, py-clob-client's str(dict) with ' made ", sorted keys), left out, or an object
- *      appended as text, the timestamp in milliseconds or a second off, the secret's text bytes, hex or a
- *      base64 decoding that dropped '-' and '_' as the key, the passphrase or API key as the key, another
- *      key of the same wallet; single mistakes first, then pairs. When none matches, the reason says what
- *      this server signed over and how it decodes the secret.
+ *      json.dumps, py-clob-client's str(dict) with ' made ", sorted keys, the platform client's key order,
+ *      indented by 2 or 4 spaces or tabs), left out, or an object appended as text, the timestamp in
+ *      milliseconds or a second off, the secret's text bytes, hex or a base64 decoding that dropped '-' and
+ *      '_' as the key, the passphrase or API key as the key, another key of the same wallet; single
+ *      mistakes first, then the body's top-level keys in every other order (up to 5 keys: 119), then pairs
+ *      as far as the bounds go.
+ *      When none matches, the reason says what this server signed over and how it decodes the secret, and
+ *      a JSON body that is pretty-printed, or whose keys are not in the order the platform's client writes
+ *      them, is named as such first: its signer signed other bytes than it sent, which no secret fixes.
  * A route taking both families (DELETE /auth/builder-api-key) explains both when both arrived, L2 first.
  * Refused before the body arrived (body undefined with a Content-Length), the HMAC was not checked: only a
  * header check can have failed, and that is what is said.
@@ -79,7 +83,7 @@ import type { Config } from '../../runtime/config.ts';
 import type { AuthDomain } from '../eip712.ts';
 import type { KeyKind } from '../route.ts';
 import type { SigPool } from '../sig-pool.ts';
-import { KNOWN_AUTH_DOMAINS } from './known-domains.ts';
+import { KNOWN_AUTH_DOMAINS, profileAdvice } from './known-domains.ts';
 import { DiagnosisBudget, RECOVERY_COST } from './budget.ts';
 import type { Refusal, RefusalClass } from './reason.ts';
 
@@ -275,6 +279,72 @@ function sortedJson(v: unknown): string {
   return '{' + Object.keys(o).sort().map((k) => JSON.stringify(k) + ':' + sortedJson(o[k])).join(',') + '}';
 }
 
+/**
+ * The key order the platform's official client writes an order submission in (clob-client-v2
+ * `orderToJsonV2`): its top level, then the signed order's. Keys it does not write keep their place after.
+ */
+const CLIENT_SUBMISSION_KEYS = ['deferExec', 'postOnly', 'order', 'owner', 'orderType'];
+const CLIENT_ORDER_KEYS = ['salt', 'maker', 'signer', 'taker', 'tokenId', 'makerAmount', 'takerAmount', 'side', 'signatureType', 'timestamp', 'expiration', 'metadata', 'builder', 'signature'];
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isSubmission = (v: unknown): v is Record<string, unknown> => isPlainObject(v) && isPlainObject(v.order);
+
+/** `o`'s keys in `order` first (those it has), then its others as they came. */
+function ordered(o: Record<string, unknown>, order: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of order) if (Object.hasOwn(o, k)) out[k] = o[k];
+  for (const k of Object.keys(o)) if (!Object.hasOwn(out, k)) out[k] = o[k];
+  return out;
+}
+
+/** An order submission (or POST /orders' array of them) compact, in the official client's key order; undefined for other bodies. */
+function clientOrderJson(v: unknown): string | undefined {
+  const one = (x: unknown) => (isSubmission(x) ? { ...ordered(x, CLIENT_SUBMISSION_KEYS), order: ordered(x.order as Record<string, unknown>, CLIENT_ORDER_KEYS) } : x);
+  if (isSubmission(v)) return JSON.stringify(ordered(one(v) as Record<string, unknown>, CLIENT_SUBMISSION_KEYS));
+  if (Array.isArray(v) && v.length > 0 && v.every(isSubmission)) return JSON.stringify(v.map((x) => ordered(one(x) as Record<string, unknown>, CLIENT_SUBMISSION_KEYS)));
+  return undefined;
+}
+
+/** Every order of `keys` but the one given (at most 5 keys: 119), for the top-level key-order variants. */
+function otherOrders(keys: readonly string[]): string[][] {
+  if (keys.length < 2 || keys.length > 5) return [];
+  const out: string[][] = [];
+  const walk = (done: string[], left: string[]) => {
+    if (left.length === 0) {
+      if (done.some((k, i) => k !== keys[i])) out.push(done);
+      return;
+    }
+    left.forEach((k, i) => walk([...done, k], [...left.slice(0, i), ...left.slice(i + 1)]));
+  };
+  walk([], [...keys]);
+  return out;
+}
+
+/**
+ * What can be said of a JSON body whose signature none of the variants reproduced: that it is pretty-printed
+ * (whitespace between its tokens), or that its keys are not in the order the platform's client writes them.
+ * Undefined for a body that is not JSON, or compact in the client's order (or one the client never sends).
+ */
+function bodyForm(body: Buffer, v: unknown): string | undefined {
+  const compact = JSON.stringify(v);
+  const facts: string[] = [];
+  if (Buffer.byteLength(compact) !== body.length) facts.push(`is pretty-printed (${body.length} bytes sent, ${Buffer.byteLength(compact)} compact)`);
+  const client = clientOrderJson(v);
+  if (client !== undefined && client !== compact) facts.push(`has its keys in another order than the platform's client writes them (${CLIENT_SUBMISSION_KEYS.join(', ')}; in the order: ${CLIENT_ORDER_KEYS.join(', ')})`);
+  if (facts.length === 0) return undefined;
+  return `the JSON body sent ${facts.join(', and ')}: its HMAC must be over exactly these bytes, so a client that signed one serialization of the body and sent another (re-serialized, reordered or pretty-printed after signing, by it or a library or proxy) fails here whatever its secret; sign the bytes you send`;
+}
+
+/** bodyForm of a body that parses as JSON (and is small enough to parse here), else undefined. */
+function jsonBodyForm(body: Buffer): string | undefined {
+  if (body.length === 0 || body.length > MAX_DIAGNOSED_BODY) return undefined;
+  try {
+    return bodyForm(body, JSON.parse(body.toString('utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Edit distance, for ordering route paths nearest the request's first (paths are short). */
 function distance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
@@ -319,6 +389,17 @@ interface KeyVerdict {
   mismatch: Refusal | undefined;
 }
 type HeadVerdict = { refusal: Refusal } | KeyVerdict;
+
+/**
+ * What trying a request's HMAC showed: it verifies over what arrived, or `found` names the mistake that
+ * reproduces it, or `why` says what was tried; `form`, how a JSON body sent differs from the client's form.
+ */
+interface HmacFinding {
+  verified: boolean;
+  found?: string;
+  why: string;
+  form?: string;
+}
 
 export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
   const { keys, rules, pool, clock } = deps;
@@ -532,6 +613,11 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
         addBody(pyStr(v).replace(/'/g, '"'), `it was signed over str(body) with ' replaced by " (py-clob-client's way; True/False/None stay Python's), not the JSON sent: ${exact}`);
         addBody(pyStr(v), `it was signed over Python's str(body) (single quotes), not the JSON sent: ${exact}`);
         addBody(sortedJson(v), `it was signed over the body with its keys sorted, not as sent: ${exact}`);
+        const client = clientOrderJson(v);
+        if (client !== undefined) addBody(client, `it was signed over the body with its keys in the order the platform's client writes them, compact; the body sent has them in another order or layout: ${exact}`);
+        for (const indent of [2, 4, '\t'] as const) {
+          addBody(JSON.stringify(v, null, indent), `it was signed over the body pretty-printed (indented by ${indent === '\t' ? 'tabs' : `${indent} spaces`}), and sent in another layout: ${exact}`);
+        }
       }
       addBody('[object Object]', 'it was signed over "[object Object]": an object was appended to the signing string, not its JSON text (sign the body text sent)');
       const text = B.toString('latin1');
@@ -574,13 +660,31 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
     return [paths, bodies, methods, stamps, keyAlts];
   }
 
+  /** The body with its top-level keys in every other order (compact): tried after the single mistakes, before pairs. */
+  function keyOrders(body: Buffer): Alt[] {
+    if (body.length === 0 || body.length > MAX_DIAGNOSED_BODY) return [];
+    let v: unknown;
+    try {
+      v = JSON.parse(body.toString('utf8'));
+    } catch {
+      return [];
+    }
+    if (!isPlainObject(v)) return [];
+    const o = v;
+    // Each body is made when tried: the tries and bytes bounds stop a large body's orders early.
+    return otherOrders(Object.keys(o)).map((keys) => ({
+      what: `it was signed over the same body with its keys in another order (${keys.join(', ')}), compact: sign the exact bytes sent`,
+      apply: (x: Signing) => ({ ...x, body: JSON.stringify(ordered(o, keys)) }),
+    }));
+  }
+
   /**
    * What the HMAC of a request whose key passed its own checks shows: whether it verifies with the key's
    * secret over what arrived, or which common mistake reproduces it (either proves the caller holds the
    * secret), else why nothing was found. Priced by the bytes it hashes, for the caller's network and the
    * key's wallet (budget.ts); a body over MAX_DIAGNOSED_BODY is not hashed again at all.
    */
-  function hmacFinding(req: RefusedRequest, v: KeyVerdict, ip: string | undefined): { verified: boolean; found?: string; why: string } {
+  function hmacFinding(req: RefusedRequest, v: KeyVerdict, ip: string | undefined): HmacFinding {
     const given = rules.decodeSignature(v.signature)!;
     const body = req.body ?? Buffer.alloc(0);
     if (body.length > MAX_DIAGNOSED_BODY) {
@@ -605,7 +709,7 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
       bytes += cost;
       return matches(s);
     };
-    const done = (r: { verified: boolean; found?: string; why: string }) => {
+    const done = (r: HmacFinding) => {
       budget.refund(by, reserved - bytes);
       return r;
     };
@@ -616,6 +720,11 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
         if (attempt(a.apply(base))) return done({ verified: false, found: a.what, why: '' });
         if (cut) break;
       }
+    }
+    // A body re-serialized with its keys in another order is a likelier mistake than any two at once.
+    for (const a of keyOrders(body)) {
+      if (cut) break;
+      if (attempt(a.apply(base))) return done({ verified: false, found: a.what, why: '' });
     }
     for (let i = 0; i < dims.length && !cut; i++) {
       for (let j = i + 1; j < dims.length && !cut; j++) {
@@ -628,9 +737,11 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
         }
       }
     }
+    const form = jsonBodyForm(body);
     return done({
       verified: false,
-      why: `none of ${tries - 1} common mistakes reproduces it with the key's secret (other paths, the query string, method, the body re-serialized or left out, milliseconds, secret encodings, the wallet's other keys)`,
+      why: `none of ${tries - 1} common mistakes reproduces it with the key's secret (other paths, the query string, method, the body re-serialized, reordered, indented or left out, milliseconds, secret encodings, the wallet's other keys)`,
+      ...(form !== undefined && { form }),
     });
   }
 
@@ -650,7 +761,8 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
     const fields = f === 'L2' ? 'address, passphrase and signature' : 'passphrase and signature';
     const unproven = (detail: string, owner: Refusal): Refusal => ({
       class: 'auth_credentials',
-      text: `${f} credentials of ${name} do not check: its ${fields} are not all the key's, and ${detail}; which one is wrong is said only to a request whose signature proves it holds the key's secret (the key's wallet reads it on GET /refusals)`,
+      // Said before the detail, which may be long enough for the header's bound to cut (reason.ts).
+      text: `${f} credentials of ${name} do not check: its ${fields} are not all the key's (which one is wrong is said only to a request whose signature proves it holds the key's secret; the key's wallet reads it on GET /refusals), and ${detail}`,
       owner: { class: owner.class, text: owner.text },
     });
     const declared = Number(req.headers['content-length'] ?? '0');
@@ -662,8 +774,13 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
     const m = v.mismatch;
     if (h.verified) return m ?? refusal('auth_hmac', `${f} headers and signature check now: the request was refused as it arrived (its timestamp or key may have changed state since)`);
     if (h.found !== undefined) return m === undefined ? refusal('auth_hmac', `${what}: ${h.found}`) : refusal(m.class, `${m.text}; and the ${what}: ${h.found}`);
-    const detail = `the signature does not verify: ${server}; ${h.why}`;
-    return unproven(detail, m === undefined ? refusal('auth_hmac', `${what}: ${server}; ${h.why}: is the secret API key ${v.apiKey.toLowerCase()}'s?`) : refusal(m.class, `${m.text}; and the ${what}: ${server}; ${h.why}`));
+    // A JSON body sent in another form than the client's (pretty-printed, reordered) is named first: it fails
+    // whatever the secret, so the question about the secret comes last and conditional.
+    const form = h.form === undefined ? '' : `${h.form}; `;
+    const secret = `the secret API key ${v.apiKey.toLowerCase()}'s?`;
+    const ask = h.form === undefined ? `: is ${secret}` : `; if the bytes signed were these, is ${secret}`;
+    const detail = `the signature does not verify: ${form}${server}; ${h.why}`;
+    return unproven(detail, m === undefined ? refusal('auth_hmac', `${what}: ${form}${server}; ${h.why}${ask}`) : refusal(m.class, `${m.text}; and the ${what}: ${form}${server}; ${h.why}`));
   }
 
   /** One family's diagnosis: its header checks, then its credentials once the body is in. */
@@ -759,7 +876,7 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
           const d = k.domain;
           if (d.chainId === ownDomain.chainId && d.name === ownDomain.name && d.version === ownDomain.version) continue;
           if ((await recover(d)) === address) {
-            return refusal('auth_l1_signature', `L1 signature recovers to ${own} under ${chain}; it recovers to the address under ${k.label}: sign ClobAuth for chain ${ownDomain.chainId} (GET /exchange-info)`);
+            return refusal('auth_l1_signature', `L1 signature recovers to ${own} under ${chain}; it recovers to the address under ${k.label}: sign ClobAuth for chain ${ownDomain.chainId} (GET /exchange-info)${profileAdvice(k.profile)}`);
           }
         }
         return refusal('auth_l1_signature', `L1 signature recovers to ${own} under ${chain}, not to POLY_ADDRESS ${address}, nor under the platform's domains: ${sign}`);

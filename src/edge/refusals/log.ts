@@ -16,7 +16,7 @@
  * exhaustion from 3,000 free keys' wallets. So each field is cut to its bound and COPIED (a cut string in
  * V8 may be a slice that keeps the whole original alive; an object's keys are the very strings of the
  * request): MAX_METHOD_CHARS, MAX_PATH_CHARS, MAX_HEADER_NAMES names of at most MAX_HEADER_NAME_CHARS each,
- * MAX_REASON_CHARS. An entry is accounted at two bytes a character plus fixed overheads (`entryBytes`),
+ * MAX_REASON_CHARS, MAX_PEER_CHARS. An entry is accounted at two bytes a character plus fixed overheads (`entryBytes`),
  * at most about 7.5 KB; the log keeps at most `perWallet` entries a wallet, `maxWallets` wallets and
  * `maxBytes` (MAX_LOG_BYTES, 16 MiB) accounted in all, the least recently refused wallet leaving first
  * when a bound is passed. test/edge/refusals/log.test.ts floods it with the worst entries and measures the
@@ -33,6 +33,8 @@ export interface RefusalEntry {
   readonly headers: readonly string[];
   readonly class: RefusalClass;
   readonly reason: string;
+  /** The client address the request came from: a request without a key reads only what its own address was refused (GET /refusals). */
+  readonly peer?: string;
 }
 
 /** Most header names kept per entry (a request may carry many; the credential ones are what matter). */
@@ -43,6 +45,8 @@ export const MAX_HEADER_NAME_CHARS = 48;
 export const MAX_METHOD_CHARS = 16;
 /** A longer path is cut. */
 export const MAX_PATH_CHARS = 256;
+/** A longer client address is cut (an IPv6 address with a zone is under 64 characters). */
+export const MAX_PEER_CHARS = 64;
 /** The accounted bytes the whole log holds at most (all wallets). */
 export const MAX_LOG_BYTES = 16 * 1024 * 1024;
 
@@ -66,6 +70,7 @@ const charBytes = (s: string): number => STRING_OVERHEAD + 2 * s.length;
 export function entryBytes(e: RefusalEntry): number {
   let n = ENTRY_OVERHEAD + charBytes(e.method) + charBytes(e.path) + charBytes(e.reason);
   for (const h of e.headers) n += 8 + charBytes(h);
+  if (e.peer !== undefined) n += charBytes(e.peer);
   return n;
 }
 
@@ -79,6 +84,7 @@ function bounded(e: RefusalEntry): RefusalEntry {
     headers: names.map((h) => ownCopy(h, MAX_HEADER_NAME_CHARS)),
     class: e.class,
     reason: ownCopy(e.reason, MAX_REASON_CHARS),
+    ...(e.peer !== undefined && { peer: ownCopy(e.peer, MAX_PEER_CHARS) }),
   };
 }
 

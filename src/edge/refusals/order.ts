@@ -52,7 +52,7 @@ import type { Funders } from '../funders.ts';
 import { keccak256 } from '../keccak.ts';
 import type { OrderSubmission } from '../schemas/orders.ts';
 import type { OrderToVerify, SigPool } from '../sig-pool.ts';
-import { KNOWN_ORDER_DOMAINS, type KnownOrderDomain } from './known-domains.ts';
+import { KNOWN_ORDER_DOMAINS, profileAdvice } from './known-domains.ts';
 import { DiagnosisBudget, RECOVERY_COST, type DiagnosisParty } from './budget.ts';
 import type { Refusal, RefusalClass } from './reason.ts';
 
@@ -259,8 +259,16 @@ export interface AdmissionContext {
   market(conditionId: string): AdmissionMarket | undefined;
   /** The wallet's available USDC and tokens (only read for a balance refusal). */
   balances(wallet: string): { usdc: { available: number }; tokens: ReadonlyArray<{ tokenId: string; available: number }> };
+  /** What its trades still settling delivered and it cannot spend yet (sandbox.trades; only read for a balance refusal). */
+  unsettled?(wallet: string): { usdc: number; tokens: ReadonlyArray<{ tokenId: string; pending: number }> };
   /** Unix seconds. */
   now: number;
+}
+
+/** What a balance reason adds when trades still settling hold some of it (they become spendable when MINED). */
+function settling(units: number, what: string): string {
+  if (units <= 0) return '';
+  return `; ${formatUnits(units)} more ${what} are held by trades still settling (MATCHED or RETRYING: spendable once MINED, as on the platform; GET /data/trades shows their status)`;
 }
 
 /**
@@ -316,16 +324,18 @@ export function admissionRefusal(error: ApiError, order: PlacedOrder & { conditi
     case 'PM_ERR_BALANCE': {
       const b = ctx.balances(order.wallet);
       const funder = order.wallet === order.signer ? '' : ` (the order's maker: a signatureType ${order.signatureType} order spends its funder's balance, not its signer's)`;
+      const u = ctx.unsettled?.(order.wallet);
       if (buy) {
         return refusal(
           'order_rule',
-          `a BUY reserves its USDC: ${formatUnits(order.makerAmount)} (makerAmount) plus the taker fee it may pay, and wallet ${order.wallet}${funder} has ${formatUnits(b.usdc.available)} USDC available (GET /balance-allowance${order.wallet === order.signer ? '' : `?signature_type=${order.signatureType}`})`,
+          `a BUY reserves its USDC: ${formatUnits(order.makerAmount)} (makerAmount) plus the taker fee it may pay, and wallet ${order.wallet}${funder} has ${formatUnits(b.usdc.available)} USDC available (GET /balance-allowance${order.wallet === order.signer ? '' : `?signature_type=${order.signatureType}`})${settling(u?.usdc ?? 0, 'USDC')}`,
         );
       }
       const t = b.tokens.find((x) => x.tokenId === order.tokenId)?.available ?? 0;
+      const held = u?.tokens.find((x) => x.tokenId === order.tokenId)?.pending ?? 0;
       return refusal(
         'order_rule',
-        `a SELL reserves the tokens it offers: ${formatUnits(order.makerAmount)} (makerAmount) of token ${order.tokenId}, and wallet ${order.wallet}${funder} has ${formatUnits(t)} available (GET /balance-allowance?asset_type=CONDITIONAL${order.wallet === order.signer ? '' : `&signature_type=${order.signatureType}`})`,
+        `a SELL reserves the tokens it offers: ${formatUnits(order.makerAmount)} (makerAmount) of token ${order.tokenId}, and wallet ${order.wallet}${funder} has ${formatUnits(t)} available (GET /balance-allowance?asset_type=CONDITIONAL${order.wallet === order.signer ? '' : `&signature_type=${order.signatureType}`})${settling(held, 'of them')}`,
       );
     }
     case 'PM_ERR_POST_ONLY_TYPE':
@@ -449,9 +459,6 @@ function separatorOf(d: OrderDomain): Uint8Array {
 const sameDomain = (a: OrderDomain, b: OrderDomain) =>
   a.chainId === b.chainId && a.name === b.name && a.version === b.version && a.verifyingContract.toLowerCase() === b.verifyingContract.toLowerCase();
 
-/** The platform-domain profile (config/platform-domains.json) adopts the mainnet's V2 exchanges. */
-const inPlatformProfile = (k: KnownOrderDomain) => k.struct === 'v2' && k.domain.chainId === 137 && k.domain.version === '2';
-
 /**
  * The candidates of steps 1-3 of the header, in order, as two rounds: the V2 struct first (this exchange's
  * other domain, the platform's V2 and V3 exchanges: what current clients send, a few µs a digest), then the
@@ -481,7 +488,7 @@ function candidates(c: SignatureCase, domains: OrderDomains, signature: string, 
       advice = `this exchange verifies the V2 order struct (timestamp, metadata, builder) under its own domain: sign that for ${ourLabel(v.negRisk)} (GET /exchange-info)${flag}`;
     } else {
       digest = orderDigestBytes(v, separatorOf(k.domain));
-      advice = `sign for ${ourLabel(v.negRisk)} (GET /exchange-info)${inPlatformProfile(k) ? ' or start with the platform-domain profile (config/platform-domains.json)' : ''}${flag}`;
+      advice = `sign for ${ourLabel(v.negRisk)} (GET /exchange-info)${profileAdvice(k.profile)}${flag}`;
     }
     out.push({ digest, signature, says: `it recovers to the signer under ${k.label} (chain ${k.domain.chainId}): ${advice}` });
   }

@@ -18,7 +18,9 @@
  *    goes to the key's wallet's log (`owner`);
  *  - a reason never holds a secret, a passphrase, an HMAC or expected signature, or anything derived from
  *    them that would help forge one; it may name public things (addresses, domains, paths, clocks);
- *  - `auth.explainRefusals: false` sends no header at all (the platform's silence).
+ *  - `auth.explainRefusals: false` sends no header at all (the platform's silence);
+ *  - `auth.reasonInBody` (on in the clob-v2 and platform profiles) also appends the reason to the body's
+ *    error text (withReasonText), keeping the status and the body's shape: the only change a client sees.
  */
 
 /** The response header that carries a refusal's reason. */
@@ -97,6 +99,17 @@ export function headerValue(text: string): string {
   let t = text.replace(/[\r\n\t]+/g, ' ').replace(/[^\x20-\x7e]/g, '?');
   if (t.length > MAX_REASON_CHARS) t = t.slice(0, MAX_REASON_CHARS - 3) + '...';
   return t;
+}
+
+/**
+ * An error text with its reason appended, for `auth.reasonInBody` (the clob-v2 and platform profiles): SDKs
+ * that keep only the body (the platform's official client among them) show it. The platform's text comes
+ * first and unchanged, so a client that compares the start of the text (or looks for a word in it) still
+ * recognises the error: `not enough balance / allowance (reason: a SELL reserves ...)`. `reason` is a header
+ * value (headerValue): one line, bounded.
+ */
+export function withReasonText(error: string, reason: string): string {
+  return `${error} (reason: ${reason})`;
 }
 
 /** The reasons of several refused items of one request (POST /orders), one header line: `order 2: ...; order 5: ...`. */

@@ -2,7 +2,9 @@
  * A wallet's account routes beyond orders and balances (trading group, L2): its notifications (read with a
  * trading or read-only key, dropped with a trading key), its heartbeat (edge/heartbeats.ts: a trading key
  * only, since a heartbeat left to lapse cancels every open order of the wallet), and its last refusals
- * (edge/refusals/log.ts: what X-Refusal-Reason said, for clients that hide response headers).
+ * (edge/refusals/wallets.ts: what X-Refusal-Reason said, for clients that hide response headers; unsigned,
+ * with `address`, what that address's requests from the reader's own client address were refused for, so a
+ * failing login can be diagnosed before there is a key).
  *
  * Notifications are a wallet's: the key's own, or with `signature_type` 1 or 2 its proxy wallet's or Safe's
  * (edge/funders.ts), whose ids carry the type (domain/notifications.ts keyNotificationId) so that a drop,
@@ -22,8 +24,8 @@ import { walletFor, type Funders } from '../funders.ts';
 import type { Heartbeats } from '../heartbeats.ts';
 import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../route.ts';
 import { DropNotificationsQuery, Notification, NotificationsQuery } from '../schemas/notifications.ts';
-import type { RefusalLog } from '../refusals/log.ts';
-import { RefusalsPage } from '../schemas/refusals.ts';
+import type { WalletRefusals } from '../refusals/wallets.ts';
+import { RefusalsPage, RefusalsQuery } from '../schemas/refusals.ts';
 
 const HeartbeatBody = Type.Object({
   heartbeat_id: Type.Optional(
@@ -38,7 +40,7 @@ export interface AccountDeps {
   readonly funders: Pick<Funders, 'makerOf' | 'walletsOf'>;
   readonly store: { readonly views: { readonly flushed: Promise<unknown> } };
   readonly heartbeats: Pick<Heartbeats, 'beat'>;
-  readonly refusals: Pick<RefusalLog, 'list' | 'perWallet'>;
+  readonly refusals: Pick<WalletRefusals, 'list' | 'fromPeer' | 'perWallet'>;
 }
 
 export function listNotifications(d: Pick<AccountDeps, 'views' | 'funders'>, req: RequestOf<typeof NotificationsQuery>) {
@@ -67,8 +69,17 @@ export async function dropWalletNotifications(d: Pick<AccountDeps, 'views' | 'st
   return 'OK';
 }
 
-export function listRefusals(d: Pick<AccountDeps, 'refusals'>, req: RequestOf): RefusalsPage {
-  const data = d.refusals.list(req.caller.address!).map((e) => ({ time: new Date(e.at).toISOString(), method: e.method, path: e.path, headers: [...e.headers], class: e.class, reason: e.reason }));
+/**
+ * Signed: the caller's wallet's refusals. Unsigned: those of `address` made from the caller's own client
+ * address (refusals/wallets.ts), `address` required.
+ */
+export function listRefusals(d: Pick<AccountDeps, 'refusals'>, req: RequestOf<typeof RefusalsQuery>): RefusalsPage {
+  const signed = req.caller.address;
+  let entries;
+  if (signed !== undefined) entries = d.refusals.list(signed);
+  else if (req.query.address === undefined) throw apiError('PM_ERR_BAD_REQUEST', { detail: 'address is required without L2 headers: GET /refusals?address=0x... lists what requests from this client address naming it were refused for' });
+  else entries = d.refusals.fromPeer(req.query.address.toLowerCase(), req.caller.ip);
+  const data = entries.map((e) => ({ time: new Date(e.at).toISOString(), method: e.method, path: e.path, headers: [...e.headers], class: e.class, reason: e.reason }));
   return { data, count: data.length, limit: d.refusals.perWallet };
 }
 
@@ -111,10 +122,14 @@ export function accountTable(timeoutSeconds: number): readonly RouteSpec<Account
       group: 'trading',
       auth: 'l2',
       keys: READ_KEYS,
+      authOptional: true,
       summary: "The caller's wallet's last refusals (at most 100, newest first): what each request's X-Refusal-Reason header said",
       description:
-        'Refusals of the auth and order checks made with one of the wallet\'s API keys or naming its address (in memory, per node; ' +
-        'empty under auth.explainRefusals false). Header names only, never their values.',
+        'Refusals of the auth and order checks made with one of the wallet\'s API keys or naming its address (in memory, per node, gone ' +
+        'after a restart; empty under auth.explainRefusals false). Header names only, never their values. Without L2 headers, `address` ' +
+        'names the wallet and only what requests from this client address were refused for is listed: a login (L1) that fails can be ' +
+        'diagnosed before there is a key.',
+      query: RefusalsQuery,
       response: RefusalsPage,
       handler: listRefusals,
     }),

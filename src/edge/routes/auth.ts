@@ -51,6 +51,7 @@ export function authRouteDeps(ctx: Pick<AppContext, 'auth' | 'config'>): AuthRou
     negRiskOrderDomain: domains.negRisk,
     tickSizes: [...TICK_SIZES],
     walletFactories: ctx.auth.funders.factories,
+    profile: ctx.config.profile,
   };
   return { keys: ctx.auth.keys, info };
 }

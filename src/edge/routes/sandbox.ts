@@ -28,7 +28,7 @@ import type { Sandbox } from '../sandbox/sandbox.ts';
  * the key's wallets (a key is closed-only when any wallet it signs for is).
  */
 export interface SandboxRouteDeps {
-  readonly sandbox: Pick<Sandbox, 'state' | 'maintenance' | 'faults' | 'closedOnly'>;
+  readonly sandbox: Pick<Sandbox, 'state' | 'maintenance' | 'faults' | 'closedOnly' | 'quiet'>;
   readonly log: Pick<Logger, 'info' | 'warn'>;
   readonly funders: Pick<Funders, 'walletsOf'>;
 }
@@ -38,10 +38,15 @@ export function sandboxState(d: Sb<'state'>) {
   return d.sandbox.state();
 }
 
-export function startMaintenance(d: Sb<'maintenance'> & Pick<SandboxRouteDeps, 'log'>, { body }: RequestOf<undefined, typeof StartMaintenanceBody>) {
+/**
+ * Starts the window, then answers once the orders the engine took before it are answered (Sandbox.quiet):
+ * from the answer on, nothing trades until its post-only period has ended. The answer echoes what was set.
+ */
+export async function startMaintenance(d: Sb<'maintenance' | 'quiet'> & Pick<SandboxRouteDeps, 'log'>, { body }: RequestOf<undefined, typeof StartMaintenanceBody>) {
   const m = d.sandbox.maintenance;
   m.start(body.durationSeconds, body.postOnlySeconds);
   d.log.warn({ durationSeconds: body.durationSeconds, postOnlySeconds: body.postOnlySeconds ?? m.settings.postOnlySeconds }, 'maintenance window started');
+  await d.sandbox.quiet();
   return m.state();
 }
 
@@ -98,7 +103,9 @@ export const SANDBOX_ROUTES: readonly RouteSpec<SandboxRouteDeps>[] = [
     group: 'admin',
     auth: 'admin',
     summary: 'Start a maintenance window now: order routes answer 425 for durationSeconds, then orders without postOnly are refused for postOnlySeconds',
-    description: 'Open orders stay on their books and every read keeps working. A window already running is replaced.',
+    description:
+      'Open orders stay on their books and every read keeps working. A window already running is replaced. Answered once the orders the ' +
+      'engine took before the window are answered: from then on nothing trades until the post-only period ends. The answer echoes the lengths set.',
     body: StartMaintenanceBody,
     response: MaintenanceState,
     handler: startMaintenance,

@@ -70,7 +70,7 @@ import { walletFor, type Funders } from '../funders.ts';
 import type { Metrics } from '../metrics.ts';
 import { checkOrders, orderCheckDeps, orderHints, type NormalizedOrder, type OrderCaller, type OrderCheckDeps } from '../order-check.ts';
 import { admissionRefusal, shapeRefusal, withReason } from '../refusals/order.ts';
-import { joinReasons, type Refusal } from '../refusals/reason.ts';
+import { headerValue, joinReasons, withReasonText, type Refusal } from '../refusals/reason.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import { walletFills } from '../../queries/fills.ts';
 import { READ_KEYS, bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../route.ts';
@@ -117,8 +117,10 @@ function orderResult(r: PlaceResponse): OrderResult {
   };
 }
 
-function rejected(orderId: string, e: ApiError): OrderResult {
-  return { success: false, errorMsg: e.message, orderID: orderId, status: '', makingAmount: '', takingAmount: '' };
+/** A refused order's result; with `auth.reasonInBody`, its reason follows the platform's text in errorMsg. */
+function rejected(orderId: string, e: ApiError, inBody = false): OrderResult {
+  const reason = inBody && e.reason !== undefined ? headerValue((e.reason as Refusal).text) : undefined;
+  return { success: false, errorMsg: reason === undefined ? e.message : withReasonText(e.message, reason), orderID: orderId, status: '', makingAmount: '', takingAmount: '' };
 }
 
 /** The caller of a signed route: the edge guarantees both fields once the HMAC passed. */
@@ -135,11 +137,13 @@ function signer(caller: Caller): OrderCaller {
 export interface TradingDeps {
   readonly engine: Pick<
     Engine,
-    'placeOrder' | 'cancelOrders' | 'cancelMarketOrders' | 'cancelAll' | 'getOrder' | 'openOrders' | 'balances' | 'afterCommit' | 'split' | 'merge' | 'redeem' | 'market'
+    'placeOrder' | 'cancelOrders' | 'cancelMarketOrders' | 'cancelAll' | 'getOrder' | 'openOrders' | 'balances' | 'unsettled' | 'afterCommit' | 'split' | 'merge' | 'redeem' | 'market'
   >;
   readonly checks: OrderCheckDeps;
   readonly metrics: Pick<Metrics, 'orderChecks' | 'orderEngine'>;
-  readonly sandbox: Pick<Sandbox, 'orderRefusal'>;
+  readonly sandbox: Pick<Sandbox, 'orderRefusal' | 'placing'>;
+  /** `auth.reasonInBody` (with explainRefusals): a refused element of POST /orders carries its reason in errorMsg. */
+  readonly reasonInBody: boolean;
   readonly catalog: Pick<CatalogReader, 'marketByCondition'>;
   readonly marketData: Pick<MarketDataReader, 'tradeOut'> | undefined;
   readonly store: AppContext['store'];
@@ -165,6 +169,7 @@ export function tradingDeps(ctx: Pick<AppContext, 'engine' | 'auth' | 'clock' | 
     store: ctx.store,
     views: ctx.views,
     clientShapes: ctx.config.compat.shapes === 'clob-client-v2',
+    reasonInBody: a.explainRefusals && a.reasonInBody,
     exchanges: [...new Set([a.orderDomain.verifyingContract, a.negRiskOrderDomain.verifyingContract].map((x) => x.toLowerCase()))],
     funders: ctx.auth.funders,
   };
@@ -258,7 +263,7 @@ const cancelResult = (r: { canceled: string[]; notCanceled: Record<string, strin
  */
 function explained(d: Pick<TradingDeps, 'engine' | 'checks'>, error: ApiError, order: NormalizedOrder): ApiError {
   if (d.checks.explain !== true) return error;
-  const ctx = { market: (cid: string) => d.engine.market(cid), balances: (w: string) => d.engine.balances(w), now: nowSeconds(d.checks.clock) };
+  const ctx = { market: (cid: string) => d.engine.market(cid), balances: (w: string) => d.engine.balances(w), unsettled: (w: string) => d.engine.unsettled(w), now: nowSeconds(d.checks.clock) };
   return withReason(error, admissionRefusal(error, order, ctx));
 }
 
@@ -274,7 +279,7 @@ export async function placeOrder(d: TradingDeps, req: RequestOf<undefined, typeo
     if (refused.retryAfterSeconds === undefined) throw refused.error;
     return errorReply(refused.error, { 'Retry-After': String(refused.retryAfterSeconds) });
   }
-  const r = await d.engine.placeOrder(checked.order);
+  const r = await d.sandbox.placing(d.engine.placeOrder(checked.order));
   d.metrics.orderEngine((performance.now() - t1) / 1000);
   if (!r.ok) throw explained(d, resultError(r.code, r.vars), checked.order);
   return orderResult(r);
@@ -287,7 +292,7 @@ export async function placeOrders(d: TradingDeps, req: RequestOf<undefined, type
   d.metrics.orderChecks((t1 - t0) / 1000);
   const refusals = checked.map((c) => (c.ok ? d.sandbox.orderRefusal(c.order) : undefined));
   // Issued in submission order within one turn: the sequencer sees them in that order.
-  const placed = checked.map((c, i) => (c.ok && refusals[i] === undefined ? d.engine.placeOrder(c.order) : undefined));
+  const placed = checked.map((c, i) => (c.ok && refusals[i] === undefined ? d.sandbox.placing(d.engine.placeOrder(c.order)) : undefined));
   const out: OrderResult[] = [];
   let reasons: Array<{ index: number; refusal: Refusal }> | undefined;
   for (let i = 0; i < checked.length; i++) {
@@ -309,7 +314,7 @@ export async function placeOrders(d: TradingDeps, req: RequestOf<undefined, type
       error = explained(d, resultError(r.code, r.vars), c.order);
       orderId = r.orderId;
     }
-    out.push(rejected(orderId, error));
+    out.push(rejected(orderId, error, d.reasonInBody));
     if (error.reason !== undefined) (reasons ??= []).push({ index: i, refusal: error.reason as Refusal });
   }
   if (placed.some((p) => p !== undefined)) d.metrics.orderEngine((performance.now() - t1) / 1000);

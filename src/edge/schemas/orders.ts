@@ -124,6 +124,7 @@ export const ExchangeInfo = Type.Object({
     },
     { description: 'what derives the maker of a signatureType 1 (proxy) or 2 (Safe) order from its signer: CREATE2 with the signer in the salt' },
   ),
+  profile: Type.String({ description: 'the configuration profile the service runs (spec, clob-v2 or platform: README "Point a bot at it"), which decides the shapes of a few answers and the signing domains' }),
 });
 export type ExchangeInfo = Static<typeof ExchangeInfo>;
 

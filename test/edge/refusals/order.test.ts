@@ -133,7 +133,7 @@ test("the platform's client signing for its mainnet V2 exchange: the reason name
       new RegExp(`^order signature recovers to 0x[0-9a-f]{40} under this exchange's ${negRisk ? 'neg-risk ' : ''}domain \\(chain ${ours.chainId}, exchange ${ours.verifyingContract.toLowerCase()}\\), not to the signer ${A}`),
       new RegExp(`it recovers to the signer under the platform's mainnet V2 ${negRisk ? 'neg-risk ' : ''}exchange \\(chain 137\\)`),
       /GET \/exchange-info/,
-      /platform-domain profile/,
+      /or start this exchange with PROFILE=platform, which takes it/,
     );
   }
 });
@@ -154,9 +154,10 @@ test("the platform's V3 exchange and its Amoy test chain are named too", async (
   const amoy = await officialBuilder(80002).buildOrder({ tokenID: '1001', price: 0.55, size: 10, side: Side.BUY }, { tickSize: '0.01', negRisk: false }, 2);
   const amoyBody = JSON.parse(JSON.stringify(orderToJsonV2(amoy as Parameters<typeof orderToJsonV2>[0], API_KEY, 'GTC' as Parameters<typeof orderToJsonV2>[2])));
   const r = await one(amoyBody);
-  explains(r, 'invalid order signature', 'order_signature', /under the platform's Amoy test chain V2 exchange \(chain 80002\)/);
-  // The profile adopts the mainnet's domains only: it is no way out for an Amoy signature.
-  assert.doesNotMatch(r.error.reason!.text, /platform-domain profile/);
+  explains(r, 'invalid order signature', 'order_signature', /under the platform's Amoy test chain V2 exchange \(chain 80002\)/, /or start this exchange with PROFILE=clob-v2, which takes it/);
+  // The platform profile adopts the mainnet's domains only: it is no way out for an Amoy signature, nor is any profile for the V3 one.
+  assert.doesNotMatch(r.error.reason!.text, /PROFILE=platform/);
+  assert.doesNotMatch((await one(v3Body)).error.reason!.text, /PROFILE=/);
 });
 
 test('the V1 struct, signed by the official client for the V1 exchange, with the taker, expiration, nonce and feeRateBps it carries', async () => {
@@ -395,6 +396,15 @@ test('admission reasons from engine and sandbox codes: tick, minimum size, amoun
     `a BUY reserves its USDC: 5.23 (makerAmount) plus the taker fee it may pay, and wallet ${safe} (the order's maker: a signatureType 2 order spends its funder's balance, not its signer's) has 2 USDC available (GET /balance-allowance?signature_type=2)`,
   );
   assert.match(reason(apiError('PM_ERR_CLOSED_ONLY', { address: A }), { ...order, wallet: safe, signatureType: 2 })!.text, new RegExp(`wallet ${A} is in closed-only mode`), 'the closed-only address the sandbox named');
+  assert.match(tokens!.text, /a SELL reserves the tokens it offers: 10 \(makerAmount\) of token 1001, and wallet .* has 1.5 available \(GET \/balance-allowance\?asset_type=CONDITIONAL\)$/);
+  // Tokens just bought, whose trade is still settling (sandbox.trades): held, and said so.
+  const settlingCtx = (): AdmissionContext => ({ ...ctx(), unsettled: () => ({ usdc: 3_000_000, tokens: [{ tokenId: '1001', pending: 8_500_000 }, { tokenId: '7', pending: 1 }] }) });
+  const held = reason(apiError('PM_ERR_BALANCE'), { ...order, side: 'SELL', makerAmount: 10_000_000, takerAmount: 5_000_000 }, settlingCtx());
+  assert.match(
+    held!.text,
+    /has 1.5 available \(GET \/balance-allowance\?asset_type=CONDITIONAL\); 8.5 more of them are held by trades still settling \(MATCHED or RETRYING: spendable once MINED, as on the platform; GET \/data\/trades shows their status\)$/,
+  );
+  assert.match(reason(apiError('PM_ERR_BALANCE'), order, settlingCtx())!.text, /has 2 USDC available \(GET \/balance-allowance\); 3 more USDC are held by trades still settling/);
 
   assert.match(reason(apiError('PM_ERR_CLOSED_ONLY', { address: A }))!.text, new RegExp(`wallet ${A} is in closed-only mode`));
   assert.match(reason(apiError('PM_ERR_POST_ONLY_MODE', undefined, { code: 'post_only_mode', retry_after_seconds: 42 }))!.text, /post-only period .* for 42 s more/);

@@ -69,7 +69,12 @@ const CASES: RouteCase[] = [
       );
       return r;
     },
-    bad: { send: () => h.send('GET', '/refusals'), status: 401, error: 'Unauthorized/Invalid api key' },
+    // Unsigned, it lists what this client address was refused for a wallet it names: the name is required.
+    bad: {
+      send: () => h.send('GET', '/refusals'),
+      status: 400,
+      error: 'address is required without L2 headers: GET /refusals?address=0x... lists what requests from this client address naming it were refused for',
+    },
   },
   {
     route: 'POST /v1/heartbeats',

@@ -187,6 +187,7 @@ test('the handlers on a hand-built engine: checks before the engine, refusals, d
     getOrder: unused,
     openOrders: unused,
     merge: unused,
+    unsettled: unused,
     market: (cid) => (cid === CID ? ({} as never) : undefined),
     cancelMarketOrders: async (wallet, f) => (calls.push(['cancel', wallet, f]), { canceled: ['0x01'], notCanceled: { '0x02': 'order is not live' } }),
     split: async (wallet, cid, u) => (calls.push(['split', wallet, cid, u]), { ok: true, code: 0 }),
