@@ -121,6 +121,9 @@ const table: Record<string, readonly string[]> = {
   'DELETE /admin/sandbox/maintenance': ADMIN,
   'PUT /admin/sandbox/faults': ADMIN,
   'DELETE /admin/sandbox/faults': ADMIN,
+  'GET /admin/clock': ADMIN,
+  'PUT /admin/clock': ADMIN,
+  'POST /admin/clock/advance': ADMIN,
 
   // The web console's files, with the operations routes under the order-book API's general cap: a page
   // load is three requests, and everything the console shows is fetched through the routes above.

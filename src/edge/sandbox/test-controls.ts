@@ -1,0 +1,22 @@
+/**
+ * The sandbox's test controls, together: what a bot's test suite drives through the admin API to arrange a
+ * market and move time (DESIGN section 13). Built by app.ts only where the engine runs and
+ * `sandbox.testControls` says so (config.ts testControlsOn: on in ROLE=single by default, off in every
+ * clustered role unless asked for); absent otherwise, and then their routes are not mounted at all (404, as
+ * an unknown route). Like every admin route they need the admin token.
+ *
+ *   clock   the test clock (test-clock.ts): freeze, run, advance
+ */
+import type { Engine } from '../../engine/engine.ts';
+import type { Store } from '../../journal/env.ts';
+import type { TestClock } from '../../runtime/clock.ts';
+import type { Logger } from '../../runtime/log.ts';
+import { TestClockControl } from './test-clock.ts';
+
+export interface TestControls {
+  readonly clock: TestClockControl;
+}
+
+export function openTestControls(o: { clock: TestClock; engine: Engine; store: Store; log: Logger }): TestControls {
+  return Object.freeze({ clock: new TestClockControl(o.clock, o.engine, o.store, o.log) });
+}
