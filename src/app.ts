@@ -237,7 +237,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   // Restored heartbeats get their full timeout from here, once nothing but the listener is left to open.
   const heartbeats = new Heartbeats({ store, engine, log, timers, timeoutSeconds: config.heartbeats.timeoutSeconds });
   // The admin API's controls for a bot's test suite (sandbox.testControls): the test clock, ...
-  const controls: TestControls | undefined = testClock && role.engine !== undefined ? openTestControls({ clock: testClock, engine: role.engine, store, log }) : undefined;
+  const controls: TestControls | undefined = testClock && role.engine !== undefined ? openTestControls({ clock: testClock, engine: role.engine, store, log, domains: auth.orderDomains }) : undefined;
   closers.add('heartbeats', () => heartbeats.close());
 
   // Kept only for wallets that hold a key (only they can read GET /refusals).

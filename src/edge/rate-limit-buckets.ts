@@ -124,6 +124,11 @@ const table: Record<string, readonly string[]> = {
   'GET /admin/clock': ADMIN,
   'PUT /admin/clock': ADMIN,
   'POST /admin/clock/advance': ADMIN,
+  'POST /admin/orders': ADMIN,
+  'DELETE /admin/orders': ADMIN,
+  'POST /admin/wallets/:address/tokens': ADMIN,
+  'PUT /admin/books/:token_id': ADMIN,
+  'POST /admin/orders/:orderId/fill': ADMIN,
 
   // The web console's files, with the operations routes under the order-book API's general cap: a page
   // load is three requests, and everything the console shows is fetched through the routes above.

@@ -298,6 +298,14 @@ export class Engine {
     return this.walletOps.redeem(wallet, conditionId);
   }
 
+  /**
+   * Admin (the sandbox's test controls): `units` of the market's outcome `outcome` to the wallet, minted as
+   * complete sets whose other half goes to the house wallet; `pricePips` is their cost in the wallet's position.
+   */
+  creditTokens(wallet: string, conditionId: string, outcome: 0 | 1, units: number, pricePips: number): Promise<OpResult> {
+    return this.walletOps.credit(wallet, conditionId, outcome, units, pricePips);
+  }
+
   /** Cancels the market's open orders (CANCELED_MARKET_RESOLVED), then records the winner. */
   resolveMarket(conditionId: string, winningOutcome: 0 | 1): Promise<OpResult> {
     return this.marketAdmin.resolve(conditionId, winningOutcome);

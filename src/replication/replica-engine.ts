@@ -212,6 +212,9 @@ export class ReplicaEngine implements EngineSurface {
   redeem(): never {
     return this.refuse();
   }
+  creditTokens(): never {
+    return this.refuse();
+  }
   resolveMarket(): never {
     return this.refuse();
   }

@@ -42,7 +42,7 @@ export interface AdminDeps {
  * Tokens are listed by asset (condition id, then outcome): the ledger's own order follows the wallet's
  * history and the order a restart restored it in, and the same state must give the same bytes.
  */
-function balancesOf(engine: EngineAdmin, address: string): WalletBalances {
+export function balancesOf(engine: Pick<EngineAdmin, 'balances'>, address: string): WalletBalances {
   const b = engine.balances(address);
   const tokens = b.tokens.map((t) => ({
     tokenId: t.tokenId,

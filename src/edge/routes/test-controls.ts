@@ -1,17 +1,67 @@
 /**
  * The sandbox's test controls (edge/sandbox/test-controls.ts) behind the admin token: the test clock (GET and
- * PUT /admin/clock, POST /admin/clock/advance). Mounted only where the controls run (config
- * `sandbox.testControls`); elsewhere these paths are unknown routes.
+ * PUT /admin/clock, POST /admin/clock/advance) and the counterparties (admin-made orders and cancels, token
+ * credits, a token's book in one call, a trade against a resting order). Mounted only where the controls run
+ * (config `sandbox.testControls`); elsewhere these paths are unknown routes. Prices and sizes arrive as
+ * decimals (strings or numbers) and are integers (pips, units) from here on.
  */
 import { apiError } from '../../domain/errors.ts';
+import { formatPips, formatUnits, parsePips, parseUnits } from '../../domain/units.ts';
+import type { PlaceResponse } from '../../engine/engine.ts';
 import type { TestClockState } from '../../runtime/clock.ts';
 import type { AppContext } from '../context.ts';
 import { bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../route.ts';
+import { HOUSE_MAKER, HOUSE_TAKER } from '../sandbox/counterparties.ts';
 import type { TestControls } from '../sandbox/test-controls.ts';
-import { AdvanceBody, AdvanceReply, ClockModeBody, ClockState } from '../schemas/test-controls.ts';
+import { AddressParams, WalletBalances } from '../schemas/admin.ts';
+import {
+  AdminCancelBody,
+  AdminCancelReply,
+  AdminOrderBody,
+  AdminOrderReply,
+  AdvanceBody,
+  AdvanceReply,
+  ClockModeBody,
+  ClockState,
+  CreditTokensBody,
+  FillBody,
+  FillReply,
+  OrderParams,
+  SetBookBody,
+  SetBookReply,
+  TokenParams,
+} from '../schemas/test-controls.ts';
+import { balancesOf } from './admin.ts';
 
 export interface TestControlDeps {
   readonly controls: TestControls;
+  readonly engine: Pick<AppContext['engine'], 'balances' | 'getOrder'>;
+}
+
+/** A price of the body in pips, or a 400 naming the field. */
+function pipsOf(v: string | number, field: string): number {
+  const p = parsePips(typeof v === 'number' ? String(v) : v);
+  if (p === undefined || p <= 0 || p >= 10_000) throw apiError('PM_ERR_ADMIN_INVALID', undefined, { errors: [`${field}: a price strictly between 0 and 1, at most 4 decimals`] });
+  return p;
+}
+
+/** A size of the body in units, or a 400 naming the field. */
+function unitsOf(v: string | number, field: string): number {
+  const u = parseUnits(typeof v === 'number' ? String(v) : v);
+  if (u === undefined || u <= 0) throw apiError('PM_ERR_ADMIN_INVALID', undefined, { errors: [`${field}: a positive number of tokens`] });
+  return u;
+}
+
+function orderReply(wallet: string, r: PlaceResponse) {
+  return {
+    orderID: r.orderId,
+    wallet,
+    owner: 'admin' as const,
+    status: r.status,
+    makingAmount: formatUnits(r.makingAmount),
+    takingAmount: formatUnits(r.takingAmount),
+    tradeIDs: r.tradeIds,
+  };
 }
 
 const MAX_TIME_MS = 8_640_000_000_000_000;
@@ -43,6 +93,71 @@ export async function advanceClock(d: TestControlDeps, { body }: RequestOf<undef
   const c = d.controls.clock;
   const r = await c.advanceTo(advanceTarget(body, c.state().now));
   return { clock: clockState(c.state()), advanced: { from: new Date(r.fromMs).toISOString(), to: new Date(r.toMs).toISOString(), timers: r.timers, tookMs: r.tookMs } };
+}
+
+export async function placeAdminOrder(d: TestControlDeps, { body }: RequestOf<undefined, typeof AdminOrderBody>) {
+  const wallet = body.wallet.toLowerCase();
+  const r = await d.controls.counterparties.place({
+    wallet,
+    tokenId: body.tokenId,
+    side: body.side,
+    pricePips: pipsOf(body.price, 'price'),
+    sizeUnits: unitsOf(body.size, 'size'),
+    orderType: body.orderType ?? 'GTC',
+    expiration: body.expiration,
+    postOnly: body.postOnly,
+  });
+  return orderReply(wallet, r);
+}
+
+export async function cancelAdminOrders(d: TestControlDeps, { body }: RequestOf<undefined, typeof AdminCancelBody>) {
+  const byIds = body.orderIds !== undefined;
+  if (byIds === (body.wallet !== undefined) || (byIds && (body.market !== undefined || body.asset_id !== undefined))) {
+    throw apiError('PM_ERR_ADMIN_INVALID', undefined, { errors: ['give `orderIds`, or `wallet` (with `market` and/or `asset_id` to narrow it)'] });
+  }
+  const c = d.controls.counterparties;
+  const r = byIds ? await c.cancelIds(body.orderIds!) : await c.cancelWallet(body.wallet!.toLowerCase(), { conditionId: body.market?.toLowerCase(), tokenId: body.asset_id });
+  return { canceled: r.canceled, not_canceled: r.notCanceled };
+}
+
+export async function creditTokens(d: TestControlDeps, { params, body }: RequestOf<undefined, typeof CreditTokensBody, typeof AddressParams>) {
+  const address = params.address.toLowerCase();
+  const units = parseUnits(body.amount);
+  if (units === undefined || units <= 0) throw apiError('PM_ERR_AMOUNT');
+  await d.controls.counterparties.credit(address, body.tokenId, units, body.price === undefined ? 5_000 : pipsOf(body.price, 'price'));
+  return balancesOf(d.engine, address);
+}
+
+export async function setBook(d: TestControlDeps, { params, body }: RequestOf<undefined, typeof SetBookBody, typeof TokenParams>) {
+  const level = (side: string) => (l: SetBookBody['bids'][number], i: number) => {
+    const maker = (l.maker ?? body.maker ?? HOUSE_MAKER).toLowerCase();
+    return { pricePips: pipsOf(l.price, `${side}[${i}].price`), sizeUnits: unitsOf(l.size, `${side}[${i}].size`), maker };
+  };
+  const r = await d.controls.counterparties.setBook(params.token_id, body.bids.map(level('bids')), body.asks.map(level('asks')));
+  return {
+    tokenId: params.token_id,
+    market: r.conditionId,
+    canceled: r.canceled,
+    orders: r.orders.map((o) => ({
+      side: o.side,
+      price: formatPips(o.pricePips),
+      size: formatUnits(o.sizeUnits),
+      maker: o.maker,
+      orderID: o.answer.orderId,
+      status: o.answer.ok ? o.answer.status : '',
+      ...(o.answer.ok ? {} : { error: String(o.answer.vars?.error ?? 'refused') }),
+    })),
+  };
+}
+
+export async function fillOrder(d: TestControlDeps, { params, body }: RequestOf<undefined, typeof FillBody, typeof OrderParams>) {
+  const taker = (body.taker ?? HOUSE_TAKER).toLowerCase();
+  const r = await d.controls.counterparties.fill(params.orderId, taker, body.size === undefined ? undefined : unitsOf(body.size, 'size'));
+  const o = d.engine.getOrder(r.orderId)!;
+  return {
+    trade: orderReply(taker, r.answer),
+    order: { id: o.orderId, status: o.status, sizeMatched: formatUnits(o.sizeMatched), originalSize: formatUnits(o.sizeUnits) },
+  };
 }
 
 export const TEST_CONTROL_ROUTES: readonly RouteSpec<TestControlDeps>[] = [
@@ -79,9 +194,70 @@ export const TEST_CONTROL_ROUTES: readonly RouteSpec<TestControlDeps>[] = [
     response: AdvanceReply,
     handler: advanceClock,
   }),
+  routeSpec({
+    method: 'POST',
+    path: '/admin/orders',
+    group: 'admin',
+    auth: 'admin',
+    summary: 'Place an order as any wallet, without its key: admin-made (owner "admin" wherever it shows), matched and settled like a signed one',
+    description:
+      'Built as the official client builds an order (its id is the EIP-712 digest under the service\'s domain) and placed through the engine: market open, tick, minimum size, balance and ' +
+      'self-trade rules apply; the edge\'s checks of clients (signature, API key, closed-only, maintenance, post-only period) do not. A refusal answers 400 with the platform\'s text.',
+    body: AdminOrderBody,
+    response: AdminOrderReply,
+    handler: placeAdminOrder,
+  }),
+  routeSpec({
+    method: 'DELETE',
+    path: '/admin/orders',
+    group: 'admin',
+    auth: 'admin',
+    summary: 'Cancel orders as their wallets: by id (anyone\'s), or every open order of a wallet, in a market and/or token when given',
+    body: AdminCancelBody,
+    response: AdminCancelReply,
+    handler: cancelAdminOrders,
+  }),
+  routeSpec({
+    method: 'POST',
+    path: '/admin/wallets/:address/tokens',
+    group: 'admin',
+    auth: 'admin',
+    summary: 'Credit outcome tokens to a wallet (journaled): complete sets minted against a deposit, this outcome to the wallet, the other to the house wallet',
+    description: '`price` (default 0.5) is their cost in the wallet\'s position. Answers the wallet\'s balances.',
+    params: AddressParams,
+    body: CreditTokensBody,
+    response: WalletBalances,
+    handler: creditTokens,
+  }),
+  routeSpec({
+    method: 'PUT',
+    path: '/admin/books/:token_id',
+    group: 'admin',
+    auth: 'admin',
+    summary: 'Set a token\'s book to the given levels in one call, from named maker wallets (funded as needed; default the house maker); other wallets\' orders stay',
+    description:
+      'The makers\' open orders on the token\'s market are canceled first; each maker gets the USDC its bids and the tokens its asks need; each level is placed as an admin-made post-only GTC order ' +
+      '(a level that would cross another wallet\'s order is refused and listed with its error). Bids must lie below asks, on the market\'s tick.',
+    params: TokenParams,
+    body: SetBookBody,
+    response: SetBookReply,
+    handler: setBook,
+  }),
+  routeSpec({
+    method: 'POST',
+    path: '/admin/orders/:orderId/fill',
+    group: 'admin',
+    auth: 'admin',
+    summary: 'Trade against a resting order: a taker (funded as needed; default the house taker) takes the book up to its price, FAK, for `size` (default all it has left)',
+    description: 'The order trades as against a real taker: first when nothing better priced or older stands before it. Answers the taker\'s order and the resting order after.',
+    params: OrderParams,
+    body: FillBody,
+    response: FillReply,
+    handler: fillOrder,
+  }),
 ];
 
-export function testControlRoutes(ctx: Pick<AppContext, 'controls'>): AnyRoute[] {
+export function testControlRoutes(ctx: Pick<AppContext, 'controls' | 'engine'>): AnyRoute[] {
   if (ctx.controls === undefined) return [];
-  return bindRoutes<TestControlDeps>({ controls: ctx.controls }, TEST_CONTROL_ROUTES);
+  return bindRoutes<TestControlDeps>({ controls: ctx.controls, engine: ctx.engine }, TEST_CONTROL_ROUTES);
 }

@@ -5,18 +5,25 @@
  * clustered role unless asked for); absent otherwise, and then their routes are not mounted at all (404, as
  * an unknown route). Like every admin route they need the admin token.
  *
- *   clock   the test clock (test-clock.ts): freeze, run, advance
+ *   clock            the test clock (test-clock.ts): freeze, run, advance
+ *   counterparties   orders as any wallet, token credits, books, trades against an order (counterparties.ts)
  */
 import type { Engine } from '../../engine/engine.ts';
 import type { Store } from '../../journal/env.ts';
 import type { TestClock } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/log.ts';
+import type { OrderDomains } from '../eip712.ts';
+import { Counterparties } from './counterparties.ts';
 import { TestClockControl } from './test-clock.ts';
 
 export interface TestControls {
   readonly clock: TestClockControl;
+  readonly counterparties: Counterparties;
 }
 
-export function openTestControls(o: { clock: TestClock; engine: Engine; store: Store; log: Logger }): TestControls {
-  return Object.freeze({ clock: new TestClockControl(o.clock, o.engine, o.store, o.log) });
+export function openTestControls(o: { clock: TestClock; engine: Engine; store: Store; log: Logger; domains: OrderDomains }): TestControls {
+  return Object.freeze({
+    clock: new TestClockControl(o.clock, o.engine, o.store, o.log),
+    counterparties: new Counterparties({ engine: o.engine, domains: o.domains, clock: o.clock }),
+  });
 }

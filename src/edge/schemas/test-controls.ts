@@ -43,3 +43,114 @@ export const AdvanceReply = Type.Object({
     tookMs: Type.Integer({ description: 'real milliseconds the advance took' }),
   }),
 });
+
+// ---- counterparties (edge/sandbox/counterparties.ts) -------------------------------------------------------
+
+const Address = Type.String({ pattern: '^0x[0-9a-fA-F]{40}$' });
+const TokenId = Type.String({ pattern: '^[0-9]{1,78}$', description: 'token id (uint256 decimal)' });
+const OrderId = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
+const ConditionId = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
+const Price = Type.Union([Type.String({ pattern: '^0?\\.[0-9]{1,4}$' }), Type.Number({ exclusiveMinimum: 0, exclusiveMaximum: 1 })], {
+  description: 'a price of the token, between 0 and 1 (at most 4 decimals), as a decimal string or a number',
+});
+const Size = Type.Union([Type.String({ pattern: '^[0-9]{1,12}(\\.[0-9]{1,2})?$' }), Type.Number({ exclusiveMinimum: 0, maximum: 1e12 })], {
+  description: 'tokens, in hundredths at most, as a decimal string or a number',
+});
+const Side = Type.Union([Type.Literal('BUY'), Type.Literal('SELL')]);
+
+export const AdminOrderBody = Type.Object(
+  {
+    wallet: Address,
+    tokenId: TokenId,
+    side: Side,
+    price: Price,
+    size: Size,
+    orderType: Type.Optional(Type.Union([Type.Literal('GTC'), Type.Literal('GTD'), Type.Literal('FOK'), Type.Literal('FAK')], { description: 'default GTC' })),
+    expiration: Type.Optional(Type.Integer({ minimum: 0, description: 'GTD: unix seconds, at least 60 s past the exchange\'s time' })),
+    postOnly: Type.Optional(Type.Boolean()),
+  },
+  { additionalProperties: false },
+);
+export type AdminOrderBody = Static<typeof AdminOrderBody>;
+
+export const AdminOrderReply = Type.Object({
+  orderID: Type.String(),
+  wallet: Type.String(),
+  owner: Type.Literal('admin', { description: 'the owner every admin-made order shows' }),
+  status: Type.String({ description: 'live, matched, or canceled (a FAK or FOK remainder)' }),
+  makingAmount: Type.String(),
+  takingAmount: Type.String(),
+  tradeIDs: Type.Array(Type.String()),
+});
+
+export const AdminCancelBody = Type.Object(
+  {
+    orderIds: Type.Optional(Type.Array(OrderId, { minItems: 1, maxItems: 1000, description: 'these orders, whoever\'s they are' })),
+    wallet: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: 'or every open order of this wallet (in `market` and/or `asset_id` when given)' })),
+    market: Type.Optional(ConditionId),
+    asset_id: Type.Optional(TokenId),
+  },
+  { additionalProperties: false },
+);
+export type AdminCancelBody = Static<typeof AdminCancelBody>;
+
+export const AdminCancelReply = Type.Object({ canceled: Type.Array(Type.String()), not_canceled: Type.Record(Type.String(), Type.String()) });
+
+export const CreditTokensBody = Type.Object(
+  {
+    tokenId: TokenId,
+    amount: Type.String({ pattern: '^[0-9]{1,12}(\\.[0-9]{1,6})?$', description: 'tokens, at most 6 decimals, more than 0' }),
+    price: Type.Optional(Price),
+  },
+  { additionalProperties: false },
+);
+export type CreditTokensBody = Static<typeof CreditTokensBody>;
+
+const Level = Type.Object(
+  { price: Price, size: Size, maker: Type.Optional(Address) },
+  { additionalProperties: false },
+);
+
+export const SetBookBody = Type.Object(
+  {
+    maker: Type.Optional(Address),
+    bids: Type.Array(Level, { maxItems: 100 }),
+    asks: Type.Array(Level, { maxItems: 100 }),
+  },
+  { additionalProperties: false },
+);
+export type SetBookBody = Static<typeof SetBookBody>;
+
+export const TokenParams = Type.Object({ token_id: TokenId });
+export const OrderParams = Type.Object({ orderId: OrderId });
+
+export const SetBookReply = Type.Object({
+  tokenId: Type.String(),
+  market: Type.String({ description: 'condition id' }),
+  canceled: Type.Integer({ description: 'the makers\' orders on the market canceled first' }),
+  orders: Type.Array(
+    Type.Object({
+      side: Side,
+      price: Type.String(),
+      size: Type.String(),
+      maker: Type.String(),
+      orderID: Type.String({ description: '"" when refused' }),
+      status: Type.String({ description: 'live, or "" when refused' }),
+      error: Type.Optional(Type.String({ description: 'why a level was refused (it would cross another wallet\'s order)' })),
+    }),
+  ),
+});
+
+export const FillBody = Type.Object(
+  {
+    size: Type.Optional(Size),
+    taker: Type.Optional(Address),
+  },
+  { additionalProperties: false },
+);
+export type FillBody = Static<typeof FillBody>;
+
+export const FillReply = Type.Object({
+  trade: AdminOrderReply,
+  order: Type.Object({ id: Type.String(), status: Type.String(), sizeMatched: Type.String(), originalSize: Type.String() }),
+});
