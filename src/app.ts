@@ -39,6 +39,7 @@ import { platformOrderDomain } from './edge/refusals/known-domains.ts';
 import type { OrderDomains } from './edge/eip712.ts';
 import { pendingAnswerBytes } from './edge/http.ts';
 import { buildRoutes } from './edge/routes.ts';
+import { resolveInCatalog } from './edge/routes/admin.ts';
 import { Sandbox } from './edge/sandbox/sandbox.ts';
 import { openTestControls, type TestControls } from './edge/sandbox/test-controls.ts';
 import { restoreTestClock } from './edge/sandbox/test-clock.ts';
@@ -237,7 +238,15 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   // Restored heartbeats get their full timeout from here, once nothing but the listener is left to open.
   const heartbeats = new Heartbeats({ store, engine, log, timers, timeoutSeconds: config.heartbeats.timeoutSeconds });
   // The admin API's controls for a bot's test suite (sandbox.testControls): the test clock, ...
-  const controls: TestControls | undefined = testClock && role.engine !== undefined ? openTestControls({ clock: testClock, engine: role.engine, store, log, domains: auth.orderDomains }) : undefined;
+  const controls: TestControls | undefined = testClock && role.engine !== undefined ? openTestControls({
+          clock: testClock,
+          engine: role.engine,
+          store,
+          log,
+          domains: auth.orderDomains,
+          catalog,
+          resolve: (conditionId, winner) => resolveInCatalog({ catalog, engine }, conditionId, winner),
+        }) : undefined;
   closers.add('heartbeats', () => heartbeats.close());
 
   // Kept only for wallets that hold a key (only they can read GET /refusals).

@@ -5,6 +5,7 @@
  * (config `sandbox.testControls`); elsewhere these paths are unknown routes. Prices and sizes arrive as
  * decimals (strings or numbers) and are integers (pips, units) from here on.
  */
+import { Type } from '@sinclair/typebox';
 import { apiError } from '../../domain/errors.ts';
 import { formatPips, formatUnits, parsePips, parseUnits } from '../../domain/units.ts';
 import type { PlaceResponse } from '../../engine/engine.ts';
@@ -27,6 +28,8 @@ import {
   FillBody,
   FillReply,
   OrderParams,
+  Scenario,
+  ScenarioReply,
   SetBookBody,
   SetBookReply,
   TokenParams,
@@ -160,6 +163,18 @@ export async function fillOrder(d: TestControlDeps, { params, body }: RequestOf<
   };
 }
 
+export function startScenario(d: TestControlDeps, { body }: RequestOf<undefined, typeof Scenario>) {
+  return d.controls.scenarios.start(body);
+}
+
+export function listScenarios(d: TestControlDeps) {
+  return d.controls.scenarios.list();
+}
+
+export function cancelScenarios(d: TestControlDeps) {
+  return d.controls.scenarios.cancel();
+}
+
 export const TEST_CONTROL_ROUTES: readonly RouteSpec<TestControlDeps>[] = [
   routeSpec({
     method: 'GET',
@@ -254,6 +269,37 @@ export const TEST_CONTROL_ROUTES: readonly RouteSpec<TestControlDeps>[] = [
     body: FillBody,
     response: FillReply,
     handler: fillOrder,
+  }),
+  routeSpec({
+    method: 'POST',
+    path: '/admin/scenarios',
+    group: 'admin',
+    auth: 'admin',
+    summary: 'Start a scenario: its market created or found, its named wallets funded, its books set, then its script of timed events run on the test clock',
+    description:
+      'Events (`sweep`, `place`, `cancel`, `book`, `deposit`, `credit`, `status`, `resolve`) run at their time after the start: as the clock runs, or in order within an advance. ' +
+      'An event that fails is recorded with its error; the others still run. A scenario that names an unknown wallet, or a bad price or amount, changes nothing.',
+    body: Scenario,
+    response: ScenarioReply,
+    handler: startScenario,
+  }),
+  routeSpec({
+    method: 'GET',
+    path: '/admin/scenarios',
+    group: 'admin',
+    auth: 'admin',
+    summary: 'The scenarios started (the last 16), each event pending, done, failed (with its error) or canceled',
+    response: Type.Array(ScenarioReply),
+    handler: listScenarios,
+  }),
+  routeSpec({
+    method: 'DELETE',
+    path: '/admin/scenarios',
+    group: 'admin',
+    auth: 'admin',
+    summary: 'Cancel every pending scenario event',
+    response: Type.Array(ScenarioReply),
+    handler: cancelScenarios,
   }),
 ];
 

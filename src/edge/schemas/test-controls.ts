@@ -154,3 +154,78 @@ export const FillReply = Type.Object({
   trade: AdminOrderReply,
   order: Type.Object({ id: Type.String(), status: Type.String(), sizeMatched: Type.String(), originalSize: Type.String() }),
 });
+
+// ---- scenarios (edge/sandbox/scenario.ts) -----------------------------------------------------------------
+
+const Name = Type.String({ pattern: '^[A-Za-z][A-Za-z0-9_-]{0,31}$', description: 'a wallet\'s name in the scenario' });
+const Outcome = Type.Union([Type.Literal('yes'), Type.Literal('no')], { description: 'the market\'s outcome 0 (yes) or 1 (no)' });
+const Amount6 = Type.Union([Type.String({ pattern: '^[0-9]{1,12}(\\.[0-9]{1,6})?$' }), Type.Number({ exclusiveMinimum: 0, maximum: 1e12 })]);
+const At = Type.Union([Type.Number({ minimum: 0, maximum: 366 * 86_400 }), Type.String({ pattern: '^\\+?[0-9]{1,7}(\\.[0-9]{1,3})?(ms|s|m|h|d)$' })], {
+  description: 'when, after the scenario starts: seconds, or "+5s", "+2m", "+1h", "+1d", "+250ms"',
+});
+const ScenarioLevel = Type.Object({ price: Price, size: Size, maker: Type.Optional(Name) }, { additionalProperties: false });
+const ScenarioBook = { token: Outcome, maker: Type.Optional(Name), bids: Type.Array(ScenarioLevel, { maxItems: 100 }), asks: Type.Array(ScenarioLevel, { maxItems: 100 }) };
+
+export const ScenarioEvent = Type.Union(
+  [
+    Type.Object({ at: At, do: Type.Literal('sweep'), wallet: Name, token: Outcome, side: Side, price: Price, size: Size }, { additionalProperties: false, description: 'a taker\'s FAK through the book up to `price`' }),
+    Type.Object(
+      { at: At, do: Type.Literal('place'), wallet: Name, token: Outcome, side: Side, price: Price, size: Size, orderType: Type.Optional(Type.Union([Type.Literal('GTC'), Type.Literal('FOK'), Type.Literal('FAK')])) },
+      { additionalProperties: false, description: 'an admin-made order' },
+    ),
+    Type.Object({ at: At, do: Type.Literal('cancel'), wallet: Name }, { additionalProperties: false, description: 'every open order of the wallet in the market' }),
+    Type.Object({ at: At, do: Type.Literal('book'), ...ScenarioBook }, { additionalProperties: false, description: 'the token\'s book set anew (PUT /admin/books)' }),
+    Type.Object({ at: At, do: Type.Literal('deposit'), wallet: Name, usdc: Amount6 }, { additionalProperties: false }),
+    Type.Object({ at: At, do: Type.Literal('credit'), wallet: Name, token: Outcome, amount: Amount6 }, { additionalProperties: false }),
+    Type.Object({ at: At, do: Type.Literal('status'), acceptingOrders: Type.Optional(Type.Boolean()), closed: Type.Optional(Type.Boolean()) }, { additionalProperties: false }),
+    Type.Object({ at: At, do: Type.Literal('resolve'), winner: Outcome }, { additionalProperties: false }),
+  ],
+  { description: 'one timed event of the script' },
+);
+export type ScenarioEvent = Static<typeof ScenarioEvent>;
+
+export const Scenario = Type.Object(
+  {
+    name: Type.Optional(Type.String({ maxLength: 100 })),
+    market: Type.Object(
+      {
+        conditionId: Type.Optional(ConditionId),
+        question: Type.Optional(Type.String({ minLength: 1, maxLength: 500 })),
+        tick: Type.Optional(Type.Union([Type.Literal('0.1'), Type.Literal('0.01'), Type.Literal('0.001'), Type.Literal('0.0001')], { description: 'default 0.01' })),
+        minSize: Type.Optional(Type.Number({ minimum: 0, maximum: 1e6, description: 'minimum order size, default 5' })),
+        makerFeeBps: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+        takerFeeBps: Type.Optional(Type.Integer({ minimum: 0, maximum: 1000 })),
+      },
+      {
+        additionalProperties: false,
+        description: 'the market: an existing one (`conditionId` only), or a new one (`question`; its condition id is given or derived from the question)',
+      },
+    ),
+    wallets: Type.Optional(
+      Type.Record(Name, Type.Object({ address: Type.Optional(Address), usdc: Type.Optional(Amount6), yes: Type.Optional(Amount6), no: Type.Optional(Amount6) }, { additionalProperties: false }), {
+        description: 'named wallets, funded at the start: an address, or one derived from the name (keccak256 of "pm-exchange scenario <name>")',
+      }),
+    ),
+    books: Type.Optional(Type.Array(Type.Object(ScenarioBook, { additionalProperties: false }), { maxItems: 2, description: 'the books set at the start' })),
+    script: Type.Optional(Type.Array(ScenarioEvent, { maxItems: 1000, description: 'timed events, run on the test clock' })),
+  },
+  { additionalProperties: false },
+);
+export type Scenario = Static<typeof Scenario>;
+
+export const ScenarioReply = Type.Object({
+  id: Type.Integer({ description: 'the scenario\'s number since start' }),
+  name: Type.String(),
+  market: Type.Object({ conditionId: Type.String(), yes: Type.String({ description: 'token id' }), no: Type.String({ description: 'token id' }) }),
+  wallets: Type.Record(Type.String(), Type.String(), { description: 'name -> address' }),
+  startedAt: Type.String({ description: 'ISO 8601, the exchange\'s time the script counts from' }),
+  events: Type.Array(
+    Type.Object({
+      at: Type.String({ description: 'ISO 8601, the exchange\'s time it is due' }),
+      do: Type.String(),
+      state: Type.Union([Type.Literal('pending'), Type.Literal('done'), Type.Literal('failed'), Type.Literal('canceled')]),
+      error: Type.Optional(Type.String()),
+    }),
+  ),
+});
+export type ScenarioReply = Static<typeof ScenarioReply>;
