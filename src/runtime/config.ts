@@ -391,6 +391,19 @@ function deepFreeze<T>(v: T): T {
 }
 
 /**
+ * For embedding programs (src/harness/): the defaults overlaid by each layer in turn (a config file's JSON,
+ * then overrides), validated and frozen, without reading the environment. A bad value throws ConfigError.
+ */
+export function configOf(...layers: Json[]): Readonly<Config> {
+  return finish(layers.reduce<Json>((merged, layer) => overlay(merged, layer), readJson(DEFAULT_CONFIG_PATH, 'config/default.json')));
+}
+
+/** A JSON object from a file, for configOf; a missing or malformed file throws ConfigError naming `key`. */
+export function readConfigFile(path: string, key = 'configFile'): Record<string, unknown> {
+  return readJson(resolve(path), key);
+}
+
+/**
  * For tests: a validated configuration built from defaults plus overrides, without reading env. The demo
  * is `static` unless the overrides name it: a live demo replays a week of trading at every fresh start
  * (seconds) and keeps trading beside whatever the test does.
