@@ -1,6 +1,6 @@
 /**
  * The connected wallet's open orders (GET /data/orders, L2), of one market or all, each with a cancel
- * (DELETE /order). The list is read again whenever the wallet's user channel reports an order event (a
+ * (DELETE /order); an order the admin API placed for the wallet (owner "admin") is marked so. The list is read again whenever the wallet's user channel reports an order event (a
  * placement, a fill, a cancel from anywhere) and when the channel reconnects.
  */
 import { useEffect, useState } from 'preact/hooks';
@@ -10,7 +10,7 @@ import type { OpenOrdersPage } from '../../../src/edge/schemas/trading.ts';
 import { messageOf, query } from '../api.ts';
 import { amount, price, short, time } from '../format.ts';
 import { signedCall, type Wallet } from '../session.ts';
-import { ErrorText, useLoad, useThrottled } from './common.tsx';
+import { AdminMade, ADMIN_OWNER, ErrorText, useLoad, useThrottled } from './common.tsx';
 
 type OrdersPage = Static<typeof OpenOrdersPage>;
 
@@ -98,13 +98,16 @@ export function OpenOrders({ wallet: w, market, outcomes }: { wallet: Wallet; ma
             </tr>
           )}
           {rows.map((o) => (
-            <tr key={o.id} data-order-id={o.id}>
+            <tr key={o.id} data-order-id={o.id} data-owner={o.owner}>
               <td class={o.side === 'BUY' ? 'buy' : 'sell'}>{o.side}</td>
               <td>{outcomes?.[o.assetId] ?? o.outcome}</td>
               <td class="num">{price(o.price)}</td>
               <td class="num">{amount(o.originalSize)}</td>
               <td class="num">{amount(o.sizeMatched)}</td>
-              <td class="wide">{o.type}</td>
+              <td class="wide">
+                {o.type}
+                {o.owner === ADMIN_OWNER && <AdminMade />}
+              </td>
               <td class="wide">{time(Date.parse(o.createdAt))}</td>
               <td>
                 <button type="button" class="small" onClick={() => cancel(o.id)} disabled={canceling === o.id} aria-label={`Cancel ${o.side} ${o.outcome} at ${o.price}`}>
