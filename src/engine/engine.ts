@@ -238,12 +238,14 @@ export class Engine {
   // ---- time (the sandbox's test clock, edge/sandbox/test-clock.ts) ------------------------------------------
 
   /**
-   * The shards follow `t` from now on, after expiring, in time order across shards, every GTD order due by
-   * `untilSec` (0: none), each second's orders journaled at that second (EngineOptions.onExpiry).
+   * Without `untilSec`: every shard follows `t` from now on. With it: every GTD order due by `untilSec`
+   * expires, in time order across shards, each second's orders journaled at that second
+   * (EngineOptions.onExpiry); only the shards that had some take `t` on the way (an advance tells all of
+   * them its frozen time first, and the time it ends at last).
    */
   async shardTime(t: ShardTime, untilSec = 0): Promise<void> {
     if (untilSec > 0) await this.shardClock.expireThrough(t, untilSec);
-    await this.shardClock.follow(t);
+    else await this.shardClock.follow(t);
   }
 
   /** A bound on the earliest second a GTD order may be due in any shard: -1 unknown, Infinity none. */
