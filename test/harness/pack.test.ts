@@ -9,14 +9,15 @@
  *     token, and on SIGINT stops with exit code 0 and removes its temporary store;
  *   - `import { startExchange } from 'pm-exchange'` in a plain ES module (no tsx flag: the entry registers
  *     it) starts an exchange and closes it, and the process then ends by itself.
- * The project's dependencies are the repository's node_modules, linked under the package (this machine has
- * no registry to install from; the tarball's own files are what is under test).
+ * The project's node_modules holds the package and, linked from the repository's node_modules, exactly the
+ * packages `npm ls --omit=dev` lists (what `npm install ./pm-exchange-x.tgz` would install, without a
+ * registry): a source file that imports a devDependency fails here as it would in the user's project.
  */
 import assert from 'node:assert/strict';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join, relative, resolve, sep } from 'node:path';
 import { after, before, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { DEMO_WALLETS } from '../../src/demo/catalog.ts';
@@ -42,11 +43,29 @@ before(() => {
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'a-bot', version: '1.0.0', type: 'module', private: true }));
   execFileSync('tar', ['-xzf', join(dir, packed[0]!.filename), '-C', join(project, 'node_modules')]);
   execFileSync('mv', [join(project, 'node_modules', 'package'), join(project, 'node_modules', 'pm-exchange')]);
-  symlinkSync(join(ROOT, 'node_modules'), join(project, 'node_modules', 'pm-exchange', 'node_modules'));
+  for (const name of productionPackages()) {
+    if (name.startsWith('@')) mkdirSync(join(project, 'node_modules', name.split('/')[0]!), { recursive: true });
+    symlinkSync(join(ROOT, 'node_modules', name), join(project, 'node_modules', name));
+  }
   symlinkSync('../pm-exchange/bin/pm-exchange.js', join(project, 'node_modules', '.bin', 'pm-exchange'));
 });
 
 after(() => rmSync(dir, { recursive: true, force: true }));
+
+/** The top-level packages of the repository's production dependency tree (nested ones come with their parent). */
+function productionPackages(): string[] {
+  const paths = execFileSync('npm', ['ls', '--omit=dev', '--all', '--parseable'], { cwd: ROOT, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const top = new Set<string>();
+  for (const line of paths.split('\n')) {
+    // node_modules/<name> or node_modules/@<scope>/<name>; deeper ones (a/node_modules/b) are inside their parent.
+    const parts = relative(ROOT, line.trim()).split(sep);
+    if (parts[0] !== 'node_modules') continue;
+    if (parts.length === 2 && !parts[1]!.startsWith('@')) top.add(parts[1]!);
+    if (parts.length === 3 && parts[1]!.startsWith('@')) top.add(`${parts[1]}/${parts[2]}`);
+  }
+  assert.ok(top.has('tsx') && top.has('lmdb') && !top.has('@polymarket/clob-client-v2'), `unexpected tree: ${[...top].join(' ')}`);
+  return [...top];
+}
 
 test('the tarball holds what runs and none of the repository\'s tests, benches or tools', () => {
   for (const f of ['package.json', 'index.js', 'index.d.ts', 'bin/pm-exchange.js', 'src/app.ts', 'src/harness/start.ts', 'src/engine/worker.ts', 'config/default.json', 'config/clob-v2-compat.json', 'README.md']) {
