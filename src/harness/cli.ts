@@ -2,29 +2,34 @@
  * `npx pm-exchange`: the exchange for a shell, as a local chain node starts (bin/pm-exchange.js loads this
  * through tsx). It starts the harness (start.ts) with the options below, prints the URLs, the admin token and
  * the funded wallets with their test keys, and runs until SIGINT or SIGTERM, when it stops and removes its
- * temporary store. A bad option prints the usage and exits 2; a failed start exits 1.
- *
- *   --port N            listen port (default 8080; 0 = a free one)
- *   --host H            listen address (default 127.0.0.1)
- *   --data-dir DIR      keep the store there (default: a temporary one, removed on exit)
- *   --demo MODE         static (default), off or live
- *   --admin-token T     the admin API's bearer token (default: a random one, printed)
- *   --config FILE       a JSON configuration overlaid on the defaults (as CONFIG_FILE)
- *   --scenario FILE     a scenario (JSON) started once the exchange is up
- *   --frozen            start with the test clock frozen
- *   --log-level L       the service's log on stderr (default warn)
+ * temporary store. `--help` prints the options (USAGE below) and exits 0; a bad option prints the reason and
+ * the usage and exits 2; a failed start exits 1.
  */
 import { parseArgs } from 'node:util';
 import { VERSION } from '../app.ts';
 import { startExchange, type ExchangeOptions } from './start.ts';
 
-const USAGE = `usage: pm-exchange [--port N] [--host H] [--data-dir DIR] [--demo static|off|live] [--admin-token T]
-                   [--config FILE] [--scenario FILE] [--frozen] [--log-level LEVEL]`;
+export const USAGE = `usage: pm-exchange [options]
+
+Starts the exchange (the demo catalog, five funded test wallets) and prints its URLs, admin token and the
+wallets' test keys; Ctrl-C stops it and removes its temporary store.
+
+  --port N            listen port (default 8080; 0 = a free one)
+  --host H            listen address (default 127.0.0.1)
+  --data-dir DIR      keep the store there (default: a temporary one, removed on exit)
+  --demo MODE         static (default: the demo catalog), off (no markets) or live (demo traders too)
+  --admin-token T     the admin API's bearer token (default: a random one, printed)
+  --config FILE       a JSON configuration overlaid on the defaults (as CONFIG_FILE), e.g. the
+                      package's config/clob-v2-compat.json for the official client
+  --scenario FILE     a scenario (JSON) started once the exchange is up
+  --frozen            start with the test clock frozen
+  --log-level L       the service's log on stderr: fatal, error, warn (default), info, debug, trace, silent
+  -h, --help          this text`;
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
-/** The options a command line gives, or a usage error (thrown as a string). */
-export function optionsOf(argv: readonly string[]): ExchangeOptions {
+/** The options a command line gives, `help` when it asks for the usage, or a usage error (thrown as a string). */
+export function optionsOf(argv: readonly string[]): ExchangeOptions | 'help' {
   const { values } = parseArgs({
     args: [...argv],
     options: {
@@ -37,10 +42,12 @@ export function optionsOf(argv: readonly string[]): ExchangeOptions {
       scenario: { type: 'string' },
       frozen: { type: 'boolean' },
       'log-level': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
     },
     strict: true,
     allowPositionals: false,
   });
+  if (values.help === true) return 'help';
   const port = values.port === undefined ? 8080 : Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw `--port: expected 0..65535, got ${values.port}`;
   const demo = values.demo ?? 'static';
@@ -89,12 +96,16 @@ export function banner(ex: Awaited<ReturnType<typeof startExchange>>, usdc: read
 }
 
 export async function main(argv: readonly string[]): Promise<void> {
-  let options: ExchangeOptions;
+  let options: ExchangeOptions | 'help';
   try {
     options = optionsOf(argv);
   } catch (e) {
-    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n${USAGE}\n`);
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n\n${USAGE}\n`);
     process.exit(2);
+  }
+  if (options === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(0);
   }
   let ex: Awaited<ReturnType<typeof startExchange>>;
   try {

@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { banner, optionsOf } from '../../src/harness/cli.ts';
+import { banner, optionsOf, USAGE } from '../../src/harness/cli.ts';
 
 test('options: defaults, every flag, and refusals naming the flag', () => {
   assert.deepEqual(optionsOf([]), { port: 8080, host: undefined, dataDir: undefined, demo: 'static', adminToken: undefined, configFile: undefined, scenario: undefined, frozen: false, logLevel: 'warn' });
@@ -18,6 +18,15 @@ test('options: defaults, every flag, and refusals naming the flag', () => {
   assert.throws(() => optionsOf(['--log-level', 'loud']), /--log-level/);
   assert.throws(() => optionsOf(['--verbose']), /verbose/);
   assert.throws(() => optionsOf(['extra']), /extra|positional/);
+});
+
+test('--help (or -h) asks for the usage, which names every option the command line takes', () => {
+  assert.equal(optionsOf(['--help']), 'help');
+  assert.equal(optionsOf(['--port', '0', '-h']), 'help');
+  const flags = ['--port', '--host', '--data-dir', '--demo', '--admin-token', '--config', '--scenario', '--frozen', '--log-level', '--help'];
+  for (const f of flags) assert.match(USAGE, new RegExp(`^\\s+(-h, )?${f} `, 'm'), f);
+  // Each documented flag parses: the usage promises nothing the parser refuses.
+  for (const f of flags.slice(0, -1)) assert.doesNotThrow(() => optionsOf(f === '--frozen' ? [f] : [f, f === '--port' ? '1' : f === '--demo' ? 'off' : f === '--log-level' ? 'info' : 'x']), f);
 });
 
 test('the banner: URLs, token, every wallet with its balance and key, the scenario\'s wallets', () => {
