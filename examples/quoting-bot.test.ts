@@ -8,8 +8,11 @@
  *   admin.startScenario   a fresh market per test, with named counterparty wallets, its books, and timed
  *                         events (a taker sweeping the book five seconds in);
  *   admin.fill            a counterparty taking the bot's resting order;
- *   admin.advance         the exchange's clock moved: GTD quotes expire, trades settle, scripts run, at
- *                         their own times, in order;
+ *   admin.advance         the exchange's clock moved: GTD quotes expire, trades settle, scripts run (a
+ *                         sweep, the market's resolution), at their own times, in order;
+ *
+ * The exchange is started once for the file (a start is under a second, but a market per test is cheaper
+ * still); each test begins with a market of its own and the bot holding no orders anywhere.
  *
  * Run it with the repository's tests (`npm test`), or alone: node --import tsx --test examples/quoting-bot.test.ts
  * From another project, `import { startExchange } from 'pm-exchange'` is the same (README, "Drive it from a
@@ -18,7 +21,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { ClobClient } from '@polymarket/clob-client-v2';
+import { AssetType, ClobClient } from '@polymarket/clob-client-v2';
 import { createWalletClient, custom } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { startExchange, type Exchange } from 'pm-exchange';
@@ -60,7 +63,13 @@ beforeEach(async () => {
     books: [{ token: 'yes', maker: 'mm', bids: [{ price: '0.40', size: '100' }], asks: [{ price: '0.46', size: '100' }] }],
   });
   bot = new QuotingBot(client, { conditionId: scenario.market.conditionId, tokenId: scenario.market.yes, tick: 0.01 }, { size: 10, ttlSeconds: TTL });
+  // What an earlier test left resting in its own market must not expire or fill during this one.
+  await client.cancelAll();
 });
+
+/** The bot's available USDC or tokens of one outcome, in 6-decimal units (as the client reads them). */
+const balance = async (tokenId?: string) =>
+  Number((await client.getBalanceAllowance(tokenId === undefined ? { asset_type: AssetType.COLLATERAL } : { asset_type: AssetType.CONDITIONAL, token_id: tokenId })).balance);
 
 test('it quotes one tick inside the book, good till two minutes from the server\'s time', async () => {
   const q = await bot.step();
@@ -112,4 +121,26 @@ test('a taker sweeps the ask five seconds in; the bot follows the book', async (
   // The market maker comes back higher; so does the bot.
   await ex.admin.setBook(scenario.market.yes, { maker: scenario.wallets.mm, bids: [{ price: 0.45, size: 100 }], asks: [{ price: 0.5, size: 100 }] });
   assert.equal((await bot.step()).bid?.price, 0.46);
+});
+
+test('the market resolves a minute in: its quotes are canceled, what it holds won, and it stops quoting', async () => {
+  // Scripted on the market: the "yes" outcome wins at t+60 s.
+  await ex.admin.startScenario({ market: { conditionId: scenario.market.conditionId }, script: [{ at: '+60s', do: 'resolve', winner: 'yes' }] });
+  const { bid } = await bot.step();
+  await ex.admin.fill(bid!.orderId); // the bot buys 10 "yes" at 0.41
+  await ex.admin.advance(30);
+  // Settled: it holds the 10 tokens and quotes an ask for them beside its new bid.
+  assert.equal(await balance(scenario.market.yes), 10_000_000);
+  const q = await bot.step();
+  assert.deepEqual([q.bid?.price, q.ask?.price], [0.41, 0.45]);
+  const usdc = await balance();
+
+  await ex.admin.advance(30);
+  // Resolution cancels every order in the market: the bid's USDC and the ask's tokens are the bot's again.
+  assert.equal((await client.getOpenOrders({ market: scenario.market.conditionId })).length, 0);
+  assert.equal(await balance(), usdc + 4_100_000); // 10 x 0.41
+  assert.equal(await balance(scenario.market.yes), 10_000_000);
+  // Its tokens won (redeemed for 1 USDC each by POST /redeem, as on the platform by the chain), and the bot stops.
+  assert.deepEqual((await client.getMarket(scenario.market.conditionId)).tokens.map((t: { winner: boolean }) => t.winner), [true, false]);
+  assert.deepEqual(await bot.step(), { stopped: 'market closed' });
 });

@@ -3,7 +3,8 @@
  * official client (@polymarket/clob-client-v2), as a bot for the real platform is. Nothing in it knows about
  * this exchange: pointed at the real host, it would trade there.
  *
- * Each round it cancels its quotes in its market, reads the book, and quotes one tick inside it: a bid of
+ * Each round it cancels its quotes in its market, stops if the market no longer takes orders (closed,
+ * resolved), reads the book, and quotes one tick inside it: a bid of
  * `size` tokens one tick above the best bid, and an ask of what it holds one tick below the best ask, both
  * good-till-date for `ttlSeconds` by the server's clock (GET /time: the client's useServerTime). It never
  * crosses the book, and it offers only what it can sell: the platform settles a trade after the match, and
@@ -16,6 +17,8 @@ export interface Quotes {
   ask?: { price: number; orderId: string };
   /** Why the ask was left out, when it was. */
   skippedAsk?: string;
+  /** Why it quoted nothing at all, when the market stopped taking orders. */
+  stopped?: string;
 }
 
 export class QuotingBot {
@@ -29,6 +32,8 @@ export class QuotingBot {
   async step(): Promise<Quotes> {
     const { conditionId, tokenId, tick } = this.market;
     await this.client.cancelMarketOrders({ market: conditionId });
+    const market = await this.client.getMarket(conditionId);
+    if (market.closed || !market.accepting_orders) return { stopped: market.closed ? 'market closed' : 'not accepting orders' };
     const book = await this.client.getOrderBook(tokenId);
     // The platform lists bids ascending and asks descending: the best of each is last.
     const bestBid = Number(book.bids.at(-1)?.price ?? NaN);
