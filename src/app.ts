@@ -34,6 +34,8 @@ import { RateLimiter } from './edge/rate-limit.ts';
 import { ReplayGuard } from './edge/replays.ts';
 import type { RefusalDeps } from './edge/pipeline.ts';
 import { RefusalLog } from './edge/refusals/log.ts';
+import { BodyBudget, DEFAULT_BODY_BYTES } from './edge/rate-limit-bytes.ts';
+import { HmacStrikes } from './edge/hmac-strikes.ts';
 import { headerValue } from './edge/refusals/reason.ts';
 import { platformOrderDomain } from './edge/refusals/known-domains.ts';
 import type { OrderDomains } from './edge/eip712.ts';
@@ -276,7 +278,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
   // Sockets are timed by the machine's clock: a stall or a drop is real time a bot waits through.
   const streamFaults = { source: sandbox.faults, timers: baseTimers };
-  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, userAuthRefusal: userAuthRefusal(auth, refusals, metrics), limiter, metrics, clock: base, log, committed, store, faults: streamFaults });
+  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, funders: auth.funders, userAuthRefusal: userAuthRefusal(auth, refusals, metrics), limiter, metrics, clock: base, log, committed, store, faults: streamFaults });
   const routes = buildRoutes(ctx);
   const openapi = buildOpenApi(routes, VERSION);
   await done('routes');
@@ -330,7 +332,8 @@ function userAuthRefusal(auth: AuthServices, log: RefusalLog, metrics: Metrics):
       const r = explainer.userChannel(credentials);
       metrics.refused(r.class);
       const wallet = explainer.walletOf({ poly_api_key: credentials.apiKey });
-      if (wallet !== undefined) log.record(wallet, { at: Date.now(), method: 'WS', path: '/ws/user', headers: [], class: r.class, reason: headerValue(r.text) });
+      const kept = r.owner ?? r;
+      if (wallet !== undefined) log.record(wallet, { at: Date.now(), method: 'WS', path: '/ws/user', headers: [], class: kept.class, reason: headerValue(kept.text) });
       return r;
     },
   };
@@ -398,6 +401,8 @@ async function listen(o: {
           ),
     journalSeq: role.journalSeq,
     writeSeq: role.writeSeq,
+    bodies: new BodyBudget({ enabled: config.rateLimits.enabled, maxCallers: config.rateLimits.maxCallers, ...DEFAULT_BODY_BYTES, ...config.rateLimits.bodyBytes }),
+    strikes: new HmacStrikes(),
   });
   // stop() drains with its own grace period; a failed start closes with the configured one.
   let draining: Promise<void> | undefined;
@@ -579,6 +584,7 @@ function openStream(o: {
   engine: EngineSurface;
   catalog: CatalogServices;
   keys: AuthServices['keys'];
+  funders: AuthServices['funders'];
   userAuthRefusal: ChannelDeps['refusals'];
   limiter: RateLimiter;
   metrics: Metrics;
@@ -609,6 +615,7 @@ function openStream(o: {
     markets: { conditionId: (conditionId) => o.engine.market(conditionId)?.conditionId },
     topics: { market: marketTopic, custom: customTopic, lifecycle: LIFECYCLE_TOPIC, user: userTopic },
     keys: o.keys,
+    funders: o.funders,
     refusals: o.userAuthRefusal,
     limiter: o.limiter,
     trustedProxies: o.config.http.trustedProxies,

@@ -26,6 +26,7 @@
 import { keccak256, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { UNITS } from '../domain/units.ts';
+import type { Funders } from '../edge/funders.ts';
 import { orderCheckDeps } from '../edge/order-check.ts';
 import type { ApiKeyService } from '../edge/auth.ts';
 import type { OrderDomains } from '../edge/eip712.ts';
@@ -108,7 +109,7 @@ export const LIVE_DEMO_DEFAULTS: Readonly<LiveDemoOptions> = Object.freeze({
 
 export interface LiveDemoDeps {
   engine: Engine;
-  auth: { keys: ApiKeyService; pool: SigPool; orderDomains: OrderDomains };
+  auth: { keys: ApiKeyService; pool: SigPool; orderDomains: OrderDomains; funders: Funders };
   catalog: CatalogReader;
   clock: ReplayClock;
   log: Logger;

@@ -61,6 +61,7 @@ import { nowSeconds, type Clock } from '../runtime/clock.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { AuthDomain, OrderDomains } from './eip712.ts';
+import { Funders } from './funders.ts';
 import { orderDomainsOf } from './order-check.ts';
 import type { Authenticator, SignedCaller } from './pipeline.ts';
 import { createAuthExplainer, type AuthExplainer, type AuthRules, type ExplainedKeys, type KeyMaterial } from './refusals/auth.ts';
@@ -528,7 +529,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
    * timestamp fresh, the key usable and not a builder key (those sign the builder headers only), the address
    * its owner, the passphrase its own. The key when all pass.
    */
-  const l2Key = (headers: Headers): KeyVerifier | undefined => {
+  const l2Key = (headers: Headers, owned = true): KeyVerifier | undefined => {
     const apiKey = header(headers, NAMES.apiKey);
     const address = header(headers, NAMES.address);
     const passphrase = header(headers, NAMES.passphrase);
@@ -537,12 +538,14 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     if (apiKey === undefined || address === undefined || passphrase === undefined || timestamp === undefined || signature === undefined) return undefined;
     if (!digestForm(signature) || !fresh(timestamp)) return undefined;
     const key = keys.verifier(apiKey);
-    if (!key || key.kind === 'builder' || address.length !== 42 || address.toLowerCase() !== key.address) return undefined;
+    if (!key || key.kind === 'builder') return undefined;
+    if (!owned) return key;
+    if (address.length !== 42 || address.toLowerCase() !== key.address) return undefined;
     return samePassphrase(key, passphrase) ? key : undefined;
   };
 
   /** The same for the builder headers (no address: the key names its wallet); only builder keys sign them. */
-  const builderKey = (headers: Headers): KeyVerifier | undefined => {
+  const builderKey = (headers: Headers, owned = true): KeyVerifier | undefined => {
     const apiKey = header(headers, BUILDER_NAMES.apiKey);
     const passphrase = header(headers, BUILDER_NAMES.passphrase);
     const timestamp = header(headers, BUILDER_NAMES.timestamp);
@@ -551,6 +554,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     if (!digestForm(signature) || !fresh(timestamp)) return undefined;
     const key = keys.verifier(apiKey);
     if (!key || key.kind !== 'builder') return undefined;
+    if (!owned) return key;
     return samePassphrase(key, passphrase) ? key : undefined;
   };
 
@@ -567,6 +571,12 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 
     builderHead(headers) {
       return builderKey(headers) !== undefined;
+    },
+
+    provable(headers, kinds) {
+      const l2 = (kinds.includes('trading') || kinds.includes('readonly')) && l2Key(headers, false);
+      if (l2 && kinds.includes(l2.kind)) return true;
+      return kinds.includes('builder') && builderKey(headers, false) !== undefined;
     },
 
     l2(method, path, headers, rawBody) {
@@ -603,6 +613,10 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       return apiKey !== undefined && keys.record(apiKey) !== undefined;
     },
 
+    apiKeyOf(headers) {
+      return header(headers, NAMES.apiKey) ?? header(headers, BUILDER_NAMES.apiKey);
+    },
+
     presented(headers, kinds) {
       return (
         ((kinds.includes('trading') || kinds.includes('readonly')) && header(headers, NAMES.apiKey) !== undefined) ||
@@ -635,6 +649,8 @@ export interface AuthServices {
   readonly authenticator: Authenticator;
   /** The configured order domains (what `checkOrders` verifies against). */
   readonly orderDomains: OrderDomains;
+  /** The signers' proxy wallets and Safes (auth.walletFactories): the makers of their type 1 and 2 orders. */
+  readonly funders: Funders;
   /**
    * Says why credentials were refused, for the X-Refusal-Reason header and the user channel's error frame
    * (refusals/auth.ts); undefined under `auth.explainRefusals: false`. Call it on the refusal path only.
@@ -675,6 +691,7 @@ export function createAuthServices(opts: { config: Readonly<Config>; store: Stor
     pool,
     authenticator,
     orderDomains: orderDomainsOf(config.auth),
+    funders: new Funders(config.auth.walletFactories),
     explainer,
     setRoutePaths(routes) {
       routePaths.clear();

@@ -79,7 +79,7 @@ const table: Record<string, readonly string[]> = {
   'POST /split': CLOB,
   'POST /merge': CLOB,
   'POST /redeem': CLOB,
-  'POST /auth/api-key': CLOB,
+  'POST /auth/api-key': ['clob', 'api-keys'],
   'GET /auth/derive-api-key': CLOB,
   'GET /auth/api-keys': CLOB,
   'DELETE /auth/api-key': CLOB,

@@ -264,18 +264,23 @@ export class Engine {
     return this.admission.place(o);
   }
 
-  /** Cancels the wallet's own orders among `orderIds`; any other id is 'order not found'. */
-  cancelOrders(wallet: string, orderIds: string[]): Promise<CancelResponse> {
-    return this.admission.cancelOrders(wallet, orderIds);
+  /**
+   * Cancels the orders among `orderIds` that `signer` signed; any other id is 'order not found'. An API key's
+   * cancels pass its address: an EOA's orders are signed by their wallet, a proxy's or Safe's by the EOA
+   * that controls it (edge/funders.ts), so the key reaches both.
+   */
+  cancelOrders(signer: string, orderIds: string[]): Promise<CancelResponse> {
+    return this.admission.cancelOrders(signer, orderIds);
   }
 
-  /** Cancels the wallet's open orders in a market and/or token (both given: both must match; none: all). */
-  cancelMarketOrders(wallet: string, f: { conditionId?: string; tokenId?: string }): Promise<CancelResponse> {
-    return this.admission.cancelMarketOrders(wallet, f);
+  /** Cancels the open orders `signer` signed in a market and/or token (both given: both must match; none: all). */
+  cancelMarketOrders(signer: string, f: { conditionId?: string; tokenId?: string }): Promise<CancelResponse> {
+    return this.admission.cancelMarketOrders(signer, f);
   }
 
-  cancelAll(wallet: string): Promise<CancelResponse> {
-    return this.admission.cancelMarketOrders(wallet, {});
+  /** Cancels every open order `signer` signed. */
+  cancelAll(signer: string): Promise<CancelResponse> {
+    return this.admission.cancelMarketOrders(signer, {});
   }
 
   // ---- wallet operations ----------------------------------------------------------------------------------
@@ -339,9 +344,9 @@ export class Engine {
     return this.orders.recentOf(orderId) ?? readOrder(this.store, orderId);
   }
 
-  /** Allocates: the wallet's open (accepted, resting) orders, oldest first. */
-  openOrders(wallet: string, filter: OpenOrdersFilter = {}): OrderRecord[] {
-    return this.orders.openOrders(wallet, filter);
+  /** Allocates: the open (accepted, resting) orders `signer` signed (its wallet's and its funders'), oldest first. */
+  openOrders(signer: string, filter: OpenOrdersFilter = {}): OrderRecord[] {
+    return this.orders.openOrders(signer, filter);
   }
 
   /**

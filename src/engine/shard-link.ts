@@ -78,7 +78,8 @@ import { startTsWorker } from './thread.ts';
 
 /** The cancels of one request: answered together when the last of them has its RESULT. */
 export interface CancelBatch {
-  wallet: string;
+  /** Whose request: the orders' signer. */
+  signer: string;
   canceled: string[];
   notCanceled: Record<string, string>;
   pending: number;

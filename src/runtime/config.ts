@@ -20,6 +20,15 @@ const Domain = Type.Object(
   { name: Type.String({ minLength: 1 }), version: Type.String({ minLength: 1 }), verifyingContract: Address },
   { additionalProperties: false },
 );
+const Bytes32 = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
+/** A wallet factory: its address and the keccak256 of the wallets' creation code (edge/funders.ts). */
+const WalletFactory = Type.Object(
+  {
+    factory: Address,
+    initCodeHash: Bytes32,
+  },
+  { additionalProperties: false },
+);
 const Share = (description: string) => Type.Number({ minimum: 0, maximum: 1, description });
 const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 86_400_000, description });
 const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
@@ -103,6 +112,17 @@ export const ConfigSchema = Type.Object(
         authDomain: Type.Object({ name: Type.String({ minLength: 1 }), version: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
         orderDomain: Domain,
         negRiskOrderDomain: Domain,
+        walletFactories: Type.Object(
+          {
+            proxy: WalletFactory,
+            safe: WalletFactory,
+          },
+          {
+            additionalProperties: false,
+            description:
+              'the factories whose CREATE2 address derived from an order\'s signer is the maker of a signatureType 1 (proxy) or 2 (Safe) order; default: the platform\'s (edge/funders.ts)',
+          },
+        ),
         masterKey: Type.String({ description: 'hex or base64 secret from which API credentials derive; empty = generated into DATA_DIR' }),
         signatureThreads: Type.Integer({ minimum: 0, maximum: 256, description: 'signature-recovery worker threads; 0 = os.availableParallelism()' }),
         inlineSignatures: Type.Object(
@@ -123,6 +143,15 @@ export const ConfigSchema = Type.Object(
         enabled: Type.Boolean(),
         maxCallers: Type.Integer({ minimum: 16 }),
         buckets: Type.Record(Type.String(), Bucket),
+        bodyBytes: Type.Optional(
+          Type.Object(
+            {
+              perAddress: Type.Optional(Bucket),
+              perKey: Type.Optional(Bucket),
+            },
+            { additionalProperties: false, description: 'body bytes a client address (every body) and an API key (signed routes) may make the edge read per window; unset = the defaults (edge/rate-limit-bytes.ts)' },
+          ),
+        ),
       },
       { additionalProperties: false },
     ),
@@ -150,7 +179,12 @@ export const ConfigSchema = Type.Object(
           description: 'messages a socket may send per second (a token bucket: bursts of this many), PING included; past it a message is refused, and a socket with more than twice this many refused within 5 s is closed (4008)',
         }),
         dumpBooksPerAddress: Type.Integer({ minimum: 1, maximum: 4_294_967_295, description: 'books the initial dumps of one client address (all its sockets) may send per dumpWindowSeconds; a subscription past it is refused whole' }),
-        dumpWindowSeconds: Type.Number({ minimum: 1, maximum: 3600, description: 'the window of dumpBooksPerAddress' }),
+        dumpWindowSeconds: Type.Number({ minimum: 1, maximum: 3600, description: 'the window of dumpBooksPerAddress and dumpBooksPerNetwork' }),
+        maxSocketsPerNetwork: Type.Integer({ minimum: 1, maximum: 10_000_000, description: "open WebSockets per network (an address's /24, or /64 for IPv6), both channels; at least maxSocketsPerAddress" }),
+        maxSubscriptionsPerAddress: Type.Integer({ minimum: 1, maximum: 100_000_000, description: "subscriptions over all of an address's sockets, both channels; a subscribe message past it is refused whole" }),
+        maxSubscriptionsPerNetwork: Type.Integer({ minimum: 1, maximum: 100_000_000, description: "subscriptions over all of a network's sockets (/24, /64); at least maxSubscriptionsPerAddress" }),
+        dumpBooksPerNetwork: Type.Integer({ minimum: 1, maximum: 4_294_967_295, description: "books the initial dumps of a network's addresses may send per dumpWindowSeconds; at least dumpBooksPerAddress" }),
+        dumpBytesPerSecond: Type.Integer({ minimum: 65_536, maximum: 4_294_967_295, description: 'bytes of initial dumps the service sends per second to all addresses together (a bucket of two seconds); a subscription whose dump does not fit is refused whole' }),
         bookIntervalMs: Type.Integer({ minimum: 0, maximum: 60_000, description: 'least time between two post-trade `book` events of a token; 0 = after every commit with a trade' }),
       },
       { additionalProperties: false },

@@ -370,6 +370,36 @@ describe('web console in headless Chromium', { skip: browserSkip() }, () => {
     await shoot('wallet');
   });
 
+  test('the connected wallet\'s Safe is its own: its page shows the order signed for it, and the wallet\'s page links to it', async () => {
+    const demo5 = DEMO_WALLETS[4];
+    const safe = app.ctx.auth.funders.makerOf(demo5.address, 2);
+    const deposit = await fetch(`${base}/admin/wallets/${safe}/deposit`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{"amount":"10"}' });
+    assert.equal(deposit.status, 200);
+    const bot = new TestClient(base, demo5.privateKey as `0x${string}`, await TestClient.info(base));
+    await bot.createKey();
+    const placed = await bot.place({ tokenId: M.tokens[0].token_id, side: 'BUY', makerAmount: units(1.2), takerAmount: units(6), signatureType: 2, maker: safe as `0x${string}` });
+    assert.equal(placed.status, 200, JSON.stringify(placed.body));
+    const orderId = placed.body.orderID as string;
+
+    await openConsole(`/wallet/${safe}`);
+    // A wallet an earlier test connected stays connected (a change of fragment is no new page load).
+    const disconnect = page.getByRole('button', { name: 'Disconnect' });
+    if ((await disconnect.count()) > 0) await disconnect.click();
+    await page.selectOption('select[name=wallet]', { label: 'Demo wallet 5 (test key)' });
+    await page.getByRole('button', { name: 'Connect', exact: true }).click();
+    await page.waitForSelector(`.wallet-connected[data-address="${demo5.address}"]`);
+    await page.waitForSelector('.funder-of[data-signature-type="2"]');
+    await page.waitForSelector(`table.orders tr[data-order-id="${orderId}"]`);
+
+    // The signer's own page: the Safe's order is not its wallet's; a link leads to the Safe's page.
+    await page.locator('.funder-of a').click();
+    const link = page.locator('.funders a[data-funder="2"]');
+    await link.waitFor();
+    assert.match((await link.getAttribute('href')) ?? '', new RegExp(safe));
+    await page.waitForSelector('table.orders[data-rows="0"]');
+    await shoot('wallet-funder');
+  });
+
   test('the operator page refuses a wrong token in the API\'s words, then resolves a market its page shows resolved', async () => {
     await openConsole('/operator');
     const wrong = await fetch(`${base}/admin/sandbox`, { headers: { authorization: 'Bearer not-the-token' } });

@@ -1,7 +1,9 @@
 /**
- * The connected wallet's open orders (GET /data/orders, L2), of one market or all, each with a cancel
- * (DELETE /order); an order the admin API placed for the wallet (owner "admin") is marked so. The list is read again whenever the wallet's user channel reports an order event (a
- * placement, a fill, a cancel from anywhere) and when the channel reconnects.
+ * The connected wallet's open orders (GET /data/orders, L2: every order its key signed, for its own wallet
+ * or its proxy wallet or Safe; `maker` keeps one of them), of one market or all, each with a cancel
+ * (DELETE /order); an order the admin API placed for the wallet (owner "admin") is marked so. The list is
+ * read again whenever the wallet's user channel reports an order event (a placement, a fill, a cancel from
+ * anywhere) and when the channel reconnects.
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { Static } from '@sinclair/typebox';
@@ -32,7 +34,7 @@ export function useUserEvents(w: Wallet | undefined, on: () => void, kinds: read
   }, [w]);
 }
 
-export function OpenOrders({ wallet: w, market, outcomes }: { wallet: Wallet; market?: string; outcomes?: Record<string, string> }) {
+export function OpenOrders({ wallet: w, market, outcomes, maker }: { wallet: Wallet; market?: string; outcomes?: Record<string, string>; maker?: string }) {
   const orders = useLoad(`${w.address}|${market ?? ''}`, (signal) => signedCall<OrdersPage>(w, `/data/orders${query({ market })}`, { signal }));
   const reload = useThrottled(orders.reload, 100);
   useUserEvents(w, reload, ['order']);
@@ -54,7 +56,7 @@ export function OpenOrders({ wallet: w, market, outcomes }: { wallet: Wallet; ma
     }
   };
 
-  const rows = orders.data?.data ?? [];
+  const rows = (orders.data?.data ?? []).filter((o) => maker === undefined || o.makerAddress === maker);
   return (
     <div class="table-wrap">
       <ErrorText error={orders.error} />

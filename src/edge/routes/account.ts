@@ -4,16 +4,21 @@
  * only, since a heartbeat left to lapse cancels every open order of the wallet), and its last refusals
  * (edge/refusals/log.ts: what X-Refusal-Reason said, for clients that hide response headers).
  *
+ * Notifications are a wallet's: the key's own, or with `signature_type` 1 or 2 its proxy wallet's or Safe's
+ * (edge/funders.ts), whose ids carry the type (domain/notifications.ts keyNotificationId) so that a drop,
+ * which the platform client sends with ids alone, reaches the right wallet.
+ *
  * Notifications are projected from the journal (projections/notifications.ts) and kept until dropped. A drop
  * is durable when answered: its removals go out with the projection writes they cover, in the flush the
  * handler asks for, and the answer waits for that commit, so a restart cannot bring a dropped one back.
  */
 import { Type } from '@sinclair/typebox';
 import { apiError } from '../../domain/errors.ts';
-import { parseNotificationId } from '../../domain/notifications.ts';
+import { keyNotificationId, parseKeyNotificationId } from '../../domain/notifications.ts';
 import { dropNotifications } from '../../projections/notifications.ts';
 import { walletNotifications } from '../../queries/notifications.ts';
 import type { AppContext } from '../context.ts';
+import { walletFor, type Funders } from '../funders.ts';
 import type { Heartbeats } from '../heartbeats.ts';
 import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../route.ts';
 import { DropNotificationsQuery, Notification, NotificationsQuery } from '../schemas/notifications.ts';
@@ -27,27 +32,35 @@ const HeartbeatBody = Type.Object({
 });
 const HeartbeatReply = Type.Object({ heartbeat_id: Type.String({ description: 'the id to send with the next heartbeat' }) });
 
-/** What the account handlers use: the projected views (and the store whose flush makes a drop durable), the heartbeats. */
+/** What the account handlers use: the projected views (and the store whose flush makes a drop durable), the key's wallets, the heartbeats. */
 export interface AccountDeps {
   readonly views: AppContext['views'];
+  readonly funders: Pick<Funders, 'makerOf' | 'walletsOf'>;
   readonly store: { readonly views: { readonly flushed: Promise<unknown> } };
   readonly heartbeats: Pick<Heartbeats, 'beat'>;
   readonly refusals: Pick<RefusalLog, 'list' | 'perWallet'>;
 }
 
-export function listNotifications(d: Pick<AccountDeps, 'views'>, req: RequestOf<typeof NotificationsQuery>) {
-  return walletNotifications(d.views, req.caller.address!);
+export function listNotifications(d: Pick<AccountDeps, 'views' | 'funders'>, req: RequestOf<typeof NotificationsQuery>) {
+  const type = req.query.signature_type ?? 0;
+  const list = walletNotifications(d.views, walletFor(d.funders, req.caller.address!, type));
+  return type === 0 ? list : list.map((n) => ({ ...n, id: keyNotificationId(type as 1 | 2, n.id) }));
 }
 
-export async function dropWalletNotifications(d: Pick<AccountDeps, 'views' | 'store'>, req: RequestOf<typeof DropNotificationsQuery>) {
+export async function dropWalletNotifications(d: Pick<AccountDeps, 'views' | 'store' | 'funders'>, req: RequestOf<typeof DropNotificationsQuery>) {
   const text = req.query.ids ?? '';
   const ids = text === '' ? undefined : text.split(',').map((s) => s.trim());
-  const slots = ids?.map((id) => {
-    const slot = parseNotificationId(id);
-    if (slot === undefined) throw apiError('PM_ERR_BAD_REQUEST', { detail: `invalid notification id: ${id}` });
-    return slot;
-  });
-  if (dropNotifications(d.views, req.caller.address!, slots) > 0) {
+  const wallets = d.funders.walletsOf(req.caller.address!);
+  // Without ids, every notification of every wallet of the key; with ids, each in the wallet it names.
+  const slots: Array<number[] | undefined> = ids === undefined ? [undefined, undefined, undefined] : [[], [], []];
+  for (const id of ids ?? []) {
+    const at = parseKeyNotificationId(id);
+    if (at === undefined) throw apiError('PM_ERR_BAD_REQUEST', { detail: `invalid notification id: ${id}` });
+    slots[at.type]!.push(at.slot);
+  }
+  let dropped = 0;
+  for (let type = 0; type < 3; type++) if (slots[type] === undefined || slots[type]!.length > 0) dropped += dropNotifications(d.views, wallets[type]!, slots[type]);
+  if (dropped > 0) {
     d.views.deferral?.flush();
     await d.store.views.flushed;
   }
@@ -73,7 +86,9 @@ export function accountTable(timeoutSeconds: number): readonly RouteSpec<Account
       auth: 'l2',
       keys: READ_KEYS,
       summary: "The caller's wallet's notifications, oldest first: order fills (type 2), cancels (1), market resolutions (4)",
-      description: 'Kept until dropped, at most the latest 500 per wallet. Fills are told at the match; a FOK/FAK remainder is not a cancel notice.',
+      description:
+        'Kept until dropped, at most the latest 500 per wallet. Fills are told at the match; a FOK/FAK remainder is not a cancel notice. ' +
+        "signature_type 1 or 2 reads the key's proxy wallet's or Safe's, whose ids are `1-<n>` or `2-<n>`.",
       query: NotificationsQuery,
       response: Type.Array(Notification),
       handler: listNotifications,
@@ -85,7 +100,7 @@ export function accountTable(timeoutSeconds: number): readonly RouteSpec<Account
       replay: 'none',
       group: 'trading',
       auth: 'l2',
-      summary: "Drop notifications of the caller's wallet by id (`ids=a,b`); without ids, every one",
+      summary: "Drop notifications of the caller's wallets by id (`ids=a,b`; `2-<n>` is its Safe's); without ids, every one of all of them",
       query: DropNotificationsQuery,
       response: Type.Literal('OK'),
       handler: dropWalletNotifications,
@@ -120,7 +135,7 @@ export function accountTable(timeoutSeconds: number): readonly RouteSpec<Account
   ];
 }
 
-export function accountRoutes(ctx: Pick<AppContext, 'config' | 'views' | 'store' | 'heartbeats' | 'refusals'>): AnyRoute[] {
-  const deps: AccountDeps = { views: ctx.views, store: ctx.store, heartbeats: ctx.heartbeats, refusals: ctx.refusals };
+export function accountRoutes(ctx: Pick<AppContext, 'config' | 'views' | 'store' | 'heartbeats' | 'refusals' | 'auth'>): AnyRoute[] {
+  const deps: AccountDeps = { views: ctx.views, funders: ctx.auth.funders, store: ctx.store, heartbeats: ctx.heartbeats, refusals: ctx.refusals };
   return bindRoutes(deps, accountTable(ctx.config.heartbeats.timeoutSeconds));
 }

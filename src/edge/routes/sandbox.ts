@@ -20,12 +20,17 @@ import {
   StartMaintenanceBody,
 } from '../schemas/sandbox.ts';
 import { scenarioProblems } from '../sandbox/faults.ts';
+import type { Funders } from '../funders.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 
-/** What the sandbox routes use: the sandbox's parts (not its gate) and the log that records each admin change. */
+/**
+ * What the sandbox routes use: the sandbox's parts (not its gate), the log that records each admin change, and
+ * the key's wallets (a key is closed-only when any wallet it signs for is).
+ */
 export interface SandboxRouteDeps {
   readonly sandbox: Pick<Sandbox, 'state' | 'maintenance' | 'faults' | 'closedOnly'>;
   readonly log: Pick<Logger, 'info' | 'warn'>;
+  readonly funders: Pick<Funders, 'walletsOf'>;
 }
 type Sb<K extends keyof SandboxRouteDeps['sandbox']> = { readonly sandbox: Pick<SandboxRouteDeps['sandbox'], K> };
 
@@ -72,8 +77,9 @@ export async function setClosedOnly(
   return { address, closedOnly: d.sandbox.closedOnly.has(address) };
 }
 
-export function banStatus(d: Sb<'closedOnly'>, req: RequestOf) {
-  return { closed_only: d.sandbox.closedOnly.has(req.caller.address!) };
+/** Closed-only when the key's wallet, its proxy wallet or its Safe is: its BUYs for that wallet are refused. */
+export function banStatus(d: Sb<'closedOnly'> & Pick<SandboxRouteDeps, 'funders'>, req: RequestOf) {
+  return { closed_only: d.funders.walletsOf(req.caller.address!).some((w) => d.sandbox.closedOnly.has(w)) };
 }
 
 export const SANDBOX_ROUTES: readonly RouteSpec<SandboxRouteDeps>[] = [
@@ -143,12 +149,12 @@ export const SANDBOX_ROUTES: readonly RouteSpec<SandboxRouteDeps>[] = [
     group: 'trading',
     auth: 'l2',
     keys: READ_KEYS,
-    summary: 'Whether the caller\'s wallet is in closed-only mode (the platform client\'s getClosedOnlyMode)',
+    summary: 'Whether the caller\'s wallet, its proxy wallet or its Safe is in closed-only mode (the platform client\'s getClosedOnlyMode)',
     response: BanStatus,
     handler: banStatus,
   }),
 ];
 
-export function sandboxRoutes(ctx: Pick<AppContext, 'sandbox' | 'log'>): AnyRoute[] {
-  return bindRoutes<SandboxRouteDeps>({ sandbox: ctx.sandbox, log: ctx.log }, SANDBOX_ROUTES);
+export function sandboxRoutes(ctx: Pick<AppContext, 'sandbox' | 'log' | 'auth'>): AnyRoute[] {
+  return bindRoutes<SandboxRouteDeps>({ sandbox: ctx.sandbox, log: ctx.log, funders: ctx.auth.funders }, SANDBOX_ROUTES);
 }

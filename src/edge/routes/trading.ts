@@ -35,6 +35,13 @@
  * `{error}`; `POST /orders` answers 200 with one `{success:false, errorMsg}` element per rejected order, so one
  * bad order never fails the others.
  *
+ * Whose orders and money. The API key belongs to the signer (the L2 address); an order of signatureType 1 or 2
+ * is made by the signer's proxy wallet or Safe (its maker, order-check.ts, funders.ts), and reserves and
+ * settles on that wallet. So the key's open orders and cancels are the orders its address signed (the
+ * engine indexes them by signer), its trades the fills of any of its wallets (or of `maker_address`), and the
+ * balances those of the wallet `signature_type` names (0 or absent: its own), as the platform client sends it;
+ * split, merge and redeem name theirs in the signed body (`signatureType`).
+ *
  * The sandbox (edge/sandbox/sandbox.ts) adds its order rules between the checks and the engine: a BUY of a
  * closed-only wallet is refused (400), and so is an order without postOnly in the post-only period after a
  * maintenance window (503 with `code`, `retry_after_seconds` and Retry-After, as the platform answers);
@@ -59,6 +66,7 @@ import type { CatalogReader } from '../../queries/catalog.ts';
 import type { MarketDataReader } from '../../queries/market-data.ts';
 import type { AppContext } from '../context.ts';
 import { errorReply } from '../error-reply.ts';
+import { walletFor, type Funders } from '../funders.ts';
 import type { Metrics } from '../metrics.ts';
 import { checkOrders, orderCheckDeps, orderHints, type NormalizedOrder, type OrderCaller, type OrderCheckDeps } from '../order-check.ts';
 import { admissionRefusal, shapeRefusal, withReason } from '../refusals/order.ts';
@@ -115,7 +123,7 @@ function rejected(orderId: string, e: ApiError): OrderResult {
 
 /** The caller of a signed route: the edge guarantees both fields once the HMAC passed. */
 function signer(caller: Caller): OrderCaller {
-  return { apiKey: caller.apiKey!, address: caller.address! };
+  return { apiKey: caller.apiKey!, address: caller.address!, ip: caller.ip };
 }
 
 /**
@@ -140,6 +148,8 @@ export interface TradingDeps {
   readonly clientShapes: boolean;
   /** The exchange contracts a wallet's balance is "approved" for: the order domains' verifying contracts, lowercase. */
   readonly exchanges: readonly string[];
+  /** The key's wallets: its own, its proxy wallet and its Safe (whose money signature_type names). */
+  readonly funders: Pick<Funders, 'makerOf' | 'walletsOf'>;
 }
 type Eng = Pick<TradingDeps, 'engine'>;
 
@@ -156,6 +166,7 @@ export function tradingDeps(ctx: Pick<AppContext, 'engine' | 'auth' | 'clock' | 
     views: ctx.views,
     clientShapes: ctx.config.compat.shapes === 'clob-client-v2',
     exchanges: [...new Set([a.orderDomain.verifyingContract, a.negRiskOrderDomain.verifyingContract].map((x) => x.toLowerCase()))],
+    funders: ctx.auth.funders,
   };
 }
 
@@ -351,12 +362,15 @@ export async function openOrders(d: Pick<TradingDeps, 'engine' | 'catalog' | 'cl
   return { data, next_cursor: nextCursor(from, page.length, all.length), limit, count: page.length };
 }
 
-export function trades(d: Pick<TradingDeps, 'engine' | 'marketData' | 'store' | 'views'>, req: RequestOf<typeof TradesQuery>) {
+export function trades(d: Pick<TradingDeps, 'engine' | 'marketData' | 'store' | 'views' | 'funders'>, req: RequestOf<typeof TradesQuery>) {
   const offset = pageOffset(req.query.next_cursor);
   const marketData = d.marketData;
   if (!marketData) throw apiError('PM_ERR_UNAVAILABLE');
-  const wallet = req.caller.address!;
   const q = req.query;
+  // The key's wallets, or the one of them maker_address names (another address is none of the key's: no trades).
+  const own = d.funders.walletsOf(req.caller.address!);
+  const maker = q.maker_address?.toLowerCase();
+  const wallets = maker === undefined ? own : own.includes(maker) ? [maker] : [];
   const id = q.id?.toLowerCase();
   const market = q.market?.toLowerCase();
   const matches = (f: FillEvent) =>
@@ -371,7 +385,7 @@ export function trades(d: Pick<TradingDeps, 'engine' | 'marketData' | 'store' | 
   let seen = 0;
   let more = false;
   // Walks the wallet's fills from the start (filters need each fill): cost grows with the offset.
-  for (const f of walletFills(d.store, d.views, wallet)) {
+  for (const f of walletFills(d.store, d.views, wallets)) {
     if (!matches(f)) continue;
     if (seen++ < from) continue;
     if (page.length === limit) {
@@ -384,15 +398,15 @@ export function trades(d: Pick<TradingDeps, 'engine' | 'marketData' | 'store' | 
     const taker = d.engine.getOrder(f.takerOrderId);
     const maker = d.engine.getOrder(f.makerOrderId);
     const fields = { b: Math.max(0, taker?.tradeIds.indexOf(f.tradeId) ?? 0), tf: taker?.takerFeeBps ?? 0, mf: maker?.makerFeeBps ?? 0 };
-    return { ...marketData.tradeOut(f, fields), trader_side: f.takerWallet === wallet ? ('TAKER' as const) : ('MAKER' as const) };
+    return { ...marketData.tradeOut(f, fields), trader_side: wallets.includes(f.takerWallet) ? ('TAKER' as const) : ('MAKER' as const) };
   });
   return { data, next_cursor: more ? encodeCursor(from + page.length) : END_CURSOR, limit, count: data.length };
 }
 
-/** The caller's available balance of USDC or of one token, copied now and sent once durable. */
-export function balanceAllowance(d: Pick<TradingDeps, 'engine' | 'exchanges'>, req: RequestOf<typeof BalanceAllowanceQuery>) {
+/** The available balance of USDC or of one token of the caller's wallet signature_type names, copied now and sent once durable. */
+export function balanceAllowance(d: Pick<TradingDeps, 'engine' | 'exchanges' | 'funders'>, req: RequestOf<typeof BalanceAllowanceQuery>) {
   const q = req.query;
-  const b = d.engine.balances(req.caller.address!);
+  const b = d.engine.balances(walletFor(d.funders, req.caller.address!, q.signature_type));
   let available = b.usdc.available;
   let reserved = b.usdc.reserved;
   if (q.asset_type === 'CONDITIONAL') {
@@ -410,26 +424,29 @@ export function preMigrationOrders(_d: unknown, req: RequestOf<typeof PreMigrati
   return { data: [], next_cursor: END_CURSOR, limit: 500, count: 0 };
 }
 
-export function split(d: Eng, req: RequestOf<undefined, typeof SplitMergeBody>) {
+type WalletOpDeps = Pick<TradingDeps, 'engine' | 'funders'>;
+const opWallet = (d: WalletOpDeps, req: { caller: Caller; body: { signatureType?: number } }) => walletFor(d.funders, req.caller.address!, req.body.signatureType, 'signatureType');
+
+export function split(d: WalletOpDeps, req: RequestOf<undefined, typeof SplitMergeBody>) {
   const cid = knownMarket(d, req.body.conditionId);
-  return walletOp(cid, d.engine.split(req.caller.address!, cid, positiveUnits(req.body.amount)));
+  return walletOp(cid, d.engine.split(opWallet(d, req), cid, positiveUnits(req.body.amount)));
 }
 
-export function merge(d: Eng, req: RequestOf<undefined, typeof SplitMergeBody>) {
+export function merge(d: WalletOpDeps, req: RequestOf<undefined, typeof SplitMergeBody>) {
   const cid = knownMarket(d, req.body.conditionId);
-  return walletOp(cid, d.engine.merge(req.caller.address!, cid, positiveUnits(req.body.amount)));
+  return walletOp(cid, d.engine.merge(opWallet(d, req), cid, positiveUnits(req.body.amount)));
 }
 
-export function redeem(d: Eng, req: RequestOf<undefined, typeof RedeemBody>) {
+export function redeem(d: WalletOpDeps, req: RequestOf<undefined, typeof RedeemBody>) {
   const cid = knownMarket(d, req.body.conditionId);
-  return walletOp(cid, d.engine.redeem(req.caller.address!, cid));
+  return walletOp(cid, d.engine.redeem(opWallet(d, req), cid));
 }
 
 const OrderIdParams = Type.Object({ id: Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' }) });
 const PreMigrationQuery = Type.Object({ next_cursor: Type.Optional(Type.String({ maxLength: 64 })) });
 
 /** A split, merge or redeem: durable replay protection (money moves), the wallet operation's answer. */
-function walletOpRoute<B extends TSchema>(r: { path: string; summary: string; body: B; handler: (d: Eng, req: RequestOf<undefined, B>) => unknown }): RouteSpec<TradingDeps> {
+function walletOpRoute<B extends TSchema>(r: { path: string; summary: string; body: B; handler: (d: WalletOpDeps, req: RequestOf<undefined, B>) => unknown }): RouteSpec<TradingDeps> {
   return routeSpec({ method: 'POST', path: r.path, replay: 'durable', group: 'trading', auth: 'l2', summary: r.summary, body: r.body, response: WalletOpResult, handler: r.handler });
 }
 

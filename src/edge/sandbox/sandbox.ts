@@ -133,12 +133,16 @@ export class Sandbox {
 
   /**
    * What POST /order and /orders refuse of an order that passed their checks: a BUY of a closed-only wallet
-   * (400), an order without postOnly in a post-only period (503, with the seconds left). Undefined admits.
+   * (400; its maker's or its signer's: closing an EOA closes what it signs for its proxy and Safe too), an
+   * order without postOnly in a post-only period (503, with the seconds left). Undefined admits.
    */
-  orderRefusal(o: Pick<OrderSubmission, 'wallet' | 'side' | 'postOnly'>): { error: ApiError; retryAfterSeconds?: number } | undefined {
-    if (o.side === 'BUY' && this.closedOnly.has(o.wallet)) {
-      this.refusals.labels('closed_only').inc();
-      return { error: apiError('PM_ERR_CLOSED_ONLY', { address: o.wallet.toLowerCase() }) };
+  orderRefusal(o: Pick<OrderSubmission, 'wallet' | 'signer' | 'side' | 'postOnly'>): { error: ApiError; retryAfterSeconds?: number } | undefined {
+    if (o.side === 'BUY') {
+      const closed = this.closedOnly.has(o.wallet) ? o.wallet : o.signer !== o.wallet && this.closedOnly.has(o.signer) ? o.signer : undefined;
+      if (closed !== undefined) {
+        this.refusals.labels('closed_only').inc();
+        return { error: apiError('PM_ERR_CLOSED_ONLY', { address: closed.toLowerCase() }) };
+      }
     }
     if (!o.postOnly) {
       const now = this.clock.now();

@@ -21,7 +21,7 @@ import { createHmac } from 'node:crypto';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { AUTH_RULES, ApiKeyService, createAuthenticator, deriveCredentials, type Credentials } from '../../../src/edge/auth.ts';
 import { createAuthExplainer, MAX_HMAC_BYTES, MAX_HMAC_TRIES, type AuthExplainer, type AuthRules, type RefusedRequest } from '../../../src/edge/refusals/auth.ts';
-import { DiagnosisBudget } from '../../../src/edge/refusals/reason.ts';
+import { DiagnosisBudget, DIAGNOSIS_RATES } from '../../../src/edge/refusals/budget.ts';
 import { CLOB_AUTH_TYPES } from '../../../src/edge/eip712.ts';
 import { REFUSAL_CLASSES, type Refusal } from '../../../src/edge/refusals/reason.ts';
 import type { KeyKind } from '../../../src/edge/route.ts';
@@ -73,6 +73,9 @@ const counting: AuthRules = {
   },
 };
 
+/** A budget no test here reaches. */
+const plenty = () => new DiagnosisBudget({ network: { perSecond: 1e12, burst: 1e12 }, wallet: { perSecond: 1e12, burst: 1e12 }, all: { perSecond: 1e12, burst: 1e12 } });
+
 const explainerWith = (o: { paths?: Record<string, string[]>; budget?: DiagnosisBudget } = {}) =>
   createAuthExplainer({
     keys,
@@ -81,7 +84,7 @@ const explainerWith = (o: { paths?: Record<string, string[]>; budget?: Diagnosis
     auth: config.auth,
     clock,
     paths: (m) => (o.paths ?? PATHS)[m] ?? [],
-    budget: o.budget ?? new DiagnosisBudget(1e6, 1e6),
+    budget: o.budget ?? plenty(),
   });
 
 before(async () => {
@@ -240,11 +243,39 @@ test('L2 headers: each header mistake is named, in the order the authenticator c
     { name: 'hyphenated names are read', r: req('GET', path, l2Headers(trading, alice.address, 'GET', path, undefined, { prefix: 'poly-', omit: ['passphrase'] })), cls: 'auth_header', re: /^missing L2 header POLY_PASSPHRASE;/ },
   ];
   for (const c of cases) expect(explainL2(c.r, c.kinds), c.cls, c.re);
-  // The owner of a key is never named to a caller that named another wallet.
+  // These requests are signed with the key's secret, which proves the caller holds it: the mistake is named,
+  // the key's wallet too. Without the secret, neither (the next test).
   const wrong = explainL2(h({ address: bob.address }));
-  assert.ok(!wrong.text.toLowerCase().includes(A.slice(2)), wrong.text);
+  assert.ok(wrong.text.toLowerCase().includes(A.slice(2)), wrong.text);
   // The earlier failure wins: a stale timestamp with an unknown key is about the timestamp.
   expect(explainL2(h({ ts: now() - 100, apiKey: '00000000-0000-4000-8000-000000000000' })), 'auth_timestamp', /100 s behind/);
+});
+
+test('without the secret, a wrong address, a wrong passphrase and a wrong HMAC read the same, and the key\'s wallet is not named; its wallet reads which on GET /refusals', () => {
+  const path = '/data/orders';
+  const wrongKey = Buffer.alloc(32, 7);
+  const h = (o: Signed) => req('GET', path, l2Headers(trading, alice.address, 'GET', path, undefined, { key: wrongKey, ...o }));
+  const cases = [
+    { name: 'wrong HMAC only', r: h({}), owner: 'auth_hmac', ownerRe: /^L2 signature does not match: this server signs .*: is the secret API key/ },
+    { name: 'another wallet\'s address', r: h({ address: bob.address }), owner: 'auth_address', ownerRe: new RegExp(`^the address header POLY_ADDRESS "${bob.address}" is not this key's wallet \\(${A}\\)`) },
+    { name: 'wrong passphrase', r: h({ passphrase: 'x'.repeat(64) }), owner: 'auth_passphrase', ownerRe: /^POLY_PASSPHRASE is not the passphrase of API key/ },
+    { name: 'another key\'s passphrase', r: h({ passphrase: trading2.passphrase }), owner: 'auth_passphrase', ownerRe: new RegExp(`^POLY_PASSPHRASE is the passphrase of API key ${trading2.apiKey}`) },
+  ];
+  const texts = new Set<string>();
+  for (const c of cases) {
+    const r = explainL2(c.r);
+    assert.equal(r.class, 'auth_credentials', `${c.name}: ${r.text}`);
+    assert.match(r.text, new RegExp(`^L2 credentials of API key ${trading.apiKey} do not check: its address, passphrase and signature are not all the key's, and the signature does not verify: this server signs .*; none of \\d+ common mistakes reproduces it with the key's secret .*; which one is wrong is said only to a request whose signature proves it holds the key's secret`));
+    assert.ok(!r.text.toLowerCase().includes(A.slice(2)), `${c.name}: the key's wallet is named: ${r.text}`);
+    assert.ok(!r.text.includes(trading2.apiKey), `${c.name}: another key of the wallet is named`);
+    texts.add(r.text);
+    assert.equal(r.owner?.class, c.owner, c.name);
+    assert.match(r.owner!.text, c.ownerRe, c.name);
+  }
+  assert.equal(texts.size, 1, `one text for every case: ${[...texts].join(' | ')}`);
+  // A common mistake made with the key's secret proves it: then the wrong passphrase is named with it.
+  const proven = explainL2(req('GET', path, l2Headers(trading, alice.address, 'GET', path, undefined, { passphrase: 'x'.repeat(64), signedPath: '/data/trades' })));
+  expect(proven, 'auth_passphrase', /^POLY_PASSPHRASE is not the passphrase of API key .*; and the L2 signature does not match: the request was signed over path \/data\/trades/);
 });
 
 test('a key still being written is named as such', async () => {
@@ -340,13 +371,12 @@ test('the HMAC: when no mistake reproduces it, what the server signs over, withi
   const ts = now();
   hmacs = 0;
   const r = explainL2(req('DELETE', '/order', l2Headers(trading, alice.address, 'DELETE', '/order', body, { key: wrong }), body), ['trading']);
-  expect(
-    r,
-    'auth_hmac',
-    new RegExp(
-      `^L2 signature does not match: this server signs HMAC-SHA256 over timestamp ${ts} \\+ DELETE \\+ /order \\+ the body as received \\(${body.length} bytes\\), keyed with the secret's base64url decoding; none of \\d+ common mistakes reproduces it .*: is the secret API key ${trading.apiKey}'s\\?$`,
-    ),
-  );
+  const signs = `this server signs HMAC-SHA256 over timestamp ${ts} \\+ DELETE \\+ /order \\+ the body as received \\(${body.length} bytes\\), keyed with the secret's base64url decoding; none of \\d+ common mistakes reproduces it with the key's secret`;
+  // Nothing proves the caller holds the secret: what is signed is said, not which credential is wrong.
+  expect(r, 'auth_credentials', new RegExp(`^L2 credentials of API key ${trading.apiKey} do not check: .*the signature does not verify: ${signs} .*; which one is wrong is said only to`));
+  // The key's wallet reads that the address and passphrase are right and the secret is what to look at.
+  assert.equal(r.owner?.class, 'auth_hmac');
+  assert.match(r.owner!.text, new RegExp(`^L2 signature does not match: ${signs} .*: is the secret API key ${trading.apiKey}'s\\?$`));
   assert.ok(hmacs > 50 && hmacs <= MAX_HMAC_TRIES, `${hmacs} HMACs`);
   const get = explainL2(req('GET', '/data/orders?next_cursor=MA==', l2Headers(trading, alice.address, 'GET', '/data/orders', undefined, { key: wrong })));
   assert.match(get.text, /\+ GET \+ \/data\/orders \(its query string is not signed\) \+ no body, keyed/);
@@ -356,28 +386,39 @@ test('the HMAC: when no mistake reproduces it, what the server signs over, withi
   hmacs = 0;
   explainL2(req('POST', '/order', l2Headers(trading, alice.address, 'POST', '/order', body, { key: wrong }), body), ['trading'], many);
   assert.equal(hmacs, MAX_HMAC_TRIES);
-  // A large body: the bytes hashed stay within MAX_HMAC_BYTES.
+  // A large body: not hashed again at all (the authenticator did, once), and the reason says so.
   const big = JSON.stringify({ pad: 'x'.repeat(700_000) });
   hmacs = 0;
-  hashed = 0;
   const rb = explainL2(req('POST', '/order', l2Headers(trading, alice.address, 'POST', '/order', big, { key: wrong }), big));
-  assert.ok(hashed <= MAX_HMAC_BYTES && hmacs <= 3, `${hmacs} HMACs, ${hashed} bytes`);
-  assert.match(rb.text, /the body as received \(700010 bytes\)/);
-  // Past the budget: no variant is tried, the reason still says what is signed.
-  const busy = explainerWith({ budget: new DiagnosisBudget(1, 0) });
+  assert.equal(hmacs, 0);
+  assert.match(rb.text, /the body as received \(700010 bytes\).*the body is 700010 bytes, and the common mistakes are tried only on bodies of at most 64 KiB/);
+  // A body just under the bound: the bytes hashed stay within MAX_HMAC_BYTES.
+  const near = JSON.stringify({ pad: 'x'.repeat(60_000) });
+  hmacs = 0;
+  hashed = 0;
+  explainL2(req('POST', '/order', l2Headers(trading, alice.address, 'POST', '/order', near, { key: wrong }), near));
+  assert.ok(hashed <= MAX_HMAC_BYTES && hmacs >= 2 && hmacs <= 5, `${hmacs} HMACs, ${hashed} bytes`);
+  // Past the budget: nothing is hashed, the reason still says what is signed.
+  const busy = explainerWith({ budget: new DiagnosisBudget({ network: { perSecond: 0, burst: 0 }, wallet: { perSecond: 0, burst: 0 }, all: { perSecond: 0, burst: 0 } }) });
   hmacs = 0;
   const rbusy = explainL2(req('POST', '/order', l2Headers(trading, alice.address, 'POST', '/order', body, { signedPath: '/orders' }), body), ['trading'], busy);
-  assert.equal(hmacs, 1, 'only the request as received');
-  assert.match(rbusy.text, /^L2 signature does not match: this server signs .*; the common mistakes were not tried \(diagnosis is busy\)$/);
+  assert.equal(hmacs, 0, 'no HMAC');
+  expect(rbusy, 'auth_credentials', /the signature does not verify: this server signs .*; the common mistakes were not tried \(diagnosis is busy\); which one/);
 });
 
 test('refused before the body: only headers are named; headers that check there say the HMAC was not checked', () => {
   const body = '{"a":1}';
   const h = l2Headers(trading, alice.address, 'POST', '/order', body);
   const early = (headers: Record<string, string>) => explainL2({ method: 'POST', path: '/order', query: '', headers: { ...headers, 'content-length': String(body.length) }, body: undefined });
-  expect(early({ ...h, poly_passphrase: 'no' }), 'auth_passphrase', /^POLY_PASSPHRASE is not the passphrase/);
+  // Whether the passphrase or the HMAC is wrong cannot be told before the body: the same words either way,
+  // and the key's wallet reads which.
+  const wrongPass = early({ ...h, poly_passphrase: 'no' });
+  expect(wrongPass, 'auth_credentials', /^L2 credentials of API key .* do not check: .*the request was refused before its body arrived, so its signature was not checked; which one/);
+  assert.match(wrongPass.owner!.text, /^POLY_PASSPHRASE is not the passphrase/);
   hmacs = 0;
-  expect(early(h), 'auth_hmac', /^L2 headers check, and the request was refused before its body arrived, so its HMAC was not checked/);
+  const right = early(h);
+  assert.equal(right.text, wrongPass.text);
+  assert.match(right.owner!.text, /^L2 headers check, and the request was refused before its body arrived, so its signature was not checked/);
   assert.equal(hmacs, 0);
 });
 
@@ -406,7 +447,8 @@ test('the HMAC diagnosis is reached exactly where the authenticator passes the h
       const passes = authn.l2Head(h);
       const headOk = passes !== undefined && kinds.includes(passes);
       const r = explainL2(req('GET', path, h), kinds);
-      assert.equal(r.class === 'auth_hmac', headOk, `${name} on ${kinds.join('+')}: ${r.text}`);
+      // What the key's wallet reads: the HMAC named exactly where the headers passed.
+      assert.equal((r.owner ?? r).class === 'auth_hmac', headOk, `${name} on ${kinds.join('+')}: ${r.text}`);
     }
   }
   const bsets: Array<[string, Record<string, string>]> = [
@@ -416,7 +458,7 @@ test('the HMAC diagnosis is reached exactly where the authenticator passes the h
   ];
   for (const [name, h] of bsets) {
     const r = explainL2(req('GET', '/builder/trades', h), ['builder']);
-    assert.equal(r.class === 'auth_hmac', authn.builderHead(h), `${name}: ${r.text}`);
+    assert.equal((r.owner ?? r).class === 'auth_hmac', authn.builderHead(h), `${name}: ${r.text}`);
   }
 });
 
@@ -476,6 +518,20 @@ test('L1: headers, then the signature recovered under this exchange and the plat
   );
 });
 
+test("an L1 flood with wrong signatures from one network cannot starve a wallet's own diagnosis from another", async () => {
+  // The default rates, on a clock that does not move: only the flood's own spending counts.
+  const e = createAuthExplainer({ keys, rules: AUTH_RULES, pool, auth: config.auth, clock, paths: () => [], budget: new DiagnosisBudget(DIAGNOSIS_RATES, () => 0) });
+  const flood = await l1Headers(alice, { signer: bob });
+  let busy = 0;
+  for (let i = 0; i < 60; i++) {
+    const r = record(await e.l1(flood, `198.51.100.${i}`));
+    if (/diagnosis is busy/.test(r.text)) busy++;
+  }
+  assert.ok(busy >= 30, `${busy} of 60 said busy`);
+  // Alice, from her own network, signed for the platform's chain: the domain is found and named.
+  expect(record(await e.l1(await l1Headers(alice, { chainId: 137 }), '192.0.2.1')), 'auth_l1_signature', /it recovers to the address under the platform's mainnet \(Polygon, chain 137\)/);
+});
+
 // ---- user channel ------------------------------------------------------------------------------------------
 
 test('the user channel: key, secret and passphrase mistakes', () => {
@@ -490,7 +546,11 @@ test('the user channel: key, secret and passphrase mistakes', () => {
   expect(u({ ...t, secret: trading2.secret }), 'auth_hmac', new RegExp(`^the secret is API key ${trading2.apiKey}'s \\(a trading key of the same wallet\\), not API key ${trading.apiKey}'s`));
   expect(u({ ...t, secret: trading.passphrase, passphrase: trading.secret }), 'auth_hmac', /are swapped/);
   expect(u({ ...t, secret: Buffer.alloc(32, 1).toString('base64url') }), 'auth_hmac', /^the secret is not API key .*'s \(it decodes to 32 bytes, which are not this key's\)$/);
-  expect(u({ ...t, secret: Buffer.alloc(32, 1).toString('base64url'), passphrase: 'p' }), 'auth_hmac', /\(nor is the passphrase\)$/);
+  // A wrong secret proves nothing: the passphrase is not judged to the caller, only to the key's wallet.
+  const both = u({ ...t, secret: Buffer.alloc(32, 1).toString('base64url'), passphrase: 'p' });
+  expect(both, 'auth_hmac', /^the secret is not API key .*'s \(it decodes to 32 bytes, which are not this key's\)$/);
+  assert.match(both.owner!.text, /\(nor is the passphrase\)$/);
+  assert.match(u({ ...t, secret: keyBytes(trading.secret).toString('hex'), passphrase: 'p' }).text, /\(nor is the passphrase\)$/, 'a secret sent as hex proves it');
   expect(u({ ...t, passphrase: 'p' }), 'auth_passphrase', /^the passphrase is not API key .*'s \(1 characters arrived/);
   expect(u({ ...t, passphrase: readonly.passphrase }), 'auth_passphrase', new RegExp(`^the passphrase is API key ${readonly.apiKey}'s \\(a read-only key of the same wallet\\)`));
 });
@@ -521,10 +581,13 @@ test('no reason holds a secret, a passphrase or an expected HMAC, in any encodin
   }
   for (const d of expectedDigests) forbidden.push(...encodings(d));
   for (const r of produced) {
-    for (const s of forbidden) {
-      for (let i = 0; i + 12 <= s.length; i++) {
-        const piece = s.slice(i, i + 12);
-        assert.ok(!r.text.includes(piece), `reason holds ${piece} of a secret: ${r.text}`);
+    // What the caller is told, and what the key's wallet reads.
+    for (const text of [r.text, r.owner?.text ?? '']) {
+      for (const s of forbidden) {
+        for (let i = 0; i + 12 <= s.length; i++) {
+          const piece = s.slice(i, i + 12);
+          assert.ok(!text.includes(piece), `reason holds ${piece} of a secret: ${text}`);
+        }
       }
     }
   }

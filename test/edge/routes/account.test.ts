@@ -111,7 +111,7 @@ test('the handlers use only the dependencies they are given', async () => {
       },
     },
   };
-  const deps = { views: h.app.ctx.views, store };
+  const deps = { views: h.app.ctx.views, store, funders: h.app.ctx.auth.funders };
   await assert.rejects(
     dropWalletNotifications(deps, routeRequest({ query: { ids: '0,x' }, caller: { address: wallet } })),
     (e) => isApiError(e) && e.spec.status === 400 && e.message === 'invalid notification id: x',

@@ -113,6 +113,11 @@ test('the handlers work on hand-built dependencies: maintenance, faults, ban sta
 
   const closed = new Set([WALLET]);
   const closedOnly = { has: (a: string) => closed.has(a) } as never;
-  assert.deepEqual(banStatus({ sandbox: { closedOnly } }, routeRequest({ caller: { address: WALLET } })), { closed_only: true });
-  assert.deepEqual(banStatus({ sandbox: { closedOnly } }, routeRequest({ caller: { address: '0x' + '00'.repeat(20) } })), { closed_only: false });
+  const OTHER = '0x' + '00'.repeat(20);
+  const SAFE = '0x' + 'ee'.repeat(20);
+  const funders = { walletsOf: (a: string) => [a, '0x' + 'dd'.repeat(20), a === OTHER ? SAFE : '0x' + 'cc'.repeat(20)] as const };
+  assert.deepEqual(banStatus({ sandbox: { closedOnly }, funders }, routeRequest({ caller: { address: WALLET } })), { closed_only: true });
+  assert.deepEqual(banStatus({ sandbox: { closedOnly }, funders }, routeRequest({ caller: { address: OTHER } })), { closed_only: false });
+  closed.add(SAFE);
+  assert.deepEqual(banStatus({ sandbox: { closedOnly }, funders }, routeRequest({ caller: { address: OTHER } })), { closed_only: true }, 'its Safe is closed-only');
 });

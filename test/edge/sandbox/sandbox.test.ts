@@ -70,20 +70,27 @@ test('the gate: untouched groups keep their route; order routes get windows and 
   }
 });
 
-test('order rules: closed-only BUYs, and orders without postOnly in a post-only period', async () => {
+test('order rules: closed-only BUYs (the maker\'s or the signer\'s), and orders without postOnly in a post-only period', async () => {
   const { sb, clock, cleanup } = await sandbox();
   try {
     const w = '0x' + 'C'.repeat(40);
+    const d = '0x' + 'd'.repeat(40);
+    const safe = '0x' + 'e'.repeat(40);
     await sb.closedOnly.set(w, true);
-    assert.equal(sb.orderRefusal({ wallet: w, side: 'BUY', postOnly: false })?.error.message, `'${w.toLowerCase()}' address in closed only mode`);
-    assert.equal(sb.orderRefusal({ wallet: w, side: 'SELL', postOnly: false }), undefined);
-    assert.equal(sb.orderRefusal({ wallet: '0x' + 'd'.repeat(40), side: 'BUY', postOnly: false }), undefined);
+    assert.equal(sb.orderRefusal({ wallet: w, signer: w, side: 'BUY', postOnly: false })?.error.message, `'${w.toLowerCase()}' address in closed only mode`);
+    assert.equal(sb.orderRefusal({ wallet: w, signer: w, side: 'SELL', postOnly: false }), undefined);
+    assert.equal(sb.orderRefusal({ wallet: d, signer: d, side: 'BUY', postOnly: false }), undefined);
+    // A Safe order of a closed-only EOA, and an EOA's order for its closed-only Safe.
+    assert.equal(sb.orderRefusal({ wallet: safe, signer: w.toLowerCase(), side: 'BUY', postOnly: false })?.error.message, `'${w.toLowerCase()}' address in closed only mode`);
+    await sb.closedOnly.set(safe, true);
+    assert.equal(sb.orderRefusal({ wallet: safe, signer: d, side: 'BUY', postOnly: false })?.error.message, `'${safe}' address in closed only mode`);
+    await sb.closedOnly.set(safe, false);
     sb.maintenance.start(5, 60);
     clock.advance(5_000 + 30_500);
-    const r = sb.orderRefusal({ wallet: w, side: 'SELL', postOnly: false });
+    const r = sb.orderRefusal({ wallet: w, signer: w, side: 'SELL', postOnly: false });
     assert.equal(r?.retryAfterSeconds, 30);
     assert.deepEqual([r?.error.spec.status, r?.error.extra], [503, { code: 'post_only_mode', retry_after_seconds: 30 }]);
-    assert.equal(sb.orderRefusal({ wallet: w, side: 'SELL', postOnly: true }), undefined);
+    assert.equal(sb.orderRefusal({ wallet: w, signer: w, side: 'SELL', postOnly: true }), undefined);
     assert.equal(sb.state().closedOnly.length, 1);
   } finally {
     await cleanup();
