@@ -111,6 +111,22 @@ test('admin cancels: by id, whoever\'s the order, and every order of a wallet in
   assert.match(offTick.body.error, /tick/);
 });
 
+test('admin cancels a proxy wallet\'s order its EOA signed: by id, and with the EOA\'s orders', async () => {
+  const h = await start();
+  // The bot's platform account: its EOA signs, its proxy wallet (signatureType 1) holds the money.
+  const proxy = h.app.ctx.auth.funders.makerOf(h.bot.account.address, 1) as `0x${string}`;
+  await ok(h, 'POST', `/admin/wallets/${proxy}/deposit`, { amount: '100' });
+  const viaProxy = (o: { makerAmount: number; takerAmount: number }) => h.bot.place({ tokenId: h.yes, side: 'BUY', maker: proxy, signatureType: 1, ...o });
+  const first = await viaProxy({ makerAmount: units(1), takerAmount: units(10) });
+  const second = await viaProxy({ makerAmount: units(2), takerAmount: units(10) });
+  assert.deepEqual([first.status, first.body.status, second.body.status], [200, 'live', 'live'], JSON.stringify(first.body));
+  const byId = await ok(h, 'DELETE', '/admin/orders', { orderIds: [first.body.orderID] });
+  assert.deepEqual([byId.canceled, byId.not_canceled], [[first.body.orderID], {}]);
+  const bySigner = await ok(h, 'DELETE', '/admin/orders', { wallet: h.bot.account.address, asset_id: h.yes });
+  assert.deepEqual(bySigner.canceled, [second.body.orderID]);
+  assert.equal((await get(h, `/data/order/${second.body.orderID}`)).order.status, 'CANCELED');
+});
+
 test('credited outcome tokens: balances, conservation, and a restart that replays them to the same state', async () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'pm-credit-'));
   try {

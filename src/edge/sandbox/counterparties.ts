@@ -135,9 +135,12 @@ export class Counterparties {
     return r;
   }
 
-  /** Cancels orders by id, whoever's they are; an unknown id is listed as not found. */
+  /**
+   * Cancels orders by id, whoever's they are; an unknown id is listed as not found. The engine cancels an order
+   * for its signer (a proxy wallet's or Safe's order is its EOA's to cancel), so the ids go by signer.
+   */
   async cancelIds(orderIds: readonly string[]): Promise<CancelResponse> {
-    const byWallet = new Map<string, string[]>();
+    const bySigner = new Map<string, string[]>();
     const out: CancelResponse = { canceled: [], notCanceled: {} };
     for (const raw of orderIds) {
       const id = raw.toLowerCase();
@@ -146,18 +149,21 @@ export class Counterparties {
         out.notCanceled[id] = 'order not found';
         continue;
       }
-      const list = byWallet.get(o.wallet);
-      if (list === undefined) byWallet.set(o.wallet, [id]);
+      const list = bySigner.get(o.signer);
+      if (list === undefined) bySigner.set(o.signer, [id]);
       else list.push(id);
     }
-    for (const r of await Promise.all([...byWallet].map(([w, ids]) => this.d.engine.cancelOrders(w, ids)))) {
+    for (const r of await Promise.all([...bySigner].map(([signer, ids]) => this.d.engine.cancelOrders(signer, ids)))) {
       out.canceled.push(...r.canceled);
       Object.assign(out.notCanceled, r.notCanceled);
     }
     return out;
   }
 
-  /** Cancels a wallet's open orders, in a market and/or a token when given. */
+  /**
+   * Cancels the open orders `wallet` signed (its own, and its proxy wallet's and Safe's when it is their EOA),
+   * in a market and/or a token when given: what DELETE /cancel-market-orders cancels for that address's key.
+   */
   cancelWallet(wallet: string, f: { conditionId?: string; tokenId?: string }): Promise<CancelResponse> {
     return this.d.engine.cancelMarketOrders(wallet, f);
   }
