@@ -11,6 +11,8 @@ export interface OpenOrderRow {
   id: string;
   /** The wallet the order trades for: the signer's own, or its proxy wallet or Safe. */
   maker: string;
+  /** The API key that placed it ("admin" for an order the admin API placed). */
+  owner: string;
   side: string;
   outcome: string;
   assetId: string;
@@ -27,7 +29,7 @@ type Either = Static<typeof OrderView> | Static<typeof ClientOpenOrder>;
 
 export function openOrderRow(o: Either): OpenOrderRow {
   if ('original_size' in o) {
-    return { id: o.id, maker: o.maker_address, side: o.side, outcome: o.outcome, assetId: o.asset_id, price: o.price, originalSize: o.original_size, sizeMatched: o.size_matched, type: o.order_type, createdAt: o.created_at * 1000 };
+    return { id: o.id, maker: o.maker_address, owner: o.owner, side: o.side, outcome: o.outcome, assetId: o.asset_id, price: o.price, originalSize: o.original_size, sizeMatched: o.size_matched, type: o.order_type, createdAt: o.created_at * 1000 };
   }
-  return { id: o.id, maker: o.makerAddress, side: o.side, outcome: o.outcome, assetId: o.assetId, price: o.price, originalSize: o.originalSize, sizeMatched: o.sizeMatched, type: o.type, createdAt: Date.parse(o.createdAt) };
+  return { id: o.id, maker: o.makerAddress, owner: o.owner, side: o.side, outcome: o.outcome, assetId: o.assetId, price: o.price, originalSize: o.originalSize, sizeMatched: o.sizeMatched, type: o.type, createdAt: Date.parse(o.createdAt) };
 }

@@ -42,6 +42,8 @@ import { OrderSigner, type SigningWallet } from './order-signer.ts';
 import { HISTORY_WALK, LIVE_WALK, MAKER_PRESETS, TAKER_PRESETS } from './trading.ts';
 
 const DAY_MS = 86_400_000;
+/** The most time one live round trades for, in rounds. */
+const MAX_ROUND_TICKS = 4;
 
 // ---- the clock ------------------------------------------------------------------------------------------
 
@@ -176,7 +178,10 @@ export async function startLiveDemo(deps: LiveDemoDeps, options: Partial<LiveDem
     timer = undefined;
     if (stopped) return;
     const now = clock.now();
-    const budget = first ? Infinity : ((now - last) / 1000) * o.ordersPerSecond + carry;
+    // A round trades for the time since the last one, but never for more than a few rounds' worth: the
+    // sandbox's test clock may have jumped a day since (and, frozen, gives it no time at all).
+    const elapsed = Math.min(now - last, MAX_ROUND_TICKS * o.tickMs);
+    const budget = first ? Infinity : (elapsed / 1000) * o.ordersPerSecond + carry;
     first = false;
     last = now;
     const whole = Number.isFinite(budget) ? Math.floor(budget) : budget;

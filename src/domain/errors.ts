@@ -142,6 +142,13 @@ export const Errors = define({
   PM_ERR_ADMIN_UNAUTHORIZED: { result: 8001, status: 401, message: 'unauthorized', doc: 'Missing or wrong admin bearer token.' },
   PM_ERR_ADMIN_INVALID: { result: 8002, status: 400, message: 'invalid request', doc: 'An admin payload failed validation; `errors` lists every problem.' },
   PM_ERR_ADMIN_MARKET_UNKNOWN: { result: 8003, status: 404, message: 'market {conditionId} not found', doc: 'An admin market route names a condition id the catalog does not hold.' },
+  // The sandbox's test controls (edge/sandbox/test-clock.ts, counterparties.ts, scenario.ts): 81xx.
+  PM_ERR_CLOCK_BACKWARDS: {
+    result: 8101,
+    status: 400,
+    message: 'the test clock only moves forward: {to} is before its time {now}',
+    doc: 'POST /admin/clock/advance to a time before the exchange\'s: time never goes back (the journal\'s times would).',
+  },
 });
 
 export type ErrorCode = keyof typeof Errors;

@@ -503,6 +503,11 @@ export interface AuthenticatorDeps {
   pool: SigPool;
   auth: Config['auth'];
   clock: Clock;
+  /**
+   * Under the sandbox's test clock, the machine's own: a signed timestamp is fresh within the skew of either
+   * (a client signs with its own clock, or with GET /time's; docs/decisions.md, "The test clock").
+   */
+  wallClock?: Clock;
 }
 
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
@@ -510,7 +515,9 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const skew = deps.auth.maxClockSkewSeconds;
   const domain = authDomainOf(deps.auth);
 
-  const fresh = (ts: string): boolean => TIMESTAMP.test(ts) && Math.abs(nowSeconds(clock) - Number(ts)) <= skew;
+  const wall = deps.wallClock;
+  const fresh = (ts: string): boolean =>
+    TIMESTAMP.test(ts) && (Math.abs(nowSeconds(clock) - Number(ts)) <= skew || (wall !== undefined && Math.abs(nowSeconds(wall) - Number(ts)) <= skew));
 
   const samePassphrase = (key: KeyVerifier, passphrase: string): boolean => {
     const given = Buffer.from(passphrase);
@@ -658,8 +665,8 @@ export interface AuthServices {
   close(): Promise<void>;
 }
 
-export function createAuthServices(opts: { config: Readonly<Config>; store: Store; clock: Clock; log: Logger }): AuthServices {
-  const { config, store, clock, log } = opts;
+export function createAuthServices(opts: { config: Readonly<Config>; store: Store; clock: Clock; wallClock?: Clock; log: Logger }): AuthServices {
+  const { config, store, clock, wallClock, log } = opts;
   const keys = ApiKeyService.open(store, loadMasterKey(config.auth, config.dataDir), clock, config.auth.maxKeysPerWallet);
   const pool = new SigPool({
     threads: config.auth.signatureThreads,
@@ -673,11 +680,11 @@ export function createAuthServices(opts: { config: Readonly<Config>; store: Stor
     },
     () => undefined,
   );
-  const authenticator = createAuthenticator({ keys, pool, auth: config.auth, clock });
+  const authenticator = createAuthenticator({ keys, pool, auth: config.auth, clock, wallClock });
   // Filled by setRoutePaths; the explainer reads it on each diagnosis, so the order of the two does not matter.
   const routePaths = new Map<string, string[]>();
   const explainer = config.auth.explainRefusals
-    ? createAuthExplainer({ keys, rules: AUTH_RULES, pool, auth: config.auth, clock, paths: (method) => routePaths.get(method) ?? [] })
+    ? createAuthExplainer({ keys, rules: AUTH_RULES, pool, auth: config.auth, clock, wallClock, paths: (method) => routePaths.get(method) ?? [] })
     : undefined;
   return {
     keys,

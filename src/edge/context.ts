@@ -20,6 +20,7 @@ import type { EngineSurface } from '../engine/engine.ts';
 import type { Sandbox } from './sandbox/sandbox.ts';
 import type { Heartbeats } from './heartbeats.ts';
 import type { RewardsReader } from '../queries/rewards.ts';
+import type { TestControls } from './sandbox/test-controls.ts';
 
 /** The catalog: reads (queries/catalog.ts) and admin writes (projections/catalog.ts). */
 export interface CatalogServices {
@@ -83,4 +84,6 @@ export interface AppContext {
   readonly heartbeats: Heartbeats;
   /** Liquidity-reward programs and earnings (queries/rewards.ts). */
   readonly rewards: RewardsReader;
+  /** The sandbox's test controls (edge/sandbox/test-controls.ts); undefined where they are off. */
+  readonly controls: TestControls | undefined;
 }

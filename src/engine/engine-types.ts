@@ -14,8 +14,18 @@ export interface EngineOptions {
   store: Store;
   shards: number;
   log: Logger;
-  /** Clock in ms: order checks and journal timestamps. GTD expiry in the shards follows the wall clock. */
+  /**
+   * Clock in ms: order checks, journal timestamps, the trade lifecycle. GTD expiry in the shards follows the
+   * system clock unless `shardTime` and Engine.shardTime() say otherwise (the sandbox's test clock).
+   */
   now?: () => number;
+  /** The time the shards start on (the test clock as restored); default the system clock. */
+  shardTime?: ShardTime;
+  /**
+   * Told the unix second a group of GTD orders expired at, right before the group is applied and journaled:
+   * the test clock, frozen while an advance moves it, holds its time there so the expiry is journaled at it.
+   */
+  onExpiry?: (sec: number) => void;
   /** Which book the shards use (book-factory.ts): a kind, or a module URL and export (tests). Default 'production'. */
   bookFactory?: BookKind | BookFactoryRef;
   /** Command ring slots per shard (power of two). Default 4096. */
@@ -43,6 +53,13 @@ export interface EngineOptions {
   timers?: Timers;
   /** ROLE=sequencer: each batch's rows are logged for the replicas (journal/replication-log.ts). */
   replicationLog?: ReplicationLog;
+}
+
+/** The exchange's time as the shards follow it (protocol.ts OP_TIME): frozen at `atMs`, or the system clock plus `offsetMs`. */
+export interface ShardTime {
+  frozen: boolean;
+  offsetMs: number;
+  atMs: number;
 }
 
 /**

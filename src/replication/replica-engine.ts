@@ -154,6 +154,15 @@ export class ReplicaEngine implements EngineSurface {
 
   onSnapshots(): void {}
 
+  /** No shards, no expiry of its own: a replica applies the sequencer's (and never runs the test controls). */
+  async shardTime(): Promise<void> {}
+
+  nextExpirySec(): number {
+    return Infinity;
+  }
+
+  async idle(): Promise<void> {}
+
   /** The state hash of the replica's tables (journal/recovery.ts): equal to the sequencer's at the same seq. */
   stateHash(): string {
     return hashState(canonicalOfTables(loadMaterialized(this.store)));
@@ -202,6 +211,9 @@ export class ReplicaEngine implements EngineSurface {
     return this.refuse();
   }
   redeem(): never {
+    return this.refuse();
+  }
+  creditTokens(): never {
     return this.refuse();
   }
   resolveMarket(): never {

@@ -16,8 +16,8 @@
  * (`ConfigError`).
  *
  * Environment variables: PROFILE, CONFIG_FILE, HOST, PORT, DATA_DIR, ADMIN_TOKEN, DEMO (live/static/off),
- * LOG_LEVEL, SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, FAULTS_FILE, CONSOLE (on/off),
- * ROLE, NATS_URL, NATS_USER, NATS_PASSWORD, FAILOVER, PUBLIC_URL, SEQUENCER_URL.
+ * LOG_LEVEL, SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, FAULTS_FILE,
+ * TEST_CONTROLS (on/off/auto), CONSOLE (on/off), ROLE, NATS_URL, NATS_USER, NATS_PASSWORD, FAILOVER, PUBLIC_URL, SEQUENCER_URL.
  */
 import { readFileSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
@@ -92,6 +92,11 @@ const Sandbox = Type.Object(
       { additionalProperties: false },
     ),
     faultsFile: Type.String({ description: 'fault scenario loaded at start (JSON, the body of PUT /admin/sandbox/faults); empty = none' }),
+    testControls: Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')], {
+      description:
+        'the admin API\'s controls for a bot\'s test suite (the test clock, admin-made orders and books, scenarios): on, off, or auto = on in ROLE=single and off in every clustered role; ' +
+        'on a clustered node they run only where the engine runs (the sequencer); they need ADMIN_TOKEN like every admin route',
+    }),
   },
   { additionalProperties: false },
 );
@@ -353,6 +358,18 @@ function envDemo(v: string): DemoMode {
   throw new ConfigError('DEMO', `expected live, static or off (or 1/0), got ${JSON.stringify(v)}`);
 }
 
+/** TEST_CONTROLS: on/off (or 1/0), auto. */
+function envTestControls(v: string): Config['sandbox']['testControls'] {
+  if (/^auto$/i.test(v)) return 'auto';
+  return envBool('TEST_CONTROLS', v) ? 'on' : 'off';
+}
+
+/** Whether the sandbox's test controls run on this node (`sandbox.testControls`; auto: only ROLE=single). */
+export function testControlsOn(config: Pick<Config, 'sandbox' | 'cluster'>): boolean {
+  const c = config.sandbox.testControls;
+  return c === 'on' || (c === 'auto' && config.cluster.role === 'single');
+}
+
 function envInt(key: string, v: string): number {
   if (!/^-?\d+$/.test(v)) throw new ConfigError(key, `expected an integer, got ${JSON.stringify(v)}`);
   return Number(v);
@@ -373,7 +390,10 @@ function envOverlay(env: NodeJS.ProcessEnv): Json {
   if (env.LOG_LEVEL !== undefined) o.log = { level: env.LOG_LEVEL };
   if (env.SHARDS !== undefined) o.engine = { shards: envInt('SHARDS', env.SHARDS) };
   if (env.RATE_LIMITS !== undefined) o.rateLimits = { enabled: envBool('RATE_LIMITS', env.RATE_LIMITS) };
-  if (env.FAULTS_FILE !== undefined) o.sandbox = { faultsFile: env.FAULTS_FILE };
+  const sandbox: Json = {};
+  if (env.FAULTS_FILE !== undefined) sandbox.faultsFile = env.FAULTS_FILE;
+  if (env.TEST_CONTROLS !== undefined) sandbox.testControls = envTestControls(env.TEST_CONTROLS);
+  if (Object.keys(sandbox).length) o.sandbox = sandbox;
   if (env.CONSOLE !== undefined) o.console = { enabled: envBool('CONSOLE', env.CONSOLE) };
   if (env.PROFILE !== undefined) o.profile = env.PROFILE;
   const cluster: Json = {};
@@ -482,6 +502,19 @@ function deepFreeze<T>(v: T): T {
     Object.freeze(v);
   }
   return v;
+}
+
+/**
+ * For embedding programs (src/harness/): the defaults overlaid by each layer in turn (a config file's JSON,
+ * then overrides), validated and frozen, without reading the environment. A bad value throws ConfigError.
+ */
+export function configOf(...layers: Json[]): Readonly<Config> {
+  return finish(layers.reduce<Json>((merged, layer) => overlay(merged, layer), readJson(DEFAULT_CONFIG_PATH, 'config/default.json')));
+}
+
+/** A JSON object from a file, for configOf; a missing or malformed file throws ConfigError naming `key`. */
+export function readConfigFile(path: string, key = 'configFile'): Record<string, unknown> {
+  return readJson(resolve(path), key);
 }
 
 /**

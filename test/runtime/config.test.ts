@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { ConfigError, loadConfig } from '../../src/runtime/config.ts';
+import { ConfigError, loadConfig, testControlsOn } from '../../src/runtime/config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pm-config-'));
 const file = (name: string, text: string) => {
@@ -137,6 +137,7 @@ test('the sandbox is off by default; its keys come from a file and FAULTS_FILE, 
     trades: { minedDelayMs: 0, confirmedDelayMs: 0, retryingShare: 0, retryDelayMs: 0, failedShare: 0, seed: 1 },
     maintenance: { weekly: [], durationSeconds: 90, postOnlySeconds: 120 },
     faultsFile: '',
+    testControls: 'auto',
   });
   const p = file('sandbox.json', JSON.stringify({ sandbox: { trades: { minedDelayMs: 2000, retryingShare: 0.1 }, maintenance: { weekly: [{ day: 'tue', at: '11:00' }] } } }));
   const c = loadConfig({ env: { CONFIG_FILE: p, FAULTS_FILE: '/tmp/faults.json' } });
@@ -146,6 +147,22 @@ test('the sandbox is off by default; its keys come from a file and FAULTS_FILE, 
   const bad = (sandbox: unknown) => file('bad-sandbox.json', JSON.stringify({ sandbox }));
   assert.throws(() => loadConfig({ env: { CONFIG_FILE: bad({ trades: { failedShare: 2 } }) } }), (e: unknown) => e instanceof ConfigError && e.key === 'sandbox.trades.failedShare');
   assert.throws(() => loadConfig({ env: { CONFIG_FILE: bad({ maintenance: { weekly: [{ day: 'tue', at: '25:00' }] } }) } }), (e: unknown) => e instanceof ConfigError && e.key.startsWith('sandbox.maintenance.weekly'));
+});
+
+test('the test controls: auto by default, on in ROLE=single only; TEST_CONTROLS and a file set them; a bad value names its key', () => {
+  const on = (env: Record<string, string>) => testControlsOn(loadConfig({ env }));
+  assert.equal(on({}), true, 'auto, single');
+  assert.equal(on({ ROLE: 'sequencer' }), false, 'auto: off in a clustered role');
+  assert.equal(on({ ROLE: 'sequencer', TEST_CONTROLS: 'on' }), true, 'unless asked for');
+  assert.equal(on({ TEST_CONTROLS: 'off' }), false, 'a production configuration turns them off');
+  assert.equal(on({ TEST_CONTROLS: '0' }), false);
+  assert.equal(loadConfig({ env: { TEST_CONTROLS: 'AUTO' } }).sandbox.testControls, 'auto');
+  assert.equal(on({ CONFIG_FILE: file('controls.json', JSON.stringify({ sandbox: { testControls: 'off' } })) }), false);
+  assert.throws(() => loadConfig({ env: { TEST_CONTROLS: 'maybe' } }), (e: unknown) => e instanceof ConfigError && e.key === 'TEST_CONTROLS');
+  assert.throws(
+    () => loadConfig({ env: { CONFIG_FILE: file('bad-controls.json', JSON.stringify({ sandbox: { testControls: true } })) } }),
+    (e: unknown) => e instanceof ConfigError && e.key === 'sandbox.testControls',
+  );
 });
 
 test('the cluster role: single by default; ROLE, NATS_URL and SEQUENCER_URL set it, a bad value names its key', () => {

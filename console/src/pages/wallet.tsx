@@ -11,7 +11,7 @@ import type { UserChannelEvent } from '../../../src/edge/schemas/stream.ts';
 import type { RefusalsPage } from '../../../src/edge/schemas/refusals.ts';
 import type { ClosedPosition, Position, Trade } from '../../../src/edge/schemas/wallets.ts';
 import { call, query } from '../api.ts';
-import { ChannelBadge, ErrorText, Section, useLoad, useThrottled } from '../components/common.tsx';
+import { AdminMade, ADMIN_OWNER, ChannelBadge, ErrorText, Section, useLoad, useThrottled } from '../components/common.tsx';
 import { OpenOrders, useUserEvents } from '../components/open-orders.tsx';
 import { WalletConnect } from '../components/wallet-connect.tsx';
 import { amount, percent, price, short, time, usd } from '../format.ts';
@@ -263,8 +263,9 @@ function LiveFeed({ w }: { w: Wallet }) {
         {events.length === 0 && <li class="muted">Nothing yet: orders and trades of this wallet appear here as they happen.</li>}
         {events.map((e, i) =>
           e.event_type === 'order' ? (
-            <li key={`${e.id}|${e.type}|${e.timestamp}|${i}`}>
+            <li key={`${e.id}|${e.type}|${e.timestamp}|${i}`} data-owner={e.owner}>
               {time(e.timestamp)} order {e.type.toLowerCase()}: {e.side} {amount(e.original_size)} {e.outcome} at {price(e.price)}, filled {amount(e.size_matched)} ({e.status})
+              {e.owner === ADMIN_OWNER && <AdminMade />}
             </li>
           ) : (
             <li key={`${e.id}|${e.status}|${e.timestamp}|${i}`}>

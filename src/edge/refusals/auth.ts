@@ -201,6 +201,8 @@ export interface AuthExplainerDeps {
   pool: Pick<SigPool, 'recoverClobAuth'>;
   auth: Config['auth'];
   clock: Clock;
+  /** As AuthenticatorDeps.wallClock: a timestamp within the skew of either clock is fresh. */
+  wallClock?: Clock;
   /** The service's route paths of a method (patterns with `:` are skipped), for "signed over another path". */
   paths: (method: string) => readonly string[];
   /** What the HMAC and L1 diagnoses may cost (budget.ts; default: buckets of this explainer's own at the default rates). */
@@ -437,6 +439,7 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
     }
     const behind = now - Number(ts);
     if (Math.abs(behind) <= skew) return undefined;
+    if (deps.wallClock !== undefined && Math.abs(nowSeconds(deps.wallClock) - Number(ts)) <= skew) return undefined;
     const how = behind > 0 ? `${behind} s behind` : `${-behind} s ahead of`;
     return refusal('auth_timestamp', `${label} timestamp ${Number(ts)} is ${how} this server (allowed ${skew} s; server time ${now}, GET /time)`);
   }
