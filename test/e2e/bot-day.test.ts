@@ -16,15 +16,18 @@
  *     orders and cancels get 425, then in the post-only period a plain order 503 with its reason and a
  *     post-only one rests; trading resumes after it.
  *
- * The signature types 1 and 2 with a funder (issue 40 item 2) run the same day in their own test of this file
- * once they are accepted: `clientFor` takes the client's constructor options.
+ *   - a platform account's bot, signing with signatureType 1 (its proxy wallet) and 2 (its Safe) and a
+ *     funderAddress: the same key, a resting order and a cancel, and a fill against the demo makers that goes
+ *     MATCHED, MINED, CONFIRMED on the signer's user channel, paid by the funder (the admin deposits into the
+ *     funder, as the README says: the platform account's funds are there), the signer's own wallet untouched.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ApiError, ClobClient, OrderType, Side } from '@polymarket/clob-client-v2';
+import { ApiError, AssetType, ClobClient, OrderType, Side } from '@polymarket/clob-client-v2';
 import { createWalletClient, custom } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { DEMO_WALLETS } from '../../src/demo/catalog.ts';
+import { deriveFunder, type WalletFactories } from '../../src/domain/signature-types.ts';
 import type { MarketBook } from '../../src/edge/schemas/catalog.ts';
 import type { LastTradePriceEvent, UserTradeEvent } from '../../src/edge/schemas/stream.ts';
 import { startService, type ServiceProcess } from '../../tools/service-process.ts';
@@ -161,6 +164,47 @@ describe("a bot developer's day against PROFILE=clob-v2 npm start", () => {
       assert.ok(Number(moves[0]!.last_update) <= Number(moves[1]!.last_update) && Number(moves[1]!.last_update) <= Number(moves[2]!.last_update));
       const trades = await bot.getTrades({ id: tradeId });
       assert.deepEqual(trades.map((t) => [t.id, t.status]), [[tradeId, 'CONFIRMED']]);
+    } finally {
+      user.close();
+    }
+  });
+
+  test("a platform account's bot: signatureType 1 (proxy wallet) and 2 (Safe) with its funder address, unchanged", async () => {
+    const key = DEMO_WALLETS[3].privateKey as `0x${string}`;
+    const signer = privateKeyToAccount(key).address.toLowerCase();
+    const info = (await (await fetch(`${host}/exchange-info`)).json()) as { walletFactories: WalletFactories };
+    const creds = await clientFor(key).createOrDeriveApiKey();
+    const own = clientFor(key, { creds, throwOnError: true });
+    const usdc = async (c: ClobClient) => Number((await c.getBalanceAllowance({ asset_type: AssetType.COLLATERAL })).balance);
+    const ownBefore = await usdc(own);
+    const user = await StreamClient.connect(`${host.replace('http', 'ws')}/ws/user`, { pingMs: 5_000 });
+    try {
+      user.subscribeUser({ apiKey: creds.key, secret: creds.secret, passphrase: creds.passphrase });
+      await new Promise((r) => setTimeout(r, 200));
+      for (const type of [1, 2] as const) {
+        // The address polymarket.com shows the account (the factory's CREATE2 of the signer); its funds are there.
+        const funder = deriveFunder(info.walletFactories, signer, type);
+        await admin('POST', `/admin/wallets/${funder}/deposit`, { amount: '50' });
+        const bot = clientFor(key, { creds, signatureType: type, funderAddress: funder, throwOnError: true });
+        assert.equal(await usdc(bot), 50_000_000, `type ${type}: balance-allowance with the client's signature_type is the funder's`);
+
+        const rest = await bot.createAndPostOrder({ tokenID: token, price: 0.02, size: 10, side: Side.BUY }, { tickSize: tick as never }, OrderType.GTC);
+        assert.deepEqual([rest.success, rest.status], [true, 'live'], JSON.stringify(rest));
+        const listed = await bot.getOpenOrders({ asset_id: token });
+        assert.deepEqual(listed.filter((o) => o.id === rest.orderID).map((o) => o.maker_address.toLowerCase()), [funder.toLowerCase()]);
+        assert.deepEqual(await bot.cancelOrder({ orderID: rest.orderID }), { canceled: [rest.orderID], not_canceled: {} });
+
+        const bought = await bot.createAndPostMarketOrder({ tokenID: token, amount: 5, side: Side.BUY }, { tickSize: tick as never }, OrderType.FAK);
+        assert.deepEqual([bought.success, bought.status], [true, 'matched'], JSON.stringify(bought));
+        const tradeId = bought.tradeIDs![0]!;
+        for (const status of ['MATCHED', 'MINED', 'CONFIRMED']) {
+          const e = await user.next<UserTradeEvent>((x) => x.event_type === 'trade' && (x as UserTradeEvent).id === tradeId && (x as UserTradeEvent).status === status, 30_000);
+          assert.equal(e.maker_address.toLowerCase(), funder.toLowerCase(), `type ${type}: the ${status} trade is the funder's, on the signer's channel`);
+        }
+        const spent = 50_000_000 - (await usdc(bot));
+        assert.ok(spent > 0 && spent <= 5_000_000 + 100_000, `type ${type}: the funder paid (${spent} units)`);
+      }
+      assert.equal(await usdc(own), ownBefore, "the signer's own wallet is untouched");
     } finally {
       user.close();
     }
