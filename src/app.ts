@@ -418,7 +418,7 @@ async function listen(o: {
 }
 
 /**
- * The books as committed: GET /book, the quotes and the streams read this one state (docs/decisions.md,
+ * The books as committed: GET /book, the quotes and the streams read this one state (docs/decisions/streaming.md,
  * "Streaming"), so a client applying the stream's deltas lands on what /book serves. With them the catalog
  * and market data, which read each other's prices and outcomes.
  */

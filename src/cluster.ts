@@ -1,5 +1,5 @@
 /**
- * The roles beyond one process (docs/decisions.md, "Scale-out"): what app.ts adds for ROLE=sequencer and
+ * The roles beyond one process (docs/decisions/scale-out.md, "Scale-out"): what app.ts adds for ROLE=sequencer and
  * ROLE=replica. Loaded with a dynamic import only for those roles, so ROLE=single never loads the NATS
  * clients.
  *

@@ -1,5 +1,5 @@
 /**
- * The node's role in app.ts's start-up (docs/decisions.md, "Scale-out"): which engine it runs and what the
+ * The node's role in app.ts's start-up (docs/decisions/scale-out.md, "Scale-out"): which engine it runs and what the
  * cluster adds. ROLE=single (the default) is today's process and loads nothing more; ROLE=sequencer and
  * ROLE=replica load cluster.ts, and with it the NATS clients, through a dynamic import. ROLE=gateway is a
  * replica whose writes go to the sequencer (`gateway`).

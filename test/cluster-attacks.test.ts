@@ -10,7 +10,7 @@
  *               command queue group and answers with "matched", and publishes a forged record on the stream:
  *               each refused and counted by the node (pm_commands_refused, pm_gateway_refused_answers,
  *               pm_replica_forged), and nothing of it applied.
- *   replica     the README's set-up (tools/nats-config.ts) with the least-trusted role's credentials: reading
+ *   replica     the README's set-up (docs/cluster.md, tools/nats-config.ts) with the least-trusted role's credentials: reading
  *               others' inboxes, joining the queue group, publishing commands, records or a lease value,
  *               `$JS.API.STREAM.UPDATE` and `$JS.API.STREAM.PURGE` are all refused by the server (its
  *               permissions violations), and the stream is unchanged.

@@ -1,7 +1,7 @@
 /**
- * Writes a nats-server configuration for a cluster of ours (README "Running more than one node"; the threat
- * model: docs/decisions.md, "The cluster's threat model"): one user per role, a password generated for each,
- * and the least permissions each role needs, so a node's credential (or a machine that holds it) can do no
+ * Writes a nats-server configuration for a cluster of ours (docs/cluster.md, "Running more than one node"; the
+ * threat model: docs/decisions/scale-out.md, "The cluster's threat model"): one user per role, a password generated
+ * for each, and the least permissions each role needs, so a node's credential (or a machine that holds it) can do no
  * more than that role does. NATS is still not trusted: every message that matters is authenticated by the
  * nodes' key whatever the permissions let through; these keep the rest (reading others' answers, taking the
  * command queue, managing the stream) from every credential that does not need it.
@@ -134,7 +134,7 @@ export function natsConfig(o: NatsConfigOptions = {}): NatsConfig {
     entries.push(`    { user: ${quote(role)}, password: ${quote(password)}, permissions: { ${pub}, ${sub}${resp} } }`);
   }
   const lines = [
-    '# Written by tools/nats-config.ts: one user per role with the least permissions it needs (README "Running more than one node").',
+    '# Written by tools/nats-config.ts: one user per role with the least permissions it needs (docs/cluster.md, "Running more than one node").',
     '# Holds every role\'s password: keep it mode 0600, readable by the nats-server user only.',
     `listen: ${quote(listen)}`,
     `jetstream: {${o.storeDir === undefined ? '' : ` store_dir: ${quote(o.storeDir)} `}}`,

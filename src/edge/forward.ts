@@ -1,5 +1,5 @@
 /**
- * Requests a gateway forwards to the sequencer, both ends (ROLE=gateway; docs/decisions.md, "Gateways").
+ * Requests a gateway forwards to the sequencer, both ends (ROLE=gateway; docs/decisions/scale-out.md, "Gateways").
  * The transport is the command subscription (replication/commands.ts), wired by app.ts; this module holds
  * what the edge decides about it, on either side.
  *

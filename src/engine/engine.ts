@@ -1,7 +1,7 @@
 /**
  * The engine facade and sequencer: the only module the trading and admin code calls.
  *
- * Pipeline of an order (docs/decisions.md, "Threads and who owns what"):
+ * Pipeline of an order (docs/decisions/architecture.md, "Threads and who owns what"):
  *
  *   placeOrder ── checks (market, post-only type, expiration, amounts, tick, size)      admission.ts
  *              ── R1: ledger reserves what the order can spend      admission.ts, reservation.ts, ledger.ts

@@ -4,7 +4,7 @@
  * (journal/replication-log.ts), and then tells the read side (replica-engine.ts: books, projections, the
  * order index, API keys) what the batch held, in journal order.
  *
- * Forgeries first (docs/decisions.md, "The cluster's threat model"): a message on a subject other than the
+ * Forgeries first (docs/decisions/scale-out.md, "The cluster's threat model"): a message on a subject other than the
  * stream's own (`<stream lowercased>.batches`: one added to the stream by someone who could update it), or
  * whose authenticator fails (wire.ts: not made with the nodes' key for that subject), is skipped: never
  * applied, counted (`pm_replica_forged`) and logged at most every 10 s. It does not stop the follower, or

@@ -1,5 +1,5 @@
 /**
- * The cluster's keys and authenticators (docs/decisions.md, "The cluster's threat model"): NATS is transport,
+ * The cluster's keys and authenticators (docs/decisions/scale-out.md, "The cluster's threat model"): NATS is transport,
  * not a trust boundary, so whatever one node believes of another's message it believes because the message
  * carries an authenticator only the nodes can make. This module owns how those keys are derived and the
  * byte format of every authenticator; the modules that put one on a message (commands.ts, wire.ts, lease.ts)

@@ -254,7 +254,7 @@ export const ConfigSchema = Type.Object(
             'standby = a replica that keeps the replication log and takes over as sequencer when the lease is free (needs cluster.failover)',
         }),
         natsUrl: Type.String({ minLength: 1, description: 'the NATS server (JetStream enabled) of the sequencer and replicas' }),
-        natsUser: Type.String({ description: 'the NATS user this node connects as (empty: none); its permissions say what it may publish (README "Running more than one node")' }),
+        natsUser: Type.String({ description: 'the NATS user this node connects as (empty: none); its permissions say what it may publish (docs/cluster.md, "Running more than one node")' }),
         natsPassword: Type.String({ description: 'that user\'s password' }),
         insecure: Type.Boolean({
           description: 'tests only: a clustered node may connect to NATS with no credentials (refused otherwise; logged loudly at start). NATS is not a trust boundary either way: every message is authenticated',
