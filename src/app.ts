@@ -2,9 +2,7 @@
  * Composition root: opens the store, builds the context and the route table, starts the HTTP edge.
  * `main.ts` wraps it with configuration loading and signal handling; tests start it in process.
  */
-import type { JournalEvent } from './domain/events.ts';
 import { openStore, type Store } from './journal/env.ts';
-import { readJournal } from './journal/recovery.ts';
 import { metaKeys } from './journal/keys.ts';
 import { readFill } from './journal/fill-codec.ts';
 import { CatalogWriter } from './projections/catalog.ts';
@@ -380,8 +378,7 @@ async function listen(o: {
 function openBooks(o: { store: Store; engine: EngineSurface; clock: Clock; marketDataStore: MarketDataStore; log: Logger; closers: Closers; role: RoleParts; samples: SampleLog | undefined }) {
   const { store, engine, clock, marketDataStore, role } = o;
   const books = new CommittedBooks();
-  if (role.replica !== undefined) replayBooks(books, store);
-  else books.seed({ ...engine.bookSeed(), ts: clock.now() });
+  books.seed({ ...engine.bookSeed(), ts: clock.now() });
   engine.onCommitted((events) => books.apply(events));
   const catalog: CatalogServices = Object.freeze({
     // The catalog's live prices come from market data (the midpoint, or the last trade when the spread is
@@ -415,24 +412,6 @@ function openBooks(o: { store: Store; engine: EngineSurface; clock: Clock; marke
     o.closers.add('midpoint sampler', () => sampler.stop());
   }
   return { books, catalog, marketData };
-}
-
-/**
- * A replica's books from the whole journal rather than a seed: each market's body then carries the time of
- * the last event that changed it, as on a sequencer that has run since that event, whenever the replica
- * itself started (a seed would stamp every quiet market with the replica's start).
- */
-function replayBooks(books: CommittedBooks, store: Store): void {
-  books.seed({ markets: [], resting: [], lastTrades: [], ts: 0 });
-  let chunk: JournalEvent[] = [];
-  for (const e of readJournal(store)) {
-    chunk.push(e);
-    if (chunk.length === 4096) {
-      books.apply(chunk);
-      chunk = [];
-    }
-  }
-  if (chunk.length > 0) books.apply(chunk);
 }
 
 /** The committed books as wallet data's live prices (AppContext.livePrices). */

@@ -14,6 +14,7 @@
 import { Histogram } from 'prom-client';
 import type { Store } from './journal/env.ts';
 import { metaKeys } from './journal/keys.ts';
+import type { CheckpointSource } from './journal/recovery.ts';
 import { ReplicationLog } from './journal/replication-log.ts';
 import { CommandForwarder, CommandServer, commandSubject, REPLAY_WINDOW_MS, type CommandAnswer, type CommandRequest } from './replication/commands.ts';
 
@@ -99,9 +100,9 @@ export interface ReplicaRole {
  * The replica's engine surface and follower (not yet started: start it once the read models listen to
  * `engine.onCommitted`). `keysChanged` hears the API keys each batch wrote.
  */
-export function openReplica(store: Store, config: Readonly<Config>, logger: Logger, metrics: Metrics, keysChanged: (apiKeys: string[]) => void): ReplicaRole {
+export function openReplica(store: Store, config: Readonly<Config>, logger: Logger, metrics: Metrics, keysChanged: (apiKeys: string[]) => void, checkpoints?: CheckpointSource): ReplicaRole {
   if (config.cluster.sequencerUrl === '' && !config.cluster.failover.enabled) logger.warn('ROLE=replica without SEQUENCER_URL: refusals of write routes cannot say where to send them');
-  const engine = new ReplicaEngine(store, config.cluster.sequencerUrl);
+  const engine = new ReplicaEngine(store, config.cluster.sequencerUrl, checkpoints);
   const onApplied = (applied: AppliedBatch[]) => {
     engine.applied(applied);
     const keys: string[] = [];

@@ -33,7 +33,8 @@
  */
 import type { Store } from './env.ts';
 import { engineMetaKeys, metaKeys } from './keys.ts';
-import type { OrderStateRow } from './orders.ts';
+import { ORDER_RECORD_KIND, orderRecordHead } from './order-codec.ts';
+import { idRunOf, type OrderStateRow } from './orders.ts';
 
 export type AuxDb = 'c' | 'i' | 'p' | 'k' | 'm' | 'v';
 /** [db, key, value] puts, [db, key] removes. */
@@ -320,9 +321,17 @@ export function readReplicatedBatch(store: Store, rseq: number): ReplicatedBatch
   return out;
 }
 
+/** The order id of a journal table value that is an `order` event (record or object), else undefined. */
+function orderIdOf(value: unknown, seq: number): string | undefined {
+  if (value instanceof Uint8Array) return value[0] === ORDER_RECORD_KIND ? orderRecordHead(value, seq).orderId : undefined;
+  const e = value as { type?: unknown; orderId?: unknown };
+  return e.type === 'order' && typeof e.orderId === 'string' ? e.orderId : undefined;
+}
+
 /**
  * Issues every write of `batches` (consecutive, checked by the caller) in this turn: one transaction. The
- * journal's and fills' values are written as the sequencer stored them, the rows as it put them, then
+ * journal's and fills' values are written as the sequencer stored them (with the order-id run of the batch's
+ * new orders, orders.ts), the rows as it put them, then
  * meta: journalSeq, net deposits, the last rseq applied, the highest term. `keepLog` (a standby) also writes
  * each record into the store's own replication log, so the store can serve as a sequencer's
  * (ReplicationLog.open). Resolves when committed.
@@ -345,7 +354,14 @@ export function applyReplicatedBatches(store: Store, batches: readonly Replicate
       if (b.j !== undefined) p = store.meta.put(metaKeys.replicationJournalSeq, b.j[1]);
     }
     if (b.p !== undefined && store.meta.get(metaKeys.tradeIdPrefix) === undefined) void store.meta.put(metaKeys.tradeIdPrefix, b.p);
-    for (const [seq, value] of b.e ?? []) p = store.journal.put(seq, value);
+    const newOrders: Array<{ orderId: string; seq: number }> = [];
+    for (const [seq, value] of b.e ?? []) {
+      p = store.journal.put(seq, value);
+      const id = orderIdOf(value, seq);
+      if (id !== undefined) newOrders.push({ orderId: id, seq });
+    }
+    // The order-id index's run, as the sequencer's writer put it (orders.ts); the replica engine indexes them in memory.
+    if (newOrders.length > 0) p = store.orderIds.put(newOrders[0]!.seq, idRunOf(newOrders));
     for (const [key, block] of b.f ?? []) p = store.fills.put(key, Buffer.from(block.buffer, block.byteOffset, block.byteLength));
     const rows = b.rows;
     if (rows !== undefined) {
