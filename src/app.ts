@@ -10,6 +10,7 @@ import { CatalogReader } from './queries/catalog.ts';
 import { loadDemo } from './demo/catalog.ts';
 import { LIVE_DEMO_DEFAULTS, ReplayClock, startLiveDemo, type LiveDemo, type LiveDemoOptions } from './demo/live.ts';
 import { createAuthServices, type AuthServices } from './edge/auth.ts';
+import type { Checkpointer } from './engine/checkpointer.ts';
 import type { EngineSurface } from './engine/engine.ts';
 import { SampleLog, openEngine, openRole, startFollowing, type RoleParts } from './roles.ts';
 import type { Follower } from './replication/follower.ts';
@@ -60,6 +61,8 @@ export interface App {
   readonly demo?: LiveDemo;
   /** ROLE=sequencer: its publisher; ROLE=replica: its follower (tests, /metrics). */
   readonly replication: { publisher?: Publisher; follower?: Follower };
+  /** The node's checkpoints (engine/checkpointer.ts): write one under a name, list, export; retention. */
+  readonly checkpointer?: Checkpointer;
   /** Ordered stop: close the listen socket, let in-flight requests finish, then close what start-up opened, newest first (LMDB last). */
   stop(graceMs?: number): Promise<void>;
   /**
@@ -262,6 +265,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     port: server.port,
     demo,
     replication: { publisher: role.sequencer?.publisher, follower: role.replica?.follower },
+    checkpointer: role.checkpointer,
     fence(why: string) {
       if (deposed.why !== undefined) return;
       deposed.why = why;
