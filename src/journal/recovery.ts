@@ -422,18 +422,26 @@ class Replay {
  * order or market: each means the journal, or the checkpoint with it, is damaged.
  */
 export function replayJournal(store: Store, base?: { state: CheckpointState; stateHash: string }): ReplayResult {
+  // Order records are read for the four fields the replay needs; only the orders left open are decoded whole.
+  return replayEvents(journalEntries(store, (base?.state.seq ?? 0) + 1, true), base);
+}
+
+/**
+ * The replay of `events` (consecutive seqs, from the checkpoint's seq + 1 or from 1): replayJournal's, for
+ * events read elsewhere (journal archives, tools/journal-archive.ts). The same checks and errors.
+ */
+export function replayEvents(events: Iterable<JournalEvent | UndecodedOrder>, base?: { state: CheckpointState; stateHash: string }): ReplayResult {
   const replay = new Replay(base?.state);
   if (base !== undefined && hashState(replay.canonical()) !== base.stateHash) throw new RecoveryError(`checkpoint at seq ${base.state.seq}: its state does not reproduce its state hash`);
   let seq = base?.state.seq ?? 0;
-  let events = 0;
-  // Order records are read for the four fields the replay needs; only the orders left open are decoded whole.
-  for (const e of journalEntries(store, seq + 1, true)) {
+  let count = 0;
+  for (const e of events) {
     if (e.seq !== seq + 1) throw new RecoveryError(`journal gap: seq ${e.seq} follows ${seq}`);
     seq = e.seq;
-    events++;
+    count++;
     replay.apply(e);
   }
-  return replay.result(seq, events);
+  return replay.result(seq, count);
 }
 
 export interface VerifiedStore {
