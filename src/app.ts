@@ -12,9 +12,10 @@ import { LIVE_DEMO_DEFAULTS, ReplayClock, startLiveDemo, type LiveDemo, type Liv
 import { createAuthServices, type AuthServices } from './edge/auth.ts';
 import type { Checkpointer } from './engine/checkpointer.ts';
 import type { EngineSurface } from './engine/engine.ts';
-import { SampleLog, openEngine, openRole, startFollowing, type RoleParts } from './roles.ts';
+import { SampleLog, openEngine, openRole, prepareStore, startFollowing, type RoleParts } from './roles.ts';
 import type { Follower } from './replication/follower.ts';
 import type { Publisher } from './replication/publisher.ts';
+import type { SnapshotShipper } from './replication/snapshot-shipper.ts';
 import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './projections/projector.ts';
 import { buildProjections } from './projections/registry.ts';
 import { CommittedBooks } from './projections/committed-books.ts';
@@ -59,8 +60,8 @@ export interface App {
   readonly port: number;
   /** The demo traders (`demo: "live"`). */
   readonly demo?: LiveDemo;
-  /** ROLE=sequencer: its publisher; ROLE=replica: its follower (tests, /metrics). */
-  readonly replication: { publisher?: Publisher; follower?: Follower };
+  /** ROLE=sequencer: its publisher and snapshot shipper; ROLE=replica: its follower (tests, /metrics). */
+  readonly replication: { publisher?: Publisher; follower?: Follower; shipper?: SnapshotShipper };
   /** The node's checkpoints (engine/checkpointer.ts): write one under a name, list, export; retention. */
   readonly checkpointer?: Checkpointer;
   /** Ordered stop: close the listen socket, let in-flight requests finish, then close what start-up opened, newest first (LMDB last). */
@@ -153,6 +154,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const done = async (step: StartStep) => opts.afterStep?.(step);
   const metrics = new Metrics();
 
+  if (opts.store === undefined) await prepareStore(config, log);
   const raw = opts.store ?? openStore({ dataDir: config.dataDir });
   closers.add('store', () => raw.close());
   const role = await openRole(raw, config, log, metrics, { term: opts.term, leaseTerm: opts.leaseTerm });
@@ -264,7 +266,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     server,
     port: server.port,
     demo,
-    replication: { publisher: role.sequencer?.publisher, follower: role.replica?.follower },
+    replication: { publisher: role.sequencer?.publisher, follower: role.replica?.follower, shipper: role.shipper },
     checkpointer: role.checkpointer,
     fence(why: string) {
       if (deposed.why !== undefined) return;

@@ -25,6 +25,9 @@ import { ReplicaEngine } from './replication/replica-engine.ts';
 import { checkCredentials, type StreamSettings } from './replication/nats-link.ts';
 import { ClusterKeys } from './replication/seal.ts';
 import { loadMasterKey } from './edge/auth.ts';
+import { prepareFollowerStore } from './replication/snapshot-install.ts';
+import { SnapshotShipper } from './replication/snapshot-shipper.ts';
+import type { SnapshotManifest } from './journal/snapshots.ts';
 import type { Metrics } from './edge/metrics.ts';
 import type { Config } from './runtime/config.ts';
 import type { Logger } from './runtime/log.ts';
@@ -157,4 +160,34 @@ export function serveCommands(config: Readonly<Config>, logger: Logger, metrics:
     (err: unknown) => logger.error({ err }, 'cannot take gateway commands'),
   );
   return server;
+}
+
+/**
+ * ROLE=sequencer: ships snapshots of its store for the followers and bounds the stream by them
+ * (replication/snapshot-shipper.ts); started at once, its timer waits `history.snapshots.everySeconds`.
+ */
+export function openShipper(
+  config: Readonly<Config>,
+  logger: Logger,
+  metrics: Metrics,
+  store: Store,
+  snapshot: (dir: string, name: string) => Promise<SnapshotManifest>,
+  publisher: Publisher,
+): SnapshotShipper {
+  const shipper = new SnapshotShipper({ store, snapshot, whenConfirmed: (rseq) => publisher.whenConfirmed(rseq), settings: settingsOf(config), policy: config.history.snapshots, logger });
+  metrics.watch('pm_snapshot', () => shipper.stats(), {
+    rseq: 'Replication record the newest snapshot shipped stands at (0: none yet)',
+    shipped: 'Snapshots shipped to the object store since start',
+    failures: 'Snapshots that could not be shipped since start (logged)',
+    lastMs: 'ms the last snapshot took, copy to manifest',
+    lastBytes: 'Bytes of the last snapshot',
+    streamFirst: 'First record the journal stream holds after the last purge',
+  });
+  shipper.start();
+  return shipper;
+}
+
+/** ROLE=replica, gateway, standby, before the store opens: a new or lagging store starts from a snapshot (replication/snapshot-install.ts). */
+export async function prepareFollower(config: Readonly<Config>, logger: Logger): Promise<void> {
+  await prepareFollowerStore(config.dataDir, settingsOf(config), logger);
 }

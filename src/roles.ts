@@ -5,6 +5,7 @@
  * replica whose writes go to the sequencer (`gateway`).
  */
 import type { ReplicaRole, SequencerRole } from './cluster.ts';
+import type { SnapshotShipper } from './replication/snapshot-shipper.ts';
 import type { CommandForwarder } from './replication/commands.ts';
 import type { AuthServices } from './edge/auth.ts';
 import type { Metrics } from './edge/metrics.ts';
@@ -33,6 +34,8 @@ export interface RoleParts {
   engine?: Engine;
   /** The node's checkpoints and retention (engine/checkpointer.ts), every role with a store. */
   checkpointer?: Checkpointer;
+  /** ROLE=sequencer: its snapshots for the followers, and the stream's bound (replication/snapshot-shipper.ts). */
+  shipper?: SnapshotShipper;
   /**
    * What read routes report in X-Journal-Seq. ROLE=single: the engine's committed journal seq. In a cluster
    * the replication log's sequence (rseq), which every write moves, not only the journal's events (an API
@@ -45,6 +48,16 @@ export interface RoleParts {
    * (a single node has no replica to wait for; a replica takes no writes).
    */
   writeSeq?: () => number;
+}
+
+/**
+ * Before the store opens: a follower's (replica, gateway, standby) new or lagging store is replaced by the
+ * newest snapshot the sequencer shipped (cluster.ts prepareFollower). Nothing for the other roles.
+ */
+export async function prepareStore(config: Readonly<Config>, log: Logger): Promise<void> {
+  const r = config.cluster.role;
+  if (r !== 'replica' && r !== 'gateway' && r !== 'standby') return;
+  await (await import('./cluster.ts')).prepareFollower(config, log);
 }
 
 /** Loads cluster.ts for the sequencer and replica roles; a sequencer's store logs what replicas need from here on. */
@@ -103,6 +116,11 @@ export async function openEngine(o: {
     o.closers.add('publisher', () => publisher.close());
     // The publisher re-reads from the journal what the stream has not confirmed: retention leaves it.
     checkpointer.limit(() => publisher.stats().confirmedSeq);
+  }
+  if (publisher !== undefined) {
+    const shipper = role.cluster!.openShipper(config, o.log, metrics, o.store, (dir, name) => checkpointer.snapshot(dir, name), publisher);
+    role.shipper = shipper;
+    o.closers.add('snapshots', () => shipper.close());
   }
   const engine = await Engine.open({
     store: o.store,

@@ -30,6 +30,7 @@ import { AUTO_NAME, CheckpointStore, type CheckpointEntry, type CheckpointState 
 import type { Store } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
 import { projectionFloor, type ArchiveResult, type RetentionPolicy } from '../journal/retention.ts';
+import type { SnapshotManifest } from '../journal/snapshots.ts';
 import type { Logger } from '../runtime/log.ts';
 import { startTsWorker } from './thread.ts';
 
@@ -72,7 +73,7 @@ export class Checkpointer {
   readonly checkpoints: CheckpointStore;
   private worker: Worker | undefined;
   private nextId = 1;
-  private readonly replies = new Map<number, { resolve: (r: WriteResult | ArchiveResult) => void; reject: (e: Error) => void }>();
+  private readonly replies = new Map<number, { resolve: (r: WriteResult | ArchiveResult | SnapshotManifest) => void; reject: (e: Error) => void }>();
   /** The tail of the job queue. */
   private queue: Promise<unknown> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
@@ -207,7 +208,17 @@ export class Checkpointer {
     this.o.log.info({ policy, after: from, to: line, removed: r.remove.length, file: r.file }, 'journal retention');
   }
 
-  private ask(req: WorkerRequest): Promise<WriteResult | ArchiveResult> {
+  /**
+   * Makes a snapshot of the store as committed now in `dir` (journal/snapshots.ts), on the worker, queued with
+   * the checkpoints: a follower's store, shipped by the sequencer.
+   */
+  snapshot(dir: string, name: string): Promise<SnapshotManifest> {
+    const job = this.queue.then(() => this.ask({ kind: 'snapshot', dir, name }) as Promise<SnapshotManifest>);
+    this.queue = job.catch(() => undefined);
+    return job;
+  }
+
+  private ask(req: WorkerRequest): Promise<WriteResult | ArchiveResult | SnapshotManifest> {
     const w = this.workerOf();
     const id = this.nextId++;
     return new Promise((resolve, reject) => {

@@ -380,3 +380,21 @@ export function applyReplicatedBatches(store: Store, batches: readonly Replicate
   }
   return p ?? Promise.resolve();
 }
+
+/**
+ * Removes the log's records with rseq <= `upTo` (retention: what the stream no longer needs to be refilled
+ * with, replication/snapshot-shipper.ts), a slice of removes per event-loop turn so that no commit waits
+ * behind one long transaction. Resolves with how many went once they are committed.
+ */
+export async function pruneReplicationLog(store: Store, upTo: number, slice = 1000): Promise<number> {
+  let n = 0;
+  let last: Promise<unknown> = Promise.resolve();
+  for (;;) {
+    const keys = [...store.replication.getKeys({ end: upTo + 1, limit: slice })] as number[];
+    if (keys.length === 0) break;
+    for (const k of keys) last = store.replication.remove(k);
+    n += keys.length;
+    await last;
+  }
+  return n;
+}

@@ -220,6 +220,17 @@ export const ConfigSchema = Type.Object(
           },
           { additionalProperties: false },
         ),
+        snapshots: Type.Object(
+          {
+            everySeconds: Type.Integer({
+              minimum: 1,
+              maximum: 86_400 * 7,
+              description: 'ROLE=sequencer: how often it ships a snapshot of its store for new and lagging followers (NATS object store), while the journal moves',
+            }),
+            keep: Type.Integer({ minimum: 1, maximum: 100, description: 'snapshots kept; the stream is purged below the oldest one kept' }),
+          },
+          { additionalProperties: false },
+        ),
         journal: Type.Object(
           {
             retention: Type.Union([Type.Literal('archive'), Type.Literal('prune'), Type.Literal('keep')], {
