@@ -33,7 +33,9 @@
  */
 import type { Store } from './env.ts';
 import { engineMetaKeys, metaKeys } from './keys.ts';
-import { ORDER_RECORD_KIND, orderRecordHead } from './order-codec.ts';
+import type { JournalEvent } from '../domain/events.ts';
+import { blockRecords, decodeFill } from './fill-codec.ts';
+import { ORDER_RECORD_KIND, journalEventOf, orderRecordHead } from './order-codec.ts';
 import { idRunOf, type OrderStateRow } from './orders.ts';
 
 export type AuxDb = 'c' | 'i' | 'p' | 'k' | 'm' | 'v';
@@ -319,6 +321,29 @@ export function readReplicatedBatch(store: Store, rseq: number): ReplicatedBatch
     out.p = store.meta.get(metaKeys.tradeIdPrefix) as string;
   }
   return out;
+}
+
+/**
+ * The journal events a replicated batch holds, in seq order, decoded from its own values (the journal
+ * table's and the fill blocks, as the sequencer stored them): what a follower hands its read models once
+ * the batch is committed, without reading back what it just wrote. Allocates.
+ */
+export function eventsOfBatch(b: ReplicatedBatch): JournalEvent[] {
+  const events: JournalEvent[] = [];
+  for (const [seq, value] of b.e ?? []) events.push(journalEventOf(value, seq));
+  const fills = b.f ?? [];
+  if (fills.length === 0) return events;
+  const merged: JournalEvent[] = [];
+  let i = 0;
+  for (const [, block] of fills) {
+    for (const rec of blockRecords(Buffer.from(block.buffer, block.byteOffset, block.byteLength))) {
+      const f = decodeFill(rec);
+      while (i < events.length && events[i]!.seq < f.seq) merged.push(events[i++]!);
+      merged.push(f);
+    }
+  }
+  while (i < events.length) merged.push(events[i++]!);
+  return merged;
 }
 
 /** The order id of a journal table value that is an `order` event (record or object), else undefined. */

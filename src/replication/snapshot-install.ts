@@ -27,6 +27,9 @@ import { SnapshotBucket, snapshotBucketOf } from './snapshot-store.ts';
 
 export class FollowerStoreError extends Error {}
 
+/** How long a start waits for NATS to look for a snapshot. */
+const NATS_WAIT_MS = 5000;
+
 /** Where a follower's store stands: the last record it applied and its journal seq (0, 0: a new store). */
 async function position(dataDir: string): Promise<{ applied: number; journalSeq: number }> {
   if (!existsSync(join(dataDir, DATA_FILE))) return { applied: 0, journalSeq: 0 };
@@ -40,8 +43,14 @@ async function position(dataDir: string): Promise<{ applied: number; journalSeq:
 
 /** Makes `dataDir` a store that can follow the stream (see the header); returns what it did. */
 export async function prepareFollowerStore(dataDir: string, settings: StreamSettings, logger: Logger, link?: NatsLink): Promise<'follows' | 'installed'> {
-  const own = link ?? (await openNatsLink(settings, logger, () => false, 'pm-follower-start'));
-  if (own === undefined) return 'follows';
+  // A node may start before NATS does: it then serves its store as before and follows once NATS is there
+  // (a new store from the stream's first record, or, were that purged, refused by the follower until a restart).
+  const deadline = Date.now() + NATS_WAIT_MS;
+  const own = link ?? (await openNatsLink(settings, logger, () => Date.now() > deadline, 'pm-follower-start'));
+  if (own === undefined) {
+    logger.warn({ natsUrl: settings.natsUrl }, 'NATS not reachable at start: following from the store as it is, without looking for a snapshot');
+    return 'follows';
+  }
   try {
     const { applied, journalSeq } = await position(dataDir);
     let first = 1;
