@@ -91,7 +91,13 @@ export async function openEngine(o: {
 }): Promise<EngineSurface> {
   const { config, role, metrics } = o;
   let surface: EngineSurface | undefined;
-  const checkpointer = new Checkpointer({ store: o.store, policy: checkpointPolicy(config), log: o.log, committedSeq: () => surface?.committedSeq ?? 0 });
+  const checkpointer = new Checkpointer({
+    store: o.store,
+    policy: checkpointPolicy(config),
+    log: o.log,
+    committedSeq: () => surface?.committedSeq ?? 0,
+    pruneLog: config.cluster.role === 'standby',
+  });
   role.checkpointer = checkpointer;
   // Registered before the engine, so closed after it: the shutdown checkpoint stands at the engine's last commit.
   o.closers.add('checkpointer', () => checkpointer.close());

@@ -15,7 +15,8 @@
  *               kept, every projection's durable cursor, and each limit a role adds: a sequencer's stream
  *               confirmation) is archived or pruned (journal/retention.ts). The new line is recorded in meta
  *               first, then the removes are issued in slices of REMOVE_SLICE per event-loop turn, so a
- *               commit of the engine's never waits behind one long transaction
+ *               commit of the engine's never waits behind one long transaction. A standby's replication log
+ *               is cut at the rseq of the same checkpoint (`pruneLog`)
  *   close       an orderly stop (`onShutdown`) writes a checkpoint at the journal's last seq once the engine
  *               has stopped (its closer runs after the engine's): the next start replays nothing
  *
@@ -29,6 +30,7 @@ import { writeCheckpoint, type WriteResult } from '../journal/checkpoint-writer.
 import { AUTO_NAME, CheckpointStore, type CheckpointEntry, type CheckpointState } from '../journal/checkpoints.ts';
 import type { Store } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
+import { pruneReplicationLog } from '../journal/replication-log.ts';
 import { projectionFloor, type ArchiveResult, type RetentionPolicy } from '../journal/retention.ts';
 import type { SnapshotManifest } from '../journal/snapshots.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -84,7 +86,17 @@ export class Checkpointer {
   private readonly counters: CheckpointerStats;
 
   constructor(
-    private readonly o: { store: Store; policy: CheckpointPolicy; log: Logger; committedSeq: () => number },
+    private readonly o: {
+      store: Store;
+      policy: CheckpointPolicy;
+      log: Logger;
+      committedSeq: () => number;
+      /**
+       * A follower that keeps the replication log (ROLE=standby): retention also removes its records up to
+       * the rseq the oldest kept checkpoint stands at (a sequencer's own log is cut by its snapshot shipper).
+       */
+      pruneLog?: boolean;
+    },
   ) {
     this.checkpoints = new CheckpointStore(join(o.store.dataDir, 'checkpoints'));
     const newest = this.checkpoints.list().find((e) => e.name === AUTO_NAME);
@@ -185,10 +197,16 @@ export class Checkpointer {
     return Math.max(0, line);
   }
 
-  /** Archives or prunes the journal up to the retention line (a no-op under `keep`). */
+  /** Archives or prunes the journal up to the retention line (a no-op under `keep`), and cuts a standby's log. */
   async retain(): Promise<void> {
     const policy = this.o.policy.retention;
-    if (policy === 'keep' || this.closed) return;
+    if (this.closed) return;
+    if (this.o.pruneLog === true) {
+      const autos = this.checkpoints.list().filter((e) => e.name === AUTO_NAME);
+      const rseq = autos.length === 0 ? undefined : this.checkpoints.header(autos[autos.length - 1]!).rseq;
+      if (rseq !== undefined) await pruneReplicationLog(this.o.store, rseq);
+    }
+    if (policy === 'keep') return;
     const from = this.prunedTo();
     const line = this.retentionLine();
     if (line <= from) return;

@@ -90,3 +90,22 @@ test('checkpoints by policy while trading, retention below the oldest kept, a na
   assert.deepEqual(invariants(engine), []);
   await engine.close();
 });
+
+test('a standby\'s kept replication log is cut at the rseq of the oldest kept checkpoint', async (t) => {
+  const env = tempStore('pm-checkpointer-log-');
+  t.after(() => env.cleanup());
+  const engine = await Engine.open({ store: env.store, shards: 1, log: silentLogger });
+  const m = market(1);
+  engine.registerMarket(m);
+  await engine.deposit(wallet(1), 10 * T);
+  await engine.close();
+  // As a standby's store holds them: the records it applied, and where it stands.
+  for (let r = 1; r <= 50; r++) env.store.replication.putSync(r, { t: r });
+  const cp = new Checkpointer({ store: env.store, policy: { ...policy, retention: 'keep', keep: 1 }, log: silentLogger, committedSeq: () => engine.committedSeq, pruneLog: true });
+  env.store.meta.putSync(metaKeys.replicaAppliedRseq, 30);
+  await cp.write('auto');
+  assert.equal(cp.checkpoints.header(cp.checkpoints.list()[0]!).rseq, 30, 'the checkpoint names the rseq it stands at');
+  await cp.retain();
+  assert.deepEqual([...env.store.replication.getKeys({})], Array.from({ length: 20 }, (_, i) => 31 + i), 'records up to it are gone, the rest stay');
+  await cp.close();
+});
