@@ -31,7 +31,9 @@ function config(dataDir: string, over: Record<string, unknown> = {}) {
     http: { port: 0 },
     adminToken: ADMIN,
     rateLimits: { enabled: false },
-    auth: { masterKey: MASTER_KEY, signatureThreads: 1 },
+    // The restarted copies run on a frozen clock (their /book stamps must agree); the signed reads' timestamps
+    // are the client's, so the accepted skew covers however long this test takes on a loaded machine.
+    auth: { masterKey: MASTER_KEY, signatureThreads: 1, maxClockSkewSeconds: 3600 },
     history: { journal: { retention: 'keep' } },
     ...over,
   });
