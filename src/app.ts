@@ -154,7 +154,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const done = async (step: StartStep) => opts.afterStep?.(step);
   const metrics = new Metrics();
 
-  if (opts.store === undefined) await prepareStore(config, log);
+  if (opts.store === undefined) await prepareStore(config, log, metrics);
   const raw = opts.store ?? openStore({ dataDir: config.dataDir });
   closers.add('store', () => raw.close());
   const role = await openRole(raw, config, log, metrics, { term: opts.term, leaseTerm: opts.leaseTerm });

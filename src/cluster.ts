@@ -182,12 +182,20 @@ export function openShipper(
     lastMs: 'ms the last snapshot took, copy to manifest',
     lastBytes: 'Bytes of the last snapshot',
     streamFirst: 'First record the journal stream holds after the last purge',
+    forged: 'Snapshot manifests in the object store refused as not authenticated by the nodes\' key (removed by the next prune)',
   });
   shipper.start();
   return shipper;
 }
 
-/** ROLE=replica, gateway, standby, before the store opens: a new or lagging store starts from a snapshot (replication/snapshot-install.ts). */
-export async function prepareFollower(config: Readonly<Config>, logger: Logger): Promise<void> {
-  await prepareFollowerStore(config.dataDir, settingsOf(config), logger);
+/**
+ * ROLE=replica, gateway, standby, before the store opens: a new or lagging store starts from a snapshot
+ * (replication/snapshot-install.ts). What it refused is counted on /metrics.
+ */
+export async function prepareFollower(config: Readonly<Config>, logger: Logger, metrics: Metrics): Promise<void> {
+  const start = await prepareFollowerStore(config.dataDir, settingsOf(config), logger);
+  metrics.watch('pm_snapshot', () => ({ forged: start.forged, unusable: start.unusable }), {
+    forged: 'Snapshot manifests refused at this start as not authenticated by the nodes\' key (forged, altered, another cluster\'s)',
+    unusable: 'Authentic snapshots this start could not use (a download that failed, a store that did not prove its state hash)',
+  });
 }

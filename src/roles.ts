@@ -54,10 +54,10 @@ export interface RoleParts {
  * Before the store opens: a follower's (replica, gateway, standby) new or lagging store is replaced by the
  * newest snapshot the sequencer shipped (cluster.ts prepareFollower). Nothing for the other roles.
  */
-export async function prepareStore(config: Readonly<Config>, log: Logger): Promise<void> {
+export async function prepareStore(config: Readonly<Config>, log: Logger, metrics: Metrics): Promise<void> {
   const r = config.cluster.role;
   if (r !== 'replica' && r !== 'gateway' && r !== 'standby') return;
-  await (await import('./cluster.ts')).prepareFollower(config, log);
+  await (await import('./cluster.ts')).prepareFollower(config, log, metrics);
 }
 
 /** Loads cluster.ts for the sequencer and replica roles; a sequencer's store logs what replicas need from here on. */

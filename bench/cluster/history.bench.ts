@@ -40,12 +40,14 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startApp, type App } from '../../src/app.ts';
 import { CheckpointStore } from '../../src/journal/checkpoints.ts';
+import { loadMasterKey } from '../../src/edge/auth.ts';
 import { openNatsLink } from '../../src/replication/nats-link.ts';
+import { ClusterKeys } from '../../src/replication/seal.ts';
 import { SnapshotBucket } from '../../src/replication/snapshot-store.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { createLogger } from '../../src/runtime/log.ts';
 import { runLoad, type LoadOptions, type Mix } from '../../tools/load.ts';
-import { natsServerAvailable, startNatsServer } from '../../tools/nats-server.ts';
+import { natsServerAvailable, startNatsServer, type NatsServer } from '../../tools/nats-server.ts';
 import { startService, type ServiceProcess } from '../../tools/service-process.ts';
 import { runInChild, serveInChild } from '../lib/child.ts';
 import { natsRelay } from './cluster.bench.ts';
@@ -101,11 +103,11 @@ async function rseqOf(url: string): Promise<number> {
   return Number(r.headers.get('x-journal-seq'));
 }
 
-function replica(natsUrl: string, dataDir: string): Promise<ServiceProcess> {
+function replica(nats: NatsServer, natsUrl: string, dataDir: string): Promise<ServiceProcess> {
   return startService({
     dataDir,
     adminToken: ADMIN,
-    env: { ROLE: 'replica', NATS_URL: natsUrl, SEQUENCER_URL: 'http://sequencer.bench', RATE_LIMITS: 'off', CONFIG_FILE: configFile },
+    env: { ROLE: 'replica', NATS_URL: natsUrl, ...nats.env('replica'), SEQUENCER_URL: 'http://sequencer.bench', RATE_LIMITS: 'off', CONFIG_FILE: configFile },
     startTimeoutMs: 600_000,
   });
 }
@@ -120,7 +122,8 @@ export default async function run(): Promise<void> {
   const cfgDir = mkdtempSync(join(tmpdir(), 'pm-history-cfg-'));
   configFile = join(cfgDir, 'config.json');
   (await import('node:fs')).writeFileSync(configFile, JSON.stringify({ auth: { masterKey: MASTER_KEY, signatureThreads: 1 } }));
-  const nats = await startNatsServer();
+  // The per-role users of tools/nats-config.ts, as a deployment runs (the snapshots' object store included).
+  const nats = await startNatsServer({ secure: true });
   const seqDir = mkdtempSync(join(tmpdir(), 'pm-history-seq-'));
   const seq: App = await startApp(
     testConfig({
@@ -131,12 +134,13 @@ export default async function run(): Promise<void> {
       rateLimits: { enabled: false },
       auth: { masterKey: MASTER_KEY, signatureThreads: 1 },
       history: { snapshots: { everySeconds: 86_400 * 7, keep: 2 } },
-      cluster: { role: 'sequencer', natsUrl: nats.url, sequencerUrl: '' },
+      cluster: { role: 'sequencer', natsUrl: nats.url, ...nats.credentials('sequencer'), sequencerUrl: '' },
     }),
     { log: createLogger('warn') },
   );
   const url = `http://127.0.0.1:${seq.port}`;
-  const link = (await openNatsLink({ natsUrl: nats.url, stream: 'PM_JOURNAL', replicas: 1 }, createLogger('silent'), () => false, 'bench'))!;
+  const admin = nats.users!.admin;
+  const link = (await openNatsLink({ natsUrl: nats.url, user: admin.user, password: admin.password }, createLogger('silent'), () => false, 'bench'))!;
   const procs: ServiceProcess[] = [];
   try {
     // 1-3: history, apply rate at the first size, a new replica at each size.
@@ -159,7 +163,7 @@ export default async function run(): Promise<void> {
         // a relay that opens once it listens, so its metrics can be sampled from its first applied record.
         const relay = await natsRelay(nats.port);
         const dir = mkdtempSync(join(tmpdir(), 'pm-history-rep0-'));
-        const rep = await replica(relay.url, dir);
+        const rep = await replica(nats, relay.url, dir);
         procs.push(rep);
         await relay.open();
         const samples: Array<[number, number]> = [];
@@ -186,7 +190,7 @@ export default async function run(): Promise<void> {
       const target = await rseqOf(url);
       const dir = mkdtempSync(join(tmpdir(), 'pm-history-rep-'));
       const s0 = performance.now();
-      const rep = await replica(nats.url, dir);
+      const rep = await replica(nats, nats.url, dir);
       procs.push(rep);
       while ((await rseqOf(rep.url)) < target) await new Promise((res) => setTimeout(res, 20));
       const readyMs = performance.now() - s0;
@@ -242,7 +246,7 @@ export default async function run(): Promise<void> {
     // 5: disk and stream.
     await seq.checkpointer!.retain();
     const stream = (await link.jsm.streams.info('PM_JOURNAL')).state;
-    const bucket = await SnapshotBucket.open(link, 'PM_JOURNAL', 1);
+    const bucket = (await SnapshotBucket.open(link, 'PM_JOURNAL', ClusterKeys.fromMaster(loadMasterKey({ masterKey: MASTER_KEY }, seqDir))))!;
     const logRecords = [...seq.ctx.store.replication.getKeys({})].length;
     const live = await (async () => {
       const copy = mkdtempSync(join(tmpdir(), 'pm-history-live-'));

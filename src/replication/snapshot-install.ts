@@ -13,17 +13,18 @@
  *
  * The snapshot is downloaded beside DATA_DIR, checked (journal/snapshots.ts installSnapshot: every file's
  * digest, then its store proves to the manifest's state hash at the manifest's rseq) and only then put in
- * place; a download or check that fails leaves the store as it was.
+ * place; a download or check that fails leaves the store as it was. Only snapshots whose manifest the nodes'
+ * key authenticates are considered (snapshot-store.ts); the others are refused, logged and counted
+ * (`FollowerStart.forged`, pm_snapshot_forged).
  */
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { Objm } from '@nats-io/obj';
 import { openStore } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
 import { DATA_FILE, installSnapshot } from '../journal/snapshots.ts';
 import type { Logger } from '../runtime/log.ts';
 import { openNatsLink, type NatsLink, type StreamSettings } from './nats-link.ts';
-import { SnapshotBucket, snapshotBucketOf } from './snapshot-store.ts';
+import { SnapshotBucket } from './snapshot-store.ts';
 
 export class FollowerStoreError extends Error {}
 
@@ -41,15 +42,25 @@ async function position(dataDir: string): Promise<{ applied: number; journalSeq:
   }
 }
 
+/** What a follower's start did: followed on from its store or installed a snapshot, and what it refused. */
+export interface FollowerStart {
+  outcome: 'follows' | 'installed';
+  /** Snapshot manifests refused as not authenticated by the nodes' key. */
+  forged: number;
+  /** Authentic snapshots that could not be used (a download that failed, a store that does not prove). */
+  unusable: number;
+}
+
 /** Makes `dataDir` a store that can follow the stream (see the header); returns what it did. */
-export async function prepareFollowerStore(dataDir: string, settings: StreamSettings, logger: Logger, link?: NatsLink): Promise<'follows' | 'installed'> {
+export async function prepareFollowerStore(dataDir: string, settings: StreamSettings, logger: Logger, link?: NatsLink): Promise<FollowerStart> {
+  const done = (outcome: FollowerStart['outcome'], bucket?: SnapshotBucket, unusable = 0): FollowerStart => ({ outcome, forged: bucket?.forged ?? 0, unusable });
   // A node may start before NATS does: it then serves its store as before and follows once NATS is there
   // (a new store from the stream's first record, or, were that purged, refused by the follower until a restart).
   const deadline = Date.now() + NATS_WAIT_MS;
   const own = link ?? (await openNatsLink(settings, logger, () => Date.now() > deadline, 'pm-follower-start'));
   if (own === undefined) {
     logger.warn({ natsUrl: settings.natsUrl }, 'NATS not reachable at start: following from the store as it is, without looking for a snapshot');
-    return 'follows';
+    return done('follows');
   }
   try {
     const { applied, journalSeq } = await position(dataDir);
@@ -57,19 +68,15 @@ export async function prepareFollowerStore(dataDir: string, settings: StreamSett
     try {
       first = (await own.jsm.streams.info(settings.stream)).state.first_seq;
     } catch (err) {
-      if (/not found/i.test((err as Error).message)) return 'follows';
+      if (/not found/i.test((err as Error).message)) return done('follows');
       throw err;
     }
     const fresh = applied === 0 && journalSeq === 0;
     const behind = applied + 1 < first;
-    if (!fresh && !behind) return 'follows';
-    let bucket: SnapshotBucket | undefined;
-    try {
-      await new Objm(own.js).open(snapshotBucketOf(settings.stream));
-      bucket = await SnapshotBucket.open(own, settings.stream, settings.replicas);
-    } catch {
-      bucket = undefined;
-    }
+    if (!fresh && !behind) return done('follows');
+    const bucket = await SnapshotBucket.open(own, settings.stream, settings.keys, (object, why) =>
+      logger.warn({ object, why }, 'a snapshot manifest is not authentic: refused (counted: pm_snapshot_forged)'),
+    );
     // Newest first; one that cannot be fetched or does not prove (damaged, another format) gives way to the
     // next older one the stream still continues.
     const failures: string[] = [];
@@ -91,14 +98,14 @@ export async function prepareFollowerStore(dataDir: string, settings: StreamSett
         { snapshot: m.name, rseq: m.rseq, journalSeq: m.journalSeq, bytes: m.files.reduce((n, f) => n + f.bytes, 0), ms: Math.round(performance.now() - t0), was: { applied, journalSeq }, streamFirst: first },
         'store installed from a snapshot; following the stream after it',
       );
-      return 'installed';
+      return done('installed', bucket, failures.length);
     }
     if (behind) {
       throw new FollowerStoreError(
-        `the store applied up to record ${applied}, the stream starts at ${first}, and no snapshot covers the gap${failures.length > 0 ? ` (${failures.join('; ')})` : ''}: this node cannot follow`,
+        `the store applied up to record ${applied}, the stream starts at ${first}, and no snapshot covers the gap${failures.length > 0 ? ` (${failures.join('; ')})` : ''}${(bucket?.forged ?? 0) > 0 ? ` (${bucket!.forged} forged manifest(s) refused)` : ''}: this node cannot follow`,
       );
     }
-    return 'follows';
+    return done('follows', bucket, failures.length);
   } finally {
     if (link === undefined) await own.close().catch(() => undefined);
   }

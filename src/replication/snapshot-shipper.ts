@@ -9,7 +9,9 @@
  *      confirms it);
  *   3. uploads it to the object store (replication/snapshot-store.ts), manifest last;
  *   4. keeps the newest `keep` snapshots, and purges the stream below the oldest one kept: records a follower
- *      can never need, since one that is behind them starts from a snapshot (prepareFollowerStore);
+ *      can never need, since one that is behind them starts from a snapshot (prepareFollowerStore). The
+ *      manifests are authenticated (snapshot-store.ts): one no node wrote never counts as kept, so it can never
+ *      move the purge point;
  *   5. removes the replication log's records up to the same point (the publisher re-reads only records the
  *      stream has not confirmed).
  * Only the sequencer purges; a shipment that fails is logged and counted, and the next tick tries again.
@@ -41,6 +43,8 @@ export interface ShipperStats {
   lastBytes: number;
   /** The stream's first rseq after the last purge (records before it were purged). */
   streamFirst: number;
+  /** Manifests in the bucket refused as not authenticated by the nodes' key (deleted by the next prune). */
+  forged: number;
 }
 
 export interface ShipperOptions {
@@ -64,14 +68,14 @@ export class SnapshotShipper {
   private closed = false;
   private lastAt = 0;
   private lastSeq = -1;
-  private readonly counters: ShipperStats = { rseq: 0, shipped: 0, failures: 0, lastMs: 0, lastBytes: 0, streamFirst: 0 };
+  private readonly counters: ShipperStats = { rseq: 0, shipped: 0, failures: 0, lastMs: 0, lastBytes: 0, streamFirst: 0, forged: 0 };
 
   constructor(private readonly o: ShipperOptions) {
     this.link = o.link;
   }
 
   stats(): ShipperStats {
-    return { ...this.counters };
+    return { ...this.counters, forged: this.bucket?.forged ?? 0 };
   }
 
   start(): void {
@@ -132,7 +136,9 @@ export class SnapshotShipper {
   private async bucketOf(): Promise<SnapshotBucket> {
     this.link ??= await openNatsLink(this.o.settings, this.o.logger, () => this.closed, 'pm-snapshots');
     if (this.link === undefined) throw new Error('closed before NATS was reached');
-    this.bucket ??= await SnapshotBucket.open(this.link, this.o.settings.stream, this.o.settings.replicas);
+    this.bucket ??= await SnapshotBucket.create(this.link, this.o.settings.stream, this.o.settings.replicas, this.o.settings.keys, (object, why) =>
+      this.o.logger.warn({ object, why }, 'a snapshot manifest in the object store is not authentic: refused, and removed by the next prune (counted: pm_snapshot_forged)'),
+    );
     return this.bucket;
   }
 

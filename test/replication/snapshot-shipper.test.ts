@@ -9,24 +9,29 @@
  *     lost; a new standby (as a deposed sequencer whose store was moved aside is: empty) starts from a
  *     snapshot, the old sequencer's node, its records all in the stream, follows on from its own store;
  *   - a sequencer SIGKILLed while it uploads a snapshot: the unfinished one is never installed (a new replica
- *     takes the complete one before it), and the restarted sequencer's next shipment removes it.
- * Skipped, with the reason, where nats-server is missing; failing under CI.
+ *     takes the complete one before it), and the restarted sequencer's next shipment removes it;
+ *   - a manifest no node wrote (authenticated by another master key), naming the real files of a snapshot, is
+ *     never installed, counted (pm_snapshot_forged) on the follower, and removed by the sequencer's next prune.
+ * Every node runs as its role's user of tools/nats-config.ts (the object store and the purges included: the
+ * server logs no permissions violation of a node's user). Skipped, with the reason, where nats-server is missing; failing under CI.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { pino } from 'pino';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { startApp, type App } from '../../src/app.ts';
 import { DEMO_WALLETS } from '../../src/demo/catalog.ts';
 import { startFailoverNode, type FailoverNode } from '../../src/failover.ts';
-import { openNatsLink } from '../../src/replication/nats-link.ts';
-import { SnapshotBucket } from '../../src/replication/snapshot-store.ts';
+import { openNatsLink, type NatsLink } from '../../src/replication/nats-link.ts';
+import { ClusterKeys } from '../../src/replication/seal.ts';
+import { SnapshotBucket, snapshotNameOf } from '../../src/replication/snapshot-store.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { createLogger } from '../../src/runtime/log.ts';
 import { startNatsServer, type NatsServer } from '../../tools/nats-server.ts';
 import { startService, type ServiceProcess } from '../../tools/service-process.ts';
-import { MASTER_KEY, natsSkip, sameReads, until } from '../fixtures/cluster.ts';
+import { CLUSTER_KEYS, MASTER_KEY, natsSkip, sameReads, until } from '../fixtures/cluster.ts';
 import { TestClient, units, type Creds } from '../fixtures/trading-client.ts';
 
 const skip = natsSkip();
@@ -43,15 +48,34 @@ function config(role: string, nats: NatsServer, over: Record<string, unknown> = 
     rateLimits: { enabled: false },
     auth: { masterKey: MASTER_KEY, signatureThreads: 1 },
     history: { snapshots: { everySeconds: 86_400, keep: 2 } },
-    cluster: { role, natsUrl: nats.url, sequencerUrl: 'http://sequencer.test:8080' },
+    cluster: { role, natsUrl: nats.url, ...nats.credentials(role), sequencerUrl: 'http://sequencer.test:8080' },
     ...over,
   });
 }
 
 const base = (app: App) => `http://127.0.0.1:${app.port}`;
 
+/** A connection as the operator's `admin` user (tools/nats-config.ts): what a test inspects and tampers with. */
+async function adminLink(nats: NatsServer): Promise<NatsLink> {
+  const admin = nats.users!.admin;
+  return (await openNatsLink({ natsUrl: nats.url, user: admin.user, password: admin.password }, log, () => false, 'test'))!;
+}
+
+/** No node's user (sequencer and standbys, gateway, replica) was refused anything by the server. */
+function noViolations(nats: NatsServer): void {
+  const lines = nats.log().split('\n').filter((l) => /Violation[^\n]*User "(sequencer|gateway|replica)"/.test(l));
+  assert.deepEqual(lines, [], 'the nodes need nothing their users are denied');
+}
+
+async function metric(base: string, name: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  assert.ok(line !== undefined, `${name} on ${base}/metrics`);
+  return Number(line.slice(name.length + 1));
+}
+
 async function streamFirst(nats: NatsServer): Promise<number> {
-  const link = (await openNatsLink({ natsUrl: nats.url, stream: 'PM_JOURNAL', replicas: 1 }, log, () => false, 'test'))!;
+  const link = await adminLink(nats);
   try {
     return (await link.jsm.streams.info('PM_JOURNAL')).state.first_seq;
   } finally {
@@ -73,8 +97,8 @@ async function trader(app: App, wallet: number): Promise<{ alice: TestClient; cr
   return { alice, creds, token: app.ctx.catalog.read.marketByCondition(cid)!.clobTokenIds[0]! };
 }
 
-test('a replica behind the purged stream and a new one start from the newest snapshot; a damaged one gives way to the older', { skip }, async () => {
-  const nats = await startNatsServer();
+test('a replica behind the purged stream and a new one start from the newest snapshot; a damaged one gives way to the older, a forged one is refused and counted', { skip }, async () => {
+  const nats = await startNatsServer({ secure: true });
   const apps: App[] = [];
   try {
     const seq = await startApp(config('sequencer', nats), { log });
@@ -121,18 +145,36 @@ test('a replica behind the purged stream and a new one start from the newest sna
     await sameReads([base(seq), base(r1), base(r2)], reads);
     await sameReads([base(seq), base(r1), base(r2)], [...ids.slice(0, 3).map((id) => `/data/order/${id}`), '/data/orders'], { client: alice, creds });
 
-    // A newest snapshot that does not prove (its manifest's state hash is not its store's): the older one is used.
-    const link = (await openNatsLink({ natsUrl: nats.url, stream: 'PM_JOURNAL', replicas: 1 }, log, () => false, 'test'))!;
-    const bucket = await SnapshotBucket.open(link, 'PM_JOURNAL', 1);
+    // A newest snapshot that does not prove (its manifest's state hash is not its store's), and a manifest no
+    // node wrote (another master key) naming the real files of the newest one, as a newer shipment: the real
+    // one is installed, the forged one refused and counted.
+    const link = await adminLink(nats);
+    const bucket = (await SnapshotBucket.open(link, 'PM_JOURNAL', CLUSTER_KEYS))!;
+    const elsewhere = (await SnapshotBucket.open(link, 'PM_JOURNAL', ClusterKeys.fromMaster(Buffer.alloc(32, 7))))!;
     const tmp = mkdtempSync(join(tmpdir(), 'pm-snap-bad-'));
     await bucket.fetch(second, tmp);
-    await bucket.publish(tmp, { ...second, name: `s${String(second.rseq + 1).padStart(12, '0')}-0`, rseq: second.rseq + 1, stateHash: 'f'.repeat(64) });
+    const damaged = `s${String(second.rseq + 1).padStart(12, '0')}-0`;
+    await bucket.publish(tmp, { ...second, name: damaged, rseq: second.rseq + 1, stateHash: 'f'.repeat(64) });
+    const forged = snapshotNameOf(second.rseq, second.createdAt + 1);
+    await elsewhere.publish(tmp, { ...second, name: forged, createdAt: second.createdAt + 1 });
     rmSync(tmp, { recursive: true, force: true });
-    await link.close();
-    const r3 = await startApp(config('replica', nats), { log });
+    assert.deepEqual((await bucket.list()).map((m) => m.name), [damaged, second.name, first.name], 'the forged manifest is no snapshot');
+    assert.equal(bucket.forged, 1);
+    const lines: Array<Record<string, unknown>> = [];
+    const r3 = await startApp(config('replica', nats), { log: pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) }) });
     apps.push(r3);
     await until('r3 caught up', () => r3.replication.follower!.appliedSeq === target);
     assert.equal(r3.ctx.engine.stateHash(), hash);
+    assert.deepEqual(lines.filter((l) => l.msg === 'store installed from a snapshot; following the stream after it').map((l) => l.snapshot), [second.name]);
+    assert.ok(lines.some((l) => l.object === `${forged}/manifest` && /not authentic/.test(String(l.msg))), 'the forgery is logged');
+    assert.equal(await metric(base(r3), 'pm_snapshot_forged'), 1);
+    assert.equal(await metric(base(r3), 'pm_snapshot_unusable'), 1, 'the damaged one');
+    // The sequencer's next shipment removes what no node wrote, and counts it.
+    await seq.replication.shipper!.ship();
+    assert.ok((await bucket.list()).every((m) => m.name !== forged));
+    assert.equal(await metric(base(seq), 'pm_snapshot_forged'), 1);
+    await link.close();
+    noViolations(nats);
   } finally {
     for (const a of apps.reverse()) await a.stop().catch(() => undefined);
     await nats.stop();
@@ -140,10 +182,10 @@ test('a replica behind the purged stream and a new one start from the newest sna
 });
 
 test('a standby takes over after the stream was compacted, nothing acknowledged lost; a new standby starts from a snapshot, the old sequencer follows on from its store', { skip }, async () => {
-  const nats = await startNatsServer();
+  const nats = await startNatsServer({ secure: true });
   const nodes: FailoverNode[] = [];
   const fo = (role: string, name: string, dataDir?: string) =>
-    config(role, nats, { cluster: { role, natsUrl: nats.url, failover: { enabled: true, nodeUrl: `http://${name}.test`, ...LEASE } } }, dataDir);
+    config(role, nats, { cluster: { role, natsUrl: nats.url, ...nats.credentials(role), failover: { enabled: true, nodeUrl: `http://${name}.test`, ...LEASE } } }, dataDir);
   try {
     const aDir = mkdtempSync(join(tmpdir(), 'pm-snap-a-'));
     const a = await startFailoverNode(fo('sequencer', 'a', aDir), { log });
@@ -191,6 +233,7 @@ test('a standby takes over after the stream was compacted, nothing acknowledged 
     assert.equal(c.app.ctx.engine.stateHash(), hash);
     assert.equal(a2.app.ctx.engine.stateHash(), hash);
     assert.ok(kept.rseq > 0);
+    noViolations(nats);
   } finally {
     for (const n of nodes.reverse()) await n.stop().catch(() => undefined);
     await nats.stop();
@@ -198,14 +241,14 @@ test('a standby takes over after the stream was compacted, nothing acknowledged 
 });
 
 test('a sequencer killed while it ships a snapshot: the unfinished one is never used, and the next shipment removes it', { skip }, async () => {
-  const nats = await startNatsServer();
+  const nats = await startNatsServer({ secure: true });
   const cfgDir = mkdtempSync(join(tmpdir(), 'pm-snap-kill-'));
   const configFile = join(cfgDir, 'config.json');
   writeFileSync(configFile, JSON.stringify({ auth: { masterKey: MASTER_KEY, signatureThreads: 1 }, history: { snapshots: { everySeconds: 1, keep: 2 } } }));
   const seqDir = mkdtempSync(join(tmpdir(), 'pm-snap-kill-seq-'));
   const start = () =>
-    startService({ dataDir: seqDir, adminToken: ADMIN, env: { ROLE: 'sequencer', NATS_URL: nats.url, SEQUENCER_URL: 'http://sequencer.test:8080', CONFIG_FILE: configFile, RATE_LIMITS: 'off', DEMO: 'static' }, startTimeoutMs: 120_000 });
-  const link = (await openNatsLink({ natsUrl: nats.url, stream: 'PM_JOURNAL', replicas: 1 }, log, () => false, 'test'))!;
+    startService({ dataDir: seqDir, adminToken: ADMIN, env: { ROLE: 'sequencer', NATS_URL: nats.url, ...nats.env('sequencer'), SEQUENCER_URL: 'http://sequencer.test:8080', CONFIG_FILE: configFile, RATE_LIMITS: 'off', DEMO: 'static' }, startTimeoutMs: 120_000 });
+  const link = await adminLink(nats);
   const apps: App[] = [];
   let svc: ServiceProcess | undefined = await start();
   // Deposits keep the journal moving: a snapshot every second.
@@ -222,7 +265,7 @@ test('a sequencer killed while it ships a snapshot: the unfinished one is never 
     // Wait for a complete snapshot, then kill the sequencer in the middle of the next one's upload.
     let bucket: SnapshotBucket | undefined;
     await until('a complete snapshot', async () => {
-      bucket ??= await SnapshotBucket.open(link, 'PM_JOURNAL', 1).catch(() => undefined);
+      bucket ??= await SnapshotBucket.open(link, 'PM_JOURNAL', CLUSTER_KEYS);
       return bucket !== undefined && (await bucket.list()).length > 0;
     }, 60_000);
     const unfinished = async () => {
@@ -261,6 +304,7 @@ test('a sequencer killed while it ships a snapshot: the unfinished one is never 
       60_000,
     );
     assert.ok((await bucket!.list()).some((m) => !complete.some((c) => c.name === m.name)), 'a newer complete snapshot');
+    noViolations(nats);
   } finally {
     moving = false;
     await mover;
