@@ -32,7 +32,8 @@
  * Self-checks (a failure throws): every load's own checks (verifyLoad); every new replica installs the
  * snapshot and reaches the sequencer's X-Journal-Seq, and its store, proved at its stop (its shutdown
  * checkpoint), stands at the sequencer's journal seq with the sequencer's state hash; the stream still
- * holds what follows the newest snapshot; checkpoints were written in every `on` window.
+ * holds what follows the newest snapshot; checkpoints were written in every `on` window; no node's NATS user
+ * (tools/nats-config.ts, as deployed) was refused anything.
  */
 import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -264,6 +265,9 @@ export default async function run(): Promise<void> {
     console.log('\n| history (orders) | journal events | snapshot | shipped in | new replica caught up | of which install |');
     console.log('|---|---|---|---|---|---|');
     for (const r of rows) console.log(`| ${r.orders.toLocaleString('en-US')} | ${r.events.toLocaleString('en-US')} | ${mb(r.snapshotBytes)} MB | ${(r.shipMs / 1000).toFixed(1)} s | ${(r.readyMs / 1000).toFixed(2)} s | ${(r.installMs / 1000).toFixed(2)} s |`);
+    // The object store's reads at these sizes (flow control included) and the purges: on the nodes' own users.
+    const violations = nats.log().split('\n').filter((l) => /Violation[^\n]*User "(sequencer|gateway|replica)"/.test(l));
+    check(violations.length === 0, `no node's NATS user was refused anything:\n${violations.join('\n')}`);
     const ready = rows.map((r) => r.readyMs);
     console.log(`new replica flat: largest / smallest ${(Math.max(...ready) / Math.min(...ready)).toFixed(2)}; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
   } finally {

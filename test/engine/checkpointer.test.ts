@@ -6,6 +6,7 @@
  * checkpoints holds the state it had, without reading the pruned journal.
  */
 import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Checkpointer, type CheckpointPolicy } from '../../src/engine/checkpointer.ts';
@@ -108,4 +109,35 @@ test('a standby\'s kept replication log is cut at the rseq of the oldest kept ch
   await cp.retain();
   assert.deepEqual([...env.store.replication.getKeys({})], Array.from({ length: 20 }, (_, i) => 31 + i), 'records up to it are gone, the rest stay');
   await cp.close();
+});
+
+/** The nice value of each of this process's threads (Linux /proc: field 19 of a task's stat). */
+function threadNices(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(Number(tid), Number(rest[16]));
+  }
+  return out;
+}
+
+test('the checkpoint thread runs at the lowest CPU priority, the rest of the process at its own', { skip: existsSync('/proc/thread-self') ? false : 'needs Linux /proc' }, async (t) => {
+  const env = tempStore('pm-checkpointer-nice-');
+  const engine = await Engine.open({ store: env.store, shards: 1, log: silentLogger });
+  const before = threadNices();
+  const cp = new Checkpointer({ store: env.store, policy, log: silentLogger, committedSeq: () => engine.committedSeq });
+  t.after(async () => {
+    await cp.close();
+    await engine.close();
+    await env.cleanup();
+  });
+  await engine.deposit(wallet(1), 10 * T);
+  await cp.write('nice');
+  const after = threadNices();
+  const niced = [...after].filter(([tid, nice]) => !before.has(tid) && nice === 19);
+  assert.equal(niced.length, 1, `one new thread at nice 19: ${JSON.stringify([...after])}`);
+  assert.equal(after.get(process.pid), before.get(process.pid), 'the main thread keeps its priority');
+  assert.ok([...before].every(([tid, nice]) => !after.has(tid) || after.get(tid) === nice), 'no other thread changed');
 });
