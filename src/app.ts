@@ -25,7 +25,7 @@ import { MarketDataStore, MidpointSampler } from './projections/market-data.ts';
 import { MarketDataReader, type BookSource } from './queries/market-data.ts';
 import { RewardsReader } from './queries/rewards.ts';
 import { RewardsSampler } from './projections/rewards.ts';
-import { rewardProgram } from './domain/rewards.ts';
+import { bookMidpoint, rewardProgram } from './domain/rewards.ts';
 import { Heartbeats } from './edge/heartbeats.ts';
 import type { AppContext, CatalogServices, EngineAdmin } from './edge/context.ts';
 import { Metrics } from './edge/metrics.ts';
@@ -34,16 +34,22 @@ import { RateLimiter } from './edge/rate-limit.ts';
 import { ReplayGuard } from './edge/replays.ts';
 import type { RefusalDeps } from './edge/pipeline.ts';
 import { RefusalLog } from './edge/refusals/log.ts';
+import { BodyBudget, DEFAULT_BODY_BYTES } from './edge/rate-limit-bytes.ts';
+import { HmacStrikes } from './edge/hmac-strikes.ts';
+import { KEYLESS_PER_WALLET, KEYLESS_WALLETS, WalletRefusals } from './edge/refusals/wallets.ts';
 import { headerValue } from './edge/refusals/reason.ts';
 import { platformOrderDomain } from './edge/refusals/known-domains.ts';
 import type { OrderDomains } from './edge/eip712.ts';
 import { pendingAnswerBytes } from './edge/http.ts';
 import { buildRoutes } from './edge/routes.ts';
+import { resolveInCatalog } from './edge/routes/admin.ts';
 import { Sandbox } from './edge/sandbox/sandbox.ts';
+import { openTestControls, type TestControls } from './edge/sandbox/test-controls.ts';
+import { restoreTestClock } from './edge/sandbox/test-clock.ts';
 import { startServer, type EdgeServer } from './edge/server.ts';
 import { forwardedHandler, gateway } from './edge/forward.ts';
-import type { Config } from './runtime/config.ts';
-import { nowSeconds, systemClock, systemTimers, type Clock, type Timers } from './runtime/clock.ts';
+import { testControlsOn, type Config } from './runtime/config.ts';
+import { TestClock, nowSeconds, systemClock, systemTimers, type Clock, type Timers } from './runtime/clock.ts';
 import { createLogger, type Logger } from './runtime/log.ts';
 
 export const VERSION = '0.1.0';
@@ -79,6 +85,10 @@ export const START_STEPS = ['store', 'auth', 'view-writes', 'engine', 'projectio
 export type StartStep = (typeof START_STEPS)[number];
 
 export interface AppOptions {
+  /**
+   * The base clock: the machine's time (rate limits, socket idle times) and, unless the sandbox's test clock
+   * runs over it (config sandbox.testControls), the exchange's. A ManualClock in tests. Default: the system's.
+   */
   clock?: Clock;
   /** Timers on `clock` (the engine's trade lifecycle, the heartbeats): a ManualClock's in tests. Default: the system's. */
   timers?: Timers;
@@ -148,9 +158,19 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
 
 /** The start-up steps in dependency order; every resource registers its closer as soon as it is open. */
 async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, closers: Closers): Promise<App> {
-  // The living demo replays its history under this clock before it follows the base clock (demo/live.ts).
-  const replayClock = config.demo === 'live' && (config.cluster.role === 'single' || config.cluster.role === 'sequencer') ? new ReplayClock(opts.clock ?? systemClock) : undefined;
-  const clock = replayClock ?? opts.clock ?? systemClock;
+  const engineRole = config.cluster.role === 'single' || config.cluster.role === 'sequencer';
+  // Two clocks. The base clock is the machine's: how fast clients talk (rate limits, socket idle times)
+  // and how stale a signature may be. The exchange's clock times every rule (journal times, GTD expiry,
+  // settlement, heartbeats, samples, GET /time): the base clock itself, or the sandbox's test clock over it,
+  // which an admin may freeze and advance (edge/sandbox/test-clock.ts).
+  const base = opts.clock ?? systemClock;
+  const baseTimers = opts.timers ?? systemTimers;
+  const testClock = testControlsOn(config) && engineRole ? new TestClock(base, baseTimers) : undefined;
+  const exchange: Clock = testClock ?? base;
+  const timers = testClock?.timers ?? baseTimers;
+  // The living demo replays its history under this clock before it follows the exchange's (demo/live.ts).
+  const replayClock = config.demo === 'live' && engineRole ? new ReplayClock(exchange) : undefined;
+  const clock = replayClock ?? exchange;
   const done = async (step: StartStep) => opts.afterStep?.(step);
   const metrics = new Metrics();
 
@@ -163,13 +183,16 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const forwarder = role.gateway;
   if (forwarder !== undefined) closers.add('gateway', () => forwarder.close());
   const store = role.sequencer?.store ?? raw;
+  // The test clock stands where the last process left it (time never goes back across a restart).
+  if (testClock !== undefined) restoreTestClock(store, testClock);
   await done('store');
   // E.g. a master key that did not issue the stored API keys throws here.
-  const auth = createAuthServices({ config, store, clock, log });
+  const auth = createAuthServices({ config, store, clock, wallClock: testClock && base, log });
   closers.add('auth', () => auth.close());
   warnOfPlatformDomains(auth.orderDomains, log);
   // Signed requests already answered, for their window (edge/replays.ts); durable ones live in the store.
-  const replays = new ReplayGuard(store.replays, () => nowSeconds(clock), log);
+  // A request fresh by either clock (auth.ts) is remembered until both have passed its window.
+  const replays = new ReplayGuard(store.replays, testClock === undefined ? () => nowSeconds(clock) : () => Math.min(nowSeconds(clock), nowSeconds(base)), log);
   closers.add('replays', () => replays.close());
   await done('auth');
   // Every view write (projections, midpoint samples) and the projection cursors go out together, coalesced
@@ -178,7 +201,12 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const viewWrites = new ViewWrites(log, opts.viewWrites);
   closers.add('view writes', () => viewWrites.close());
   await done('view-writes');
-  const engine = await openEngine({ config, opts, store, clock, log, metrics, closers, role, keys: auth.keys, viewWrites });
+  const engineTime = testClock && {
+    shardTime: { frozen: testClock.frozen, offsetMs: testClock.state().offsetMs, atMs: testClock.now() },
+    // While an advance holds the clock frozen, GTD orders the shards expire are journaled at their second.
+    onExpiry: (sec: number) => testClock.hold(sec * 1000),
+  };
+  const engine = await openEngine({ config, opts: { timers, ...engineTime }, store, clock, log, metrics, closers, role, keys: auth.keys, viewWrites });
   // Maintenance windows, closed-only wallets, the fault scenario of sandbox.faultsFile (a bad file fails the start).
   const sandbox = new Sandbox({ config, store, clock, log, metrics, engine });
   // The first listener of each commit: when it became durable, for the streams' commit-to-publish metric.
@@ -189,7 +217,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const { views, prices, marketDataStore } = openProjections({ store, engine, viewWrites, log });
   // A sequencer logs its samplers' writes for its replicas in the flush that issues the samples themselves.
   const samples = role.sequencer && new SampleLog(role.sequencer.log, viewWrites);
-  const { books, catalog, marketData } = openBooks({ store, engine, clock, marketDataStore, log, closers, role, samples });
+  const { books, catalog, marketData } = openBooks({ store, engine, clock, timers, marketDataStore, log, closers, role, samples });
   watchMetrics(metrics, engine, auth, replays);
   // A replica applies the stream once every read model listens to its engine.
   startFollowing(role, closers);
@@ -206,19 +234,31 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   // a fresh store gets its week of history here, before the listener opens.
   let demo: LiveDemo | undefined;
   if (replayClock && role.engine !== undefined) {
-    demo = await startLiveDemo({ engine: role.engine, auth, catalog: catalog.read, clock: replayClock, log }, opts.demo);
+    demo = await startLiveDemo({ engine: role.engine, sandbox, auth, catalog: catalog.read, clock: replayClock, log }, opts.demo);
     closers.add('demo traders', () => demo!.stop());
   }
   await done('demo');
 
   // Liquidity rewards are scored where orders rest, by the engine's process; a replica gets the accruals.
-  if (role.replica === undefined) startRewards({ config, views, catalog, marketData, engine, clock, log, closers, samples });
+  if (role.replica === undefined) startRewards({ config, views, catalog, engine, clock, timers, log, closers, samples });
   // Restored heartbeats get their full timeout from here, once nothing but the listener is left to open.
-  const heartbeats = new Heartbeats({ store, engine, log, timers: opts.timers ?? systemTimers, timeoutSeconds: config.heartbeats.timeoutSeconds });
+  const heartbeats = new Heartbeats({ store, engine, log, timers, timeoutSeconds: config.heartbeats.timeoutSeconds });
+  // The admin API's controls for a bot's test suite (sandbox.testControls): the test clock, ...
+  const controls: TestControls | undefined = testClock && role.engine !== undefined ? openTestControls({
+          clock: testClock,
+          engine: role.engine,
+          store,
+          log,
+          domains: auth.orderDomains,
+          catalog,
+          resolve: (conditionId, winner) => resolveInCatalog({ catalog, engine }, conditionId, winner),
+        }) : undefined;
   closers.add('heartbeats', () => heartbeats.close());
 
-  // Kept only for wallets that hold a key (only they can read GET /refusals).
-  const refusals = new RefusalLog((w) => (['trading', 'readonly', 'builder'] as const).some((k) => auth.keys.records(w, k).length > 0));
+  // A key holder's refusals, and apart from them those of wallets without a key yet (a failing login's,
+  // read from the client address that was refused: edge/refusals/wallets.ts).
+  const hasKey = (w: string) => (['trading', 'readonly', 'builder'] as const).some((k) => auth.keys.records(w, k).length > 0);
+  const refusals = new WalletRefusals(hasKey, new RefusalLog(hasKey), new RefusalLog(() => true, KEYLESS_PER_WALLET, KEYLESS_WALLETS));
   const ctx: AppContext = Object.freeze({
     config,
     store,
@@ -239,19 +279,21 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     sandbox,
     heartbeats,
     rewards: new RewardsReader(views, catalog.read, () => clock.now()),
+    controls,
   });
   const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
-  const streamFaults = { source: sandbox.faults, timers: opts.timers ?? systemTimers };
-  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, userAuthRefusal: userAuthRefusal(auth, refusals, metrics), limiter, metrics, clock, log, committed, store, faults: streamFaults });
+  // Sockets are timed by the machine's clock: a stall or a drop is real time a bot waits through.
+  const streamFaults = { source: sandbox.faults, timers: baseTimers };
+  const stream = openStream({ config, books, engine, catalog, keys: auth.keys, funders: auth.funders, userAuthRefusal: userAuthRefusal(auth, refusals, metrics), limiter, metrics, clock: base, log, committed, store, faults: streamFaults });
   const routes = buildRoutes(ctx);
   const openapi = buildOpenApi(routes, VERSION);
   await done('routes');
 
   auth.setRoutePaths(routes);
-  const explained: RefusalDeps | undefined = auth.explainer && { auth: auth.explainer, log: refusals, count: (c) => metrics.refused(c) };
+  const explained: RefusalDeps | undefined = auth.explainer && { auth: auth.explainer, log: refusals, count: (c) => metrics.refused(c), inBody: config.auth.reasonInBody };
   const deposed: { why?: string } = {};
   const sequencerUrl = () => opts.leaseHolderUrl?.() || config.cluster.sequencerUrl;
-  const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock, auth, replays, refusals: explained, sockets: stream, role, closers, deposed, sequencerUrl });
+  const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock: base, auth, replays, refusals: explained, sockets: stream, role, closers, deposed, sequencerUrl });
   // ROLE=sequencer: what gateways forward runs through the same routes (edge/forward.ts). Closed before the
   // server drains, after answering what it holds.
   const commands = role.sequencer === undefined ? undefined : role.cluster!.serveCommands(config, log, metrics, forwardedHandler(server.dispatch), opts.term);
@@ -289,7 +331,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
  * The user channel's refused credentials explained (edge/refusals/auth.ts), counted and kept for the key's
  * wallet as the HTTP refusals are (pipeline.ts); absent under `auth.explainRefusals: false`.
  */
-function userAuthRefusal(auth: AuthServices, log: RefusalLog, metrics: Metrics): ChannelDeps['refusals'] {
+function userAuthRefusal(auth: AuthServices, log: WalletRefusals, metrics: Metrics): ChannelDeps['refusals'] {
   const explainer = auth.explainer;
   if (explainer === undefined) return undefined;
   return {
@@ -297,7 +339,8 @@ function userAuthRefusal(auth: AuthServices, log: RefusalLog, metrics: Metrics):
       const r = explainer.userChannel(credentials);
       metrics.refused(r.class);
       const wallet = explainer.walletOf({ poly_api_key: credentials.apiKey });
-      if (wallet !== undefined) log.record(wallet, { at: Date.now(), method: 'WS', path: '/ws/user', headers: [], class: r.class, reason: headerValue(r.text) });
+      const kept = r.owner ?? r;
+      if (wallet !== undefined) log.record(wallet, { at: Date.now(), method: 'WS', path: '/ws/user', headers: [], class: kept.class, reason: headerValue(kept.text) });
       return r;
     },
   };
@@ -365,6 +408,8 @@ async function listen(o: {
           ),
     journalSeq: role.journalSeq,
     writeSeq: role.writeSeq,
+    bodies: new BodyBudget({ enabled: config.rateLimits.enabled, maxCallers: config.rateLimits.maxCallers, ...DEFAULT_BODY_BYTES, ...config.rateLimits.bodyBytes }),
+    strikes: new HmacStrikes(),
   });
   // stop() drains with its own grace period; a failed start closes with the configured one.
   let draining: Promise<void> | undefined;
@@ -381,7 +426,17 @@ async function listen(o: {
  * "Streaming"), so a client applying the stream's deltas lands on what /book serves. With them the catalog
  * and market data, which read each other's prices and outcomes.
  */
-function openBooks(o: { store: Store; engine: EngineSurface; clock: Clock; marketDataStore: MarketDataStore; log: Logger; closers: Closers; role: RoleParts; samples: SampleLog | undefined }) {
+function openBooks(o: {
+  store: Store;
+  engine: EngineSurface;
+  clock: Clock;
+  timers: Timers;
+  marketDataStore: MarketDataStore;
+  log: Logger;
+  closers: Closers;
+  role: RoleParts;
+  samples: SampleLog | undefined;
+}) {
   const { store, engine, clock, marketDataStore, role } = o;
   const books = new CommittedBooks();
   books.seed({ ...engine.bookSeed(), ts: clock.now() });
@@ -410,10 +465,14 @@ function openBooks(o: { store: Store; engine: EngineSurface; clock: Clock; marke
   // Records midpoints as books change (projections/market-data.ts); trade prices come from the projector.
   // A replica samples nothing: a sample's time is when the sequencer took it, which its log carries.
   if (role.replica === undefined) {
-    const bookChanges = { onSnapshots: (l: (tokenIds: readonly string[]) => void) => books.onApplied((changes) => changes.length > 0 && l(changes.flatMap((c) => c.tokenIds))) };
+    // A change is dated by its batch's journal time: when it happened, whenever its commit landed.
+    const bookChanges = {
+      onSnapshots: (l: (tokenIds: readonly string[], atMs?: number) => void) =>
+        books.onApplied((changes, events) => changes.length > 0 && l(changes.flatMap((c) => c.tokenIds), events.at(-1)?.ts)),
+    };
     const samples = o.samples;
     const onSample = samples && ((key: (string | number)[], pips: number) => samples.hold('m', key, pips));
-    const sampler = new MidpointSampler({ feed: bookChanges, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), log: o.log, onSample });
+    const sampler = new MidpointSampler({ feed: bookChanges, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), timers: o.timers, log: o.log, onSample });
     sampler.start();
     o.closers.add('midpoint sampler', () => sampler.stop());
   }
@@ -453,14 +512,14 @@ function startRewards(o: {
   config: Readonly<Config>;
   views: ViewStore;
   catalog: CatalogServices;
-  marketData: MarketDataReader;
   engine: EngineSurface;
   clock: Clock;
+  timers: Timers;
   log: Logger;
   closers: Closers;
   samples: SampleLog | undefined;
 }): void {
-  const { catalog, marketData, engine, clock, views, samples } = o;
+  const { catalog, engine, clock, views, samples } = o;
   // Accruals are sampled on the clock, not derived from the journal: a sequencer logs them for its replicas.
   const logged: Pick<ViewStore, 'get' | 'put'> = {
     get: (key) => views.get(key),
@@ -476,9 +535,11 @@ function startRewards(o: {
         const program = rewardProgram(m);
         return program === undefined ? [] : [{ conditionId: m.conditionId, token0: m.clobTokenIds[0], program }];
       }),
-    midpoint: (token0) => marketData.midpointPips(token0),
+    // The midpoint of the very orders it scores: one state, even while the test clock advances ahead of commits.
+    midpoint: (_token0, orders) => bookMidpoint(orders),
     orders: (cids) => engine.restingOrders(cids),
     now: () => clock.now(),
+    timers: o.timers,
     sampleSeconds: o.config.rewards.sampleSeconds,
     log: o.log,
   });
@@ -511,6 +572,7 @@ function openStream(o: {
   engine: EngineSurface;
   catalog: CatalogServices;
   keys: AuthServices['keys'];
+  funders: AuthServices['funders'];
   userAuthRefusal: ChannelDeps['refusals'];
   limiter: RateLimiter;
   metrics: Metrics;
@@ -541,6 +603,7 @@ function openStream(o: {
     markets: { conditionId: (conditionId) => o.engine.market(conditionId)?.conditionId },
     topics: { market: marketTopic, custom: customTopic, lifecycle: LIFECYCLE_TOPIC, user: userTopic },
     keys: o.keys,
+    funders: o.funders,
     refusals: o.userAuthRefusal,
     limiter: o.limiter,
     trustedProxies: o.config.http.trustedProxies,

@@ -23,7 +23,12 @@ const log = createLogger(config.log.level);
 const failover = config.cluster.failover.enabled && config.cluster.role !== 'single';
 const node = failover ? await (await import('./failover.ts')).startFailoverNode(config, { log }) : undefined;
 const app = node === undefined ? await startApp(config, { log }) : undefined;
-const listening = (port: number, role: string) => log.info({ host: config.http.host, port, dataDir: config.dataDir, role }, 'listening');
+// The console's address as a browser on this machine opens it (a wildcard listen address is reached at 127.0.0.1).
+const wildcard = ['0.0.0.0', '::', '[::]'].includes(config.http.host);
+const shownHost = wildcard ? '127.0.0.1' : config.http.host.includes(':') && !config.http.host.startsWith('[') ? `[${config.http.host}]` : config.http.host;
+const consoleUrl = (port: number) => (config.console.enabled ? `http://${shownHost}:${port}/console` : undefined);
+const listening = (port: number, role: string) =>
+  log.info({ host: config.http.host, port, dataDir: config.dataDir, role, profile: config.profile, console: consoleUrl(port) }, 'listening');
 listening(node?.app.port ?? app!.port, node?.role ?? config.cluster.role);
 if (node !== undefined) {
   void (async () => {

@@ -10,11 +10,11 @@ import type { CommandForwarder } from './replication/commands.ts';
 import type { AuthServices } from './edge/auth.ts';
 import type { Metrics } from './edge/metrics.ts';
 import { Checkpointer, type CheckpointPolicy } from './engine/checkpointer.ts';
-import { Engine, type EngineSurface } from './engine/engine.ts';
+import { Engine, type EngineOptions, type EngineSurface } from './engine/engine.ts';
 import type { Store } from './journal/env.ts';
 import type { AuxDb, ReplicationLog } from './journal/replication-log.ts';
 import type { ViewSink, ViewWrites } from './projections/projector.ts';
-import type { Clock, Timers } from './runtime/clock.ts';
+import type { Clock } from './runtime/clock.ts';
 import type { Config } from './runtime/config.ts';
 import type { Logger } from './runtime/log.ts';
 
@@ -78,7 +78,7 @@ export async function openRole(raw: Store, config: Readonly<Config>, log: Logger
  */
 export async function openEngine(o: {
   config: Readonly<Config>;
-  opts: { timers?: Timers };
+  opts: Pick<EngineOptions, 'timers' | 'shardTime' | 'onExpiry'>;
   store: Store;
   clock: Clock;
   log: Logger;
@@ -137,6 +137,8 @@ export async function openEngine(o: {
     beforeFlush: () => o.viewWrites.ride(),
     trades: config.sandbox.trades,
     timers: o.opts.timers,
+    shardTime: o.opts.shardTime,
+    onExpiry: o.opts.onExpiry,
     replicationLog: role.sequencer?.log,
     // Books are read from the committed books (app.ts), never from the shards' own publications: published
     // every 20 ms per changed market, they cost the shard a serialization and hash of the book and this

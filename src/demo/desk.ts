@@ -17,6 +17,13 @@
  * Decisions are all made before the round's I/O, from a seeded random source, and a venue applies a
  * round's orders in the order given: in process the same seed and the same start give the same journal.
  *
+ * Maintenance windows. A venue that tells its trading phase (the in-process one does) is traded as a bot on
+ * the platform trades it: during a window the round sends nothing at all (orders and cancels would be
+ * answered 425), only the fair prices move on; in the post-only period after it the takers wait and the
+ * makers quote with postOnly (a quote that would cross is refused, not matched). A desk that opens during
+ * a window cancels its wallets' old orders at its first round after it. The venue refuses what the sandbox
+ * refuses whatever the desk does: the window stops matching for the demo's traders as for everyone.
+ *
  * Accounting. The desk keeps each wallet's USDC and tokens (available + reserved) from what the venue
  * answers: the immediate fills of an order from its acknowledgement (making / taking amounts, the
  * taker's fee included), its later fills from its matched size as read back, at its own price (a
@@ -79,6 +86,8 @@ export interface Holdings {
  * or error strings rather than throwing, except when it cannot answer at all.
  */
 export interface Venue {
+  /** Where trading stands (the sandbox's maintenance windows); a venue that cannot tell is always open. */
+  phase?(): 'open' | 'maintenance' | 'post-only';
   place(items: readonly { wallet: SigningWallet; order: SignedOrder }[]): Promise<PlaceOutcome[]>;
   cancel(items: readonly { wallet: SigningWallet; orderIds: readonly string[] }[]): Promise<void>;
   cancelAll(wallet: SigningWallet): Promise<void>;
@@ -175,6 +184,8 @@ interface Planned {
   leg: Leg;
   orderType: OrderType;
   quote?: Tracked['quote'];
+  /** A maker's quote in a post-only period. */
+  postOnly?: boolean;
 }
 
 // A BUY's reservation covers its fee too: keep this much headroom so the engine does not refuse it.
@@ -189,6 +200,8 @@ export class Desk {
   private readonly tracked = new Map<string, Tracked>();
   private readonly trades = new Set<string>();
   private last = 0;
+  /** open() ran during a maintenance window: the wallets' old orders are canceled at the first round after it. */
+  private cancelPending = false;
   private salt = 0;
   private spreadSum = 0;
   private spreadSamples = 0;
@@ -215,7 +228,8 @@ export class Desk {
   /** Starts from a clean slate: cancels the wallets' open orders, reads their holdings, funds them. */
   async open(now: number): Promise<void> {
     this.last = now;
-    await Promise.all(this.accounts.map((a) => this.venue.cancelAll(a.wallet)));
+    if (this.phase() === 'maintenance') this.cancelPending = true;
+    else await Promise.all(this.accounts.map((a) => this.venue.cancelAll(a.wallet)));
     const held = await Promise.all(this.accounts.map((a) => this.venue.holdings(a.wallet)));
     held.forEach((h, i) => {
       const a = this.accounts[i]!;
@@ -239,16 +253,29 @@ export class Desk {
     const dt = now - this.last;
     this.last = now;
     for (const f of this.fairs) f.step(dt);
+    const phase = this.phase();
+    // The engine is down: anything sent would be answered 425 (module header).
+    if (phase === 'maintenance') return;
+    if (this.cancelPending) {
+      this.cancelPending = false;
+      await Promise.all(this.accounts.map((a) => this.venue.cancelAll(a.wallet)));
+    }
     await this.sync();
     await this.topUp(false);
     // The takers get what the makers do not need, and at least `takerShare` of the budget; in an opening
-    // round (no budget) the makers put up their quotes first and the takers wait for them.
+    // round (no budget) the makers put up their quotes first and the takers wait for them. In a post-only
+    // period the takers wait.
+    const postOnly = phase === 'post-only';
     const wanted = this.makerNeeds().filter((nd) => nd.want !== undefined).length;
-    const forTakers = Number.isFinite(budget) ? budget - Math.min(wanted, Math.floor(budget * (1 - this.o.takerShare))) : 0;
+    const forTakers = Number.isFinite(budget) && !postOnly ? budget - Math.min(wanted, Math.floor(budget * (1 - this.o.takerShare))) : 0;
     const taken = await this.take(now, forTakers);
     await this.sync();
-    await this.quote(now, budget - taken);
+    await this.quote(now, budget - taken, postOnly);
     this.sampleSpread();
+  }
+
+  private phase(): 'open' | 'maintenance' | 'post-only' {
+    return this.venue.phase?.() ?? 'open';
   }
 
   /** Cancels every open order of the desk's wallets and reads back their last fills. */
@@ -415,7 +442,7 @@ export class Desk {
     return needs;
   }
 
-  private async quote(now: number, budget: number): Promise<void> {
+  private async quote(now: number, budget: number, postOnly = false): Promise<void> {
     const needs = this.makerNeeds();
     // Most urgent first; ties keep the order above (maker, market, side), so the choice is deterministic.
     const order = needs.map((_, i) => i).sort((a, b) => needs[b]!.urgency - needs[a]!.urgency || a - b);
@@ -454,7 +481,7 @@ export class Desk {
         else p.no += leg.sizeUnits;
         promised.set(mk.acct, p);
       } else if (!this.affordable(mk.acct, leg, spent)) continue;
-      plan.push({ acct: mk.acct, market: m, leg, orderType: 'GTC', quote: { maker: nd.maker, market: nd.k, side: nd.side, yesPips: nd.want } });
+      plan.push({ acct: mk.acct, market: m, leg, orderType: 'GTC', quote: { maker: nd.maker, market: nd.k, side: nd.side, yesPips: nd.want }, postOnly });
     }
     await this.send(now, plan);
   }
@@ -464,7 +491,15 @@ export class Desk {
   private async send(now: number, plan: Planned[]): Promise<void> {
     if (plan.length === 0) return;
     const signed = plan.map((p) =>
-      this.o.signer.sign(p.acct.wallet, { tokenId: p.market.tokenIds[p.leg.outcome]!, negRisk: p.market.negRisk, leg: p.leg, orderType: p.orderType, salt: ++this.salt, timestampMs: now }),
+      this.o.signer.sign(p.acct.wallet, {
+        tokenId: p.market.tokenIds[p.leg.outcome]!,
+        negRisk: p.market.negRisk,
+        leg: p.leg,
+        orderType: p.orderType,
+        salt: ++this.salt,
+        timestampMs: now,
+        postOnly: p.postOnly,
+      }),
     );
     this.s.orders += plan.length;
     const outcomes = await this.venue.place(plan.map((p, i) => ({ wallet: p.acct.wallet, order: signed[i]! })));

@@ -1,25 +1,35 @@
 /**
  * The in-process venue of the living demo: the path of POST /orders without the HTTP around it. Orders go
  * through `checkOrders` with the dependencies the trading routes build (schema, owner, signer, market,
- * amounts, EIP-712 signature recovered in the signature pool), then `Engine.placeOrder`, and are answered
- * after the journal commit like any client's. Cancels, reads and deposits use the engine's public API:
- * the same calls as DELETE /orders, GET /data/order/:id and the admin deposit route. Nothing here touches
- * the ledger.
+ * amounts, EIP-712 signature recovered in the signature pool), then the sandbox's refusals (a maintenance
+ * window, a post-only period, closed-only wallets: Sandbox.orderRefusal, as the route applies them), then
+ * `Engine.placeOrder`, and are answered after the journal commit like any client's. Cancels are refused
+ * during a maintenance window as the cancel routes are (425): nothing is canceled. Cancels, reads and
+ * deposits use the engine's public API: the same calls as DELETE /orders, GET /data/order/:id and the admin
+ * deposit route. Nothing here touches the ledger.
  */
 import { ApiError, errorByResult } from '../domain/errors.ts';
 import { MAX_ORDERS_PER_REQUEST } from '../edge/schemas/orders.ts';
 import { checkOrders, type OrderCheckDeps, type OrderCheckResult } from '../edge/order-check.ts';
 import type { Engine } from '../engine/engine.ts';
+import type { Sandbox } from '../edge/sandbox/sandbox.ts';
 import type { SignedOrder, SigningWallet } from './order-signer.ts';
 import type { Holdings, OrderState, PlaceOutcome, Venue } from './desk.ts';
 
 type VenueEngine = Pick<Engine, 'placeOrder' | 'cancelOrders' | 'cancelAll' | 'getOrder' | 'balances' | 'deposit'>;
+/** The sandbox's side of the order routes (edge/sandbox/sandbox.ts). */
+export type VenueSandbox = Pick<Sandbox, 'orderRefusal' | 'placing'> & { readonly maintenance: Pick<Sandbox['maintenance'], 'phaseAt'> };
 
 export class EngineVenue implements Venue {
   constructor(
     private readonly engine: VenueEngine,
     private readonly checks: OrderCheckDeps,
+    private readonly sandbox: VenueSandbox,
   ) {}
+
+  phase(): 'open' | 'maintenance' | 'post-only' {
+    return this.sandbox.maintenance.phaseAt().phase;
+  }
 
   async place(items: readonly { wallet: SigningWallet; order: SignedOrder }[]): Promise<PlaceOutcome[]> {
     // Checked as POST /orders checks a request: at most MAX_ORDERS_PER_REQUEST orders of one wallet at a time.
@@ -42,12 +52,17 @@ export class EngineVenue implements Venue {
     ).flat();
     // Every check is back before the first order goes in, and they go in in the order given, in one turn:
     // the sequencer sees them in that order whatever order the signature threads answered in.
-    const placed = checked.map((c) => (c.ok ? this.engine.placeOrder(c.order) : undefined));
+    const refused = checked.map((c) => (c.ok ? this.sandbox.orderRefusal(c.order) : undefined));
+    const placed = checked.map((c, i) => (c.ok && refused[i] === undefined ? this.sandbox.placing(this.engine.placeOrder(c.order)) : undefined));
     const out: PlaceOutcome[] = [];
     for (let i = 0; i < checked.length; i++) {
       const c = checked[i]!;
       if (!c.ok) {
         out.push({ ok: false, orderId: c.orderId, error: c.error.message });
+        continue;
+      }
+      if (refused[i] !== undefined) {
+        out.push({ ok: false, orderId: c.order.orderId, error: refused[i]!.error.message });
         continue;
       }
       const r = await placed[i]!;
@@ -61,10 +76,12 @@ export class EngineVenue implements Venue {
   }
 
   async cancel(items: readonly { wallet: SigningWallet; orderIds: readonly string[] }[]): Promise<void> {
+    if (this.phase() === 'maintenance') return;
     await Promise.all(items.map((it) => this.engine.cancelOrders(it.wallet.address, [...it.orderIds])));
   }
 
   async cancelAll(wallet: SigningWallet): Promise<void> {
+    if (this.phase() === 'maintenance') return;
     await this.engine.cancelAll(wallet.address);
   }
 

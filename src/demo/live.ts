@@ -26,6 +26,7 @@
 import { keccak256, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { UNITS } from '../domain/units.ts';
+import type { Funders } from '../edge/funders.ts';
 import { orderCheckDeps } from '../edge/order-check.ts';
 import type { ApiKeyService } from '../edge/auth.ts';
 import type { OrderDomains } from '../edge/eip712.ts';
@@ -36,11 +37,13 @@ import type { Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/log.ts';
 import { demoQuestionId } from './catalog.ts';
 import { Desk, type DeskMarket, type DeskOptions } from './desk.ts';
-import { EngineVenue } from './engine-venue.ts';
+import { EngineVenue, type VenueSandbox } from './engine-venue.ts';
 import { OrderSigner, type SigningWallet } from './order-signer.ts';
 import { HISTORY_WALK, LIVE_WALK, MAKER_PRESETS, TAKER_PRESETS } from './trading.ts';
 
 const DAY_MS = 86_400_000;
+/** The most time one live round trades for, in rounds. */
+const MAX_ROUND_TICKS = 4;
 
 // ---- the clock ------------------------------------------------------------------------------------------
 
@@ -106,7 +109,9 @@ export const LIVE_DEMO_DEFAULTS: Readonly<LiveDemoOptions> = Object.freeze({
 
 export interface LiveDemoDeps {
   engine: Engine;
-  auth: { keys: ApiKeyService; pool: SigPool; orderDomains: OrderDomains };
+  /** The order routes' sandbox rules (maintenance windows, post-only periods): the traders meet them too. */
+  sandbox: VenueSandbox;
+  auth: { keys: ApiKeyService; pool: SigPool; orderDomains: OrderDomains; funders: Funders };
   catalog: CatalogReader;
   clock: ReplayClock;
   log: Logger;
@@ -130,7 +135,7 @@ export async function startLiveDemo(deps: LiveDemoDeps, options: Partial<LiveDem
   const markets = demoMarkets(deps);
   const wallets = await traderWallets(deps.auth.keys);
   const signer = new OrderSigner(deps.auth.orderDomains);
-  const desk = new Desk(new EngineVenue(engine, orderCheckDeps({ auth: deps.auth, clock, engine })), deskOptions(o.seed, markets, wallets, signer));
+  const desk = new Desk(new EngineVenue(engine, orderCheckDeps({ auth: deps.auth, clock, engine }), deps.sandbox), deskOptions(o.seed, markets, wallets, signer));
 
   if (markets.length === 0) {
     // A store whose catalog an admin filled before the demo ever ran: nothing of the demo's to trade.
@@ -173,7 +178,10 @@ export async function startLiveDemo(deps: LiveDemoDeps, options: Partial<LiveDem
     timer = undefined;
     if (stopped) return;
     const now = clock.now();
-    const budget = first ? Infinity : ((now - last) / 1000) * o.ordersPerSecond + carry;
+    // A round trades for the time since the last one, but never for more than a few rounds' worth: the
+    // sandbox's test clock may have jumped a day since (and, frozen, gives it no time at all).
+    const elapsed = Math.min(now - last, MAX_ROUND_TICKS * o.tickMs);
+    const budget = first ? Infinity : (elapsed / 1000) * o.ordersPerSecond + carry;
     first = false;
     last = now;
     const whole = Number.isFinite(budget) ? Math.floor(budget) : budget;

@@ -45,6 +45,8 @@ export interface OrderToSign {
   salt: number;
   /** Signed timestamp in milliseconds, as the platform client sends it. */
   timestampMs: number;
+  /** Sent with postOnly (not signed: the envelope's flag), e.g. a maker's quote in a post-only period. */
+  postOnly?: boolean;
 }
 
 /** A signed submission and the id the service will give it (the digest). */
@@ -100,6 +102,7 @@ export class OrderSigner {
         },
         owner: wallet.apiKey,
         orderType: o.orderType,
+        ...(o.postOnly === true ? { postOnly: true } : {}),
       },
     };
   }

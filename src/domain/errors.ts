@@ -88,11 +88,22 @@ export const Errors = define({
   PM_ERR_OWNER_MISMATCH: { result: 2003, status: 400, message: 'the order owner has to be the owner of the API KEY', doc: 'Submission owner is not the caller API key.' },
   PM_ERR_SIGNER_MISMATCH: { result: 2004, status: 400, message: 'the order signer address has to be the address of the API KEY', doc: 'order.signer is not the API key address.' },
   PM_ERR_ORDER_SIGNATURE: { result: 2005, status: 400, message: 'invalid order signature', doc: 'The EIP-712 order signature does not recover to order.signer.' },
-  PM_ERR_SIGNATURE_TYPE: { result: 2006, status: 400, message: 'signature type {type} is not supported; use 0 (EOA) with maker == signer', doc: 'Only EOA signatures are verified without a chain.' },
+  PM_ERR_SIGNATURE_TYPE: {
+    result: 2006,
+    status: 400,
+    message: 'signature type {type} is not supported; use 0 (EOA), 1 (POLY_PROXY) or 2 (POLY_GNOSIS_SAFE)',
+    doc: 'A signature type other than 0, 1 and 2: POLY_1271 (3) needs the contract wallet\'s code, on a chain.',
+  },
   PM_ERR_CREATE_API_KEY: { result: 2007, status: 400, message: 'Could not create api key', doc: 'The nonce is already used for this address.' },
   PM_ERR_DERIVE_API_KEY: { result: 2008, status: 400, message: 'Could not derive api key!', doc: 'No created, unrevoked key for (address, nonce).' },
   PM_ERR_MAKER_SIGNER: { result: 2009, status: 400, message: 'the order maker has to be the signer for signature type 0 (EOA)', doc: 'An EOA order (signatureType 0) whose maker differs from its signer.' },
   PM_ERR_TOO_MANY_KEYS: { result: 2010, status: 400, message: 'too many API keys for this wallet: at most {max}; revoke one first', doc: 'Creating another key would exceed auth.maxKeysPerWallet usable keys.' },
+  PM_ERR_MAKER_WALLET: {
+    result: 2012,
+    status: 400,
+    message: "the order maker has to be the signer's {wallet} {expected} for signature type {type}",
+    doc: "A proxy (1) or Safe (2) order whose maker is not the wallet the factory derives from its signer (auth.walletFactories, the platform's).",
+  },
   PM_ERR_REPLAY_UNKNOWN: { result: 2011, status: 409, message: 'this signed request was received before a restart and its outcome is unknown; read your orders and balances', doc: 'A replay of a signed request whose answer was not recorded before the service restarted.' },
 
   // ---- 3xxx risk / balances ----------------------------------------------------------------------
@@ -131,6 +142,13 @@ export const Errors = define({
   PM_ERR_ADMIN_UNAUTHORIZED: { result: 8001, status: 401, message: 'unauthorized', doc: 'Missing or wrong admin bearer token.' },
   PM_ERR_ADMIN_INVALID: { result: 8002, status: 400, message: 'invalid request', doc: 'An admin payload failed validation; `errors` lists every problem.' },
   PM_ERR_ADMIN_MARKET_UNKNOWN: { result: 8003, status: 404, message: 'market {conditionId} not found', doc: 'An admin market route names a condition id the catalog does not hold.' },
+  // The sandbox's test controls (edge/sandbox/test-clock.ts, counterparties.ts, scenario.ts): 81xx.
+  PM_ERR_CLOCK_BACKWARDS: {
+    result: 8101,
+    status: 400,
+    message: 'the test clock only moves forward: {to} is before its time {now}',
+    doc: 'POST /admin/clock/advance to a time before the exchange\'s: time never goes back (the journal\'s times would).',
+  },
 });
 
 export type ErrorCode = keyof typeof Errors;

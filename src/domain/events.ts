@@ -25,6 +25,19 @@
 /** The wallet that collects trading fees: an ordinary ledger wallet, so fees are part of conservation. */
 export const FEE_WALLET = 'fees';
 
+/**
+ * The wallet that holds the other half of the complete sets an admin credit mints (`credit` events): an
+ * ordinary ledger wallet like FEE_WALLET, so every outcome's supply stays whole and conservation holds.
+ */
+export const HOUSE_WALLET = 'house';
+
+/**
+ * The `owner` of an order the admin API placed for a wallet (edge/sandbox/counterparties.ts): no API key
+ * made it, and an API key is a UUID, so wherever an order or trade shows its owner (GET /data/order, the
+ * user channel, trades' maker_orders) this marks it admin-made. Its journal event also has no signature.
+ */
+export const ADMIN_OWNER = 'admin';
+
 export type SideName = 'BUY' | 'SELL';
 export type OrderTypeName = 'GTC' | 'GTD' | 'FOK' | 'FAK';
 export type FillKindName = 'TRANSFER' | 'MINT' | 'MERGE';
@@ -196,6 +209,22 @@ export interface MergeEvent extends Base {
   amount: number;
 }
 
+/**
+ * The admin API credited `amount` outcome tokens to a wallet (the sandbox's test controls): `amount`
+ * complete sets minted against a deposit of as much USDC, outcome `outcome` to `wallet`, the other to
+ * HOUSE_WALLET. Net deposits grow by `amount`. Positions count it as a buy at `pricePips` (the house's half
+ * is not a position).
+ */
+export interface CreditEvent extends Base {
+  type: 'credit';
+  wallet: string;
+  conditionId: string;
+  tokenIds: [string, string];
+  outcome: 0 | 1;
+  amount: number;
+  pricePips: number;
+}
+
 export interface ResolveEvent extends Base {
   type: 'resolve';
   conditionId: string;
@@ -224,6 +253,7 @@ export type JournalEvent =
   | BalanceMoveEvent
   | SplitEvent
   | MergeEvent
+  | CreditEvent
   | ResolveEvent
   | RedeemEvent;
 
@@ -262,6 +292,10 @@ export function depositEvent(type: 'deposit' | 'withdraw', wallet: string, amoun
 
 export function splitEvent(type: 'split' | 'merge', wallet: string, conditionId: string, tokenIds: [string, string], amount: number): SplitEvent | MergeEvent {
   return { type, seq: 0, ts: 0, wallet, conditionId, tokenIds, amount } as SplitEvent | MergeEvent;
+}
+
+export function creditEvent(wallet: string, conditionId: string, tokenIds: [string, string], outcome: 0 | 1, amount: number, pricePips: number): CreditEvent {
+  return { type: 'credit', seq: 0, ts: 0, wallet, conditionId, tokenIds, outcome, amount, pricePips };
 }
 
 export function resolveEvent(conditionId: string, winningOutcome: 0 | 1, tokenIds: [string, string]): ResolveEvent {

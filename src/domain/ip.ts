@@ -100,3 +100,32 @@ export function clientAddress(remoteIp: string, forwardedFor: string | undefined
   }
   return last;
 }
+
+/**
+ * The network a client address belongs to, for shares that one operator's many addresses must not multiply
+ * (the edge's fair shares of global caps and its diagnosis budget): its /v4Bits prefix for IPv4 (default
+ * /24, one small network) and /v6Bits for IPv6 (default /64, what one subscriber is routed), as CIDR text
+ * (`203.0.113.0/24`, `2001:db8:1:2::/64`). Anything that is not an IP is its own network.
+ */
+export function addressPrefix(ip: string, v4Bits = 24, v6Bits = 64): string {
+  const addr = normalizeIp(ip);
+  const kind = isIP(addr);
+  if (kind === 4) {
+    const v = addr.split('.').reduce((n, o) => n * 256 + Number(o), 0);
+    const masked = v4Bits === 0 ? 0 : v - (v % 2 ** (32 - v4Bits));
+    return `${[24, 16, 8, 0].map((s) => Math.floor(masked / 2 ** s) % 256).join('.')}/${v4Bits}`;
+  }
+  if (kind === 6) {
+    const [head, tail] = addr.includes('::') ? addr.split('::') : [addr, undefined];
+    const left = head === '' ? [] : head!.split(':');
+    const right = tail === undefined || tail === '' ? [] : tail.split(':');
+    const groups = [...left, ...Array(8 - left.length - right.length).fill('0'), ...right].map((g) => parseInt(g, 16));
+    const kept = groups.map((g, i) => {
+      const bits = Math.max(0, Math.min(16, v6Bits - 16 * i));
+      return bits === 0 ? 0 : g - (g % 2 ** (16 - bits));
+    });
+    const text = new SocketAddress({ address: kept.map((g) => g.toString(16)).join(':'), family: 'ipv6' }).address;
+    return `${text}/${v6Bits}`;
+  }
+  return ip;
+}

@@ -15,3 +15,21 @@ export function parseNotificationId(id: string): number | undefined {
   const n = Number(id);
   return Number.isSafeInteger(n) ? n : undefined;
 }
+
+/**
+ * A notification's id as an API key's caller sees it: the slot for its own wallet's, `<type>-<slot>` for
+ * those of its proxy wallet (type 1) or Safe (type 2) (edge/funders.ts), so the ids of a key's wallets
+ * never collide and DELETE /notifications, which the platform client sends without a signature_type, finds
+ * the wallet from the id alone.
+ */
+export function keyNotificationId(type: 0 | 1 | 2, slot: string): string {
+  return type === 0 ? slot : `${type}-${slot}`;
+}
+
+/** The wallet type and slot of a keyNotificationId; undefined for anything else. */
+export function parseKeyNotificationId(id: string): { type: 0 | 1 | 2; slot: number } | undefined {
+  const dash = /^([12])-(.*)$/.exec(id);
+  const slot = parseNotificationId(dash === null ? id : dash[2]!);
+  if (slot === undefined) return undefined;
+  return { type: dash === null ? 0 : (Number(dash[1]) as 1 | 2), slot };
+}

@@ -45,4 +45,20 @@ export const DEFAULT_BUCKETS: Record<string, BucketSpec> = {
   // Not in the spec: the web console's files (GET /console, /console/{file}) per client address, beside the
   // order-book API's general cap. A page load is three of them; a loop reloading the page is stopped.
   console: tenSeconds(300),
+  // Not in the spec: API keys created per client address (POST /auth/api-key, L1). A key is state the service
+  // keeps in memory for good (about 1 KB: its record, its derived secret and passphrase), and one L1 request
+  // makes one for any wallet, so the order-book cap alone let one address add 500 a second (3,000 in 7 s, the
+  // wallets a refusal-log flood then named). A bot creates a handful; a test fixture hundreds an hour.
+  'api-keys': { limit: 1000, windowSeconds: 600 },
+};
+
+/**
+ * Not in the spec: the body bytes a caller may make the edge read per window (edge/rate-limit-bytes.ts),
+ * beside the request caps above, which count requests whatever their size. Per client address, every
+ * request with a body; per API key as well on signed routes. A bot at its trading caps sending the largest
+ * batches (15 orders, about 12 KB) reads 2 MB per 10 s; a 1 MiB body is the most one request carries.
+ */
+export const DEFAULT_BODY_BYTES: { perAddress: BucketSpec; perKey: BucketSpec } = {
+  perAddress: { limit: 32 * 1024 * 1024, windowSeconds: 10 },
+  perKey: { limit: 16 * 1024 * 1024, windowSeconds: 10 },
 };

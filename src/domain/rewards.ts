@@ -18,8 +18,9 @@
  *             scores pays no one; a wallet that never scored earns 0.
  */
 
-/** Pips per cent (prices are pips of 10^-4). */
+/** Pips per cent and per unit of price (prices are pips of 10^-4). */
 const PIPS_PER_CENT = 100;
+const PIPS_PER_UNIT = 10_000;
 const UNITS_PER_TOKEN = 1_000_000;
 export const SECONDS_PER_DAY = 86_400;
 
@@ -46,6 +47,24 @@ export function rewardProgram(m: {
   const rates = m.clobRewards.filter((r) => r.rewardsDailyRate > 0).map((r) => ({ asset: r.assetAddress.toLowerCase(), dailyRate: r.rewardsDailyRate }));
   if (rates.length === 0 || !(m.rewardsMaxSpread > 0)) return undefined;
   return { rates, minSizeUnits: Math.round(m.rewardsMinSize * UNITS_PER_TOKEN), maxSpreadPips: m.rewardsMaxSpread * PIPS_PER_CENT };
+}
+
+/**
+ * Outcome 0's midpoint (pips, may end in .5) of a market's one book, from its resting orders: bids are BUYs
+ * of outcome 0 and SELLs of outcome 1 mirrored at 1 - p, asks SELLs of outcome 0 and BUYs of outcome 1
+ * mirrored; undefined without both sides. The same book the committed books serve, from the orders in hand.
+ */
+export function bookMidpoint(orders: readonly { outcome: 0 | 1; side: 'BUY' | 'SELL'; pricePips: number }[]): number | undefined {
+  let bid = -1;
+  let ask = Infinity;
+  for (const o of orders) {
+    const p = o.outcome === 0 ? o.pricePips : PIPS_PER_UNIT - o.pricePips;
+    const isBid = (o.outcome === 0) === (o.side === 'BUY');
+    if (isBid) {
+      if (p > bid) bid = p;
+    } else if (p < ask) ask = p;
+  }
+  return bid < 0 || ask === Infinity ? undefined : (bid + ask) / 2;
 }
 
 /** What scoring needs of an open order. */

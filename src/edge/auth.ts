@@ -61,6 +61,7 @@ import { nowSeconds, type Clock } from '../runtime/clock.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { AuthDomain, OrderDomains } from './eip712.ts';
+import { Funders } from './funders.ts';
 import { orderDomainsOf } from './order-check.ts';
 import type { Authenticator, SignedCaller } from './pipeline.ts';
 import { createAuthExplainer, type AuthExplainer, type AuthRules, type ExplainedKeys, type KeyMaterial } from './refusals/auth.ts';
@@ -502,6 +503,11 @@ export interface AuthenticatorDeps {
   pool: SigPool;
   auth: Config['auth'];
   clock: Clock;
+  /**
+   * Under the sandbox's test clock, the machine's own: a signed timestamp is fresh within the skew of either
+   * (a client signs with its own clock, or with GET /time's; docs/decisions.md, "The test clock").
+   */
+  wallClock?: Clock;
 }
 
 export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
@@ -509,7 +515,9 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   const skew = deps.auth.maxClockSkewSeconds;
   const domain = authDomainOf(deps.auth);
 
-  const fresh = (ts: string): boolean => TIMESTAMP.test(ts) && Math.abs(nowSeconds(clock) - Number(ts)) <= skew;
+  const wall = deps.wallClock;
+  const fresh = (ts: string): boolean =>
+    TIMESTAMP.test(ts) && (Math.abs(nowSeconds(clock) - Number(ts)) <= skew || (wall !== undefined && Math.abs(nowSeconds(wall) - Number(ts)) <= skew));
 
   const samePassphrase = (key: KeyVerifier, passphrase: string): boolean => {
     const given = Buffer.from(passphrase);
@@ -521,7 +529,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
    * timestamp fresh, the key usable and not a builder key (those sign the builder headers only), the address
    * its owner, the passphrase its own. The key when all pass.
    */
-  const l2Key = (headers: Headers): KeyVerifier | undefined => {
+  const l2Key = (headers: Headers, owned = true): KeyVerifier | undefined => {
     const apiKey = header(headers, NAMES.apiKey);
     const address = header(headers, NAMES.address);
     const passphrase = header(headers, NAMES.passphrase);
@@ -530,12 +538,14 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     if (apiKey === undefined || address === undefined || passphrase === undefined || timestamp === undefined || signature === undefined) return undefined;
     if (!digestForm(signature) || !fresh(timestamp)) return undefined;
     const key = keys.verifier(apiKey);
-    if (!key || key.kind === 'builder' || address.length !== 42 || address.toLowerCase() !== key.address) return undefined;
+    if (!key || key.kind === 'builder') return undefined;
+    if (!owned) return key;
+    if (address.length !== 42 || address.toLowerCase() !== key.address) return undefined;
     return samePassphrase(key, passphrase) ? key : undefined;
   };
 
   /** The same for the builder headers (no address: the key names its wallet); only builder keys sign them. */
-  const builderKey = (headers: Headers): KeyVerifier | undefined => {
+  const builderKey = (headers: Headers, owned = true): KeyVerifier | undefined => {
     const apiKey = header(headers, BUILDER_NAMES.apiKey);
     const passphrase = header(headers, BUILDER_NAMES.passphrase);
     const timestamp = header(headers, BUILDER_NAMES.timestamp);
@@ -544,6 +554,7 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
     if (!digestForm(signature) || !fresh(timestamp)) return undefined;
     const key = keys.verifier(apiKey);
     if (!key || key.kind !== 'builder') return undefined;
+    if (!owned) return key;
     return samePassphrase(key, passphrase) ? key : undefined;
   };
 
@@ -560,6 +571,12 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 
     builderHead(headers) {
       return builderKey(headers) !== undefined;
+    },
+
+    provable(headers, kinds) {
+      const l2 = (kinds.includes('trading') || kinds.includes('readonly')) && l2Key(headers, false);
+      if (l2 && kinds.includes(l2.kind)) return true;
+      return kinds.includes('builder') && builderKey(headers, false) !== undefined;
     },
 
     l2(method, path, headers, rawBody) {
@@ -596,6 +613,10 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
       return apiKey !== undefined && keys.record(apiKey) !== undefined;
     },
 
+    apiKeyOf(headers) {
+      return header(headers, NAMES.apiKey) ?? header(headers, BUILDER_NAMES.apiKey);
+    },
+
     presented(headers, kinds) {
       return (
         ((kinds.includes('trading') || kinds.includes('readonly')) && header(headers, NAMES.apiKey) !== undefined) ||
@@ -628,6 +649,8 @@ export interface AuthServices {
   readonly authenticator: Authenticator;
   /** The configured order domains (what `checkOrders` verifies against). */
   readonly orderDomains: OrderDomains;
+  /** The signers' proxy wallets and Safes (auth.walletFactories): the makers of their type 1 and 2 orders. */
+  readonly funders: Funders;
   /**
    * Says why credentials were refused, for the X-Refusal-Reason header and the user channel's error frame
    * (refusals/auth.ts); undefined under `auth.explainRefusals: false`. Call it on the refusal path only.
@@ -642,8 +665,8 @@ export interface AuthServices {
   close(): Promise<void>;
 }
 
-export function createAuthServices(opts: { config: Readonly<Config>; store: Store; clock: Clock; log: Logger }): AuthServices {
-  const { config, store, clock, log } = opts;
+export function createAuthServices(opts: { config: Readonly<Config>; store: Store; clock: Clock; wallClock?: Clock; log: Logger }): AuthServices {
+  const { config, store, clock, wallClock, log } = opts;
   const keys = ApiKeyService.open(store, loadMasterKey(config.auth, config.dataDir), clock, config.auth.maxKeysPerWallet);
   const pool = new SigPool({
     threads: config.auth.signatureThreads,
@@ -657,17 +680,18 @@ export function createAuthServices(opts: { config: Readonly<Config>; store: Stor
     },
     () => undefined,
   );
-  const authenticator = createAuthenticator({ keys, pool, auth: config.auth, clock });
+  const authenticator = createAuthenticator({ keys, pool, auth: config.auth, clock, wallClock });
   // Filled by setRoutePaths; the explainer reads it on each diagnosis, so the order of the two does not matter.
   const routePaths = new Map<string, string[]>();
   const explainer = config.auth.explainRefusals
-    ? createAuthExplainer({ keys, rules: AUTH_RULES, pool, auth: config.auth, clock, paths: (method) => routePaths.get(method) ?? [] })
+    ? createAuthExplainer({ keys, rules: AUTH_RULES, pool, auth: config.auth, clock, wallClock, paths: (method) => routePaths.get(method) ?? [] })
     : undefined;
   return {
     keys,
     pool,
     authenticator,
     orderDomains: orderDomainsOf(config.auth),
+    funders: new Funders(config.auth.walletFactories),
     explainer,
     setRoutePaths(routes) {
       routePaths.clear();

@@ -11,7 +11,7 @@ import type { Store } from '../journal/env.ts';
 import type { Metrics } from './metrics.ts';
 import type { ViewStore } from '../projections/projector.ts';
 import type { AuthServices } from './auth.ts';
-import type { RefusalLog } from './refusals/log.ts';
+import type { WalletRefusals } from './refusals/wallets.ts';
 import type { CatalogReader } from '../queries/catalog.ts';
 import type { MarketDataReader } from '../queries/market-data.ts';
 import type { CatalogWriter } from '../projections/catalog.ts';
@@ -20,6 +20,7 @@ import type { EngineSurface } from '../engine/engine.ts';
 import type { Sandbox } from './sandbox/sandbox.ts';
 import type { Heartbeats } from './heartbeats.ts';
 import type { RewardsReader } from '../queries/rewards.ts';
+import type { TestControls } from './sandbox/test-controls.ts';
 
 /** The catalog: reads (queries/catalog.ts) and admin writes (projections/catalog.ts). */
 export interface CatalogServices {
@@ -61,8 +62,8 @@ export interface AppContext {
   openapi(): Record<string, unknown>;
   /** API keys, the signature pool and the edge's Authenticator (edge/auth.ts). */
   readonly auth: AuthServices;
-  /** The wallets' last refusals, with their reasons (edge/refusals/log.ts; GET /refusals). */
-  readonly refusals: RefusalLog;
+  /** The wallets' last refusals, with their reasons (edge/refusals/wallets.ts, log.ts; GET /refusals). */
+  readonly refusals: WalletRefusals;
   readonly catalog: CatalogServices;
   /** The matching engine: sequencer, ledger and journal (engine/engine.ts), recovered before any route is mounted. */
   readonly engine: EngineSurface;
@@ -83,4 +84,6 @@ export interface AppContext {
   readonly heartbeats: Heartbeats;
   /** Liquidity-reward programs and earnings (queries/rewards.ts). */
   readonly rewards: RewardsReader;
+  /** The sandbox's test controls (edge/sandbox/test-controls.ts); undefined where they are off. */
+  readonly controls: TestControls | undefined;
 }

@@ -2,7 +2,8 @@
  * Heartbeats (DESIGN section 11; POST /v1/heartbeats, the platform client's postHeartbeat): a dead man's
  * switch per wallet. A wallet starts one by sending `heartbeat_id: ""` (or null, or none) and gets its id;
  * each later heartbeat names that id. A wallet that started one and sends none for `heartbeats.timeoutSeconds`
- * (default 10) has every open order canceled (Engine.cancelAll, as DELETE /cancel-all does) and its heartbeat
+ * (default 10) has every open order canceled (Engine.cancelAll, as DELETE /cancel-all does: every order the
+ * wallet signed, for itself or for its proxy wallet or Safe, edge/funders.ts) and its heartbeat
  * ends: a later heartbeat naming the old id is refused (400), which tells the bot its orders are gone, and
  * `""` starts a new one.
  *

@@ -15,8 +15,9 @@
  *      (Node's http, curl) reads it. At most maxBodyBytes + LINGER_BYTES of a request are ever read; a
  *      declared length beyond that is answered at once. A JSON body's nesting is scanned as it arrives
  *      (maxJsonDepth): past the bound nothing more is kept, and the request runs with `bodyTooDeep`.
- *      Before any of that, a processor's `beforeBody` (signed routes: pipeline.ts) may refuse the request
- *      on its headers alone: its answer is written without waiting for the body, none of which is kept. If
+ *      Before any of that, a processor's `beforeBody` (pipeline.ts: the admin token, signed headers, the
+ *      body's bytes charged to the caller, `bodyBound` of them) may refuse the request on its headers alone:
+ *      its answer is written without waiting for the body, none of which is kept. If
  *      the whole body came in the read that carried the head (uWS hands it over right after the handler,
  *      last chunk marked), nothing is left unread: the answer is written then and the connection kept.
  *      Otherwise it is written on the next turn with `Connection: close`, and uWS closes the connection
@@ -91,8 +92,10 @@ export interface Processor {
   /**
    * Runs as soon as the headers are copied, before a byte of a body is read (routes that read one): an answer
    * refuses the request on its headers alone, and the processor itself never runs for it (step 3).
+   * `bodyBytes` is the most body the request can make the edge read: its Content-Length within the route's
+   * bound, the bound itself for a chunked body, 0 for none.
    */
-  beforeBody?: (req: Incoming) => Outgoing | undefined;
+  beforeBody?: (req: Incoming, bodyBytes: number) => Outgoing | undefined;
 }
 
 export interface ServeOptions {
@@ -479,7 +482,7 @@ export function serve(res: HttpResponse, req: HttpRequest, opts: ServeOptions, p
     x.run();
     return;
   }
-  const early = processor.beforeBody?.(incoming);
+  const early = processor.beforeBody?.(incoming, bodyBound(headers['content-length'], req.getHeader('transfer-encoding') !== '', opts.maxBodyBytes));
   if (early !== undefined) {
     x.refuseEarly(early);
     res.onData((chunk, isLast) => x.data(chunk, isLast));
@@ -500,3 +503,16 @@ export function serve(res: HttpResponse, req: HttpRequest, opts: ServeOptions, p
 }
 
 const NO_PARAMS: string[] = [];
+
+/**
+ * The most body bytes a request can make the edge read before it is answered: a declared length within the
+ * route's bound (past it, at most the bound is kept before the 413), the bound for a chunked body, 0 for a
+ * request that declares neither (it has no body).
+ */
+export function bodyBound(contentLength: string | undefined, chunked: boolean, maxBodyBytes: number): number {
+  if (contentLength !== undefined && contentLength !== '') {
+    const n = Number(contentLength);
+    return n >= 0 ? Math.min(n, maxBodyBytes) : maxBodyBytes;
+  }
+  return chunked ? maxBodyBytes : 0;
+}

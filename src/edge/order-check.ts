@@ -7,9 +7,11 @@
  * Rules, in the order they are checked (the first failure is the order's error):
  *   1. shape (schemas/orders.ts OrderSubmission)           PM_ERR_BAD_REQUEST "invalid order.<field>"
  *   2. owner == the caller's API key                         PM_ERR_OWNER_MISMATCH
- *   3. signatureType 0 (EOA); others need a chain            PM_ERR_SIGNATURE_TYPE
+ *   3. signatureType 0, 1 or 2 (POLY_1271 needs a chain)     PM_ERR_SIGNATURE_TYPE
  *   4. signer == the API key's address                       PM_ERR_SIGNER_MISMATCH
- *   5. maker == signer (what EOA means)                      PM_ERR_MAKER_SIGNER
+ *   5. maker: EOA (0) the signer itself                      PM_ERR_MAKER_SIGNER
+ *             POLY_PROXY (1), POLY_GNOSIS_SAFE (2) the       PM_ERR_MAKER_WALLET
+ *             signer's proxy wallet or Safe (funders.ts)
  *   6. tokenId canonical, salt/timestamp uint256             PM_ERR_BAD_REQUEST
  *   7. the token names a market; conditionId (when given)   PM_ERR_MARKET_UNKNOWN, PM_ERR_CONDITION_MISMATCH
  *   8. postOnly only with GTC/GTD                            PM_ERR_POST_ONLY_TYPE
@@ -18,6 +20,8 @@
  *  11. the signature recovers to signer                      PM_ERR_ORDER_SIGNATURE
  *
  * Tick, minimum size, balance and duplicate checks need market state and belong to the engine.
+ * A checked order's `wallet` is its maker (whose balance it reserves and settles on) and its `signer` the
+ * API key's address: they differ exactly for types 1 and 2, as on the platform.
  * The order id is the EIP-712 digest under the market's domain (neg-risk markets sign for their own
  * exchange contract).
  *
@@ -31,14 +35,16 @@ import { apiError, type ApiError } from '../domain/errors.ts';
 import { ZERO_BYTES32, parseTokenId } from '../domain/ids.ts';
 import { GTD_MIN_LEAD_SECONDS } from '../domain/market-rules.ts';
 import { parseIntegerUnits } from '../domain/units.ts';
+import { isVerifiedSignatureType } from '../domain/signature-types.ts';
 import { nowSeconds, type Clock } from '../runtime/clock.ts';
 import type { Config } from '../runtime/config.ts';
 import { orderDigest, orderDomainSeparator, type OrderDomain, type OrderDomains, type OrderStruct } from './eip712.ts';
 import { problemError } from './error-reply.ts';
+import type { Funders } from './funders.ts';
 import type { OrderSubmission } from '../domain/events.ts';
 import { MAX_ORDERS_PER_REQUEST, OrderSubmission as SubmissionSchema } from './schemas/orders.ts';
 import { SIGNATURE_DIAGNOSES, diagnoseSignature, ruleRefusal, shapeRefusal, withReason } from './refusals/order.ts';
-import type { DiagnosisBudget } from './refusals/reason.ts';
+import type { DiagnosisBudget } from './refusals/budget.ts';
 import type { OrderToVerify, OrderVerification, SigPool } from './sig-pool.ts';
 import { compileRoute } from './validate.ts';
 
@@ -68,6 +74,8 @@ export interface OrderCheckDeps {
   /** The token's market, undefined for an unknown token. */
   market: (tokenId: string) => TokenMarket | undefined;
   clock: Clock;
+  /** The makers of proxy (1) and Safe (2) orders, derived from their signer (a refusal's reason names them). */
+  funders: Pick<Funders, 'makerOf' | 'walletsOf' | 'factories'>;
   /** Refusals carry a reason (config auth.explainRefusals); absent or false, no diagnosis runs. */
   explain?: boolean;
   /** The signature diagnoses' budget; default the process-wide one (refusals/order.ts SIGNATURE_DIAGNOSES). */
@@ -78,21 +86,30 @@ export interface OrderCaller {
   apiKey: string;
   /** Lowercase address of the API key. */
   address: string;
+  /** The client address, whose network pays for a refused signature's diagnosis (refusals/budget.ts). */
+  ip?: string;
 }
 
 /**
  * The checks' dependencies as the trading routes build them (the in-process demo traders build theirs
- * here too, so their orders are checked exactly as a client's): the auth services' signature pool and
- * order domains, the clock, the engine's token -> market map, and whether refusals explain themselves
+ * here too, so their orders are checked exactly as a client's): the auth services' signature pool, order
+ * domains and funders, the clock, the engine's token -> market map, and whether refusals explain themselves
  * (config auth.explainRefusals; the demo traders leave it out: nobody reads their reasons).
  */
 export function orderCheckDeps(o: {
-  auth: { pool: SigPool; orderDomains: OrderDomains };
+  auth: { pool: SigPool; orderDomains: OrderDomains; funders: OrderCheckDeps['funders'] };
   clock: Clock;
   engine: { tokenMarketOf(tokenId: string): { readonly market: TokenMarket } | undefined };
   explain?: boolean;
 }): OrderCheckDeps {
-  return { pool: o.auth.pool, domains: o.auth.orderDomains, clock: o.clock, market: (tokenId) => o.engine.tokenMarketOf(tokenId)?.market, explain: o.explain === true };
+  return {
+    pool: o.auth.pool,
+    domains: o.auth.orderDomains,
+    funders: o.auth.funders,
+    clock: o.clock,
+    market: (tokenId) => o.engine.tokenMarketOf(tokenId)?.market,
+    explain: o.explain === true,
+  };
 }
 
 export function orderDomainsOf(auth: Config['auth']): OrderDomains {
@@ -172,7 +189,7 @@ export async function checkOrders(submissions: readonly unknown[], caller: Order
     }
     const r = normalize(submission, caller, deps, now);
     if ('error' in r) {
-      if (deps.explain === true) withReason(r.error, ruleRefusal(r.error, submission, caller, { market: deps.market, now }));
+      if (deps.explain === true) withReason(r.error, ruleRefusal(r.error, submission, caller, { market: deps.market, funders: deps.funders, now }));
       results[i] = { ok: false, error: r.error, orderId: r.orderId };
     } else pending.push({ index: i, order: r.order, verify: r.verify });
   }
@@ -187,7 +204,7 @@ export async function checkOrders(submissions: readonly unknown[], caller: Order
         const error = apiError('PM_ERR_ORDER_SIGNATURE');
         results[index] = { ok: false, error, orderId: v.orderId };
         if (deps.explain === true && v.orderId !== '') {
-          (diagnoses ??= []).push(explainSignature(error, pending[k]!.verify, submissions[index], v.recovered, deps));
+          (diagnoses ??= []).push(explainSignature(error, pending[k]!.verify, submissions[index], v.recovered, deps, caller.ip));
         }
       } else {
         order.orderId = v.orderId;
@@ -280,8 +297,8 @@ export async function orderHints(submissions: readonly unknown[], caller: OrderC
 }
 
 /** Refusal path only: tries the common signing mistakes (refusals/order.ts) and sets the error's reason. */
-async function explainSignature(error: ApiError, verify: OrderToVerify, submission: unknown, recovered: string | undefined, deps: OrderCheckDeps): Promise<void> {
-  error.reason = await diagnoseSignature({ verify, submission, recovered }, { pool: deps.pool, domains: deps.domains, budget: deps.diagnoses ?? SIGNATURE_DIAGNOSES });
+async function explainSignature(error: ApiError, verify: OrderToVerify, submission: unknown, recovered: string | undefined, deps: OrderCheckDeps, ip: string | undefined): Promise<void> {
+  error.reason = await diagnoseSignature({ verify, submission, recovered }, { pool: deps.pool, domains: deps.domains, budget: deps.diagnoses ?? SIGNATURE_DIAGNOSES, by: { ip } });
 }
 
 type Normalized = { order: NormalizedOrder; verify: OrderToVerify } | { error: ApiError; orderId: string };
@@ -291,11 +308,11 @@ type Normalized = { order: NormalizedOrder; verify: OrderToVerify } | { error: A
 const failed = (error: ApiError, orderId = ''): Normalized => ({ error, orderId });
 
 /** The signed struct as submitted (amounts as sent): what an error message that names the order digests. */
-function submittedStruct(o: SubmissionSchema['order'], salt: string, timestamp: string, tokenId: string, address: string): OrderStruct {
+function submittedStruct(o: SubmissionSchema['order'], salt: string, timestamp: string, tokenId: string, maker: string, signer: string): OrderStruct {
   return {
     salt,
-    maker: address,
-    signer: address,
+    maker,
+    signer,
     tokenId,
     makerAmount: typeof o.makerAmount === 'number' ? String(o.makerAmount) : o.makerAmount,
     takerAmount: typeof o.takerAmount === 'number' ? String(o.takerAmount) : o.takerAmount,
@@ -329,11 +346,19 @@ function namedFailure(
 function normalize(s: SubmissionSchema, caller: OrderCaller, deps: OrderCheckDeps, now: number): Normalized {
   const o = s.order;
   if (s.owner !== caller.apiKey) return failed(apiError('PM_ERR_OWNER_MISMATCH'));
-  if (o.signatureType !== 0) return failed(apiError('PM_ERR_SIGNATURE_TYPE', { type: o.signatureType }));
-  // The caller's lowercase address is the one shared string every accepted order keeps as wallet and signer.
+  const type = o.signatureType;
+  if (!isVerifiedSignatureType(type)) return failed(apiError('PM_ERR_SIGNATURE_TYPE', { type }));
+  // The caller's lowercase address is the one shared string every accepted order keeps as signer (and as
+  // wallet for EOA orders); a funder's is the derivation cache's.
   const address = caller.address;
   if (o.signer !== address && o.signer.toLowerCase() !== address) return failed(apiError('PM_ERR_SIGNER_MISMATCH'));
-  if (o.maker !== address && o.maker.toLowerCase() !== address) return failed(apiError('PM_ERR_MAKER_SIGNER'));
+  let maker = address;
+  if (type === 0) {
+    if (o.maker !== address && o.maker.toLowerCase() !== address) return failed(apiError('PM_ERR_MAKER_SIGNER'));
+  } else {
+    maker = deps.funders.makerOf(address, type);
+    if (o.maker.toLowerCase() !== maker) return failed(apiError('PM_ERR_MAKER_WALLET', { wallet: type === 1 ? 'proxy wallet' : 'Safe', expected: maker, type }));
+  }
 
   const tokenText = parseTokenId(o.tokenId);
   if (!tokenText) return failed(bad('invalid order.tokenId'));
@@ -348,7 +373,7 @@ function normalize(s: SubmissionSchema, caller: OrderCaller, deps: OrderCheckDep
   const domain = market.negRisk ? deps.domains.negRisk : deps.domains.normal;
 
   if (o.conditionId !== undefined && o.conditionId.toLowerCase() !== market.conditionId.toLowerCase()) {
-    return namedFailure('PM_ERR_CONDITION_MISMATCH', submittedStruct(o, salt, timestamp, tokenId, address), domain);
+    return namedFailure('PM_ERR_CONDITION_MISMATCH', submittedStruct(o, salt, timestamp, tokenId, maker, address), domain);
   }
 
   const postOnly = s.postOnly === true;
@@ -364,17 +389,17 @@ function normalize(s: SubmissionSchema, caller: OrderCaller, deps: OrderCheckDep
   const takerAmount = amount(o.takerAmount);
   if (makerAmount === undefined || takerAmount === undefined) {
     const field = makerAmount === undefined ? 'makerAmount' : 'takerAmount';
-    return namedFailure('PM_ERR_ORDER_AMOUNTS', submittedStruct(o, salt, timestamp, tokenId, address), domain, `${field} must be a whole number of units (10^-6) below 2^53`);
+    return namedFailure('PM_ERR_ORDER_AMOUNTS', submittedStruct(o, salt, timestamp, tokenId, maker, address), domain, `${field} must be a whole number of units (10^-6) below 2^53`);
   }
   if (makerAmount === 0 || takerAmount === 0) {
-    return namedFailure('PM_ERR_ORDER_AMOUNTS', submittedStruct(o, salt, timestamp, tokenId, address), domain, `${makerAmount === 0 ? 'makerAmount' : 'takerAmount'} must be positive`);
+    return namedFailure('PM_ERR_ORDER_AMOUNTS', submittedStruct(o, salt, timestamp, tokenId, maker, address), domain, `${makerAmount === 0 ? 'makerAmount' : 'takerAmount'} must be positive`);
   }
 
   const signature = o.signature.toLowerCase();
   const builder = bytes32Of(o.builder);
   const order: NormalizedOrder = {
     orderId: '',
-    wallet: address,
+    wallet: maker,
     tokenId,
     side: o.side,
     orderType: s.orderType,
@@ -393,7 +418,7 @@ function normalize(s: SubmissionSchema, caller: OrderCaller, deps: OrderCheckDep
   };
   const verify: OrderToVerify = {
     salt,
-    maker: address,
+    maker,
     signer: address,
     tokenId,
     makerAmount: String(makerAmount),

@@ -2,13 +2,19 @@
  * What every request goes through once http.ts has copied it off the socket, as named stages. Each stage
  * either answers (a catalogue error in the route group's form, error-reply.ts) or hands on:
  *
+ *   head       before a byte of a body is read (`beforeBody`): the admin token, sign's first half and a
+ *              benched key (below), then the body's bytes charged to the client address and, on a signed
+ *              route, its key (rate-limit-bytes.ts; 429 past either, the body unread)
  *   gate       admin routes: the bearer token (404 when no token is configured)
  *   sign       l2 routes: API key + HMAC over the raw bytes, before anything parses them, in two halves.
  *              Everything the headers alone decide (every header present and well-formed, the key known,
  *              not revoked and of a kind the route takes, the address its owner, the passphrase its own,
  *              the timestamp within the skew) runs as soon as http.ts has copied the headers, before a
  *              byte of body is read (`beforeBody`), so a caller without credentials never makes the edge
- *              read, let alone parse, a body; only the HMAC waits for the body. A failure of either half
+ *              read, let alone parse, a large body; only the HMAC waits for the body (and, for a body of at
+ *              most HEAD_DECIDES_ABOVE, a head that fails only on its address or passphrase: its HMAC may
+ *              prove the secret, which decides what its reason may say). A key whose HMAC keeps failing is
+ *              refused on its head where its body may be large (hmac-strikes.ts). A failure of either half
  *              answers the same 401 and is charged to the client address, so random keys cannot dodge the
  *              caps. A route names the key kinds it accepts (RouteDef.keys: trading, read-only, builder);
  *              a valid key of another kind is a failure like a bad signature. A route with `authOptional`
@@ -44,8 +50,8 @@
  *
  * Refusals explain themselves (`auth.explainRefusals`, refusals/reason.ts): a refusal of the auth stages or
  * of a handler's order checks carries its reason to `finish`, which sends it as the X-Refusal-Reason header
- * (the body stays the contract's), keeps it for the wallet the credentials name (GET /refusals) and counts
- * it. The diagnosis runs after the decision, on the refusal path only; a refusal for being past the caps
+ * (the body stays the contract's; with `auth.reasonInBody` its error text carries the reason too), keeps it
+ * for the wallet the credentials name with the client address (GET /refusals) and counts it. The diagnosis runs after the decision, on the refusal path only; a refusal for being past the caps
  * (429) is not diagnosed.
  *
  * A handler that throws something unexpected answers 500 and is logged; it never takes the process down.
@@ -59,16 +65,25 @@ import type { Incoming, Outgoing, Processor } from './http.ts';
 import { MAX_JSON_DEPTH, parseJsonBody, parseScannedJsonBody, type ParsedBody } from './json-body.ts';
 import type { Metrics, RouteMetrics } from './metrics.ts';
 import type { Charge, RateLimiter, Verdict } from './rate-limit.ts';
+import type { BodyBudget } from './rate-limit-bytes.ts';
+import type { HmacStrikes } from './hmac-strikes.ts';
 import { WALLET_BUCKETS } from './rate-limit-buckets.ts';
 import { servedByReplica } from './replica-routes.ts';
 import type { ReplayGuard, ReplayKind } from './replays.ts';
 import { isReply, TRADING_KEYS, type AnyRoute, type Caller, type HttpMethod, type KeyKind, type Reply, type RouteRequest } from './route.ts';
 import type { CompiledRoute } from './validate.ts';
 import type { RefusalLog } from './refusals/log.ts';
-import { headerValue, REFUSAL_HEADER, type Refusal, type RefusalClass } from './refusals/reason.ts';
+import { headerValue, REFUSAL_HEADER, withReasonText, type Refusal, type RefusalClass } from './refusals/reason.ts';
 
 /** Seconds a client is told to wait before it retries at a node that cannot take its write now. */
 export const RETRY_AFTER_SECONDS = 1;
+
+/**
+ * A signed request whose body may be larger than this is decided on its head alone when its head fails or
+ * its key is benched (`beforeBody`); a smaller one is read first (its bytes charged like any body's), since
+ * reading and hashing it costs about what refusing it does.
+ */
+export const HEAD_DECIDES_ABOVE = 64 * 1024;
 
 /** Verifies signed headers. Implemented by auth.ts; absent = every signed route answers 401. */
 export interface Authenticator {
@@ -90,6 +105,12 @@ export interface Authenticator {
   /** The same for `builder`: whether the builder headers could pass once the body is in. */
   builderHead(headers: Readonly<Record<string, string>>): boolean;
   /**
+   * Whether the headers fail, if at all, only on the address or passphrase: a usable key of one of `kinds`,
+   * a fresh timestamp, a signature of digest form. The HMAC of such a request can still prove that its caller
+   * holds the key's secret (refusals/auth.ts says what is wrong only then). Absent: never.
+   */
+  provable?(headers: Readonly<Record<string, string>>, kinds: readonly KeyKind[]): boolean;
+  /**
    * Whether the request carries the API key header of a family that signs for these kinds (the L2 one for
    * trading and read-only keys, the builder one for builder keys): an `authOptional` route's test.
    */
@@ -99,6 +120,8 @@ export interface Authenticator {
    * stream lags may not hold a key issued a moment ago, and leaves such a request to the sequencer.
    */
   knowsKey(headers: Readonly<Record<string, string>>): boolean;
+  /** The API key header's value (L2 first, then builder), whatever it names; absent: keys are not charged their bytes nor benched. */
+  apiKeyOf?(headers: Readonly<Record<string, string>>): string | undefined;
   /** L1: EIP-712 ClobAuth signature. Undefined when anything fails. */
   l1(headers: Readonly<Record<string, string>>): Promise<(SignedCaller & { nonce: string }) | undefined>;
 }
@@ -155,20 +178,27 @@ export interface PipelineDeps {
   writeSeq?: () => number;
   /** `auth.explainRefusals`: refusals explain themselves (refusals/reason.ts); absent, they say nothing more than the platform. */
   refusals?: RefusalDeps;
+  /** The body bytes a caller may make the edge read (rate-limit-bytes.ts), charged before the body; absent: not charged. */
+  bodies?: BodyBudget;
+  /** Keys that keep failing their HMAC, refused before their bodies (hmac-strikes.ts); absent: none is. */
+  strikes?: HmacStrikes;
 }
 
 /** What the pipeline needs to explain a refusal and keep it for its wallet (app.ts builds it). */
 export interface RefusalDeps {
   /** The auth diagnosis (refusals/auth.ts); absent without an Authenticator. */
   auth?: {
-    l2(req: Incoming, kinds: readonly KeyKind[]): Refusal;
-    l1(headers: Readonly<Record<string, string>>): Promise<Refusal>;
+    /** `ip`: the client address, whose network pays for the diagnosis (refusals/budget.ts). */
+    l2(req: Incoming, kinds: readonly KeyKind[], ip: string): Refusal;
+    l1(headers: Readonly<Record<string, string>>, ip: string): Promise<Refusal>;
     walletOf(headers: Readonly<Record<string, string>>): string | undefined;
   };
   /** The wallets' last refusals (GET /refusals). */
-  log: RefusalLog;
+  log: Pick<RefusalLog, 'record'>;
   /** Counts one refusal by class (/metrics `refusals_total`). */
   count(cls: RefusalClass): void;
+  /** `auth.reasonInBody`: the reason is also appended to the body's `error` text (refusals/reason.ts withReasonText). */
+  inBody?: boolean;
 }
 
 /** A route as mounted: its compiled schemas, rate-limit buckets and metrics. */
@@ -218,8 +248,37 @@ export function walletBucketsOf(buckets: readonly string[]): readonly string[] {
 }
 
 const JSON_NOT_FOUND = JSON.stringify({ error: 'not found' });
+
+/**
+ * An error body (`{"error": "..."}`, its other fields and their order kept) with the reason appended to its
+ * text; any other body as it was (POST /orders appends to each element's errorMsg itself).
+ */
+function errorWithReason(body: string, reason: string): string {
+  let v: unknown;
+  try {
+    v = JSON.parse(body);
+  } catch {
+    return body;
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v) || typeof (v as { error?: unknown }).error !== 'string') return body;
+  const o = v as { error: string };
+  o.error = withReasonText(o.error, reason);
+  return JSON.stringify(o);
+}
+
 /** A body nested past the bound (json-body.ts), found by http.ts as it arrived or by the parse stage. */
 const tooDeep = (): ApiError => apiError('PM_ERR_JSON_TOO_DEEP', { max: MAX_JSON_DEPTH });
+
+/**
+ * Why a benched key's request was refused on its headers (hmac-strikes.ts). Says no more than that its
+ * requests kept failing their credential checks: which check is the key's wallet's to read (GET /refusals).
+ */
+function benchedRefusal(apiKey: string, ms: number, s: HmacStrikes): Refusal {
+  return {
+    class: 'auth_credentials',
+    text: `API key ${apiKey.slice(0, 36).toLowerCase()} is refused on its headers, before its body, for ${Math.ceil(ms / 1000)} s more: ${s.strikes} of its requests failed their credential checks within ${s.windowMs / 1000} s (the key's wallet reads why on GET /refusals)`,
+  };
+}
 
 /**
  * The signed caller of an l2 request when its credentials verify and are of a kind the route accepts: the L2
@@ -327,19 +386,60 @@ class RouteProcessor {
   }
 
   /**
-   * `sign`'s first half, called by http.ts once the headers are copied and before a byte of body is read: the
-   * same 401 as `sign` (charged the same way) when the headers alone already fail, else undefined and the
-   * request goes on to the stages once its body is in. Leaves a replica's refused route to `process` (421).
+   * What the head alone decides, called by http.ts once the headers are copied and before a byte of a body is
+   * read (`bodyBytes`: the most the body can make it read): an answer refuses the request with its body
+   * unread, undefined lets it go on to the stages once the body is in. In order:
+   *   - admin routes: the bearer token (the gate's own answer); with it, nothing more (the operator's bytes
+   *     are not charged);
+   *   - l2 routes (not served as public): `sign`'s first half, the same 401 as `sign` (charged the same way)
+   *     when the headers alone already fail, unless only their address or passphrase does (`provable`) and
+   *     the body is at most HEAD_DECIDES_ABOVE (then the body is read and `sign` judges the whole request, so
+   *     that a caller whose signature proves it holds the secret is told which is wrong: refusals/auth.ts); then,
+   *     for a larger body, a key benched for failing its HMAC (hmac-strikes.ts), refused with 401;
+   *   - the body's bytes, charged to the client address and, on an l2 route, to the key the headers name
+   *     (rate-limit-bytes.ts): 429 past either.
+   * Leaves a replica's refused route to `process` (421).
    */
-  readonly beforeBody = (req: Incoming): Outgoing | undefined => {
-    if (this.refused || this.auth !== 'l2' || this.isPublic(req)) return undefined;
-    if (headersCouldSign(this.keys, this.d.auth, req)) return undefined;
-    if (this.unknownHere(req)) return undefined;
-    return this.refuse(req, this.who(req), apiError('PM_ERR_UNAUTHORIZED'), this.explainL2);
+  readonly beforeBody = (req: Incoming, bodyBytes: number): Outgoing | undefined => {
+    if (this.refused) return undefined;
+    if (this.auth === 'admin') return this.adminHead(req);
+    let apiKey: string | undefined;
+    if (this.auth === 'l2' && !this.isPublic(req)) {
+      const large = bodyBytes > HEAD_DECIDES_ABOVE;
+      if (!headersCouldSign(this.keys, this.d.auth, req)) {
+        // A key this gateway does not hold yet: the body is read while it catches up (`awaitKey`), its bytes
+        // charged to the client address.
+        if (this.unknownHere(req)) return this.chargeBody(req, undefined, bodyBytes);
+        // Only the address or passphrase wrong, and a small body: read, and the request judged whole once it
+        // is in, its HMAC able to prove that the caller holds the secret (then its reason says which is wrong).
+        if (!large && this.d.auth?.provable?.(req.headers, this.keys) === true) return this.chargeBody(req, undefined, bodyBytes);
+        return this.refuse(req, this.who(req), apiError('PM_ERR_UNAUTHORIZED'), this.explainL2);
+      }
+      apiKey = this.d.auth!.apiKeyOf?.(req.headers);
+      const benched = !large || apiKey === undefined ? 0 : (this.d.strikes?.benched(apiKey, this.d.clock.now()) ?? 0);
+      if (benched > 0) return this.refuse(req, this.who(req), apiError('PM_ERR_UNAUTHORIZED'), () => benchedRefusal(apiKey!, benched, this.d.strikes!));
+    }
+    return this.chargeBody(req, apiKey, bodyBytes);
   };
 
+  /** The body's bytes, charged before it is read (rate-limit-bytes.ts): 429 past the address's or the key's. */
+  private chargeBody(req: Incoming, apiKey: string | undefined, bodyBytes: number): Outgoing | undefined {
+    const bodies = this.d.bodies;
+    if (bodies === undefined || bodyBytes <= 0) return undefined;
+    const v = bodies.take(this.who(req).key, apiKey, bodyBytes, this.d.clock.now());
+    return v.ok ? undefined : this.limited(req, v);
+  }
+
+  /** An admin route's head: the gate's answer when the token is missing or wrong, else undefined. */
+  private adminHead(req: Incoming): Outgoing | undefined {
+    if (!this.d.adminToken) return this.finish(req, { status: 404, body: JSON_NOT_FOUND });
+    const given = req.headers['authorization'] ?? '';
+    if (given.startsWith('Bearer ') && sameSecret(given.slice(7), this.d.adminToken)) return undefined;
+    return this.refuse(req, this.who(req), apiError('PM_ERR_ADMIN_UNAUTHORIZED'));
+  }
+
   /** Why an l2 route refused the credentials (after deciding, on the refusal path only). */
-  private readonly explainL2 = (req: Incoming): Refusal | undefined => this.d.refusals?.auth?.l2(req, this.keys);
+  private readonly explainL2 = (req: Incoming, ip: string): Refusal | undefined => this.d.refusals?.auth?.l2(req, this.keys, ip);
 
   /**
    * l2 routes: the HMAC over the raw bytes, before anything parses them (the headers' own checks ran before the
@@ -351,7 +451,15 @@ class RouteProcessor {
     if (f.req.bodyTooDeep === true) return this.refuse(f.req, f.client, tooDeep());
     const signed = signedBy(this.keys, this.d.auth, f.req);
     if (!signed && this.unknownHere(f.req)) return this.awaitKey(f);
-    if (!signed) return this.refuse(f.req, f.client, apiError('PM_ERR_UNAUTHORIZED'), this.explainL2);
+    if (!signed) {
+      // Headers that could sign and a signature that does not: the HMAC failed (hmac-strikes.ts).
+      const strikes = this.d.strikes;
+      if (strikes !== undefined && headersCouldSign(this.keys, this.d.auth, f.req)) {
+        const apiKey = this.d.auth!.apiKeyOf?.(f.req.headers);
+        if (apiKey !== undefined) strikes.failed(apiKey, this.d.clock.now());
+      }
+      return this.refuse(f.req, f.client, apiError('PM_ERR_UNAUTHORIZED'), this.explainL2);
+    }
     f.signed = signed;
     f.caller.apiKey = signed.apiKey;
     f.caller.address = signed.address;
@@ -425,7 +533,7 @@ class RouteProcessor {
     const pending = this.d.auth?.l1(f.req.headers);
     if (!pending) return this.fail(f.req, apiError('PM_ERR_L1_HEADERS'));
     return pending.then((ok) => {
-      if (!ok) return this.l1Refused(f.req);
+      if (!ok) return this.l1Refused(f.req, f.client.ip);
       f.caller.address = ok.address;
       f.caller.nonce = ok.nonce;
       f.signed = ok;
@@ -434,11 +542,11 @@ class RouteProcessor {
   }
 
   /** A refused L1 signature, with its reason when refusals explain themselves (the diagnosis recovers on the pool). */
-  private l1Refused(req: Incoming): Answer {
+  private l1Refused(req: Incoming, ip: string): Answer {
     const e = apiError('PM_ERR_L1_HEADERS');
     const explain = this.d.refusals?.auth;
     if (explain === undefined) return this.fail(req, e);
-    return explain.l1(req.headers).then(
+    return explain.l1(req.headers, ip).then(
       (r) => {
         e.reason = r;
         return this.fail(req, e);
@@ -550,21 +658,24 @@ class RouteProcessor {
     if (d === undefined) return;
     const text = headerValue(r.text);
     out.headers = { ...out.headers, [REFUSAL_HEADER]: text };
+    if (d.inBody === true) out.body = errorWithReason(out.body, text);
     d.count(r.class);
     const wallet = d.auth?.walletOf(req.headers);
-    if (wallet !== undefined) d.log.record(wallet, { at: Date.now(), method: req.method, path: req.path, headers: Object.keys(req.headers), class: r.class, reason: text });
+    // The key's wallet reads the full reason where the caller was told less (refusals/reason.ts `owner`).
+    const kept = r.owner ?? r;
+    if (wallet !== undefined) d.log.record(wallet, { at: Date.now(), method: req.method, path: req.path, headers: Object.keys(req.headers), class: kept.class, reason: kept === r ? text : headerValue(kept.text), peer: this.who(req).ip });
   }
 
   /**
    * An authentication failure, charged to the client address (random keys cannot dodge the caps); `explain`
    * says why when it is answered (not when the address is past its caps: a flood is not diagnosed).
    */
-  private refuse(req: Incoming, client: { key: string }, e: ApiError, explain?: (req: Incoming) => Refusal | undefined): Outgoing {
+  private refuse(req: Incoming, client: { ip: string; key: string }, e: ApiError, explain?: (req: Incoming, ip: string) => Refusal | undefined): Outgoing {
     const v = this.d.limiter.take(client.key, this.m.buckets, 1, this.d.clock.now());
     if (!v.ok) return this.limited(req, v);
     if (explain !== undefined) {
       try {
-        e.reason = explain(req);
+        e.reason = explain(req, client.ip);
       } catch (err) {
         this.d.log.warn({ err, route: this.m.label }, 'refusal diagnosis failed');
       }
@@ -588,10 +699,10 @@ class RouteProcessor {
   }
 }
 
-/** The request processor of one mounted route: the stages of the header, in order (l2 routes: sign's first half before the body). */
+/** The request processor of one mounted route: the stages of the header, in order (what the head decides before the body). */
 export function processorFor(m: Mounted, d: PipelineDeps, who: (req: Incoming) => { ip: string; key: string }): Processor {
   const p = new RouteProcessor(m, d, who);
   const processor: Processor = p.process;
-  if (m.route.auth === 'l2') processor.beforeBody = p.beforeBody;
+  processor.beforeBody = p.beforeBody;
   return processor;
 }

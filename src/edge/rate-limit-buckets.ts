@@ -79,7 +79,7 @@ const table: Record<string, readonly string[]> = {
   'POST /split': CLOB,
   'POST /merge': CLOB,
   'POST /redeem': CLOB,
-  'POST /auth/api-key': CLOB,
+  'POST /auth/api-key': ['clob', 'api-keys'],
   'GET /auth/derive-api-key': CLOB,
   'GET /auth/api-keys': CLOB,
   'DELETE /auth/api-key': CLOB,
@@ -121,6 +121,17 @@ const table: Record<string, readonly string[]> = {
   'DELETE /admin/sandbox/maintenance': ADMIN,
   'PUT /admin/sandbox/faults': ADMIN,
   'DELETE /admin/sandbox/faults': ADMIN,
+  'GET /admin/clock': ADMIN,
+  'PUT /admin/clock': ADMIN,
+  'POST /admin/clock/advance': ADMIN,
+  'POST /admin/orders': ADMIN,
+  'DELETE /admin/orders': ADMIN,
+  'POST /admin/wallets/:address/tokens': ADMIN,
+  'PUT /admin/books/:token_id': ADMIN,
+  'POST /admin/orders/:orderId/fill': ADMIN,
+  'POST /admin/scenarios': ADMIN,
+  'GET /admin/scenarios': ADMIN,
+  'DELETE /admin/scenarios': ADMIN,
 
   // The web console's files, with the operations routes under the order-book API's general cap: a page
   // load is three requests, and everything the console shows is fetched through the routes above.

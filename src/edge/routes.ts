@@ -19,6 +19,7 @@ import { sandboxRoutes } from './routes/sandbox.ts';
 import { accountRoutes } from './routes/account.ts';
 import { rewardsRoutes } from './routes/rewards.ts';
 import { consoleRoutes } from './routes/console.ts';
+import { testControlRoutes } from './routes/test-controls.ts';
 
 export function buildRoutes(ctx: AppContext): AnyRoute[] {
   return [
@@ -33,5 +34,6 @@ export function buildRoutes(ctx: AppContext): AnyRoute[] {
     ...accountRoutes(ctx),
     ...rewardsRoutes(ctx),
     ...consoleRoutes(ctx),
+    ...testControlRoutes(ctx),
   ].map((r) => ctx.sandbox.gate(r));
 }

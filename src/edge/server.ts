@@ -6,7 +6,7 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '
 import { apiError } from '../domain/errors.ts';
 import { clientAddress } from '../domain/ip.ts';
 import { errorReply } from './error-reply.ts';
-import { InFlight, serve, type Incoming, type Outgoing, type ServeOptions } from './http.ts';
+import { InFlight, serve, type Incoming, type Outgoing, type Processor, type ServeOptions } from './http.ts';
 import { MAX_JSON_DEPTH } from './json-body.ts';
 import { processorFor, rateLimitHeaders, replayKindOf, serialize, walletBucketsOf, type Mounted, type PipelineDeps } from './pipeline.ts';
 import { bucketsFor } from './rate-limit-buckets.ts';
@@ -50,12 +50,22 @@ export interface EdgeServer {
 
 /**
  * Client address and rate-limit key per (peer, X-Forwarded-For): the same few peers send most requests,
- * and normalizing an address costs more than a Map read. Bounded: cleared when it reaches its cap.
+ * and normalizing an address costs more than a Map read. Bounded in entries (cleared when it reaches its
+ * cap) and in bytes: X-Forwarded-For is read only when a proxy is trusted (signed routes copy every header,
+ * so it arrives whether or not it is believed), and a value longer than MAX_CACHED_XFF is resolved without
+ * being kept, so the cache holds at most cap x (peer + MAX_CACHED_XFF) characters, not cap x 16 KiB heads.
  */
-class CallerCache {
+const MAX_CACHED_XFF = 256;
+
+export class CallerCache {
   private readonly map = new Map<string, { ip: string; key: string }>();
   constructor(private readonly trusted: readonly string[], private readonly cap = 10_000) {}
   get(peer: string, xff: string | undefined): { ip: string; key: string } {
+    if (this.trusted.length === 0) xff = undefined;
+    if (xff !== undefined && xff.length > MAX_CACHED_XFF) {
+      const ip = clientAddress(peer, xff, this.trusted);
+      return { ip, key: `ip:${ip}` };
+    }
     const id = xff === undefined ? peer : `${peer}|${xff}`;
     let hit = this.map.get(id);
     if (!hit) {
@@ -65,6 +75,13 @@ class CallerCache {
       this.map.set(id, hit);
     }
     return hit;
+  }
+
+  /** Characters held in keys (tests). */
+  get chars(): number {
+    let n = 0;
+    for (const k of this.map.keys()) n += k.length;
+    return n;
   }
 }
 
@@ -220,7 +237,7 @@ function mountRoutes(app: TemplatedApp, shared: Shared, table: RouteTable): Moun
     };
     const processor = processorFor(
       m,
-      { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, gateway: opts.gateway, deposed: opts.deposed, journalSeq: opts.journalSeq, writeSeq: opts.writeSeq, refusals: opts.refusals },
+      { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, gateway: opts.gateway, deposed: opts.deposed, journalSeq: opts.journalSeq, writeSeq: opts.writeSeq, refusals: opts.refusals, bodies: opts.bodies, strikes: opts.strikes },
       who,
     );
     if (route.path.includes('/:')) table.patterns.push({ method: route.method, segments: route.path.split('/'), processor });
@@ -245,7 +262,7 @@ function unmatchedHandler(mounted: readonly Mounted[], shared: Shared): (res: Ht
   const { opts, inFlight, who } = shared;
   const { limiter, metrics, log, clock } = opts;
   const patterns = mounted.map((m) => ({ re: patternRegex(m.route.path), method: m.route.method }));
-  const unmatched = (req: Incoming): Outgoing => {
+  const unmatched: Processor = (req: Incoming): Outgoing => {
     const method = req.method;
     const v = limiter.take(who(req).key, UNMATCHED_BUCKETS, 1, clock.now());
     let out: Outgoing;
@@ -263,6 +280,19 @@ function unmatchedHandler(mounted: readonly Mounted[], shared: Shared): (res: Ht
     // A HEAD answer carries no content (RFC 9110 9.3.2).
     return method === 'HEAD' ? { ...out, noBody: true } : out;
   };
+  // A body no route reads is still read (to drop it): its bytes are charged to the client address like any
+  // other body's (rate-limit-bytes.ts), before they are read.
+  const bodies = opts.bodies;
+  if (bodies !== undefined) {
+    unmatched.beforeBody = (req, bodyBytes) => {
+      if (bodyBytes <= 0) return undefined;
+      const v = bodies.take(who(req).key, undefined, bodyBytes, clock.now());
+      if (v.ok) return undefined;
+      metrics.rateLimited(v.bucket);
+      metrics.observe(methodLabel(req.method), UNMATCHED_ROUTE, 429, (Date.now() - req.receivedAt) / 1000);
+      return serialize(errorReply(apiError('PM_ERR_RATE_LIMITED'), rateLimitHeaders(v)));
+    };
+  }
   const serveOpts: ServeOptions = {
     method: '',
     allHeaders: false,

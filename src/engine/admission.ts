@@ -243,8 +243,8 @@ export class Admission {
 
   // ---- cancels --------------------------------------------------------------------------------------------
 
-  /** Cancels the wallet's own orders among `orderIds`; any other id is 'order not found'. */
-  cancelOrders(wallet: string, orderIds: string[]): Promise<CancelResponse> {
+  /** Cancels the orders among `orderIds` that `signer` signed; any other id is 'order not found'. */
+  cancelOrders(signer: string, orderIds: string[]): Promise<CancelResponse> {
     const targets: OrderState[] = [];
     const notCanceled: Record<string, string> = {};
     const seen = new Set<string>();
@@ -252,37 +252,37 @@ export class Admission {
       if (seen.has(id)) continue;
       seen.add(id);
       const o = this.orders.get(id);
-      if (o !== undefined && o.rec.wallet === wallet && (o.live || (o.pending !== undefined && !o.pending.restore))) targets.push(o);
-      else notCanceled[id] = this.notCancelableReason(wallet, id);
+      if (o !== undefined && o.rec.signer === signer && (o.live || (o.pending !== undefined && !o.pending.restore))) targets.push(o);
+      else notCanceled[id] = this.notCancelableReason(signer, id);
     }
-    return this.cancelTargets(wallet, targets, notCanceled);
+    return this.cancelTargets(signer, targets, notCanceled);
   }
 
-  /** Cancels the wallet's open orders in a market and/or token (both given: both must match; none: all). */
-  cancelMarketOrders(wallet: string, f: { conditionId?: string; tokenId?: string }): Promise<CancelResponse> {
+  /** Cancels the open orders `signer` signed in a market and/or token (both given: both must match; none: all). */
+  cancelMarketOrders(signer: string, f: { conditionId?: string; tokenId?: string }): Promise<CancelResponse> {
     const targets: OrderState[] = [];
-    for (const o of this.orders.ofWallet(wallet)) {
+    for (const o of this.orders.ofSigner(signer)) {
       if (f.conditionId !== undefined && f.conditionId !== '' && o.rec.conditionId !== f.conditionId) continue;
       if (f.tokenId !== undefined && f.tokenId !== '' && o.rec.tokenId !== f.tokenId) continue;
       if (restsOnBook(o.tif)) targets.push(o);
     }
-    return this.cancelTargets(wallet, targets, {});
+    return this.cancelTargets(signer, targets, {});
   }
 
-  private notCancelableReason(wallet: string, orderId: string): string {
+  private notCancelableReason(signer: string, orderId: string): string {
     const rec = this.orders.recentOf(orderId) ?? readOrder(this.store, orderId);
-    if (rec === undefined || rec.wallet !== wallet) return 'order not found';
+    if (rec === undefined || rec.signer !== signer) return 'order not found';
     return rec.status === 'MATCHED' ? 'order already matched' : 'order already canceled';
   }
 
-  private cancelTargets(wallet: string, targets: OrderState[], notCanceled: Record<string, string>): Promise<CancelResponse> {
+  private cancelTargets(signer: string, targets: OrderState[], notCanceled: Record<string, string>): Promise<CancelResponse> {
     if (this.life.down) {
       for (const o of targets) notCanceled[o.rec.orderId] = Errors.PM_ERR_ENGINE_DOWN.message;
       return Promise.resolve({ canceled: [], notCanceled });
     }
     if (targets.length === 0) return Promise.resolve({ canceled: [], notCanceled });
     return new Promise((resolve) => {
-      const batch: CancelBatch = { wallet, canceled: [], notCanceled, pending: 0, resolve };
+      const batch: CancelBatch = { signer, canceled: [], notCanceled, pending: 0, resolve };
       for (const o of targets) {
         if (!this.link.cancel(o, batch)) {
           notCanceled[o.rec.orderId] = Errors.PM_ERR_ENGINE_BUSY.message;

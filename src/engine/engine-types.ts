@@ -15,8 +15,18 @@ export interface EngineOptions {
   store: Store;
   shards: number;
   log: Logger;
-  /** Clock in ms: order checks and journal timestamps. GTD expiry in the shards follows the wall clock. */
+  /**
+   * Clock in ms: order checks, journal timestamps, the trade lifecycle. GTD expiry in the shards follows the
+   * system clock unless `shardTime` and Engine.shardTime() say otherwise (the sandbox's test clock).
+   */
   now?: () => number;
+  /** The time the shards start on (the test clock as restored); default the system clock. */
+  shardTime?: ShardTime;
+  /**
+   * Told the unix second a group of GTD orders expired at, right before the group is applied and journaled:
+   * the test clock, frozen while an advance moves it, holds its time there so the expiry is journaled at it.
+   */
+  onExpiry?: (sec: number) => void;
   /** Which book the shards use (book-factory.ts): a kind, or a module URL and export (tests). Default 'production'. */
   bookFactory?: BookKind | BookFactoryRef;
   /** Command ring slots per shard (power of two). Default 4096. */
@@ -49,6 +59,13 @@ export interface EngineOptions {
    * proves the store. Absent: from the journal's first event, as before.
    */
   checkpoints?: CheckpointSource;
+}
+
+/** The exchange's time as the shards follow it (protocol.ts OP_TIME): frozen at `atMs`, or the system clock plus `offsetMs`. */
+export interface ShardTime {
+  frozen: boolean;
+  offsetMs: number;
+  atMs: number;
 }
 
 /**

@@ -48,7 +48,7 @@ import { verifyStore, type VerifiedStore } from '../journal/recovery.ts';
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
 import { Admission } from './admission.ts';
 import { checkLedger, stateHash } from './audit.ts';
-import type { BalancesView, CancelResponse, EngineOptions, EngineStats, MarketInput, OpResult, OpenOrdersFilter, PlaceInput, PlaceResponse, TradeSettlement, UnsettledView } from './engine-types.ts';
+import type { BalancesView, CancelResponse, EngineOptions, EngineStats, MarketInput, OpResult, OpenOrdersFilter, PlaceInput, PlaceResponse, ShardTime, TradeSettlement, UnsettledView } from './engine-types.ts';
 import { GroupCommit } from './group-commit.ts';
 import { Ledger } from './ledger.ts';
 import { Lifecycle } from './lifecycle.ts';
@@ -56,6 +56,7 @@ import { MarketAdmin } from './market-admin.ts';
 import { MarketTable, rowOf } from './market-table.ts';
 import { OrderTable } from './order-table.ts';
 import { Settlement } from './settlement.ts';
+import { ShardClock } from './shard-clock.ts';
 import { ShardLink } from './shard-link.ts';
 import { Snapshots } from './snapshots.ts';
 import { startEngine } from './startup.ts';
@@ -74,6 +75,7 @@ export type {
   OpenOrdersFilter,
   PlaceInput,
   PlaceResponse,
+  ShardTime,
   TradeSettlement,
   UnsettledView,
 } from './engine-types.ts';
@@ -93,6 +95,7 @@ export class Engine {
   private readonly writer: JournalWriter;
   private readonly commit: GroupCommit;
   private readonly link: ShardLink;
+  private readonly shardClock: ShardClock;
   private readonly snapshots: Snapshots;
   private readonly trades: TradeLifecycle;
   private readonly settlement: Settlement;
@@ -120,13 +123,17 @@ export class Engine {
     this.link = new ShardLink(opts, this.life, log, {
       snapshots: (shard, msg) => this.snapshots.arrived(shard, msg),
       result: (shard, r, group) => this.snapshots.noteResult(shard, r, group),
-      expired: (group) => this.settlement.expired(group),
+      expired: (group, r) => {
+        opts.onExpiry?.(r.id);
+        this.settlement.expired(group);
+      },
       answered: (inf, r, group) => this.settlement.apply(inf, r, group),
       drained: () => {
         this.trades.poll();
         this.commit.scheduleFlush();
       },
     });
+    this.shardClock = new ShardClock(this.link, this.life);
     this.snapshots = new Snapshots(this.markets, this.link, this.life, log);
     // 4. R2: the shards' answers applied to orders, ledger and journal; the trades' moves after the match.
     this.trades = new TradeLifecycle({
@@ -247,24 +254,52 @@ export class Engine {
     return this.snapshots.refresh(conditionId);
   }
 
+  // ---- time (the sandbox's test clock, edge/sandbox/test-clock.ts) ------------------------------------------
+
+  /**
+   * Without `untilSec`: every shard follows `t` from now on. With it: every GTD order due by `untilSec`
+   * expires, in time order across shards, each second's orders journaled at that second
+   * (EngineOptions.onExpiry); only the shards that had some take `t` on the way (an advance tells all of
+   * them its frozen time first, and the time it ends at last).
+   */
+  async shardTime(t: ShardTime, untilSec = 0): Promise<void> {
+    if (untilSec > 0) await this.shardClock.expireThrough(t, untilSec);
+    else await this.shardClock.follow(t);
+  }
+
+  /** A bound on the earliest second a GTD order may be due in any shard: -1 unknown, Infinity none. */
+  nextExpirySec(): number {
+    return this.shardClock.nextExpirySec();
+  }
+
+  /** Resolves once every command sent to the shards so far has been answered (at once when none is in flight). */
+  idle(): Promise<void> {
+    return this.link.idle();
+  }
+
   // ---- orders ---------------------------------------------------------------------------------------------
 
   placeOrder(o: PlaceInput): Promise<PlaceResponse> {
     return this.admission.place(o);
   }
 
-  /** Cancels the wallet's own orders among `orderIds`; any other id is 'order not found'. */
-  cancelOrders(wallet: string, orderIds: string[]): Promise<CancelResponse> {
-    return this.admission.cancelOrders(wallet, orderIds);
+  /**
+   * Cancels the orders among `orderIds` that `signer` signed; any other id is 'order not found'. An API key's
+   * cancels pass its address: an EOA's orders are signed by their wallet, a proxy's or Safe's by the EOA
+   * that controls it (edge/funders.ts), so the key reaches both.
+   */
+  cancelOrders(signer: string, orderIds: string[]): Promise<CancelResponse> {
+    return this.admission.cancelOrders(signer, orderIds);
   }
 
-  /** Cancels the wallet's open orders in a market and/or token (both given: both must match; none: all). */
-  cancelMarketOrders(wallet: string, f: { conditionId?: string; tokenId?: string }): Promise<CancelResponse> {
-    return this.admission.cancelMarketOrders(wallet, f);
+  /** Cancels the open orders `signer` signed in a market and/or token (both given: both must match; none: all). */
+  cancelMarketOrders(signer: string, f: { conditionId?: string; tokenId?: string }): Promise<CancelResponse> {
+    return this.admission.cancelMarketOrders(signer, f);
   }
 
-  cancelAll(wallet: string): Promise<CancelResponse> {
-    return this.admission.cancelMarketOrders(wallet, {});
+  /** Cancels every open order `signer` signed. */
+  cancelAll(signer: string): Promise<CancelResponse> {
+    return this.admission.cancelMarketOrders(signer, {});
   }
 
   // ---- wallet operations ----------------------------------------------------------------------------------
@@ -287,6 +322,14 @@ export class Engine {
 
   redeem(wallet: string, conditionId: string): Promise<OpResult> {
     return this.walletOps.redeem(wallet, conditionId);
+  }
+
+  /**
+   * Admin (the sandbox's test controls): `units` of the market's outcome `outcome` to the wallet, minted as
+   * complete sets whose other half goes to the house wallet; `pricePips` is their cost in the wallet's position.
+   */
+  creditTokens(wallet: string, conditionId: string, outcome: 0 | 1, units: number, pricePips: number): Promise<OpResult> {
+    return this.walletOps.credit(wallet, conditionId, outcome, units, pricePips);
   }
 
   /** Cancels the market's open orders (CANCELED_MARKET_RESOLVED), then records the winner. */
@@ -320,9 +363,9 @@ export class Engine {
     return this.orders.recentOf(orderId) ?? readOrder(this.store, orderId);
   }
 
-  /** Allocates: the wallet's open (accepted, resting) orders, oldest first. */
-  openOrders(wallet: string, filter: OpenOrdersFilter = {}): OrderRecord[] {
-    return this.orders.openOrders(wallet, filter);
+  /** Allocates: the open (accepted, resting) orders `signer` signed (its wallet's and its funders'), oldest first. */
+  openOrders(signer: string, filter: OpenOrdersFilter = {}): OrderRecord[] {
+    return this.orders.openOrders(signer, filter);
   }
 
   /**

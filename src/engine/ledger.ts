@@ -461,6 +461,25 @@ export class Ledger {
     return LedgerCode.OK;
   }
 
+  /**
+   * Admin credit (the sandbox's test controls): `units` complete sets minted against as many USDC deposited,
+   * outcome `outcome` to `wallet`, the other to `house`. Net deposits grow by `units`; supplies stay whole.
+   */
+  credit(wallet: string, house: string, conditionId: string, outcome: 0 | 1, units: number): number {
+    const m = this.unresolvedMarket(conditionId, units);
+    if (typeof m === 'number') return m;
+    if (!Number.isSafeInteger(this.netDeposits + units)) return LedgerCode.AMOUNT;
+    for (const [o, who] of [[outcome, wallet], [1 - outcome, house]] as const) {
+      const w = this.wallet(who);
+      const t = w.token(m.tokenIds[o]);
+      t.available += units;
+      this.touchToken(w, m.tokenIds[o], t);
+      m.supply[o] += units;
+    }
+    this.netDeposits += units;
+    return LedgerCode.OK;
+  }
+
   /** One token of each outcome -> one USDC per unit. */
   merge(wallet: string, conditionId: string, units: number): number {
     const m = this.unresolvedMarket(conditionId, units);

@@ -2,12 +2,16 @@
  * The orders the sequencer holds in memory, and the parts their records share.
  *
  * Owns an order from admission until its final state is committed: indexed by handle (the number the shards
- * know it by), by order id and by wallet while it is in flight or resting; then, from its final status until
+ * know it by), by order id and by signer while it is in flight or resting; then, from its final status until
  * the commit that holds it, in `recent`, so getOrder and a retry of its id still see it. Owns the handles
  * (unique for the engine's life) and the wallet indexes the shards compare for self-trade prevention (one
  * per wallet, never reused).
  *
- * Invariants: an order is in byHandle, byId and its wallet's set together or in none of them; a wallet's
+ * The signer index is what an API key's open orders and cancels look up (the key belongs to the signer): an
+ * EOA order's signer is its wallet, a proxy or Safe order's is the EOA that controls that wallet
+ * (edge/funders.ts), so one signer finds its own orders and its funders' alike.
+ *
+ * Invariants: an order is in byHandle, byId and its signer's set together or in none of them; a signer's
  * set is never left empty; an order leaves `recent` only with the batch that committed its final state, and
  * only if it was not finished again since.
  *
@@ -111,12 +115,15 @@ export function rejectResponse(orderId: string, code: number, vars?: Record<stri
 export class OrderTable {
   private readonly byHandle = new Map<number, OrderState>();
   private readonly byId = new Map<string, OrderState>();
-  private readonly byWallet = new Map<string, Set<OrderState>>();
+  private readonly bySigner = new Map<string, Set<OrderState>>();
   /** Finished orders whose final state is not committed yet (getOrder must still see them). */
   private readonly recent = new Map<string, OrderRecord>();
   /** Orders finished since the last journal batch left (they leave `recent` when it is durable). */
   private finishedBatch: OrderRecord[] = [];
-  /** Owners (API keys, one per wallet) and builder codes (a few); bounded, as builder codes are the client's. */
+  /**
+   * Owners (API keys, one per wallet), the signers of proxy and Safe orders (one per key's wallet) and builder
+   * codes (a few); bounded, as builder codes are the client's.
+   */
   private readonly shared = new Interner(65_536);
   private readonly walletIdx = new Map<string, number>();
   private nextHandle = 1;
@@ -144,7 +151,7 @@ export class OrderTable {
   /** Points the record at the canonical copies of what it shares with other orders (header). */
   share(rec: OrderRecord, tm: TokenMarket): void {
     const wallet = this.ledger.wallet(rec.wallet).wallet;
-    if (rec.signer === wallet) rec.signer = wallet;
+    rec.signer = rec.signer === wallet ? wallet : this.shared.of(rec.signer);
     rec.wallet = wallet;
     rec.tokenId = tm.market.tokenIds[tm.outcome];
     rec.owner = this.shared.of(rec.owner);
@@ -159,10 +166,10 @@ export class OrderTable {
   track(o: OrderState): void {
     this.byHandle.set(o.handle, o);
     this.byId.set(o.rec.orderId, o);
-    let set = this.byWallet.get(o.rec.wallet);
+    let set = this.bySigner.get(o.rec.signer);
     if (set === undefined) {
       set = new Set();
-      this.byWallet.set(o.rec.wallet, set);
+      this.bySigner.set(o.rec.signer, set);
     }
     set.add(o);
   }
@@ -170,10 +177,10 @@ export class OrderTable {
   untrack(o: OrderState): void {
     this.byHandle.delete(o.handle);
     this.byId.delete(o.rec.orderId);
-    const set = this.byWallet.get(o.rec.wallet);
+    const set = this.bySigner.get(o.rec.signer);
     if (set !== undefined) {
       set.delete(o);
-      if (set.size === 0) this.byWallet.delete(o.rec.wallet);
+      if (set.size === 0) this.bySigner.delete(o.rec.signer);
     }
   }
 
@@ -192,9 +199,9 @@ export class OrderTable {
     return this.recent.get(orderId);
   }
 
-  /** The wallet's tracked orders, in the order they were tracked. */
-  ofWallet(wallet: string): Iterable<OrderState> {
-    return this.byWallet.get(wallet) ?? [];
+  /** The tracked orders `signer` signed (its own wallet's and its funders'), in the order they were tracked. */
+  ofSigner(signer: string): Iterable<OrderState> {
+    return this.bySigner.get(signer) ?? [];
   }
 
   /** Every tracked order. */
@@ -209,10 +216,10 @@ export class OrderTable {
     return open;
   }
 
-  /** Allocates: the wallet's open (accepted, resting) orders, oldest first. */
-  openOrders(wallet: string, filter: OpenOrdersFilter): OrderRecord[] {
+  /** Allocates: the open (accepted, resting) orders `signer` signed, oldest first. */
+  openOrders(signer: string, filter: OpenOrdersFilter): OrderRecord[] {
     const out: OrderRecord[] = [];
-    for (const o of this.ofWallet(wallet)) {
+    for (const o of this.ofSigner(signer)) {
       if (!o.live) continue;
       if (filter.id !== undefined && filter.id !== '' && o.rec.orderId !== filter.id) continue;
       if (filter.conditionId !== undefined && filter.conditionId !== '' && o.rec.conditionId !== filter.conditionId) continue;

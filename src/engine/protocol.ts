@@ -11,9 +11,10 @@
  * records of one command form a group that ends with its RESULT. The worker writes a group without
  * interleaving and publishes it whole when it fits in the ring (larger groups are published in pieces; the
  * main thread buffers until the RESULT, so a command's effects are always applied and journaled together).
- * GTD expiry, which no command causes, is reported the same way: CANCELED records closed by a RESULT whose
- * `cmdOp` is OP_EXPIRE. Results of one shard arrive in command order, so the main thread matches a RESULT to
- * the oldest command it has in flight on that shard (`id` double-checks it).
+ * GTD expiry is reported the same way: CANCELED records closed by a RESULT whose `cmdOp` is OP_EXPIRE, which
+ * answers no command (the shard's timer found them due, or an OP_TIME expired them: then its groups come
+ * before its own RESULT). Results of one shard arrive in command order, so the main thread matches every
+ * other RESULT to the oldest command it has in flight on that shard (`id` double-checks it).
  *
  * Strings never go through a ring. A market gets a numeric id when it is registered; its condition id,
  * token ids and flags travel on a MessagePort (MarketMeta) that the worker reads synchronously with
@@ -44,8 +45,19 @@ export const OP_REGISTER_MARKET = 4;
 export const OP_SNAPSHOT = 5;
 /** Ends the worker after its RESULT. */
 export const OP_STOP = 6;
-/** Not a command: `cmdOp` of the RESULT that closes an unsolicited GTD expiry group. */
+/**
+ * Not a command: `cmdOp` of the RESULT that closes a GTD expiry group, whether the shard's own timer found
+ * the orders due or an OP_TIME expired them. Its `id` is the unix second the group expired at.
+ */
 export const OP_EXPIRE = 7;
+/**
+ * The exchange's time for the shard (the sandbox's test clock, runtime/clock.ts TestClock): running at the
+ * system clock plus an offset, or frozen. The shard's own GTD timer follows it (none while frozen). With
+ * `untilSec` > 0 the shard first expires every GTD order due by then, second by second, each second's
+ * orders as one OP_EXPIRE group (so each is journaled at its own time), before its RESULT, whose
+ * `restingUnits` is the earliest expiry left in its books (0: none).
+ */
+export const OP_TIME = 8;
 
 // ---- result opcodes ----------------------------------------------------------------------------------
 export const R_RESULT = 101;
@@ -198,6 +210,36 @@ export function encodeStop(w: Float64Array, off: number, reqId: number): void {
 
 export function decodeStop(w: Float64Array, off: number): { reqId: number } {
   return { reqId: w[off + T_REQ] };
+}
+
+// ---- TIME ---------------------------------------------------------------------------------------------
+const M_REQ = 1;
+const M_FROZEN = 2;
+const M_OFFSET = 3;
+const M_AT = 4;
+const M_UNTIL = 5;
+
+export interface TimeRecord {
+  reqId: number;
+  /** Frozen at `atMs`; else running at Date.now() + `offsetMs`. */
+  frozen: boolean;
+  offsetMs: number;
+  atMs: number;
+  /** Expire every GTD order with expiresAt <= untilSec first; 0 = none. */
+  untilSec: number;
+}
+
+export function encodeTime(w: Float64Array, off: number, t: TimeRecord): void {
+  w[off + F_OP] = OP_TIME;
+  w[off + M_REQ] = t.reqId;
+  w[off + M_FROZEN] = t.frozen ? 1 : 0;
+  w[off + M_OFFSET] = t.offsetMs;
+  w[off + M_AT] = t.atMs;
+  w[off + M_UNTIL] = t.untilSec;
+}
+
+export function decodeTime(w: Float64Array, off: number): TimeRecord {
+  return { reqId: w[off + M_REQ], frozen: w[off + M_FROZEN] !== 0, offsetMs: w[off + M_OFFSET], atMs: w[off + M_AT], untilSec: w[off + M_UNTIL] };
 }
 
 // ---- RESULT ------------------------------------------------------------------------------------------
@@ -404,4 +446,6 @@ export interface ShardWorkerData {
   bookExport: string;
   /** Minimum milliseconds between two snapshot publications of a market (OP_SNAPSHOT excepted); Infinity: only OP_SNAPSHOT's. */
   snapshotIntervalMs: number;
+  /** The exchange's time the shard starts on (later ones come as OP_TIME); absent: the system clock. */
+  time?: { frozen: boolean; offsetMs: number; atMs: number };
 }

@@ -20,6 +20,13 @@
  * Batching. Commands claimed in one turn are published at its end, so a burst reaches the worker as one batch
  * with one wake-up. Results are drained up to MAX_RECORDS_PER_TURN per turn before yielding to the loop.
  *
+ * Time (the sandbox's test clock). time() tells shards the exchange's time and has them expire what falls due
+ * by a second (OP_TIME). The link keeps, per shard, a bound on its earliest GTD expiry for the driver that
+ * moves the clock (edge/sandbox/test-clock.ts): what an OP_TIME answered, lowered by every GTD order placed
+ * since (one comparison per GTD placement, nothing otherwise), unknown until the first OP_TIME. A bound may
+ * be early (the order filled or was canceled): the OP_TIME that finds nothing due answers the true one.
+ * idle() resolves once no command is in flight on any shard.
+ *
  * Failure. A worker's 'fatal' message, error or unexpected exit, an R_SHARD_ERROR record, an unknown record
  * or an unmatched RESULT halts the engine (lifecycle.ts); takeUnanswered() then hands back every command in
  * flight, including the one whose RESULT was being applied, so each gets its ENGINE_DOWN answer.
@@ -29,7 +36,7 @@ import { MessageChannel, type Worker } from 'node:worker_threads';
 import type { Logger } from '../runtime/log.ts';
 import { Tif, type CancelReason } from './book/api.ts';
 import { BOOK_FACTORIES } from './book-factory.ts';
-import type { CancelResponse, EngineOptions } from './engine-types.ts';
+import type { CancelResponse, EngineOptions, ShardTime } from './engine-types.ts';
 import { EngineHalt, type Lifecycle } from './lifecycle.ts';
 import type { MarketState } from './market-table.ts';
 import type { OrderState } from './order-table.ts';
@@ -42,6 +49,7 @@ import {
   OP_REGISTER_MARKET,
   OP_SNAPSHOT,
   OP_STOP,
+  OP_TIME,
   R_CANCELED,
   R_FILL,
   R_RESULT,
@@ -56,6 +64,7 @@ import {
   encodeRegister,
   encodeSnapshot,
   encodeStop,
+  encodeTime,
   type CanceledRecord,
   type FillRecord,
   type MarketMeta,
@@ -69,7 +78,8 @@ import { startTsWorker } from './thread.ts';
 
 /** The cancels of one request: answered together when the last of them has its RESULT. */
 export interface CancelBatch {
-  wallet: string;
+  /** Whose request: the orders' signer. */
+  signer: string;
   canceled: string[];
   notCanceled: Record<string, string>;
   pending: number;
@@ -81,7 +91,7 @@ export type Inflight =
   | { op: typeof OP_PLACE; id: number; order: OrderState }
   | { op: typeof OP_CANCEL; id: number; order: OrderState; batch: CancelBatch }
   | { op: typeof OP_CANCEL_ALL_MARKET; id: number; done: (r: ResultRecord) => void }
-  | { op: typeof OP_REGISTER_MARKET | typeof OP_SNAPSHOT | typeof OP_STOP; id: number; done: (r: ResultRecord) => void };
+  | { op: typeof OP_REGISTER_MARKET | typeof OP_SNAPSHOT | typeof OP_STOP | typeof OP_TIME; id: number; done: (r: ResultRecord) => void };
 
 export type ShardRecord = FillRecord | CanceledRecord;
 
@@ -91,15 +101,15 @@ export interface ShardEvents {
   snapshots(shard: number, msg: SnapshotMessage): void;
   /** Every RESULT of the shard, before the group is applied. */
   result(shard: number, r: ResultRecord, group: readonly ShardRecord[]): void;
-  /** The CANCELED records of a GTD expiry (closed by an OP_EXPIRE RESULT). */
-  expired(group: readonly ShardRecord[]): void;
+  /** The CANCELED records of a GTD expiry (closed by an OP_EXPIRE RESULT, whose id is the second they expired at). */
+  expired(group: readonly ShardRecord[], r: ResultRecord): void;
   /** A command's RESULT with the records it caused. */
   answered(inf: Inflight, r: ResultRecord, group: readonly ShardRecord[]): void;
   /** A drain has consumed records: what they caused can be journaled. */
   drained(): void;
 }
 
-export type ShardLinkOptions = Pick<EngineOptions, 'shards' | 'bookFactory' | 'commandRingSlots' | 'resultRingSlots' | 'overflowLimit' | 'snapshotIntervalMs'>;
+export type ShardLinkOptions = Pick<EngineOptions, 'shards' | 'bookFactory' | 'commandRingSlots' | 'resultRingSlots' | 'overflowLimit' | 'snapshotIntervalMs' | 'shardTime'>;
 
 /** FIFO with O(1) shift. */
 class Fifo<T> {
@@ -143,7 +153,12 @@ interface Shard {
   /** Records of the group whose RESULT has not arrived yet. */
   group: ShardRecord[];
   exited: boolean;
+  /** Bound on its earliest GTD expiry (unix s): -1 unknown, Infinity none (see "Time"). */
+  expiryBound: number;
+  /** Earliest expiry of the GTD orders placed since the last OP_TIME was sent (Infinity: none). */
+  placedSince: number;
 }
+
 
 const MAX_RECORDS_PER_TURN = 1 << 16;
 
@@ -155,6 +170,8 @@ export class ShardLink {
   private claimWords: Float64Array = new Float64Array(0);
   /** The command whose RESULT is being applied (handed back by takeUnanswered if applying it fails). */
   private applying: Inflight | undefined;
+  /** Resolved by idle() once nothing is in flight. */
+  private idleWaiters: Array<() => void> = [];
 
   constructor(
     private readonly opts: ShardLinkOptions,
@@ -180,6 +197,7 @@ export class ShardLink {
         bookModule: factory.module,
         bookExport: factory.export,
         snapshotIntervalMs: this.opts.snapshotIntervalMs ?? 20,
+        time: this.opts.shardTime,
       };
       const worker = startTsWorker(new URL('./worker.ts', import.meta.url), { workerData: wd, transferList: [channel.port2] });
       const sh: Shard = {
@@ -194,6 +212,8 @@ export class ShardLink {
         publishScheduled: false,
         group: [],
         exited: false,
+        expiryBound: -1,
+        placedSince: Infinity,
       };
       this.shards.push(sh);
       ready.push(this.watch(sh));
@@ -251,6 +271,10 @@ export class ShardLink {
       budgetUnits: o.rec.budgetUnits,
       expiresAt: o.tif === Tif.GTD ? o.rec.expiration : 0,
     });
+    if (o.tif === Tif.GTD && o.rec.expiration < sh.placedSince) {
+      sh.placedSince = o.rec.expiration;
+      if (o.rec.expiration < sh.expiryBound) sh.expiryBound = o.rec.expiration;
+    }
     sh.inflight.push({ op: OP_PLACE, id: o.handle, order: o });
     this.publish(sh);
     return true;
@@ -307,6 +331,55 @@ export class ShardLink {
     sh.inflight.push({ op: OP_SNAPSHOT, id: reqId, done: () => undefined });
     this.publish(sh);
     return reqId;
+  }
+
+  /**
+   * Tells the shard the exchange's time, after it expired every GTD order due by `untilSec` (0: none), one
+   * expiry group per second, each applied before the next (ShardEvents.expired); resolves when it answered,
+   * with its earliest expiry left (unix s, Infinity: none), which is its new expiry bound.
+   */
+  time(shard: number, t: ShardTime, untilSec: number): Promise<number> {
+    const sh = this.shards[shard];
+    sh.placedSince = Infinity;
+    return new Promise((resolve) => {
+      const reqId = this.nextReq++;
+      const off = this.claim(sh, true);
+      encodeTime(this.claimWords, off, { reqId, frozen: t.frozen, offsetMs: t.offsetMs, atMs: t.atMs, untilSec });
+      sh.inflight.push({
+        op: OP_TIME,
+        id: reqId,
+        done: (r) => {
+          // An answer on a halted engine carries no expiry.
+          if (r.code !== 0) return resolve(Infinity);
+          const next = r.restingUnits > 0 ? r.restingUnits : Infinity;
+          // `next` covers every order placed before the OP_TIME; those placed since lowered placedSince.
+          sh.expiryBound = Math.min(next, sh.placedSince);
+          sh.placedSince = Infinity;
+          resolve(next);
+        },
+      });
+      this.publish(sh);
+    });
+  }
+
+  /** Each shard's bound on its earliest GTD expiry (unix s): -1 unknown, Infinity none. */
+  expiryBounds(): number[] {
+    return this.shards.map((sh) => sh.expiryBound);
+  }
+
+  get shardCount(): number {
+    return this.shards.length;
+  }
+
+  /** Resolves once no command is in flight on any shard (at once when none is). */
+  idle(): Promise<void> {
+    if (this.quiet()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private quiet(): boolean {
+    for (const sh of this.shards) if (sh.inflight.length > 0 || sh.overflow.length > 0) return false;
+    return true;
   }
 
   /** Sends STOP to every shard (after whatever is queued); each promise resolves when its shard answered it. */
@@ -442,6 +515,11 @@ export class ShardLink {
       return;
     }
     this.events.drained();
+    if (this.idleWaiters.length > 0 && this.quiet()) {
+      const waiters = this.idleWaiters;
+      this.idleWaiters = [];
+      for (const w of waiters) w();
+    }
     // A worker that ended (STOP) may have published its last records just before: they were read above.
     if (!sh.exited) void ring.waitForDataAsync().then(() => this.drain(sh));
   }
@@ -449,7 +527,7 @@ export class ShardLink {
   private onResult(sh: Shard, r: ResultRecord, group: ShardRecord[]): void {
     this.events.result(sh.index, r, group);
     if (r.cmdOp === OP_EXPIRE) {
-      this.events.expired(group);
+      this.events.expired(group, r);
       return;
     }
     const inf = sh.inflight.shift();

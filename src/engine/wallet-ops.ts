@@ -1,5 +1,6 @@
 /**
- * Wallet operations that touch only the ledger: deposits, withdrawals, split, merge and redeem, and the
+ * Wallet operations that touch only the ledger: deposits, withdrawals, split, merge, redeem and the admin's
+ * credit of outcome tokens, and the
  * balances views (available and reserved; pending proceeds of unsettled trades apart). Every operation spends
  * only what is available: proceeds of a trade not MINED yet cannot be withdrawn, split, merged or redeemed.
  *
@@ -9,7 +10,7 @@
  * involved: token pairs and USDC move in the ledger, books are untouched.
  */
 import { Errors } from '../domain/errors.ts';
-import { depositEvent, redeemEvent, splitEvent } from '../domain/events.ts';
+import { HOUSE_WALLET, creditEvent, depositEvent, redeemEvent, splitEvent } from '../domain/events.ts';
 import type { JournalWriter } from '../journal/writer.ts';
 import type { BalancesView, OpResult, UnsettledView } from './engine-types.ts';
 import type { GroupCommit } from './group-commit.ts';
@@ -58,6 +59,18 @@ export class WalletOps {
     return this.run(() => {
       const code = this.ledger.merge(wallet, conditionId, units);
       if (code === LedgerCode.OK) this.writer.append(splitEvent('merge', wallet, conditionId, this.marketTokens(conditionId), units));
+      return code;
+    });
+  }
+
+  /** Admin credit of outcome tokens (ledger.credit), journaled as a `credit` event; net deposits change with it. */
+  credit(wallet: string, conditionId: string, outcome: 0 | 1, units: number, pricePips: number): Promise<OpResult> {
+    return this.run(() => {
+      const code = this.ledger.credit(wallet, HOUSE_WALLET, conditionId, outcome, units);
+      if (code === LedgerCode.OK) {
+        this.writer.append(creditEvent(wallet, conditionId, this.marketTokens(conditionId), outcome, units, pricePips));
+        this.commit.netDepositsChanged();
+      }
       return code;
     });
   }

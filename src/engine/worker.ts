@@ -12,9 +12,12 @@
  * already reserved what every order can spend, so matching cannot overspend.
  *
  * GTD expiry: a timer armed at the earliest expiry among the books (book.nextExpiry()) expires orders on
- * time with no traffic, by the wall clock, and reports them as a CANCELED group closed by an OP_EXPIRE
+ * time with no traffic, by the shard's clock, and reports them as a CANCELED group closed by an OP_EXPIRE
  * RESULT. A command can only make the earliest expiry earlier (a new GTD order) or later (fills, cancels),
  * so the timer is moved forward on new GTD orders and otherwise may fire early, find nothing due and re-arm.
+ * The shard's clock is the system clock until an OP_TIME says otherwise (the sandbox's test clock): running
+ * at an offset from it, or frozen, when no timer runs and only an OP_TIME expires orders, second by second
+ * up to the second it names, one OP_EXPIRE group per second, so the main thread journals each at its time.
  *
  * Snapshots: a command that may change a market's book marks it dirty. A dirty market is published (the
  * /book bodies of both tokens, serialized with their SHA-1 hash by book-json.ts, and a version that
@@ -48,12 +51,14 @@ import {
   OP_REGISTER_MARKET,
   OP_SNAPSHOT,
   OP_STOP,
+  OP_TIME,
   decodeCancel,
   decodeCancelAllMarket,
   decodePlace,
   decodeRegister,
   decodeSnapshot,
   decodeStop,
+  decodeTime,
   encodeCanceled,
   encodeFill,
   encodeResult,
@@ -145,45 +150,71 @@ let timer: NodeJS.Timeout | undefined;
 /** Unix second the timer is armed for; 0 = not armed. */
 let timerAt = 0;
 
+/** The shard's clock (OP_TIME): frozen at `frozenAtMs`, else the system clock plus `offsetMs`. */
+const time = { frozen: data.time?.frozen ?? false, offsetMs: data.time?.offsetMs ?? 0, frozenAtMs: data.time?.atMs ?? 0 };
+const shardNow = () => (time.frozen ? time.frozenAtMs : Date.now() + time.offsetMs);
+
 function armAt(sec: number): void {
   if (timer !== undefined) clearTimeout(timer);
   timer = undefined;
   timerAt = sec;
-  if (sec === 0 || stopped) return;
-  const delay = Math.min(Math.max(0, sec * 1000 - Date.now()), 2 ** 31 - 1);
+  // Frozen, nothing falls due by itself: the OP_TIME that moves the clock expires what it passes.
+  if (sec === 0 || stopped || time.frozen) return;
+  const delay = Math.min(Math.max(0, sec * 1000 - shardNow()), 2 ** 31 - 1);
   timer = setTimeout(onExpiryTimer, delay);
 }
 
-function rearm(): void {
+/** Earliest expiry among the books (unix seconds), 0 = none. */
+function nextExpiry(): number {
   let min = 0;
   for (const m of markets.values()) {
     const e = m.book.nextExpiry();
     if (e > 0 && (min === 0 || e < min)) min = e;
   }
-  armAt(min);
+  return min;
+}
+
+function rearm(): void {
+  armAt(nextExpiry());
+}
+
+/** Expires every order due by `sec` as one OP_EXPIRE group stamped `sec`; returns how many. */
+function expireAt(sec: number): number {
+  let n = 0;
+  for (const m of markets.values()) {
+    const e = m.book.nextExpiry();
+    if (e === 0 || e > sec) continue;
+    current = m;
+    const k = m.book.expire(sec, sink);
+    if (k > 0) markDirty(m);
+    n += k;
+  }
+  if (n > 0) {
+    writeResult(OP_EXPIRE, sec, MatchCode.OK, n, 0, 0);
+    results.publish();
+  }
+  return n;
 }
 
 function onExpiryTimer(): void {
   timer = undefined;
   timerAt = 0;
   guarded(() => {
-    const nowSec = Math.floor(Date.now() / 1000);
-    let n = 0;
-    for (const m of markets.values()) {
-      const e = m.book.nextExpiry();
-      if (e === 0 || e > nowSec) continue;
-      current = m;
-      const k = m.book.expire(nowSec, sink);
-      if (k > 0) markDirty(m);
-      n += k;
-    }
-    if (n > 0) {
-      writeResult(OP_EXPIRE, 0, MatchCode.OK, n, 0, 0);
-      results.publish();
-    }
+    expireAt(Math.floor(shardNow() / 1000));
     rearm();
     publishSnapshots(false);
   });
+}
+
+/** OP_TIME: the clock the shard follows from now on, after expiring, second by second, what falls due by `untilSec`. */
+function setTime(off: number): void {
+  const t = decodeTime(cw, off);
+  time.frozen = t.frozen;
+  time.offsetMs = t.offsetMs;
+  time.frozenAtMs = t.atMs;
+  for (let s = nextExpiry(); s > 0 && s <= t.untilSec; s = nextExpiry()) expireAt(s);
+  writeResult(OP_TIME, t.reqId, MatchCode.OK, 0, nextExpiry(), 0);
+  rearm();
 }
 
 // ---- snapshots -----------------------------------------------------------------------------------------
@@ -350,6 +381,9 @@ function apply(off: number): void {
       writeResult(OP_SNAPSHOT, s.reqId, MatchCode.OK, 0, 0, m.id);
       return;
     }
+    case OP_TIME:
+      setTime(off);
+      return;
     case OP_STOP: {
       const s = decodeStop(cw, off);
       stopped = true;

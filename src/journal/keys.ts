@@ -34,6 +34,8 @@ export const metaKeys = {
   closedOnlyWallets: 'sandbox:closedOnly',
   /** Running heartbeats (edge/heartbeats.ts): [wallet, heartbeat id] pairs sorted by wallet. */
   heartbeats: 'heartbeats',
+  /** The sandbox's test clock (edge/sandbox/test-clock.ts): {frozen, atMs, offsetMs}, absent while never moved. */
+  testClock: 'sandbox:testClock',
   /**
    * Replication (journal/replication-log.ts). On a sequencer: the journal seq its replication log covers
    * (equal to journalSeq unless the store was written by a process that did not log). On a replica: the

@@ -28,7 +28,7 @@
  * and "tables == journal" are both checkable.
  */
 import { createHash } from 'node:crypto';
-import { FEE_WALLET, type FillEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord, type OrderStatusEvent, type TradeEvent, type TradeStatusName } from '../domain/events.ts';
+import { FEE_WALLET, HOUSE_WALLET, type FillEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord, type OrderStatusEvent, type TradeEvent, type TradeStatusName } from '../domain/events.ts';
 import { CheckpointError, type Checkpoint, type CheckpointEntry, type CheckpointState } from './checkpoints.ts';
 import type { Store } from './env.ts';
 import { readFillsFrom } from './fill-codec.ts';
@@ -303,6 +303,11 @@ class Replay {
         this.add(e.wallet, e.tokenIds[0], -e.amount, e.seq);
         this.add(e.wallet, e.tokenIds[1], -e.amount, e.seq);
         this.add(e.wallet, USDC_ASSET, e.amount, e.seq);
+        break;
+      case 'credit':
+        this.add(e.wallet, e.tokenIds[e.outcome], e.amount, e.seq);
+        this.add(HOUSE_WALLET, e.tokenIds[1 - e.outcome], e.amount, e.seq);
+        this.netDeposits += e.amount;
         break;
       case 'resolve':
         if (!this.markets.has(e.conditionId)) throw new RecoveryError(`journal seq ${e.seq}: resolution of unknown market ${e.conditionId}`);

@@ -38,7 +38,7 @@
 import { randomBytes } from 'node:crypto';
 import type { FillEvent, JournalEvent, OrderRecord, TradeStatusName, TradingMarket } from '../domain/events.ts';
 import type { Store } from './env.ts';
-import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, sealFills, writeSlot } from './fill-codec.ts';
+import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, newTradeIdKey, sealFills, writeSlot } from './fill-codec.ts';
 import { balanceKey, engineMetaKeys, metaKeys } from './keys.ts';
 import { encodeOrderEvent } from './order-codec.ts';
 import { indexOrderIds, putOrderState, stateRowOf } from './orders.ts';
@@ -108,7 +108,8 @@ export class JournalWriter {
     this.seq = lastSeq;
     let prefix = store.meta.get(metaKeys.tradeIdPrefix) as string | undefined;
     if (prefix === undefined) {
-      prefix = randomBytes(24).toString('hex');
+      // A fresh store's ids are mixed; an older store keeps its sequential ones (fill-codec.ts, TRADE IDS).
+      prefix = newTradeIdKey(randomBytes(24));
       store.meta.putSync(metaKeys.tradeIdPrefix, prefix);
     }
     this.tradeIds = new TradeIds(prefix);

@@ -7,9 +7,11 @@
  *     price but not the book around it.
  *   - MidpointSampler, live on the main thread: the token's midpoint after its book changed, at most
  *     once per minute per token and at least once in every minute in which the book changed (the first
- *     two-sided state of a minute is sampled at once, later changes at the first tick of the next
- *     minute; a book without both sides has no midpoint and records nothing). A book is not journaled,
- *     so these samples cannot be replayed; they are what the service observed.
+ *     two-sided state of a minute is sampled at once, later changes at the turn of the next minute;
+ *     a book without both sides has no midpoint and records nothing). A book is not journaled, so these
+ *     samples cannot be replayed; they are what the service observed. Times are the exchange's clock:
+ *     a change is dated by the journal time of the batch that made it (when it happened, not when its
+ *     commit landed), a minute's turn by a timer on the clock's Timers (the sandbox's test clock moves it).
  *   A trade sample wins over a midpoint in the same second (the sampler never overwrites a sample).
  *
  * Builder trades (db `views`): every fill whose taker order carried a non-zero `builder` code, indexed
@@ -30,6 +32,7 @@ import type { JournalEvent } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
 import { builderTradeKeys, priceKey, type Key } from '../journal/keys.ts';
 import { readOrder } from '../journal/orders.ts';
+import { systemTimers, type Timers } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/log.ts';
 import { compareKeys, type Projection, type ViewSink, type ViewWrites } from './projector.ts';
 
@@ -245,8 +248,11 @@ export class BuilderTradesProjection implements Projection {
 // ---- midpoint sampler -----------------------------------------------------------------------------------
 
 export interface SnapshotFeed {
-  /** Calls `listener` with the token ids of each snapshot publication, once the new snapshots are readable. */
-  onSnapshots(listener: (tokenIds: readonly string[]) => void): void;
+  /**
+   * Calls `listener` with the token ids of each snapshot publication, once the new snapshots are readable,
+   * and the time (ms) of the change when the feed knows it (the journal time of the batch).
+   */
+  onSnapshots(listener: (tokenIds: readonly string[], atMs?: number) => void): void;
 }
 
 export interface SamplerOptions {
@@ -257,8 +263,8 @@ export interface SamplerOptions {
   /** Milliseconds since the epoch. */
   now: () => number;
   log: Logger;
-  /** How often waiting tokens are checked for a new minute. Default 1000 ms. */
-  tickMs?: number;
+  /** Timers on the clock of `now` (the minute's turn for waiting tokens). Default: the system's. */
+  timers?: Timers;
   /** Told each sample written (a sequencer logs them for its replicas, which sample nothing themselves). */
   onSample?: (key: (string | number)[], pips: number) => void;
 }
@@ -271,33 +277,36 @@ export class MidpointSampler {
   /** Tokens whose book changed after their sample of the current minute. */
   private readonly waiting = new Set<string>();
   private sweptMinute = -1;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly timers: Timers;
+  /** The timer of the next minute's turn, armed while tokens wait. */
+  private timer: unknown = undefined;
   private running = false;
   /** Samples written (tests, metrics). */
   samples = 0;
 
   constructor(private readonly o: SamplerOptions) {
-    o.feed.onSnapshots((ids) => {
-      if (this.running) this.onPublished(ids);
+    this.timers = o.timers ?? systemTimers;
+    o.feed.onSnapshots((ids, atMs) => {
+      if (this.running) this.onPublished(ids, atMs);
     });
   }
 
   start(): void {
-    if (this.running) return;
     this.running = true;
-    this.timer = setInterval(() => this.tick(), this.o.tickMs ?? 1000);
-    this.timer.unref();
   }
 
   stop(): void {
     this.running = false;
-    if (this.timer !== undefined) clearInterval(this.timer);
+    if (this.timer !== undefined) this.timers.clear(this.timer);
     this.timer = undefined;
   }
 
-  /** A publication: the first change of a token in a minute is sampled now, later ones wait for the next minute. */
-  onPublished(tokenIds: readonly string[]): void {
-    const now = this.o.now();
+  /**
+   * A publication of a change at `atMs` (default now): the first change of a token in a minute is sampled
+   * then, later ones wait for the next minute's turn.
+   */
+  onPublished(tokenIds: readonly string[], atMs?: number): void {
+    const now = atMs ?? this.o.now();
     const minute = Math.floor(now / MINUTE_MS);
     for (const id of tokenIds) {
       if (this.lastMinute.get(id) === minute) this.waiting.add(id);
@@ -306,11 +315,25 @@ export class MidpointSampler {
         this.sample(id, now, minute);
       }
     }
+    if (this.waiting.size > 0 && this.timer === undefined) {
+      const nextMinute = (minute + 1) * MINUTE_MS;
+      // Lazy: it only observes, so a test clock that jumps may fire it late, once, before anything changes
+      // the books again (`moved`): the sample is then the minute's turn's.
+      this.timer = this.timers.set(
+        (moved) => {
+          this.timer = undefined;
+          this.tick(moved === true ? nextMinute : undefined);
+          if (this.running && this.waiting.size > 0) this.onPublished([]);
+        },
+        nextMinute - this.o.now(),
+        { lazy: true },
+      );
+    }
   }
 
-  /** Samples every waiting token once the minute has turned. */
-  tick(): void {
-    const now = this.o.now();
+  /** Samples every waiting token once the minute has turned, as of `atMs` (default now). */
+  tick(atMs?: number): void {
+    const now = atMs ?? this.o.now();
     const minute = Math.floor(now / MINUTE_MS);
     if (minute === this.sweptMinute || this.waiting.size === 0) {
       this.sweptMinute = minute;

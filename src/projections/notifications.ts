@@ -55,6 +55,7 @@ export class NotificationsProjection implements Projection {
       case 'order':
       case 'split':
       case 'merge':
+      case 'credit':
       case 'redeem':
         return this.participant(e.conditionId, e.wallet);
       case 'fill':

@@ -11,10 +11,18 @@
  *                                    seconds, and earnings per reward asset at the rates in force at each sample
  * A sample's interval is the configured period (the first sample after a start, too): earnings stay right if
  * the period changes between runs. queries/rewards.ts turns accruals into earnings.
+ *
+ * Samples fall every period after the start on the exchange's clock (its Timers: the system's, or the
+ * sandbox's test clock). When the test clock was moved past several of them (its lazy timer says so), every
+ * sample due is taken, each dated its own day and scored on the orders as they stand: nothing changed in
+ * between, or an earlier timer would have fired first. A timer late for another reason (a busy loop) takes
+ * one sample, as orders may have come and gone meanwhile. The midpoint is read from the same resting orders
+ * it scores (domain/rewards.ts bookMidpoint, in production), so a sample sees one state.
  */
 import type { OrderRecord } from '../domain/events.ts';
 import { earningsOf, orderScore, utcDate, type RewardProgram } from '../domain/rewards.ts';
 import { rewardKeys } from '../journal/keys.ts';
+import { systemTimers, type Timers } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { ViewStore } from './projector.ts';
 
@@ -42,11 +50,13 @@ export interface RewardsSamplerDeps {
   views: Pick<ViewStore, 'get' | 'put'>;
   /** The markets with a rewards program now. */
   markets: () => RewardMarket[];
-  /** Outcome 0's midpoint in pips, undefined without both sides. */
-  midpoint: (token0: string) => number | undefined;
+  /** Outcome 0's midpoint in pips, undefined without both sides; given the market's resting orders being scored. */
+  midpoint: (token0: string, orders: readonly OrderRecord[]) => number | undefined;
   /** Every wallet's open orders in these markets. */
   orders: (conditionIds: ReadonlySet<string>) => OrderRecord[];
   now: () => number;
+  /** Timers on the clock of `now`. Default: the system's. */
+  timers?: Timers;
   sampleSeconds: number;
   log: Logger;
 }
@@ -61,39 +71,87 @@ export function walletScores(orders: readonly OrderRecord[], mid0Pips: number, p
   return out;
 }
 
+const DAY_MS = 86_400_000;
+
 export class RewardsSampler {
-  private timer: NodeJS.Timeout | undefined;
+  private timer: unknown = undefined;
+  private readonly timers: Timers;
+  /** Time of the last sample (or of the start): the next is due one period after it. */
+  private last = 0;
   /** Samples taken since start (tests, logs). */
   samples = 0;
 
-  constructor(private readonly deps: RewardsSamplerDeps) {}
+  constructor(private readonly deps: RewardsSamplerDeps) {
+    this.timers = deps.timers ?? systemTimers;
+  }
 
   start(): void {
     if (this.timer !== undefined) return;
-    this.timer = setInterval(() => {
-      try {
-        this.sample();
-      } catch (err) {
-        // A failed sample loses that interval's accruals; trading never depends on it.
-        this.deps.log.error({ err }, 'rewards sample failed');
-      }
-    }, this.deps.sampleSeconds * 1000);
-    this.timer.unref();
+    this.last = this.deps.now();
+    this.arm();
   }
 
   stop(): void {
-    if (this.timer !== undefined) clearInterval(this.timer);
+    if (this.timer !== undefined) this.timers.clear(this.timer);
     this.timer = undefined;
+  }
+
+  private arm(): void {
+    const periodMs = this.deps.sampleSeconds * 1000;
+    this.timer = this.timers.set((moved) => {
+      try {
+        this.catchUp(moved === true);
+      } catch (err) {
+        // A failed sample loses that interval's accruals; trading never depends on it.
+        this.deps.log.error({ err }, 'rewards sample failed');
+        this.last = this.deps.now();
+      }
+      this.arm();
+      // Lazy: catchUp() takes every sample due, so a clock that jumps fires it once, not once a period.
+    }, this.last + periodMs - this.deps.now(), { lazy: true });
+  }
+
+  /**
+   * The samples due since the last one. `moved` (the test clock was moved past them while nothing else
+   * happened): every one, each dated its own day, on the orders as they stand. Otherwise (time passed, the
+   * timer ran late): one, now, as orders may have come and gone meanwhile.
+   */
+  catchUp(moved: boolean): void {
+    const periodMs = this.deps.sampleSeconds * 1000;
+    const due = Math.floor((this.deps.now() - this.last) / periodMs);
+    if (!moved) {
+      if (due > 0) {
+        this.last += due * periodMs;
+        this.sample();
+      }
+      return;
+    }
+    // The due samples' times, counted per UTC day a day at a time (a month at one second is 2.6M samples).
+    const byDate = new Map<string, number>();
+    const end = this.last + due * periodMs;
+    for (let t = this.last + periodMs; t <= end; ) {
+      const dayEnd = (Math.floor(t / DAY_MS) + 1) * DAY_MS;
+      const k = Math.floor((Math.min(end, dayEnd - 1) - t) / periodMs) + 1;
+      byDate.set(utcDate(t), k);
+      t += k * periodMs;
+    }
+    this.last = end;
+    for (const [date, n] of byDate) this.accrue(date, n);
   }
 
   /** One sample at the current time: scores every rewards market and accrues the shares to the day. */
   sample(): void {
-    const { views, sampleSeconds: dt } = this.deps;
-    const date = utcDate(this.deps.now());
+    this.accrue(utcDate(this.deps.now()), 1);
+  }
+
+  /** `n` samples dated `date` on the orders as they stand (n > 1: a late timer catching up). */
+  private accrue(date: string, n: number): void {
+    const { views } = this.deps;
+    const dt = this.deps.sampleSeconds * n;
     const markets = this.deps.markets();
     const sampledKey = rewardKeys.samples(date);
     views.put(sampledKey, (views.get<number>(sampledKey) ?? 0) + dt);
-    this.samples++;
+    this.samples += n;
     if (markets.length === 0) return;
     const byMarket = new Map<string, OrderRecord[]>();
     for (const o of this.deps.orders(new Set(markets.map((m) => m.conditionId)))) {
@@ -102,8 +160,8 @@ export class RewardsSampler {
       else list.push(o);
     }
     for (const m of markets) {
-      const mid = this.deps.midpoint(m.token0);
       const orders = byMarket.get(m.conditionId);
+      const mid = orders === undefined ? undefined : this.deps.midpoint(m.token0, orders);
       if (mid === undefined || orders === undefined) continue;
       const scores = walletScores(orders, mid, m.program);
       let total = 0;

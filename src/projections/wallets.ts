@@ -32,7 +32,8 @@
  *   SELL q at p:  q' = min(q, size); realized += trunc(q' * (p - avg) / 10^6); size -= q'; avg unchanged
  * A fill's BUY party buys `size` of its own outcome at its own price (`pricePips * 100`), a SELL party
  * sells (so a MINT has two buyers, a MERGE two sellers); a split buys both outcomes at 0.5, a merge sells
- * both at 0.5, a redeem sells each burned holding at its payout (1 for the winner, 0 for the loser). Fees
+ * both at 0.5, an admin credit buys its outcome at the price it names, a redeem sells each burned holding at
+ * its payout (1 for the winner, 0 for the loser). Fees
  * never enter the average (the platform's avgPrice is fee-exclusive).
  *
  * A position is closed when it was held and its size is back to zero: `closedAt` and `closePrice` record
@@ -237,6 +238,10 @@ export class WalletPositionsProjection implements Projection {
         return;
       case 'merge':
         for (const o of [0, 1] as const) this.update(e.wallet, e.conditionId, o, e.seq, e.ts, (s) => applySell(s, e.amount, HALF_MICRO, e.ts));
+        return;
+      case 'credit':
+        // An admin credit is a buy of the credited outcome at the price it names; the house's half is no position.
+        this.update(e.wallet, e.conditionId, e.outcome, e.seq, e.ts, (s) => applyBuy(s, e.amount, e.pricePips * UNITS_PER_PIP, e.ts));
         return;
       case 'redeem':
         for (const o of [0, 1] as const) {

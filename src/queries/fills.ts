@@ -35,28 +35,34 @@ function seqsOf(rows: ReadonlyArray<{ key: unknown; value: unknown }>): number[]
   return out;
 }
 
-/** Journal seqs of every fill `wallet` took part in (either side, a self-trade once), ascending. */
-export function walletFillSeqs(views: ViewStore, wallet: string): number[] {
-  const w = wallet.toLowerCase();
-  const lists = [
-    seqsOf(views.range(walletViewKeys.tradesByWalletPrefix(w, TAKER_ROLE))),
-    seqsOf(views.range(walletViewKeys.tradesByWalletPrefix(w, MAKER_ROLE))),
-    seqsOf(views.range(walletViewKeys.deferredTradesPrefix(w))),
-  ];
+/**
+ * Journal seqs of every fill `wallet` took part in (either side, a self-trade once), ascending. Several
+ * wallets (an API key's signer and its funders, edge/funders.ts): the fills of any of them, each once.
+ */
+export function walletFillSeqs(views: ViewStore, wallet: string | readonly string[]): number[] {
+  const lists: number[][] = [];
+  for (const one of typeof wallet === 'string' ? [wallet] : wallet) {
+    const w = one.toLowerCase();
+    lists.push(
+      seqsOf(views.range(walletViewKeys.tradesByWalletPrefix(w, TAKER_ROLE))),
+      seqsOf(views.range(walletViewKeys.tradesByWalletPrefix(w, MAKER_ROLE))),
+      seqsOf(views.range(walletViewKeys.deferredTradesPrefix(w))),
+    );
+  }
   // Every list is in seq order: merge them, a seq in several once.
-  const at = [0, 0, 0];
+  const at = lists.map(() => 0);
   const out: number[] = [];
   for (;;) {
     let next = Infinity;
-    for (let k = 0; k < 3; k++) if (at[k] < lists[k].length && lists[k][at[k]] < next) next = lists[k][at[k]];
+    for (let k = 0; k < lists.length; k++) if (at[k] < lists[k].length && lists[k][at[k]] < next) next = lists[k][at[k]];
     if (next === Infinity) return out;
-    for (let k = 0; k < 3; k++) if (at[k] < lists[k].length && lists[k][at[k]] === next) at[k]++;
+    for (let k = 0; k < lists.length; k++) if (at[k] < lists[k].length && lists[k][at[k]] === next) at[k]++;
     out.push(next);
   }
 }
 
 /** The fills of `walletFillSeqs`, decoded one at a time as the caller walks them. */
-export function* walletFills(store: Store, views: ViewStore, wallet: string): Generator<FillEvent> {
+export function* walletFills(store: Store, views: ViewStore, wallet: string | readonly string[]): Generator<FillEvent> {
   for (const seq of walletFillSeqs(views, wallet)) {
     const f = readFill(store.fills, seq);
     if (f !== undefined) yield f;

@@ -24,7 +24,8 @@ import type { AppliedBatch } from './follower.ts';
 
 interface OpenRef {
   orderId: string;
-  wallet: string;
+  /** What an API key's open orders are looked up by, as on the sequencer (engine/order-table.ts). */
+  signer: string;
   conditionId: string;
   tokenId: string;
 }
@@ -51,7 +52,7 @@ export class ReplicaEngine implements EngineSurface {
     this.appliedSeq = verified.materialized.lastSeq;
     this.lastTrades = verified.lastTrades;
     for (const row of verified.materialized.markets) this.putMarket(row);
-    for (const o of verified.materialized.openOrders) this.open.set(o.seq, { orderId: o.orderId, wallet: o.wallet, conditionId: o.conditionId, tokenId: o.tokenId });
+    for (const o of verified.materialized.openOrders) this.open.set(o.seq, { orderId: o.orderId, signer: o.signer, conditionId: o.conditionId, tokenId: o.tokenId });
   }
 
   private putMarket(row: MarketRow): void {
@@ -68,7 +69,7 @@ export class ReplicaEngine implements EngineSurface {
       for (const e of events) {
         if (e.type === 'order') {
           ix.add(e.orderId, e.seq);
-          this.open.set(e.seq, { orderId: e.orderId, wallet: e.wallet, conditionId: e.conditionId, tokenId: e.tokenId });
+          this.open.set(e.seq, { orderId: e.orderId, signer: e.signer, conditionId: e.conditionId, tokenId: e.tokenId });
         } else if (e.type === 'fill') {
           const side = lastTradeSide(e);
           this.lastTrades.set(e.takerTokenId, { pricePips: e.takerPricePips, side });
@@ -101,10 +102,10 @@ export class ReplicaEngine implements EngineSurface {
     return readOrder(this.store, orderId);
   }
 
-  openOrders(wallet: string, filter: OpenOrdersFilter = {}): OrderRecord[] {
+  openOrders(signer: string, filter: OpenOrdersFilter = {}): OrderRecord[] {
     const out: OrderRecord[] = [];
     for (const [seq, o] of this.open) {
-      if (o.wallet !== wallet) continue;
+      if (o.signer !== signer) continue;
       if (filter.id !== undefined && filter.id !== o.orderId) continue;
       if (filter.conditionId !== undefined && filter.conditionId !== o.conditionId) continue;
       if (filter.tokenId !== undefined && filter.tokenId !== o.tokenId) continue;
@@ -172,6 +173,15 @@ export class ReplicaEngine implements EngineSurface {
 
   onSnapshots(): void {}
 
+  /** No shards, no expiry of its own: a replica applies the sequencer's (and never runs the test controls). */
+  async shardTime(): Promise<void> {}
+
+  nextExpirySec(): number {
+    return Infinity;
+  }
+
+  async idle(): Promise<void> {}
+
   /** The state hash of the replica's tables (journal/recovery.ts): equal to the sequencer's at the same seq. */
   stateHash(): string {
     return hashState(canonicalOfTables(loadMaterialized(this.store)));
@@ -220,6 +230,9 @@ export class ReplicaEngine implements EngineSurface {
     return this.refuse();
   }
   redeem(): never {
+    return this.refuse();
+  }
+  creditTokens(): never {
     return this.refuse();
   }
   resolveMarket(): never {

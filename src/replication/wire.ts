@@ -33,6 +33,7 @@
  * anything reads it (a flipped bit inside a value would otherwise decode as another value).
  */
 import { Packr } from 'msgpackr';
+import { isTradeIdKey } from '../journal/fill-codec.ts';
 import type { ReplicatedBatch } from '../journal/replication-log.ts';
 import { MAC_BYTES, type ClusterKeys } from './seal.ts';
 
@@ -93,7 +94,7 @@ export function decodeBatch(bytes: Uint8Array, keys: ClusterKeys, subject: strin
       if (!Array.isArray(x) || x.length !== 2 || !isSeq(x[0]) || x[0] < first || x[0] > last || !(x[1] instanceof Uint8Array)) throw new WireError('bad fill block in f');
     }
     if (seen > last - first + 1) throw new WireError('more journal entries than the range holds');
-    if (typeof v.p !== 'string' || !/^[0-9a-f]{48}$/.test(v.p)) throw new WireError('bad trade-id prefix p');
+    if (!isTradeIdKey(v.p)) throw new WireError('bad trade-id prefix p');
   } else if (v.e !== undefined || v.f !== undefined || v.rows !== undefined) {
     throw new WireError('journal entries or rows without a journal range');
   }

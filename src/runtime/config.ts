@@ -1,14 +1,26 @@
 /**
- * Configuration: `config/default.json`, overlaid by the JSON file named in CONFIG_FILE, overlaid by
- * environment variables. The merged result is validated against `ConfigSchema` and frozen; a bad
- * value stops start-up with a message naming the key (`ConfigError`).
+ * Configuration, in layers, each overlaying the one before key by key (objects merge, arrays and scalars
+ * replace):
  *
- * Environment variables: HOST, PORT, DATA_DIR, ADMIN_TOKEN, DEMO (live/static/off), LOG_LEVEL,
- * SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, FAULTS_FILE, CONSOLE (on/off), ROLE, NATS_URL,
- * SEQUENCER_URL, CONFIG_FILE.
+ *   1. `config/default.json`;
+ *   2. the profile's files (PROFILES): `spec` (the default) has none, `clob-v2` and `platform` are what the
+ *      platform's official client and bots expect (its shapes, the platform's domains, trades that settle
+ *      MATCHED -> MINED -> CONFIRMED, reasons in the error text);
+ *   3. the files CONFIG_FILE names, in order (several separated by ',' or ':');
+ *   4. environment variables.
+ *
+ * The profile is PROFILE, else the one a CONFIG_FILE names in its `profile` key (a profile's own file names
+ * it: `CONFIG_FILE=config/clob-v2-compat.json` is `PROFILE=clob-v2`), else `spec`. A file that names another
+ * profile than the one selected is an error: two profiles do not stack, files do. The merged result is
+ * validated against `ConfigSchema` and frozen; a bad value stops start-up with a message naming the key
+ * (`ConfigError`).
+ *
+ * Environment variables: PROFILE, CONFIG_FILE, HOST, PORT, DATA_DIR, ADMIN_TOKEN, DEMO (live/static/off),
+ * LOG_LEVEL, SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, FAULTS_FILE,
+ * TEST_CONTROLS (on/off/auto), CONSOLE (on/off), ROLE, NATS_URL, NATS_USER, NATS_PASSWORD, FAILOVER, PUBLIC_URL, SEQUENCER_URL.
  */
 import { readFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { delimiter, dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Type, type Static } from '@sinclair/typebox';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
@@ -20,9 +32,33 @@ const Domain = Type.Object(
   { name: Type.String({ minLength: 1 }), version: Type.String({ minLength: 1 }), verifyingContract: Address },
   { additionalProperties: false },
 );
+const Bytes32 = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
+/** A wallet factory: its address and the keccak256 of the wallets' creation code (edge/funders.ts). */
+const WalletFactory = Type.Object(
+  {
+    factory: Address,
+    initCodeHash: Bytes32,
+  },
+  { additionalProperties: false },
+);
 const Share = (description: string) => Type.Number({ minimum: 0, maximum: 1, description });
 const Ms = (description: string) => Type.Integer({ minimum: 0, maximum: 86_400_000, description });
 const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
+
+/**
+ * The named profiles and the files of config/ that make each, applied in order over default.json. `spec`
+ * is the interface specification's own behaviour (nothing changes); `clob-v2` serves what the platform's
+ * official V2 client expects on the platform's test chain (80002, a chain the client knows); `platform` is
+ * the same signing for the platform's mainnet (137): orders signed for it are valid on the real exchange.
+ */
+export const PROFILES = {
+  spec: [],
+  'clob-v2': ['clob-v2-compat.json'],
+  platform: ['clob-v2-compat.json', 'platform-domains.json'],
+} as const satisfies Record<string, readonly string[]>;
+export type ProfileName = keyof typeof PROFILES;
+const PROFILE_NAMES = Object.keys(PROFILES) as ProfileName[];
+const isProfile = (v: unknown): v is ProfileName => typeof v === 'string' && Object.hasOwn(PROFILES, v);
 
 /** The sandbox's behaviour (engine/trade-lifecycle.ts, edge/sandbox/): all off by default. */
 const Sandbox = Type.Object(
@@ -56,6 +92,11 @@ const Sandbox = Type.Object(
       { additionalProperties: false },
     ),
     faultsFile: Type.String({ description: 'fault scenario loaded at start (JSON, the body of PUT /admin/sandbox/faults); empty = none' }),
+    testControls: Type.Union([Type.Literal('auto'), Type.Literal('on'), Type.Literal('off')], {
+      description:
+        'the admin API\'s controls for a bot\'s test suite (the test clock, admin-made orders and books, scenarios): on, off, or auto = on in ROLE=single and off in every clustered role; ' +
+        'on a clustered node they run only where the engine runs (the sequencer); they need ADMIN_TOKEN like every admin route',
+    }),
   },
   { additionalProperties: false },
 );
@@ -67,6 +108,10 @@ const Bucket = Type.Object(
 
 export const ConfigSchema = Type.Object(
   {
+    profile: Type.Union(
+      PROFILE_NAMES.map((p) => Type.Literal(p)),
+      { description: 'the named profile the configuration started from (PROFILES); set by PROFILE or by a profile\'s own file, reported by GET /exchange-info' },
+    ),
     http: Type.Object(
       {
         host: Type.String({ minLength: 1 }),
@@ -98,6 +143,17 @@ export const ConfigSchema = Type.Object(
         authDomain: Type.Object({ name: Type.String({ minLength: 1 }), version: Type.String({ minLength: 1 }) }, { additionalProperties: false }),
         orderDomain: Domain,
         negRiskOrderDomain: Domain,
+        walletFactories: Type.Object(
+          {
+            proxy: WalletFactory,
+            safe: WalletFactory,
+          },
+          {
+            additionalProperties: false,
+            description:
+              'the factories whose CREATE2 address derived from an order\'s signer is the maker of a signatureType 1 (proxy) or 2 (Safe) order; default: the platform\'s (edge/funders.ts)',
+          },
+        ),
         masterKey: Type.String({ description: 'hex or base64 secret from which API credentials derive; empty = generated into DATA_DIR' }),
         signatureThreads: Type.Integer({ minimum: 0, maximum: 256, description: 'signature-recovery worker threads; 0 = os.availableParallelism()' }),
         inlineSignatures: Type.Object(
@@ -109,6 +165,11 @@ export const ConfigSchema = Type.Object(
         ),
         maxKeysPerWallet: Type.Integer({ minimum: 1, maximum: 1000, description: 'usable (unrevoked) API keys a wallet may hold at once' }),
         explainRefusals: Type.Boolean({ description: 'refusals of the auth and order checks carry an X-Refusal-Reason header and are listed by GET /refusals; false = the platform\'s silence' }),
+        reasonInBody: Type.Boolean({
+          description:
+            'a refusal\'s reason is also appended to the body\'s error text (`error`, or `errorMsg` of a POST /orders element), where SDKs that drop headers show it; ' +
+            'status and body shape stay the platform\'s (needs explainRefusals)',
+        }),
       },
       { additionalProperties: false },
     ),
@@ -118,6 +179,15 @@ export const ConfigSchema = Type.Object(
         enabled: Type.Boolean(),
         maxCallers: Type.Integer({ minimum: 16 }),
         buckets: Type.Record(Type.String(), Bucket),
+        bodyBytes: Type.Optional(
+          Type.Object(
+            {
+              perAddress: Type.Optional(Bucket),
+              perKey: Type.Optional(Bucket),
+            },
+            { additionalProperties: false, description: 'body bytes a client address (every body) and an API key (signed routes) may make the edge read per window; unset = the defaults (edge/rate-limit-bytes.ts)' },
+          ),
+        ),
       },
       { additionalProperties: false },
     ),
@@ -145,7 +215,12 @@ export const ConfigSchema = Type.Object(
           description: 'messages a socket may send per second (a token bucket: bursts of this many), PING included; past it a message is refused, and a socket with more than twice this many refused within 5 s is closed (4008)',
         }),
         dumpBooksPerAddress: Type.Integer({ minimum: 1, maximum: 4_294_967_295, description: 'books the initial dumps of one client address (all its sockets) may send per dumpWindowSeconds; a subscription past it is refused whole' }),
-        dumpWindowSeconds: Type.Number({ minimum: 1, maximum: 3600, description: 'the window of dumpBooksPerAddress' }),
+        dumpWindowSeconds: Type.Number({ minimum: 1, maximum: 3600, description: 'the window of dumpBooksPerAddress and dumpBooksPerNetwork' }),
+        maxSocketsPerNetwork: Type.Integer({ minimum: 1, maximum: 10_000_000, description: "open WebSockets per network (an address's /24, or /64 for IPv6), both channels; at least maxSocketsPerAddress" }),
+        maxSubscriptionsPerAddress: Type.Integer({ minimum: 1, maximum: 100_000_000, description: "subscriptions over all of an address's sockets, both channels; a subscribe message past it is refused whole" }),
+        maxSubscriptionsPerNetwork: Type.Integer({ minimum: 1, maximum: 100_000_000, description: "subscriptions over all of a network's sockets (/24, /64); at least maxSubscriptionsPerAddress" }),
+        dumpBooksPerNetwork: Type.Integer({ minimum: 1, maximum: 4_294_967_295, description: "books the initial dumps of a network's addresses may send per dumpWindowSeconds; at least dumpBooksPerAddress" }),
+        dumpBytesPerSecond: Type.Integer({ minimum: 65_536, maximum: 4_294_967_295, description: 'bytes of initial dumps the service sends per second to all addresses together (a bucket of two seconds); a subscription whose dump does not fit is refused whole' }),
         bookIntervalMs: Type.Integer({ minimum: 0, maximum: 60_000, description: 'least time between two post-trade `book` events of a token; 0 = after every commit with a trade' }),
       },
       { additionalProperties: false },
@@ -269,7 +344,9 @@ export class ConfigError extends Error {
 }
 
 const here = dirname(fileURLToPath(import.meta.url));
-export const DEFAULT_CONFIG_PATH = resolve(here, '../../config/default.json');
+/** This package's config/ directory: default.json and the profiles' files. */
+export const CONFIG_DIR = resolve(here, '../../config');
+export const DEFAULT_CONFIG_PATH = join(CONFIG_DIR, 'default.json');
 /** Where `npm run build:console` (tools/build-console.ts) writes the web console, and where `console.dir: ""` serves it from. */
 export const CONSOLE_BUILD_DIR = resolve(here, '../../dist/console');
 
@@ -320,6 +397,18 @@ function envDemo(v: string): DemoMode {
   throw new ConfigError('DEMO', `expected live, static or off (or 1/0), got ${JSON.stringify(v)}`);
 }
 
+/** TEST_CONTROLS: on/off (or 1/0), auto. */
+function envTestControls(v: string): Config['sandbox']['testControls'] {
+  if (/^auto$/i.test(v)) return 'auto';
+  return envBool('TEST_CONTROLS', v) ? 'on' : 'off';
+}
+
+/** Whether the sandbox's test controls run on this node (`sandbox.testControls`; auto: only ROLE=single). */
+export function testControlsOn(config: Pick<Config, 'sandbox' | 'cluster'>): boolean {
+  const c = config.sandbox.testControls;
+  return c === 'on' || (c === 'auto' && config.cluster.role === 'single');
+}
+
 function envInt(key: string, v: string): number {
   if (!/^-?\d+$/.test(v)) throw new ConfigError(key, `expected an integer, got ${JSON.stringify(v)}`);
   return Number(v);
@@ -340,8 +429,12 @@ function envOverlay(env: NodeJS.ProcessEnv): Json {
   if (env.LOG_LEVEL !== undefined) o.log = { level: env.LOG_LEVEL };
   if (env.SHARDS !== undefined) o.engine = { shards: envInt('SHARDS', env.SHARDS) };
   if (env.RATE_LIMITS !== undefined) o.rateLimits = { enabled: envBool('RATE_LIMITS', env.RATE_LIMITS) };
-  if (env.FAULTS_FILE !== undefined) o.sandbox = { faultsFile: env.FAULTS_FILE };
+  const sandbox: Json = {};
+  if (env.FAULTS_FILE !== undefined) sandbox.faultsFile = env.FAULTS_FILE;
+  if (env.TEST_CONTROLS !== undefined) sandbox.testControls = envTestControls(env.TEST_CONTROLS);
+  if (Object.keys(sandbox).length) o.sandbox = sandbox;
   if (env.CONSOLE !== undefined) o.console = { enabled: envBool('CONSOLE', env.CONSOLE) };
+  if (env.PROFILE !== undefined) o.profile = env.PROFILE;
   const cluster: Json = {};
   if (env.ROLE !== undefined) cluster.role = env.ROLE;
   if (env.NATS_URL !== undefined) cluster.natsUrl = env.NATS_URL;
@@ -373,11 +466,52 @@ export interface LoadOptions {
   defaultPath?: string;
 }
 
+/** The files CONFIG_FILE names, in order: separated by ',' or the path-list separator (':'). */
+export function configFiles(value: string | undefined): string[] {
+  if (value === undefined) return [];
+  return value
+    .split(',')
+    .flatMap((part) => part.split(delimiter))
+    .map((f) => f.trim())
+    .filter((f) => f !== '');
+}
+
+/** `base` with the profile's files overlaid in order, its `profile` set. */
+function withProfile(base: Json, profile: ProfileName): Json {
+  let merged = base;
+  for (const f of PROFILES[profile]) merged = overlay(merged, readJson(join(CONFIG_DIR, f), `profile ${profile} (config/${f})`));
+  return { ...merged, profile };
+}
+
+/**
+ * The profile a configuration starts from: PROFILE, else the one the CONFIG_FILE files name (a profile's own
+ * file names it), else the default file's. A file naming another profile than the one selected is refused:
+ * it would undo part of the profile it is stacked on (its domains, its shapes) while the service reported
+ * the other one.
+ */
+function selectProfile(envProfile: string | undefined, files: ReadonlyArray<{ path: string; json: Json }>, fallback: unknown): ProfileName {
+  const known = PROFILE_NAMES.join(', ');
+  if (envProfile !== undefined && !isProfile(envProfile)) throw new ConfigError('PROFILE', `unknown profile ${JSON.stringify(envProfile)} (known: ${known})`);
+  for (const f of files) {
+    if (f.json.profile !== undefined && !isProfile(f.json.profile)) throw new ConfigError('profile', `${f.path} names the unknown profile ${JSON.stringify(f.json.profile)} (known: ${known})`);
+  }
+  const named = files.filter((f) => f.json.profile !== undefined);
+  const profile = envProfile ?? (named.length > 0 ? (named[named.length - 1]!.json.profile as ProfileName) : isProfile(fallback) ? fallback : 'spec');
+  const other = named.find((f) => f.json.profile !== profile);
+  if (other !== undefined) {
+    const by = envProfile !== undefined ? `PROFILE=${profile}` : `${named[named.length - 1]!.path} (profile ${profile})`;
+    throw new ConfigError('profile', `${other.path} is the ${String(other.json.profile)} profile's file, and ${by} selects another: start from one profile and stack files without a "profile" key on it`);
+  }
+  return profile;
+}
+
 /** Loads, merges, validates and freezes the configuration. Throws ConfigError naming the bad key. */
 export function loadConfig(opts: LoadOptions = {}): Readonly<Config> {
   const env = opts.env ?? process.env;
-  let merged = readJson(opts.defaultPath ?? DEFAULT_CONFIG_PATH, 'config/default.json');
-  if (env.CONFIG_FILE) merged = overlay(merged, readJson(resolve(env.CONFIG_FILE), 'CONFIG_FILE'));
+  const base = readJson(opts.defaultPath ?? DEFAULT_CONFIG_PATH, 'config/default.json');
+  const files = configFiles(env.CONFIG_FILE).map((path) => ({ path, json: readJson(resolve(path), 'CONFIG_FILE') }));
+  let merged = withProfile(base, selectProfile(env.PROFILE, files, base.profile));
+  for (const f of files) merged = overlay(merged, f.json);
   merged = overlay(merged, envOverlay(env));
   return finish(merged);
 }
@@ -410,11 +544,28 @@ function deepFreeze<T>(v: T): T {
 }
 
 /**
+ * For embedding programs (src/harness/): the defaults overlaid by each layer in turn (a config file's JSON,
+ * then overrides), validated and frozen, without reading the environment. A bad value throws ConfigError.
+ */
+export function configOf(...layers: Json[]): Readonly<Config> {
+  return finish(layers.reduce<Json>((merged, layer) => overlay(merged, layer), readJson(DEFAULT_CONFIG_PATH, 'config/default.json')));
+}
+
+/** A JSON object from a file, for configOf; a missing or malformed file throws ConfigError naming `key`. */
+export function readConfigFile(path: string, key = 'configFile'): Record<string, unknown> {
+  return readJson(resolve(path), key);
+}
+
+/**
  * For tests: a validated configuration built from defaults plus overrides, without reading env. The demo
  * is `static` unless the overrides name it: a live demo replays a week of trading at every fresh start
- * (seconds) and keeps trading beside whatever the test does.
+ * (seconds) and keeps trading beside whatever the test does. `profile` in the overrides starts from that
+ * profile's files, as PROFILE does.
  */
 export function testConfig(overrides: Json = {}): Readonly<Config> {
-  return finish(overlay({ ...readJson(DEFAULT_CONFIG_PATH, 'config/default.json'), demo: 'static' }, overrides));
+  const base = { ...readJson(DEFAULT_CONFIG_PATH, 'config/default.json'), demo: 'static' };
+  const profile = overrides.profile;
+  if (profile !== undefined && !isProfile(profile)) throw new ConfigError('profile', `unknown profile ${JSON.stringify(profile)}`);
+  return finish(overlay(profile === undefined ? base : withProfile(base, profile), overrides));
 }
 

@@ -188,3 +188,35 @@ test('the same seed sends the same orders; another seed does not', async () => {
   assert.deepEqual(await run(3), a);
   assert.notDeepEqual(await run(4), a);
 });
+
+test('a maintenance window: the round sends nothing, not even cancels; in the post-only period the takers wait and the makers quote post-only', async () => {
+  let phase: 'open' | 'maintenance' | 'post-only' = 'maintenance';
+  const v = new RecordingVenue();
+  (v as Venue).phase = () => phase;
+  const d = desk(v);
+  await d.open(0);
+  assert.deepEqual(v.calls.filter((c) => c.kind === 'cancelAll'), [], 'a desk opening during a window cancels nothing yet');
+  const before = v.calls.length;
+  for (let t = 1; t <= 10; t++) await d.tick(t * 30_000, 8);
+  assert.deepEqual(v.calls.slice(before).filter((c) => c.kind !== 'deposit'), [], 'no order and no cancel during the window');
+
+  phase = 'post-only';
+  const from = v.calls.length;
+  await d.tick(11 * 30_000, Infinity);
+  for (let t = 12; t < 30; t++) await d.tick(t * 30_000, 8);
+  const calls = v.calls.slice(from);
+  assert.equal(calls.filter((c) => c.kind === 'cancelAll').length, WALLETS.length, "the old orders are canceled at the first round after the window");
+  const placed = calls.filter((c) => c.kind === 'place') as { wallet: string; order: SignedOrder }[];
+  assert.ok(placed.length > 0, 'the makers quote');
+  for (const p of placed) {
+    assert.ok([WALLETS[0]!.address, WALLETS[1]!.address].includes(p.wallet), 'only makers send orders');
+    assert.deepEqual([p.order.submission.orderType, p.order.submission.postOnly], ['GTC', true]);
+  }
+
+  phase = 'open';
+  const after = v.calls.length;
+  for (let t = 30; t < 60; t++) await d.tick(t * 30_000, 8);
+  const open = v.calls.slice(after).filter((c) => c.kind === 'place') as { wallet: string; order: SignedOrder }[];
+  assert.ok(open.some((p) => p.order.submission.orderType === 'FAK'), 'the takers trade again');
+  assert.ok(open.every((p) => p.order.submission.postOnly === undefined), 'quotes are plain again');
+});

@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { clientAddress, compileIpList, ipInCidrList, normalizeIp } from '../../src/domain/ip.ts';
+import { addressPrefix, clientAddress, compileIpList, ipInCidrList, normalizeIp } from '../../src/domain/ip.ts';
 
 test('clientAddress', () => {
   const trusted = ['10.0.0.0/8', '192.168.1.10', 'fd00::/8'];
@@ -48,4 +48,20 @@ test('ipInCidrList and normalizeIp', () => {
   assert.equal(normalizeIp(' ::FFFF:1.2.3.4 '), '1.2.3.4');
   assert.equal(normalizeIp('fe80::1%eth0'), 'fe80::1');
   assert.equal(normalizeIp('x'), '');
+});
+
+test('addressPrefix: the /24 of IPv4, the /64 of IPv6, canonical text; anything else is its own', () => {
+  const cases: { input: string; v4?: number; v6?: number; expected: string }[] = [
+    { input: '203.0.113.77', expected: '203.0.113.0/24' },
+    { input: '203.0.113.77', v4: 16, expected: '203.0.0.0/16' },
+    { input: '203.0.113.77', v4: 32, expected: '203.0.113.77/32' },
+    { input: '0000:0000:0000:0000:0000:ffff:cb00:714d', expected: '203.0.113.0/24' },
+    { input: '2001:DB8:1:2:aaaa:bbbb:cccc:dddd', expected: '2001:db8:1:2::/64' },
+    { input: '2001:db8:1:2::9', expected: '2001:db8:1:2::/64' },
+    { input: '2001:db8:1:2::9', v6: 48, expected: '2001:db8:1::/48' },
+    { input: '2001:db8:1:2ff::9', v6: 56, expected: '2001:db8:1:200::/56' },
+    { input: '::1', expected: '::/64' },
+    { input: 'not-an-ip', expected: 'not-an-ip' },
+  ];
+  for (const c of cases) assert.equal(addressPrefix(c.input, c.v4, c.v6), c.expected, c.input);
 });

@@ -5,7 +5,7 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { earningsOf, orderScore, rewardProgram, scores, utcDate, type RewardProgram } from '../../src/domain/rewards.ts';
+import { bookMidpoint, earningsOf, orderScore, rewardProgram, scores, utcDate, type RewardProgram } from '../../src/domain/rewards.ts';
 
 const T = 1_000_000;
 const ZERO = '0x0000000000000000000000000000000000000000';
@@ -54,4 +54,13 @@ test('earnings: the daily rate x share x seconds / 86400; a whole day of all the
   assert.equal(earningsOf(10, 0.5 * 3600), 10 / 48);
   assert.equal(earningsOf(10, 0), 0);
   assert.equal(utcDate(Date.UTC(2026, 2, 31, 23, 59, 59)), '2026-03-31');
+});
+
+test('bookMidpoint: one book from both outcomes\' orders, mirrored; undefined without both sides', () => {
+  const o = (outcome: 0 | 1, side: 'BUY' | 'SELL', pricePips: number) => ({ outcome, side, pricePips });
+  assert.equal(bookMidpoint([o(0, 'BUY', 4000), o(0, 'SELL', 6000)]), 5000);
+  assert.equal(bookMidpoint([o(0, 'BUY', 4000), o(1, 'BUY', 5500)]), 4250, 'a BUY of outcome 1 at 0.55 is an ask of outcome 0 at 0.45');
+  assert.equal(bookMidpoint([o(1, 'SELL', 5000), o(0, 'SELL', 5200), o(0, 'BUY', 3000)]), 5100, 'a SELL of outcome 1 at 0.50 is a bid at 0.50, above the BUY at 0.30');
+  assert.equal(bookMidpoint([o(0, 'BUY', 4000), o(1, 'SELL', 7000)]), undefined);
+  assert.equal(bookMidpoint([]), undefined);
 });

@@ -5,7 +5,8 @@
  * heartbeat or manages keys; a builder key signs only the builder headers, and those only where a route takes
  * builder keys; a trading key in the builder headers is refused. A public route that looks only at builder
  * headers (`authOptional`, GET /builder/trades) ignores L2 headers, whatever key signed them, and serves the
- * request as a public one. Also: the cap on keys per wallet counts each kind apart, and a revoked read-only
+ * request as a public one; likewise a route that takes L2 keys but also serves the public (`authOptional`,
+ * GET /refusals) ignores builder headers. Also: the cap on keys per wallet counts each kind apart, and a revoked read-only
  * key stops working at once.
  */
 import { after, before, test } from 'node:test';
@@ -50,6 +51,10 @@ const path = (r: AnyRoute) => r.path.replace(/:[a-z_]+/gi, '0x' + 'ab'.repeat(32
 const bodyOf = (r: AnyRoute) => (r.method === 'GET' ? undefined : {});
 /** A public route signed only through the builder headers: L2 headers are not its kind, and it serves them as public. */
 const ignoresL2 = (r: AnyRoute) => r.authOptional === true && keysOf(r).every((k) => k === 'builder');
+/** A public route signed only through the L2 headers: builder headers are not its kind, and it serves them as public. */
+const ignoresBuilder = (r: AnyRoute) => r.authOptional === true && !keysOf(r).includes('builder');
+/** What such a route answers the public request these tests send (GET /refusals without `address`: 400). */
+const publicStatus = (r: AnyRoute) => (r.path === '/refusals' ? 400 : 200);
 
 before(async () => {
   h = await startRouteApp({ demo: 'static' });
@@ -105,11 +110,12 @@ test('a builder key signs the builder headers of the routes that take builder ke
     const m = r.method as 'GET' | 'POST' | 'DELETE';
     assert.equal((await alice.call(m, path(r), bodyOf(r), builder)).status, ignoresL2(r) ? 200 : 401, `${name}: a builder key in the L2 headers`);
     const trading: Creds = alice.creds!;
-    assert.equal((await alice.builderCall(m, path(r), trading, bodyOf(r))).status, 401, `${name}: a trading key in the builder headers`);
+    assert.equal((await alice.builderCall(m, path(r), trading, bodyOf(r))).status, ignoresBuilder(r) ? publicStatus(r) : 401, `${name}: a trading key in the builder headers`);
     // Revoking with the builder headers spends the key: that route is checked last, below.
     if (name === 'DELETE /auth/builder-api-key') continue;
     const res = await alice.builderCall(m, path(r), builder, bodyOf(r));
     if (keysOf(r).includes('builder')) assert.notEqual(res.status, 401, `${name}: ${JSON.stringify(res.body)}`);
+    else if (ignoresBuilder(r)) assert.equal(res.status, publicStatus(r), `${name}: builder headers are ignored, the request is public: ${JSON.stringify(res.body)}`);
     else assert.equal(res.status, 401, `${name} took a builder key`);
   }
   assert.equal((await alice.builderCall('DELETE', '/auth/builder-api-key', builder)).status, 200);

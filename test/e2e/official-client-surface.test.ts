@@ -127,7 +127,8 @@ before(async () => {
   const compat = JSON.parse(readFileSync(new URL('../../config/clob-v2-compat.json', import.meta.url), 'utf8')) as Record<string, unknown>;
   dataDir = mkdtempSync(join(tmpdir(), 'pm-client-surface-'));
   app = await startApp(
-    testConfig({ ...compat, dataDir, demo: false, adminToken: ADMIN_TOKEN, http: { port: 0 }, heartbeats: { timeoutSeconds: 2 }, rewards: { sampleSeconds: 1 } }),
+    // The profile's trades settle after a delay (test/e2e/bot-day.test.ts follows them); here at once, so what is read is final.
+    testConfig({ ...compat, sandbox: { trades: { minedDelayMs: 0, confirmedDelayMs: 0 } }, dataDir, demo: false, adminToken: ADMIN_TOKEN, http: { port: 0 }, heartbeats: { timeoutSeconds: 2 }, rewards: { sampleSeconds: 1 } }),
     { log: silentLogger },
   );
   host = `http://127.0.0.1:${app.port}`;

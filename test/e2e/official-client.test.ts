@@ -100,7 +100,10 @@ async function clientOf(s: { wallet: Signer }): Promise<ClobClient> {
 before(async () => {
   const compat = JSON.parse(readFileSync(new URL('../../config/clob-v2-compat.json', import.meta.url), 'utf8')) as Record<string, unknown>;
   dataDir = mkdtempSync(join(tmpdir(), 'pm-official-client-'));
-  app = await startApp(testConfig({ ...compat, dataDir, demo: false, adminToken: ADMIN_TOKEN, http: { port: 0 } }), { log: silentLogger });
+  // The profile's trades settle after a delay (MATCHED -> MINED -> CONFIRMED, test/e2e/bot-day.test.ts); here they
+  // settle at once, so balances and trade statuses are final when read.
+  const instant = { sandbox: { trades: { minedDelayMs: 0, confirmedDelayMs: 0 } } };
+  app = await startApp(testConfig({ ...compat, ...instant, dataDir, demo: false, adminToken: ADMIN_TOKEN, http: { port: 0 } }), { log: silentLogger });
   host = `http://127.0.0.1:${app.port}`;
 
   // Observes only (see the header): which POLY_* names the client sends.

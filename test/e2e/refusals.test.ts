@@ -4,7 +4,10 @@
  * body unchanged with the reason in `X-Refusal-Reason`; the platform's official client sees exactly the same
  * errors with reasons on and off; the wallet's last refusals on `GET /refusals` (its own only), `refusals_total` on
  * /metrics, nothing more under `auth.explainRefusals: false`, and an order signed for the platform's mainnet
- * refused with the reason under the default profile and accepted under config/platform-domains.json. Every
+ * refused with the reason under the default profile and accepted under config/platform-domains.json; under
+ * the clob-v2 profile the official client's error text carries the reason after the platform's (status
+ * unchanged), and a login that fails is read without a key (GET /refusals?address) from the refused client
+ * address only. Every
  * reason these requests draw is checked for the credentials' secret and passphrase and the HMAC the server
  * expected. The diagnoses themselves, mistake by mistake: test/edge/refusals/.
  */
@@ -33,8 +36,9 @@ interface Service {
   yes: string;
 }
 
-async function service(auth: Record<string, unknown> = {}): Promise<Service> {
+async function service(auth: Record<string, unknown> = {}, more: { profile?: 'clob-v2'; trustedProxies?: string[] } = {}): Promise<Service> {
   const t = await startTradingApp({
+    ...more,
     auth,
     events: [{ title: 'Refusals', slug: 'refusals', endDate: '2027-06-30T00:00:00Z', markets: [{ question: 'Explained?', conditionId: CID, orderPriceMinTickSize: 0.01, orderMinSize: '1' }] }],
     wallets: [
@@ -265,6 +269,69 @@ describe('the platform-domain profile (config/platform-domains.json)', () => {
     const r = await s.alice.call('POST', '/order', await s.alice.signOrder({ tokenId: s.yes, side: 'BUY', makerAmount: units(0.4 * 5), takerAmount: units(5) }));
     assert.equal(r.status, 200, JSON.stringify(r.body));
     assert.equal(r.body.success, true);
+  });
+});
+
+describe('the clob-v2 profile: reasons where the official client shows them, and a failing login read without a key', () => {
+  let s: Service;
+  const account = privateKeyToAccount(KEYS.alice);
+  const wallet = createWalletClient({ account, transport: custom({ request: async () => assert.fail('the client must sign locally') }) });
+  before(async () => {
+    // The loopback peer is a trusted proxy here, so X-Forwarded-For names other client addresses.
+    s = await service({}, { profile: 'clob-v2', trustedProxies: ['127.0.0.1'] });
+  });
+  after(() => s.app.stop(0));
+
+  test("the client's error text is the platform's, then the reason; the status is the platform's", async () => {
+    const c = s.alice.creds!;
+    const client = new ClobClient({ host: s.base, chain: 80002, signer: wallet as never, creds: { key: c.apiKey, secret: c.secret, passphrase: 'f'.repeat(64) }, throwOnError: true });
+    const e = await client.getOpenOrders().then(() => assert.fail('refused'), (x: unknown) => x);
+    assert.ok(e instanceof ApiError, String(e));
+    assert.equal(e.status, 401);
+    assert.match(e.message, new RegExp(`^Unauthorized/Invalid api key \\(reason: POLY_PASSPHRASE is not the passphrase of API key ${c.apiKey}`));
+
+    // An order refused by the engine: a SELL of tokens the wallet does not hold, one and in a batch.
+    const good = new ClobClient({ host: s.base, chain: 80002, signer: wallet as never, creds: { key: c.apiKey, secret: c.secret, passphrase: c.passphrase }, throwOnError: true });
+    const sell = await good.createOrder({ tokenID: s.yes, price: 0.5, size: 5, side: 'SELL' as never }, { tickSize: '0.01', negRisk: false });
+    const refused = await good.postOrder(sell).then(() => assert.fail('refused'), (x: unknown) => x);
+    assert.ok(refused instanceof ApiError);
+    assert.equal(refused.status, 400);
+    assert.match(refused.message, /^not enough balance \/ allowance \(reason: a SELL reserves the tokens it offers: 5 \(makerAmount\) of token \d+, and wallet 0x[0-9a-f]{40} has 0 available/);
+    const batch = (await good.postOrders([{ order: await good.createOrder({ tokenID: s.yes, price: 0.5, size: 6, side: 'SELL' as never }, { tickSize: '0.01', negRisk: false }), orderType: 'GTC' as never }])) as unknown as Array<{ success: boolean; errorMsg: string }>;
+    assert.equal(batch[0]!.success, false);
+    assert.match(batch[0]!.errorMsg, /^not enough balance \/ allowance \(reason: a SELL reserves the tokens it offers: 6 \(makerAmount\)/);
+  });
+
+  test('a login signed for the mainnet: the reason names the profile that takes it; GET /refusals?address lists it for the refused client address only', async () => {
+    const mainnet = new ClobClient({ host: s.base, chain: 137, signer: wallet as never, throwOnError: true });
+    const e = await mainnet.createApiKey(7).then(() => assert.fail('refused'), (x: unknown) => x);
+    assert.ok(e instanceof ApiError, String(e));
+    assert.equal(e.status, 401);
+    assert.match(e.message, /^Invalid L1 Request headers \(reason: L1 signature recovers to 0x[0-9a-f]{40} under this exchange's ClobAuth domain \(chain 80002\); it recovers to the address under the platform's mainnet \(Polygon, chain 137\): sign ClobAuth for chain 80002 \(GET \/exchange-info\), or start this exchange with PROFILE=platform, which takes it\)$/);
+
+    // A wallet with no key at all, refused from 10.1.1.1 (its bot's address) and from 10.2.2.2.
+    const fresh = privateKeyToAccount(`0x${'c3'.repeat(32)}`);
+    const login = async (from: string) => {
+      const client = new TestClient(s.base, `0x${'c3'.repeat(32)}`, { ...s.alice.info, authDomain: { ...s.alice.info.authDomain, chainId: 137 } });
+      const r = await fetch(`${s.base}/auth/api-key`, { method: 'POST', headers: { ...(await client.l1Headers(1)), 'x-forwarded-for': from } });
+      assert.equal(r.status, 401);
+    };
+    await login('10.1.1.1');
+    await login('10.2.2.2');
+    const read = async (from: string, address = fresh.address) => {
+      const r = await fetch(`${s.base}/refusals?address=${address}`, { headers: { 'x-forwarded-for': from } });
+      assert.equal(r.status, 200);
+      return ((await r.json()) as { data: Array<{ path: string; class: string; reason: string }> }).data;
+    };
+    const mine = await read('10.1.1.1');
+    assert.deepEqual(mine.map((x) => [x.path, x.class]), [['/auth/api-key', 'auth_l1_signature']], 'its own refusal only, though two were made');
+    assert.match(mine[0]!.reason, /PROFILE=platform/);
+    assert.deepEqual(await read('10.3.3.3'), [], 'nothing for a client address that was not refused');
+    assert.deepEqual(await read('10.1.1.1', account.address), [], "not another wallet's refusals either");
+    // The official client's own failed login (from the loopback address) is there for the loopback address.
+    assert.equal((await read('127.0.0.1', account.address)).filter((x) => x.path === '/auth/api-key').length, 1);
+    // Signed, the wallet reads all of its own.
+    assert.ok((await s.alice.call('GET', '/refusals')).body.data.length >= 2);
   });
 });
 

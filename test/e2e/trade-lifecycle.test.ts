@@ -3,7 +3,8 @@
  * drives the engine's timers (config `sandbox.trades`). At each step every read agrees:
  *   MATCHED    the order answer and GET /data/order show the match; GET /data/trades and /builder/trades
  *              say MATCHED; the buyer's tokens are not in /balance-allowance and selling them is refused
- *              with "not enough balance / allowance"; the data API (/positions, /trades) does not show the
+ *              with "not enough balance / allowance", its reason naming what the trade still settling holds;
+ *              the data API (/positions, /trades) does not show the
  *              trade yet (it shows what is on chain);
  *   MINED      statuses say MINED with the move's time as last_update; the tokens are spendable; /positions
  *              and /trades show the trade;
@@ -158,6 +159,10 @@ test('MATCHED, MINED, CONFIRMED: every read follows the trade, tokens spendable 
     assert.deepEqual(await tradeMoves(bobSock, tradeId, 1), [['MATCHED', sec(matchedAt), 'MAKER']]);
     const early = await s.alice.place({ tokenId: s.yes, side: 'SELL', makerAmount: units(10), takerAmount: units(6) });
     assert.deepEqual([early.status, early.body.error], [400, 'not enough balance / allowance']);
+    // Its reason says where the tokens are: held by the trade still settling (not just "0 available").
+    const why = (await s.alice.call('GET', '/refusals')).body.data[0] as { path: string; reason: string };
+    assert.equal(why.path, '/order');
+    assert.match(why.reason, /has 0 available \(GET \/balance-allowance\?asset_type=CONDITIONAL\); 10 more of them are held by trades still settling \(MATCHED or RETRYING: spendable once MINED/);
 
     await pass(s, 4_000);
     assert.deepEqual(await views(s, tradeId), {

@@ -171,7 +171,12 @@ test('trading session over HTTP: rest, cross, mint, merge, rejections, batches, 
         },
         error: /^invalid order signature$/,
       },
-      { name: 'signature type other than EOA', run: () => alice.place({ tokenId: YES, side: 'BUY', makerAmount: units(1), takerAmount: units(10), signatureType: 1 }), error: /signature type 1 is not supported/ },
+      { name: 'signature type POLY_1271', run: () => alice.place({ tokenId: YES, side: 'BUY', makerAmount: units(1), takerAmount: units(10), signatureType: 3 }), error: /signature type 3 is not supported/ },
+      {
+        name: 'proxy order whose maker is the signer itself',
+        run: () => alice.place({ tokenId: YES, side: 'BUY', makerAmount: units(1), takerAmount: units(10), signatureType: 1 }),
+        error: /^the order maker has to be the signer's proxy wallet 0x[0-9a-f]{40} for signature type 1$/,
+      },
       { name: 'unknown token', run: () => alice.place({ tokenId: '12345', side: 'BUY', makerAmount: units(1), takerAmount: units(10) }), error: /market not found for token 12345/ },
       {
         // The route checks the body's shape once; the order checks behind it rely on that.

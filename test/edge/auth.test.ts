@@ -24,6 +24,7 @@ import { join } from 'node:path';
 import { ClobClient } from '@polymarket/clob-client-v2';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { startApp, type App } from '../../src/app.ts';
+import { HEAD_DECIDES_ABOVE } from '../../src/edge/pipeline.ts';
 import { buildRoutes } from '../../src/edge/routes.ts';
 import {
   ApiKeyService,
@@ -437,7 +438,7 @@ test('L2: every failure answers the same 401 body; accepted encodings, aliases a
   assert.equal(app.ctx.auth.keys.record(creds.apiKey)?.revoked, true);
 });
 
-test('GET /exchange-info publishes the chain id, domains and tick sizes', async () => {
+test('GET /exchange-info publishes the chain id, domains, tick sizes and wallet factories', async () => {
   const r = await send('GET', '/exchange-info');
   assert.equal(r.status, 200);
   const a = app.ctx.config.auth;
@@ -447,6 +448,8 @@ test('GET /exchange-info publishes the chain id, domains and tick sizes', async 
     orderDomain: { ...a.orderDomain, chainId: a.chainId },
     negRiskOrderDomain: { ...a.negRiskOrderDomain, chainId: a.chainId },
     tickSizes: ['0.1', '0.01', '0.001', '0.0001'],
+    walletFactories: a.walletFactories,
+    profile: 'spec',
   });
 });
 
@@ -534,7 +537,8 @@ test('the official V2 client creates/derives, lists and revokes its key against 
     assert.equal(await client.deleteApiKey(), 'OK');
     const refused = (await client.getApiKeys()) as unknown as { error: string; status: number };
     assert.equal(refused.status, 401);
-    assert.equal(refused.error, 'Unauthorized/Invalid api key');
+    // The profile appends the reason to the platform's text (auth.reasonInBody), which stays first.
+    assert.match(refused.error, /^Unauthorized\/Invalid api key \(reason: API key [0-9a-f-]{36} is revoked since /);
   } finally {
     await capp.stop(1000);
   }
@@ -700,7 +704,6 @@ test('over HTTP, a signed route refuses on the headers before the body is sent; 
   const before: [string, Record<string, string>][] = [
     ['no credentials', {}],
     ['stale timestamp', l2(trading, carol.address, 'DELETE', path, body, { ts: now() - SKEW - 1 })],
-    ['wrong passphrase', l2(trading, carol.address, 'DELETE', path, body, { passphrase: readonly.passphrase })],
     ['unknown key', l2(trading, carol.address, 'DELETE', path, body, { apiKey: '00000000-0000-4000-8000-000000000000' })],
     ['a read-only key on a route of trading keys', l2(readonly, carol.address, 'DELETE', path, body)],
     ['a builder key in the L2 headers', l2(builder, carol.address, 'DELETE', path, body)],
@@ -710,6 +713,19 @@ test('over HTTP, a signed route refuses on the headers before the body is sent; 
     assert.match(r.before, /^HTTP\/1\.1 401 /, `${label}: answered while the body was still unsent`);
     assert.ok(r.before.endsWith(UNAUTHORIZED), label);
     assert.equal(r.closedByServer, true, label);
+  }
+  // Only the passphrase or address wrong: a body that may be large is refused before it is sent; a small one is
+  // waited for, and its HMAC (the secret's, here) lets the reason say which header is wrong.
+  for (const [label, h] of [
+    ['wrong passphrase', l2(trading, carol.address, 'DELETE', path, body, { passphrase: readonly.passphrase })],
+    ["another wallet's address", l2(trading, alice.address, 'DELETE', path, body)],
+  ] as const) {
+    const large = await stallThenSend(rawHead('DELETE', path, h, HEAD_DECIDES_ABOVE + 1), undefined, 400);
+    assert.match(large.before, /^HTTP\/1\.1 401 /, `${label}, large: answered while the body was still unsent`);
+    const small = await stallThenSend(rawHead('DELETE', path, h, body.length), body, 300);
+    assert.equal(small.before, '', `${label}, small: no answer before the body`);
+    assert.match(small.after, /^HTTP\/1\.1 401 /);
+    assert.match(small.after, /x-refusal-reason: (POLY_PASSPHRASE is the passphrase of API key|the address header POLY_ADDRESS)/i, label);
   }
   // Headers that pass: nothing is answered until the body is in; then its HMAC decides.
   const tampered = await stallThenSend(rawHead('DELETE', path, l2(trading, carol.address, 'DELETE', path, body), body.length), body.replace('rotate', 'rotatE'), 300);

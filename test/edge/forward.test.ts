@@ -103,14 +103,14 @@ test('unsigned, badly signed and made-up-key requests are refused at the gateway
   const { sent, asked, gw } = fakeSequencer();
   const p = processorFor(mounted(raw), deps({ gateway: gw }), who);
   // No credentials: refused on the headers, before a byte of body is read.
-  const early = p.beforeBody?.(request('DELETE', '/cancel-all', {}));
+  const early = p.beforeBody?.(request('DELETE', '/cancel-all', {}), 90);
   assert.equal(early?.status, 401);
   assert.equal((await p(request('DELETE', '/cancel-all', {}, 'x'.repeat(90)))).status, 401);
   // A held key with a bad HMAC: refused once the body is in.
   assert.equal((await p(request('DELETE', '/cancel-all', { poly_api_key: 'forged' }, 'x'.repeat(90)))).status, 401);
   // A key nobody issued: the gateway caught up with the stream and still does not hold it, so it does not exist.
   const madeUp = request('DELETE', '/cancel-all', { poly_api_key: 'made-up' }, 'x'.repeat(90));
-  assert.equal(p.beforeBody?.(madeUp), undefined, 'a key not held here waits for the body (the stream may bring it)');
+  assert.equal(p.beforeBody?.(madeUp, 90), undefined, 'a key not held here waits for the body (the stream may bring it)');
   assert.equal((await p(madeUp)).status, 401);
   assert.equal(asked.caughtUp, 1);
   assert.equal(sent.length, 0, 'nothing reached the sequencer');
@@ -125,7 +125,7 @@ test('unsigned, badly signed and made-up-key requests are refused at the gateway
 test('a route with gatewayHints: checked here (HMAC of a held key, schema), forwarded with the hints; a key not held here is forwarded whole only by a gateway that cannot catch up', async () => {
   const { sent, gw } = fakeSequencer();
   const p = processorFor(mounted(hinted), deps({ gateway: gw }), who);
-  assert.equal(p.beforeBody?.(request('POST', '/order', { poly_api_key: 'forged' })), undefined, 'a held key: the HMAC waits for the body');
+  assert.equal(p.beforeBody?.(request('POST', '/order', { poly_api_key: 'forged' }), 7), undefined, 'a held key: the HMAC waits for the body');
   const ok = await p(request('POST', '/order', { poly_api_key: 'good' }, '{"n":7}'));
   assert.equal(ok.status, 200);
   assert.deepEqual(sent.at(-1)!.hints, { saw: 7, by: 'good' });
@@ -141,7 +141,7 @@ test('a route with gatewayHints: checked here (HMAC of a held key, schema), forw
   const lagging = fakeSequencer(undefined, false);
   const lp = processorFor(mounted(hinted), deps({ gateway: lagging.gw }), who);
   const fresh = request('POST', '/order', { poly_api_key: 'fresh' }, '{"n":1}');
-  assert.equal(lp.beforeBody?.(fresh), undefined);
+  assert.equal(lp.beforeBody?.(fresh, 7), undefined);
   assert.equal((await lp(fresh)).status, 200);
   assert.equal(lagging.sent.length, 1);
   assert.equal(lagging.sent[0]!.hints, undefined);

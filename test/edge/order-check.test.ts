@@ -6,13 +6,14 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { OrderBuilder, Side, orderToJsonV2 } from '@polymarket/clob-client-v2';
-import { hashTypedData } from 'viem';
+import { getAddress, hashTypedData } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { ManualClock, nowSeconds } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { orderDigest, orderDomainSeparator, type OrderStruct } from '../../src/edge/eip712.ts';
 import { signedSubmission, typedOrder, type SignedSubmission } from '../fixtures/typed-order.ts';
 import { canonicalUint, checkOrders, orderDomainsOf, orderHints, type OrderCheckDeps, type OrderCheckResult, type TokenMarket } from '../../src/edge/order-check.ts';
+import { Funders } from '../../src/edge/funders.ts';
 import { SigPool } from '../../src/edge/sig-pool.ts';
 import { readFileSync } from 'node:fs';
 
@@ -23,6 +24,7 @@ const bob = privateKeyToAccount('0x' + '22'.repeat(32) as `0x${string}`);
 
 const config = testConfig();
 const domains = orderDomainsOf(config.auth);
+const funders = new Funders(config.auth.walletFactories);
 const compat = testConfig(JSON.parse(readFileSync(new URL('../../config/clob-v2-compat.json', import.meta.url), 'utf8')) as Record<string, unknown>);
 const compatDomains = orderDomainsOf(compat.auth);
 
@@ -39,7 +41,7 @@ let deps: OrderCheckDeps;
 
 before(() => {
   pool = new SigPool({ threads: 1 });
-  deps = { pool, domains, market: (t) => markets.get(t), clock };
+  deps = { pool, domains, funders, market: (t) => markets.get(t), clock };
 });
 after(() => pool.close());
 
@@ -136,20 +138,56 @@ test('any signed field changed after signing -> PM_ERR_ORDER_SIGNATURE', async (
   });
 });
 
-test('ownership: owner must be the API key, signer the key address, maker the signer (EOA); signatureType 1 is refused', async () => {
+test('ownership: owner must be the API key, signer the key address, maker the signer (EOA); signatureType 3 is refused', async () => {
   const sub = await submission(alice);
   rejected(await one({ ...sub, owner: 'another-key' }), 'PM_ERR_OWNER_MISMATCH', /owner of the API KEY/);
   rejected(await one(sub, caller(bob)), 'PM_ERR_SIGNER_MISMATCH', /signer address has to be the address of the API KEY/);
   const makerIsBob = await submission(alice, { maker: bob.address });
   rejected(await one(makerIsBob), 'PM_ERR_MAKER_SIGNER');
-  const proxy = await submission(alice, { signatureType: 1, maker: bob.address });
-  rejected(await one(proxy), 'PM_ERR_SIGNATURE_TYPE', /signature type 1 is not supported/);
+  // An EOA order naming the signer's own Safe as maker is still an EOA order: maker must be the signer.
+  rejected(await one(await submission(alice, { maker: funders.makerOf(alice.address, 2) })), 'PM_ERR_MAKER_SIGNER');
+  for (const type of [3, 4, 255]) {
+    const contract = await submission(alice, { signatureType: type, maker: bob.address });
+    rejected(await one(contract), 'PM_ERR_SIGNATURE_TYPE', new RegExp(`^signature type ${type} is not supported; use 0 \\(EOA\\), 1 \\(POLY_PROXY\\) or 2 \\(POLY_GNOSIS_SAFE\\)$`));
+  }
   // Signed by bob but claiming alice as signer: the signature does not recover to the signer.
   const forged = await submission(bob);
   rejected(await one({ ...forged, order: { ...forged.order, signer: alice.address, maker: alice.address } }), 'PM_ERR_ORDER_SIGNATURE');
   // Addresses compare case-insensitively.
   const lower = { ...sub, order: { ...sub.order, maker: alice.address.toLowerCase(), signer: alice.address.toUpperCase().replace('0X', '0x') } };
   assert.ok((await one(lower)).ok);
+});
+
+test('proxy (1) and Safe (2): the maker is the wallet the factory derives from the signer; it reserves and settles, the signer signs', async () => {
+  const a = alice.address.toLowerCase();
+  for (const type of [1, 2] as const) {
+    const funder = funders.makerOf(alice.address, type);
+    assert.notEqual(funder, a);
+    const sub = await submission(alice, { signatureType: type, maker: funder });
+    const r = await one(sub);
+    assert.ok(r.ok, r.ok ? '' : r.error.message);
+    assert.equal(r.order.wallet, funder, 'the order is the funder\'s');
+    assert.equal(r.order.signer, a, 'signed by the key\'s address');
+    assert.equal(r.order.signatureType, type);
+    assert.equal(r.order.orderId, hashTypedData(typed({ ...(sub.order as unknown as OrderStruct), side: 0 }, domains.normal)), 'the id digests the funder as maker');
+    // Checksummed, lower or upper case: the same maker.
+    assert.ok((await one({ ...sub, order: { ...sub.order, maker: funder.toUpperCase().replace('0X', '0x') } })).ok, 'the maker in upper case');
+
+    // Wrong maker: the other type's wallet, the signer itself, another signer's wallet of the same type.
+    const other = funders.makerOf(alice.address, type === 1 ? 2 : 1);
+    for (const maker of [other, alice.address, funders.makerOf(bob.address, type)]) {
+      const wrong = await one(await submission(alice, { signatureType: type, maker }));
+      rejected(wrong, 'PM_ERR_MAKER_WALLET', new RegExp(`^the order maker has to be the signer's ${type === 1 ? 'proxy wallet' : 'Safe'} ${funder} for signature type ${type}$`));
+      assert.equal((wrong as { orderId: string }).orderId, '', 'refused before any digest');
+    }
+    // Wrong signer: the key is bob's; the order names alice (whose funder it is).
+    rejected(await one(sub, caller(bob)), 'PM_ERR_SIGNER_MISMATCH');
+    // Bob signs alice's funder order with alice as signer: the signature does not recover to the signer.
+    const forged = await submission(bob, { signatureType: type, maker: funder, signer: alice.address });
+    rejected(await one(forged), 'PM_ERR_ORDER_SIGNATURE');
+    // Signed with another signatureType than the one sent: a signed field differs.
+    rejected(await one({ ...sub, order: { ...sub.order, signatureType: type === 1 ? 2 : 1, maker: other } }), 'PM_ERR_ORDER_SIGNATURE');
+  }
 });
 
 test('amounts: zero, decimals, junk and values beyond 2^53 -> PM_ERR_ORDER_AMOUNTS naming the order', async () => {
@@ -249,6 +287,31 @@ test('orders built and signed by the official V2 client (@polymarket/clob-client
   }
 });
 
+test('proxy and Safe orders built and signed by the official V2 client with a funder address pass under the compat profile', async () => {
+  const key = '0xac0974bec39a17e36ba4a6b4d238ff944bacb478cbed5efcae784d7bf4f2ff80';
+  const acct = privateKeyToAccount(key);
+  const signer = { account: acct, signTypedData: (args: Parameters<typeof acct.signTypedData>[0]) => acct.signTypedData(args) };
+  const compatDeps: OrderCheckDeps = { ...deps, domains: compatDomains };
+  // The Rust client's published pair for this key (Polymarket/rs-clob-client src/lib.rs tests), checksummed
+  // as a wallet shows it (the test writes it in another case).
+  const pairs = { 1: getAddress('0x365f0cA36ae1F641E02Fe3b7743673DA42A13a70'), 2: getAddress('0xd93b25Cb943D14d0d34FBAf01fc93a0F8b5f6e47') } as const;
+  for (const type of [1, 2] as const) {
+    const builder = new OrderBuilder(signer as unknown as ConstructorParameters<typeof OrderBuilder>[0], 80002, type, pairs[type]);
+    const order = await builder.buildOrder({ tokenID: '1001', price: 0.55, size: 10, side: Side.BUY }, { tickSize: '0.01', negRisk: false }, 2);
+    const body = JSON.parse(JSON.stringify(orderToJsonV2(order as Parameters<typeof orderToJsonV2>[0], API_KEY, 'GTC' as Parameters<typeof orderToJsonV2>[2])));
+    assert.equal(body.order.signatureType, type);
+    const r = await one(body, { apiKey: API_KEY, address: acct.address.toLowerCase() }, compatDeps);
+    assert.ok(r.ok, r.ok ? '' : r.error.message);
+    assert.equal(r.order.wallet, pairs[type].toLowerCase());
+    assert.equal(r.order.signer, acct.address.toLowerCase());
+    // The same client with the other type's funder: refused, naming the wallet it must be.
+    const swapped = new OrderBuilder(signer as unknown as ConstructorParameters<typeof OrderBuilder>[0], 80002, type, pairs[type === 1 ? 2 : 1]);
+    const bad = await swapped.buildOrder({ tokenID: '1001', price: 0.55, size: 10, side: Side.BUY }, { tickSize: '0.01', negRisk: false }, 2);
+    const badBody = JSON.parse(JSON.stringify(orderToJsonV2(bad as Parameters<typeof orderToJsonV2>[0], API_KEY, 'GTC' as Parameters<typeof orderToJsonV2>[2])));
+    rejected(await one(badBody, { apiKey: API_KEY, address: acct.address.toLowerCase() }, compatDeps), 'PM_ERR_MAKER_WALLET', new RegExp(pairs[type].toLowerCase()));
+  }
+});
+
 test('uint256 text is made canonical without BigInt: leading zeros dropped, 2^256 - 1 the largest, anything else refused', () => {
   const max = ((1n << 256n) - 1n).toString();
   for (const [input, out] of [
@@ -309,6 +372,19 @@ test("a gateway's hints (ROLE=gateway): used where they bind the exact signed or
   assert.deepEqual(counted, [1], 'the pool recovered the order itself');
   assert.equal(renamed[0]!.ok, true);
   assert.equal((renamed[0] as { order: { orderId: string } }).order.orderId, hints[0]!.id, "the order's own digest, not the hint's id");
+
+  // A Safe order's hint binds its maker and type: used as is, and not for the same struct with another maker.
+  const safe = await submission(alice, { signatureType: 2, maker: funders.makerOf(alice.address, 2) });
+  const [safeHint] = await orderHints([safe], caller(alice), deps, false);
+  assert.ok(safeHint !== null && safeHint.r === alice.address.toLowerCase(), 'a hint for the Safe order, recovered to its signer');
+  counted.length = 0;
+  const safeChecked = await checkOrders([safe], caller(alice), watched, false, [safeHint]);
+  assert.ok(safeChecked[0]!.ok, 'the Safe order passes on its hint');
+  assert.deepEqual([safeChecked[0].order.wallet, safeChecked[0].order.orderId], [funders.makerOf(alice.address, 2), safeHint!.id]);
+  assert.deepEqual(counted, []);
+  const proxy = await submission(alice, { signatureType: 1, maker: funders.makerOf(alice.address, 1) });
+  await checkOrders([proxy], caller(alice), watched, false, [safeHint]);
+  assert.deepEqual(counted, [1], 'the Safe order\'s hint is not the proxy order\'s');
 
   // Malformed hints are no hints.
   counted.length = 0;

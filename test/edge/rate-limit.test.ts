@@ -406,11 +406,25 @@ test('DEFAULT_BUCKETS carries the spec caps', () => {
     ['books', 80, 10], ['price', 200, 10], ['prices', 80, 10], ['midpoint', 200, 10], ['prices-history', 100, 10],
     ['batch-prices-history', 80, 10], ['data', 1000, 10], ['data-trades', 150, 10], ['trading-burst', 2400, 10],
     ['trading-sustained', 24000, 600], ['admin', 10000, 10],
-    // Ours, not the spec's: WebSocket upgrades per client address (DESIGN section 10), the web console's files.
+    // Ours, not the spec's: WebSocket upgrades per client address (DESIGN section 10), the web console's files,
+    // API keys created per client address.
     ['ws-connect', 100, 10],
     ['console', 300, 10],
+    ['api-keys', 1000, 600],
   ];
   for (const [name, limit, windowSeconds] of caps) assert.deepEqual(DEFAULT_BUCKETS[name], { limit, windowSeconds }, name);
   assert.equal(Object.keys(DEFAULT_BUCKETS).length, caps.length);
   assert.doesNotThrow(() => limiter(DEFAULT_BUCKETS));
+});
+
+test('POST /auth/api-key charges the api-keys cap: one address creates at most 1,000 keys per 10 min, whatever the wallets', () => {
+  const limiter = new RateLimiter({ enabled: true, maxCallers: 16, buckets: DEFAULT_BUCKETS });
+  const buckets = bucketsFor('POST', '/auth/api-key');
+  assert.deepEqual(buckets, ['clob', 'api-keys']);
+  let t = 0;
+  // Paced within the order-book cap (500 a second), as the refusal-log flood's key creation was.
+  for (let i = 0; i < 1000; i++) assert.ok(limiter.take('ip:10.6.6.6', buckets, 1, (t += 3)).ok, `key ${i}`);
+  const v = limiter.take('ip:10.6.6.6', buckets, 1, (t += 3));
+  assert.deepEqual([v.ok, v.bucket], [false, 'api-keys']);
+  assert.ok(limiter.take('ip:10.6.6.7', buckets, 1, t).ok, 'another address');
 });

@@ -8,6 +8,7 @@ import { test } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { Incoming } from '../../src/edge/http.ts';
 import type { AnyRoute } from '../../src/edge/route.ts';
+import { CallerCache } from '../../src/edge/server.ts';
 import { startTestServer } from '../fixtures/edge.ts';
 
 const request = (method: string, path: string): Incoming => ({ method, path, query: '', headers: {}, params: [], peer: '192.0.2.1', body: undefined, receivedAt: Date.now() });
@@ -34,4 +35,18 @@ test('dispatch routes as uWS does: method, static segments, parameters; else 404
   } finally {
     await t.close();
   }
+});
+
+test('the caller cache keeps X-Forwarded-For only when a proxy is trusted, and never a long one', () => {
+  const untrusting = new CallerCache([]);
+  const trusting = new CallerCache(['127.0.0.1']);
+  for (let i = 0; i < 2000; i++) {
+    // A made-up chain per request, 8 KB long, as a signed route copies it whether or not it is believed.
+    const xff = `10.${i >> 8}.${i & 255}.1,` + '1.2.3.4,'.repeat(1000);
+    assert.equal(untrusting.get('127.0.0.1', xff).ip, '127.0.0.1');
+    assert.equal(trusting.get('127.0.0.1', xff).ip, '1.2.3.4');
+    assert.equal(trusting.get('127.0.0.1', `10.0.${i & 255}.9`).ip, `10.0.${i & 255}.9`);
+  }
+  assert.equal(untrusting.chars, '127.0.0.1'.length);
+  assert.ok(trusting.chars < 256 * 300, `${trusting.chars} characters held`);
 });

@@ -328,6 +328,32 @@ describe('orders', () => {
     ok();
   });
 
+  test('a proxy or Safe order reserves and settles on its maker (the funder) and is its signer\'s to list and cancel', async () => {
+    const m = newMarket();
+    const signer = wallet(++walletNo);
+    const safe = await funded(10 * T);
+    const seller = await funded(0, 5 * T, m.cid);
+    const funder = (o: ReturnType<typeof order>) => ({ ...o, signer, signatureType: 2 });
+    const bid = await engine.placeOrder(funder(order({ wallet: safe, tokenId: m.yes, side: 'BUY', price: 4000, size: 10 * T })));
+    assert.equal(bid.status, 'live');
+    assert.deepEqual(usdc(safe), { available: 6 * T, reserved: 4 * T });
+    assert.deepEqual(usdc(signer), { available: 0, reserved: 0 }, 'the signer\'s own wallet is untouched');
+    assert.deepEqual(engine.openOrders(signer).map((o) => [o.orderId, o.wallet, o.signer]), [[bid.orderId, safe, signer]]);
+    assert.deepEqual(engine.openOrders(safe), [], 'listed under the key\'s wallet, the signer, not the funder');
+
+    const ask = await engine.placeOrder(order({ wallet: seller, tokenId: m.yes, side: 'SELL', price: 4000, size: 5 * T }));
+    assert.equal(ask.status, 'matched');
+    assert.deepEqual(token(safe, m.yes), { available: 5 * T, reserved: 0 }, 'the tokens land on the funder');
+    assert.deepEqual(usdc(safe), { available: 6 * T, reserved: 2 * T });
+
+    const byFunder = await engine.cancelOrders(safe, [bid.orderId]);
+    assert.deepEqual(byFunder.notCanceled, { [bid.orderId]: 'order not found' }, 'a funder address holds no key: it cancels nothing');
+    assert.deepEqual((await engine.cancelAll(signer)).canceled, [bid.orderId]);
+    assert.deepEqual(usdc(safe), { available: 8 * T, reserved: 0 });
+    assert.deepEqual((await engine.cancelOrders(signer, [bid.orderId])).notCanceled, { [bid.orderId]: 'order already canceled' });
+    ok();
+  });
+
   test('self-trade: the taker cancels its own resting order instead of trading with it', async () => {
     const m = newMarket();
     const a = await funded(10 * T, 5 * T, m.cid);

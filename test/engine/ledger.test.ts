@@ -103,6 +103,11 @@ describe('wallet operations', () => {
     },
     { name: 'split after resolution is refused', run: (l) => (l.deposit('a', T), l.resolve(CID, 1), l.split('a', CID, T)), code: LedgerCode.RESOLVED, a: { usdc: [T, 0], yes: [0, 0], no: [0, 0] } },
     { name: 'resolving twice is refused', run: (l) => (l.resolve(CID, 1), l.resolve(CID, 0)), code: LedgerCode.RESOLVED, a: { usdc: [0, 0], yes: [0, 0], no: [0, 0] } },
+    // An admin credit: complete sets minted against a deposit, one outcome to the wallet, the other to the house.
+    { name: 'credit of YES', run: (l) => l.credit('a', 'house', CID, 0, 3 * T), code: LedgerCode.OK, a: { usdc: [0, 0], yes: [3 * T, 0], no: [0, 0] } },
+    { name: 'credit of NO', run: (l) => l.credit('a', 'house', CID, 1, T), code: LedgerCode.OK, a: { usdc: [0, 0], yes: [0, 0], no: [T, 0] } },
+    { name: 'credit of nothing is refused', run: (l) => l.credit('a', 'house', CID, 0, 0), code: LedgerCode.AMOUNT, a: { usdc: [0, 0], yes: [0, 0], no: [0, 0] } },
+    { name: 'credit in a resolved market is refused', run: (l) => (l.resolve(CID, 0), l.credit('a', 'house', CID, 0, T)), code: LedgerCode.RESOLVED, a: { usdc: [0, 0], yes: [0, 0], no: [0, 0] } },
   ];
   for (const c of cases) {
     test(c.name, () => {

@@ -11,7 +11,7 @@ import { T, order, parts, record } from './engine-parts.ts';
 const A = '0x' + 'a'.repeat(40);
 const B = '0x' + 'b'.repeat(40);
 
-test('tracking indexes an order by handle, id and wallet; untracking removes it from all three', () => {
+test('tracking indexes an order by handle, id and signer; untracking removes it from all three', () => {
   const p = parts();
   const o1 = order(p, record({ wallet: A }));
   const o2 = order(p, record({ wallet: A }));
@@ -19,15 +19,15 @@ test('tracking indexes an order by handle, id and wallet; untracking removes it 
   assert.ok(o1.handle !== o2.handle && o2.handle !== o3.handle, 'handles are unique');
   assert.equal(p.orders.byHandleOf(o2.handle), o2);
   assert.equal(p.orders.get(o3.rec.orderId), o3);
-  assert.deepEqual([...p.orders.ofWallet(A)], [o1, o2]);
+  assert.deepEqual([...p.orders.ofSigner(A)], [o1, o2]);
   assert.deepEqual([...p.orders.all()], [o1, o2, o3]);
 
   p.orders.untrack(o1);
   assert.equal(p.orders.byHandleOf(o1.handle), undefined);
   assert.equal(p.orders.get(o1.rec.orderId), undefined);
-  assert.deepEqual([...p.orders.ofWallet(A)], [o2]);
+  assert.deepEqual([...p.orders.ofSigner(A)], [o2]);
   p.orders.untrack(o2);
-  assert.deepEqual([...p.orders.ofWallet(A)], [], 'a wallet with no order left has no set');
+  assert.deepEqual([...p.orders.ofSigner(A)], [], 'a signer with no order left has no set');
   assert.deepEqual([...p.orders.all()], [o3]);
 });
 
@@ -45,6 +45,20 @@ test('open orders: resting ones of the wallet only, filtered, oldest seq first; 
   assert.deepEqual(p.orders.openOrders(A, { id: late.rec.orderId, conditionId: late.rec.conditionId }).map((r) => r.seq), [9]);
   assert.deepEqual(p.orders.openOrders(A, { conditionId: '0xother' }), []);
   assert.equal(p.orders.openCount(), 3);
+});
+
+test('a proxy or Safe order (signer != wallet) is its signer\'s: found by the signer with its own orders, not by its wallet', () => {
+  const p = parts();
+  const F = '0x' + 'f'.repeat(40);
+  const own = order(p, record({ wallet: A, seq: 1 }));
+  const funded = order(p, record({ wallet: F, signer: A, signatureType: 2, seq: 2 }));
+  own.live = true;
+  funded.live = true;
+  assert.deepEqual([...p.orders.ofSigner(A)], [own, funded]);
+  assert.deepEqual([...p.orders.ofSigner(F)], []);
+  assert.deepEqual(p.orders.openOrders(A, {}).map((r) => r.wallet), [A, F]);
+  assert.deepEqual(p.orders.openOrders(F, {}), [], 'the funder address is no API key\'s: nothing is found under it');
+  assert.equal(funded.wb.wallet, F, 'its money is the funder\'s');
 });
 
 test('a finished order stays in recent until the batch that holds it is durable, unless it finished again since', () => {

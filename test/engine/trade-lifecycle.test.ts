@@ -14,7 +14,8 @@ import { Errors } from '../../src/domain/errors.ts';
 import { FEE_WALLET, type FillEvent, type JournalEvent, type TradeEvent } from '../../src/domain/events.ts';
 import { seededUnit } from '../../src/domain/seeded.ts';
 import { Engine, type TradeSettlement } from '../../src/engine/engine.ts';
-import { readFill } from '../../src/journal/fill-codec.ts';
+import { readFill, tradeIdSeq } from '../../src/journal/fill-codec.ts';
+import { metaKeys } from '../../src/journal/keys.ts';
 import { readJournal, verifyStore } from '../../src/journal/recovery.ts';
 import { tradeStateOf } from '../../src/journal/trades.ts';
 import { ManualClock } from '../../src/runtime/clock.ts';
@@ -82,7 +83,7 @@ function agree(h: Harness): void {
 }
 
 function statusOf(h: Harness, tradeId: string): string {
-  const seq = parseInt(tradeId.slice(-16), 16);
+  const seq = tradeIdSeq(h.env.store.meta.get(metaKeys.tradeIdPrefix) as string, tradeId)!;
   return tradeStateOf(h.env.store, readFill(h.env.store.fills, seq)!).status;
 }
 

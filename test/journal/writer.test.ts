@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { depositEvent, type FillEvent, type JournalEvent } from '../../src/domain/events.ts';
-import { BLOCK_FILLS, TradeIds, decodeFill, encodeFillRecord, readFill, recordIn, tradeIdOf } from '../../src/journal/fill-codec.ts';
+import { BLOCK_FILLS, TradeIds, decodeFill, encodeFillRecord, newTradeIdKey, readFill, recordIn, tradeIdOf, tradeIdSeq } from '../../src/journal/fill-codec.ts';
 import { journalEventOf } from '../../src/journal/order-codec.ts';
 import { readJournal } from '../../src/journal/recovery.ts';
 import { balanceKey, metaKeys } from '../../src/journal/keys.ts';
@@ -57,7 +57,8 @@ test('one batch: consecutive seqs, one transaction, every table written together
   }
   assert.equal(new Set(fills.map((x) => x.tradeId)).size, 50, 'trade ids are unique');
   assert.equal(new Set(fills.map((x) => x.txHash)).size, 50, 'transaction hashes are distinct');
-  assert.ok(fills.every((x) => x.tradeId.endsWith(x.seq.toString(16).padStart(16, '0'))), 'a trade id ends with its seq');
+  const key = env.store.meta.get(metaKeys.tradeIdPrefix) as string;
+  assert.ok(fills.every((x) => x.tradeId === tradeIdOf(key, x.seq) && tradeIdSeq(key, x.tradeId) === x.seq), "a trade id is its seq's under the store's key");
   const blocks = [...env.store.fills.getKeys({})];
   assert.equal(blocks.length, Math.ceil(50 / BLOCK_FILLS), 'fills are stored in blocks');
   for (let seq = 2; seq <= 51; seq++) assert.equal(readFill(env.store.fills, seq)?.seq, seq, `fill ${seq} found in its block`);
@@ -105,20 +106,56 @@ test('a fill record round-trips every field, hex or not, and its hash covers its
   assert.equal(a2.txHash, a.txHash, 'the same record has the same transaction hash');
 });
 
-test('the writer\'s trade ids are tradeIdOf\'s texts and the bytes they spell, across every boundary of the cached head', () => {
-  const prefix = '0123456789abcdef'.repeat(3);
-  const ids = new TradeIds(prefix);
+test('the writer\'s trade ids are tradeIdOf\'s texts and the bytes they spell, in both forms, across every boundary of the cached head', () => {
+  const hex = '0123456789abcdef'.repeat(3);
   const seqs = [1, 2, 4095, 4096, 4097, 8191, 8192, 65_535, 65_536, 2 ** 32 - 1, 2 ** 32, 2 ** 32 + 4096, 2 ** 53 - 1, 7, 4096];
-  const b = Buffer.alloc(40, 0xee);
-  for (const seq of seqs) {
-    const text = tradeIdOf(prefix, seq);
-    assert.equal(ids.text(seq), text, `text of seq ${seq}`);
-    ids.write(b, 4, seq);
-    assert.equal('0x' + b.toString('hex', 4, 36), text, `bytes of seq ${seq}`);
-    assert.equal(b[3], 0xee, 'nothing written before');
-    assert.equal(b[36], 0xee, 'nothing written after');
+  for (const key of [hex, `2:${hex}`]) {
+    const ids = new TradeIds(key);
+    const b = Buffer.alloc(40, 0xee);
+    for (const seq of seqs) {
+      const text = tradeIdOf(key, seq);
+      assert.match(text, /^0x[0-9a-f]{64}$/);
+      assert.equal(ids.text(seq), text, `text of seq ${seq}`);
+      ids.write(b, 4, seq);
+      assert.equal('0x' + b.toString('hex', 4, 36), text, `bytes of seq ${seq}`);
+      assert.equal(b[3], 0xee, 'nothing written before');
+      assert.equal(b[36], 0xee, 'nothing written after');
+      assert.equal(tradeIdSeq(key, text), seq, `the seq back from the id of seq ${seq}`);
+    }
   }
-  assert.throws(() => new TradeIds('0x' + prefix), /48 lowercase hex/);
+  assert.equal(tradeIdOf(hex, 4097), `0x${hex}0000000000001001`, 'an older store keeps its sequential ids');
+  assert.equal(tradeIdSeq(hex, `0x${'f'.repeat(64)}`), undefined, "another store's id");
+  assert.equal(tradeIdSeq(`2:${hex}`, `0x${'0'.repeat(16)}${'f'.repeat(48)}`), undefined);
+  assert.throws(() => new TradeIds('0x' + hex), /neither "2:" \+ 48 lowercase hex digits nor 48 lowercase hex digits/);
+});
+
+test('a fresh store\'s trade ids differ from their first characters on, distinct and deterministic under its key', () => {
+  const key = newTradeIdKey(Buffer.alloc(24, 0x5a));
+  assert.match(key, /^2:[0-9a-f]{48}$/);
+  const ids = Array.from({ length: 5000 }, (_, i) => tradeIdOf(key, i + 1));
+  assert.equal(new Set(ids).size, ids.length, 'unique');
+  assert.equal(new Set(ids.map((id) => id.slice(0, 10))).size, ids.length, 'unique in their first 8 hex digits, as a log that cuts them shows');
+  // Consecutive ids share no leading characters beyond chance (a sequential id shared 48 hex digits).
+  const shared = ids.slice(1).map((id, i) => [...id.slice(2)].findIndex((c, j) => c !== ids[i]![2 + j]));
+  assert.ok(shared.reduce((a, b) => a + b, 0) / shared.length < 1, `mean shared leading hex digits ${shared.reduce((a, b) => a + b, 0) / shared.length}`);
+  assert.deepEqual(ids.slice(0, 3), [1, 2, 3].map((seq) => tradeIdOf(key, seq)), 'the same key and seq, the same id');
+  assert.notEqual(tradeIdOf(newTradeIdKey(Buffer.alloc(24, 0x5b)), 1), ids[0], "another store's key, another id");
+});
+
+test('a fresh store writes the mixed form; a store made with a sequential key keeps it', async () => {
+  const fresh = tempStore('pm-writer-ids-');
+  const older = tempStore('pm-writer-ids-');
+  try {
+    new JournalWriter(fresh.store, 0, Date.now);
+    assert.match(fresh.store.meta.get(metaKeys.tradeIdPrefix) as string, /^2:[0-9a-f]{48}$/);
+    const hex = 'ab'.repeat(24);
+    older.store.meta.putSync(metaKeys.tradeIdPrefix, hex);
+    new JournalWriter(older.store, 0, Date.now);
+    assert.equal(older.store.meta.get(metaKeys.tradeIdPrefix), hex);
+  } finally {
+    await fresh.cleanup();
+    await older.cleanup();
+  }
 });
 
 test('batches flushed in one event-loop turn share a transaction; later turns get new ones', async () => {

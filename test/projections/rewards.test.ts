@@ -108,3 +108,20 @@ test('earnings, totals and the markets\' list of a day; a wallet that never scor
   assert.deepEqual(m.rewards_config, [{ asset_address: ZERO, start_date: '2026-04-01', end_date: '2026-05-10', rate_per_day: 86.4, total_rewards: 86.4 * 40 }]);
   assert.deepEqual(h.reader.userMarkets(BOB, day1, { noCompetition: true }), [], 'the market had scoring orders');
 });
+
+test('catching up: a clock moved past many periods takes every sample, each on its own day; a late timer takes one', () => {
+  const h = setup({ orders: [rec(ALICE, CID, 0, 5000, 20)], sampleSeconds: 60 });
+  h.sampler.start();
+  // From 01:00 on day 1 to 00:30 on day 2: 1,410 periods, 1,379 of them on day 1 (the one at midnight is day 2's).
+  h.at(DAY + 86_400_000 + 1_800_000);
+  h.sampler.catchUp(true);
+  assert.equal(h.views.get(rewardKeys.samples('2026-05-01')), 1_379 * 60);
+  assert.equal(h.views.get(rewardKeys.samples('2026-05-02')), 31 * 60);
+  assert.equal(h.sampler.samples, 1_410);
+  assert.ok(Math.abs(h.reader.earnings(ALICE, '2026-05-01')[0]!.earnings - (86.4 * 1_379 * 60) / 86_400) < 1e-9, 'the whole market for each sample');
+  // Five periods later, by a timer that ran late rather than a moved clock: one sample.
+  h.at(DAY + 86_400_000 + 1_800_000 + 300_000);
+  h.sampler.catchUp(false);
+  assert.equal(h.views.get(rewardKeys.samples('2026-05-02')), 32 * 60);
+  h.sampler.stop();
+});

@@ -48,6 +48,10 @@ test('both roles merged by seq, a self-trade listed once, queued view rows inclu
   assert.deepEqual(walletFillSeqs(views, C.toUpperCase().replace('0X', '0x')), [3, 5], 'wallets compare case-insensitively');
   assert.deepEqual(walletFillSeqs(views, '0x' + 'd'.repeat(40)), []);
   assert.deepEqual([...walletFills(env.store, views, A)], [evs[0], evs[1], evs[3]], 'the fills themselves, decoded');
+  // Several wallets (a signer and its funders): the fills of any, merged by seq, one between two of them once.
+  assert.deepEqual(walletFillSeqs(views, [A, C]), [1, 2, 3, 4, 5]);
+  assert.deepEqual(walletFillSeqs(views, [C, '0x' + 'd'.repeat(40)]), [3, 5]);
+  assert.deepEqual(walletFillSeqs(views, []), []);
 });
 
 test('deferred fills are listed at their own seq from the match on, once, whatever their trade became', async () => {

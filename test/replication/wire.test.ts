@@ -45,6 +45,8 @@ test('a batch round-trips: bytes stay bytes, objects stay objects, the version i
     f: batch.f!.map(([s, v]) => [s, [...v]]),
   });
   assert.ok(back.e![0][1] instanceof Uint8Array && back.f![0][1] instanceof Uint8Array);
+  // A fresh store's trade-id key (the mixed form, journal/fill-codec.ts) travels as an older store's does.
+  assert.equal(decodeBatch(encodeBatch({ ...batch, p: `2:${'cd'.repeat(24)}` })).p, `2:${'cd'.repeat(24)}`);
   assert.equal(WIRE_VERSION, 3);
   // A term travels.
   assert.equal(decodeBatch(encodeBatch({ ...batch, T: 4 })).T, 4);
@@ -89,6 +91,7 @@ test('malformed frames and shapes are refused with the reason', () => {
     [framed({ ...base, e: [[39, {}]] }), /bad journal entry/],
     [framed({ ...base, f: [[40, 'not bytes']] }), /bad fill block/],
     [framed({ ...base, p: 'zz' }), /bad trade-id prefix/],
+    [framed({ ...base, p: `3:${'ab'.repeat(24)}` }), /bad trade-id prefix/],
     [framed({ v: 3, r: 2, t: 1, e: [] }), /without a journal range/],
     [framed({ ...base, rows: { b: 5 } }), /bad rows\.b/],
     [framed({ ...base, rows: { n: 1.5 } }), /bad rows\.n/],

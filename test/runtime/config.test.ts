@@ -4,7 +4,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
-import { ConfigError, loadConfig } from '../../src/runtime/config.ts';
+import { ConfigError, loadConfig, testControlsOn } from '../../src/runtime/config.ts';
 
 const dir = mkdtempSync(join(tmpdir(), 'pm-config-'));
 const file = (name: string, text: string) => {
@@ -36,6 +36,43 @@ test('CONFIG_FILE overlays defaults key by key, environment overlays both', () =
   assert.deepEqual(c.rateLimits.buckets.book, { limit: 5, windowSeconds: 1 });
   assert.deepEqual(c.rateLimits.buckets.books, { limit: 80, windowSeconds: 10 });
   assert.equal(loadConfig({ env: { CONFIG_FILE: p, PORT: '1234' } }).http.port, 1234);
+});
+
+test('PROFILE selects a named profile: its files first, then CONFIG_FILE, then the environment', () => {
+  const spec = loadConfig({ env: {} });
+  assert.equal(spec.profile, 'spec');
+  assert.deepEqual([spec.auth.chainId, spec.compat.shapes, spec.auth.reasonInBody, spec.sandbox.trades.minedDelayMs], [31337001, 'spec', false, 0], "the spec's profile is the default file unchanged");
+  assert.deepEqual(loadConfig({ env: { PROFILE: 'spec' } }), spec);
+  const client = loadConfig({ env: { PROFILE: 'clob-v2' } });
+  assert.deepEqual(
+    [client.profile, client.auth.chainId, client.compat.shapes, client.auth.reasonInBody, client.sandbox.trades.minedDelayMs, client.sandbox.trades.confirmedDelayMs],
+    ['clob-v2', 80002, 'clob-client-v2', true, 1000, 4000],
+  );
+  const platform = loadConfig({ env: { PROFILE: 'platform' } });
+  assert.deepEqual([platform.profile, platform.auth.chainId, platform.compat.shapes, platform.auth.reasonInBody, platform.sandbox.trades.minedDelayMs], ['platform', 137, 'clob-client-v2', true, 1000]);
+  assert.equal(platform.auth.orderDomain.verifyingContract, client.auth.orderDomain.verifyingContract, 'the V2 exchange has one address on both chains');
+  // A profile's own file is that profile (what CONFIG_FILE=config/clob-v2-compat.json always meant, now with the rest of it).
+  assert.deepEqual(loadConfig({ env: { CONFIG_FILE: 'config/clob-v2-compat.json' } }), client);
+  assert.deepEqual(loadConfig({ env: { CONFIG_FILE: 'config/platform-domains.json' } }), platform);
+  // Files stack on the profile, in order, and the environment on both.
+  const lag = file('lag.json', JSON.stringify({ sandbox: { trades: { minedDelayMs: 50, retryingShare: 0.2 } }, http: { port: 9001 } }));
+  const off = file('off.json', JSON.stringify({ sandbox: { trades: { minedDelayMs: 0, confirmedDelayMs: 0 } } }));
+  const stacked = loadConfig({ env: { PROFILE: 'clob-v2', CONFIG_FILE: `${lag},${off}`, PORT: '9002' } });
+  assert.deepEqual([stacked.auth.chainId, stacked.sandbox.trades.minedDelayMs, stacked.sandbox.trades.confirmedDelayMs, stacked.sandbox.trades.retryingShare, stacked.http.port], [80002, 0, 0, 0.2, 9002]);
+  assert.deepEqual(loadConfig({ env: { PROFILE: 'clob-v2', CONFIG_FILE: `${lag}:${off}` } }).sandbox.trades, stacked.sandbox.trades, "':' separates files too");
+  assert.equal(loadConfig({ env: { CONFIG_FILE: `config/clob-v2-compat.json,${lag}` } }).sandbox.trades.minedDelayMs, 50, 'a profile file then a plain one');
+  assert.ok(Object.isFrozen(stacked.sandbox.trades));
+});
+
+test('a profile nobody knows, or a file of another profile than the one selected, names what to change', () => {
+  const names = (key: string, text: RegExp) => (e: unknown) => e instanceof ConfigError && e.key === key && text.test(e.message);
+  assert.throws(() => loadConfig({ env: { PROFILE: 'mainnet' } }), names('PROFILE', /unknown profile "mainnet" \(known: spec, clob-v2, platform\)/));
+  assert.throws(() => loadConfig({ env: { CONFIG_FILE: file('p.json', JSON.stringify({ profile: 'nope' })) } }), names('profile', /names the unknown profile "nope"/));
+  assert.throws(
+    () => loadConfig({ env: { PROFILE: 'platform', CONFIG_FILE: 'config/clob-v2-compat.json' } }),
+    names('profile', /config\/clob-v2-compat\.json is the clob-v2 profile's file, and PROFILE=platform selects another/),
+  );
+  assert.throws(() => loadConfig({ env: { CONFIG_FILE: 'config/clob-v2-compat.json,config/platform-domains.json' } }), names('profile', /clob-v2 profile's file/));
 });
 
 test('DEMO and `demo` take live, static or off; the boolean forms they used to have still work', () => {
@@ -100,6 +137,7 @@ test('the sandbox is off by default; its keys come from a file and FAULTS_FILE, 
     trades: { minedDelayMs: 0, confirmedDelayMs: 0, retryingShare: 0, retryDelayMs: 0, failedShare: 0, seed: 1 },
     maintenance: { weekly: [], durationSeconds: 90, postOnlySeconds: 120 },
     faultsFile: '',
+    testControls: 'auto',
   });
   const p = file('sandbox.json', JSON.stringify({ sandbox: { trades: { minedDelayMs: 2000, retryingShare: 0.1 }, maintenance: { weekly: [{ day: 'tue', at: '11:00' }] } } }));
   const c = loadConfig({ env: { CONFIG_FILE: p, FAULTS_FILE: '/tmp/faults.json' } });
@@ -109,6 +147,22 @@ test('the sandbox is off by default; its keys come from a file and FAULTS_FILE, 
   const bad = (sandbox: unknown) => file('bad-sandbox.json', JSON.stringify({ sandbox }));
   assert.throws(() => loadConfig({ env: { CONFIG_FILE: bad({ trades: { failedShare: 2 } }) } }), (e: unknown) => e instanceof ConfigError && e.key === 'sandbox.trades.failedShare');
   assert.throws(() => loadConfig({ env: { CONFIG_FILE: bad({ maintenance: { weekly: [{ day: 'tue', at: '25:00' }] } }) } }), (e: unknown) => e instanceof ConfigError && e.key.startsWith('sandbox.maintenance.weekly'));
+});
+
+test('the test controls: auto by default, on in ROLE=single only; TEST_CONTROLS and a file set them; a bad value names its key', () => {
+  const on = (env: Record<string, string>) => testControlsOn(loadConfig({ env }));
+  assert.equal(on({}), true, 'auto, single');
+  assert.equal(on({ ROLE: 'sequencer' }), false, 'auto: off in a clustered role');
+  assert.equal(on({ ROLE: 'sequencer', TEST_CONTROLS: 'on' }), true, 'unless asked for');
+  assert.equal(on({ TEST_CONTROLS: 'off' }), false, 'a production configuration turns them off');
+  assert.equal(on({ TEST_CONTROLS: '0' }), false);
+  assert.equal(loadConfig({ env: { TEST_CONTROLS: 'AUTO' } }).sandbox.testControls, 'auto');
+  assert.equal(on({ CONFIG_FILE: file('controls.json', JSON.stringify({ sandbox: { testControls: 'off' } })) }), false);
+  assert.throws(() => loadConfig({ env: { TEST_CONTROLS: 'maybe' } }), (e: unknown) => e instanceof ConfigError && e.key === 'TEST_CONTROLS');
+  assert.throws(
+    () => loadConfig({ env: { CONFIG_FILE: file('bad-controls.json', JSON.stringify({ sandbox: { testControls: true } })) } }),
+    (e: unknown) => e instanceof ConfigError && e.key === 'sandbox.testControls',
+  );
 });
 
 test('the cluster role: single by default; ROLE, NATS_URL and SEQUENCER_URL set it, a bad value names its key', () => {

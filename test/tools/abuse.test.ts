@@ -115,8 +115,10 @@ test('dump-flood against per-socket message caps, a per-address dump budget and 
     assert.equal(r.statuses['ws-refused-429'], seen.refused);
     assert.equal(r.statuses['ws-open']! + r.statuses['ws-refused-429']!, seen.upgrades);
     assert.equal(r.statuses['close-4008'], seen.closed4008);
-    // A socket the stand-in opened as the attack ended may be closed before its first message leaves.
-    assert.ok(seen.first <= seen.opened && seen.first >= seen.opened - 5, `each socket began with a market subscription (${seen.first} of ${seen.opened})`);
+    // A socket the stand-in opened as the attack ended may be closed before its first message leaves: a few, or
+    // under load (CI runs two files at once) up to a tenth (156 of 166 was seen); a socket that began otherwise
+    // would show as a frame of another kind above.
+    assert.ok(seen.first <= seen.opened && seen.first >= seen.opened - Math.max(5, seen.opened / 10), `each socket began with a market subscription (${seen.first} of ${seen.opened})`);
     assert.equal(r.statuses['ws-closed'], seen.opened - seen.closed4008, 'the attacker closed the rest at its end');
     assert.equal(r.statuses['frame-book'], seen.books);
     assert.equal(r.statuses['frame-error:too-many-messages'], seen.errors.get('too many messages'));
@@ -124,8 +126,10 @@ test('dump-flood against per-socket message caps, a per-address dump budget and 
     assert.equal(r.bytesIn, seen.bytes, 'every byte the stand-in sent');
     // Messages while open and upgrades while not, each on its schedule: about 100 a second on each of 50
     // sockets. The stand-in shares the attacker's process and cores, which can leave it behind its schedule
-    // (the bench's own check is the strict one); a plan counted at the wrong pace would be far off.
-    assert.ok(r.planned > 50 * 100 && r.planned <= 50 * 150, `${r.planned} planned`);
+    // (the bench's own check is the strict one), and upgrades are planned slower than messages: under load fewer messages
+    // are planned (the CI runs two test files at once: 4,983 planned was seen there); a plan counted at the wrong pace
+    // (per socket, or per second) would be an order of magnitude off.
+    assert.ok(r.planned > 50 * 60 && r.planned <= 50 * 150, `${r.planned} planned`);
     assert.ok(r.sent >= 0.5 * r.planned && r.sent <= r.planned + 50, `sent ${r.sent} of ${r.planned} planned`);
     // Sockets closed after 31 messages (0.3 s) and reopened: a 1.5 s attack opens each more than once.
     assert.ok(seen.opened > 100, `${seen.opened} sockets opened`);
@@ -236,7 +240,9 @@ test('unsigned-bodies: 1 MiB unsigned bodies to the three routes in turn at 500/
     assert.deepEqual(Object.keys(r.statuses).filter((s) => s !== '401' && s !== '0'), []);
     assert.equal((r.statuses['401'] ?? 0) + (r.statuses['0'] ?? 0), r.sent);
     assert.ok((r.statuses['401'] ?? 0) >= 0.9 * r.sent, JSON.stringify(r.statuses));
-    assert.ok(r.sent >= 0.95 * r.planned, `sent ${r.sent} of ${r.planned} planned`);
+    // The attacker shares its process and cores with the stand-in (and, in CI, with another test file): under
+    // load it falls behind its schedule (399 of 500 was seen). The bench's own check is the strict one.
+    assert.ok(r.sent >= 0.5 * r.planned, `sent ${r.sent} of ${r.planned} planned`);
     // 500 due in the second from the attack's start (its schedule begins a moment after).
     assert.ok(r.planned >= 495 && r.planned <= 500, `${r.planned} planned`);
     assert.ok(r.sent <= r.planned);

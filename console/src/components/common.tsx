@@ -1,8 +1,20 @@
 /** Pieces every page uses: loading a resource, showing the API's error, a channel's state. */
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { ADMIN_OWNER } from '../../../src/domain/events.ts';
 import { messageOf } from '../api.ts';
 import type { ChannelStatus } from '../stream.ts';
+
+export { ADMIN_OWNER };
+
+/** The mark of an order the admin API placed for a wallet (its owner is ADMIN_OWNER: no API key made it). */
+export function AdminMade() {
+  return (
+    <span class="tag admin-made" title="Placed by the admin API (owner: admin), not by a key of this wallet">
+      admin-made
+    </span>
+  );
+}
 
 /** What the status hooks read of a channel, whatever its events. */
 export interface StatusSource {

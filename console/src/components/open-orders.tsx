@@ -1,18 +1,22 @@
 /**
- * The connected wallet's open orders (GET /data/orders, L2), of one market or all, each with a cancel
- * (DELETE /order). The list is read again whenever the wallet's user channel reports an order event (a
- * placement, a fill, a cancel from anywhere) and when the channel reconnects.
+ * The connected wallet's open orders (GET /data/orders, L2, in either profile's shape: orders.ts: every order
+ * its key signed, for its own wallet or its proxy wallet or Safe; `maker` keeps one of them), of one market or
+ * all, each with a cancel (DELETE /order); an order the admin API placed for the wallet (owner "admin") is
+ * marked so. The list is read again whenever the wallet's user channel reports an order event (a placement, a
+ * fill, a cancel from anywhere) and when the channel reconnects.
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { Static } from '@sinclair/typebox';
 import type { CancelResult } from '../../../src/edge/schemas/orders.ts';
-import type { OpenOrdersPage } from '../../../src/edge/schemas/trading.ts';
+import type { ClientOpenOrder, OpenOrdersPage } from '../../../src/edge/schemas/trading.ts';
 import { messageOf, query } from '../api.ts';
 import { amount, price, short, time } from '../format.ts';
+import { openOrderRow } from '../orders.ts';
 import { signedCall, type Wallet } from '../session.ts';
-import { ErrorText, useLoad, useThrottled } from './common.tsx';
+import { AdminMade, ADMIN_OWNER, ErrorText, useLoad, useThrottled } from './common.tsx';
 
-type OrdersPage = Static<typeof OpenOrdersPage>;
+/** Either profile's page: the spec's OrderView items or the platform client's OpenOrder ones (orders.ts). */
+type OrdersPage = Omit<Static<typeof OpenOrdersPage>, 'data'> & { data: Array<Static<typeof OpenOrdersPage>['data'][number] | Static<typeof ClientOpenOrder>> };
 
 export function useUserEvents(w: Wallet | undefined, on: () => void, kinds: readonly string[] = ['order', 'trade']): void {
   useEffect(() => {
@@ -32,7 +36,7 @@ export function useUserEvents(w: Wallet | undefined, on: () => void, kinds: read
   }, [w]);
 }
 
-export function OpenOrders({ wallet: w, market, outcomes }: { wallet: Wallet; market?: string; outcomes?: Record<string, string> }) {
+export function OpenOrders({ wallet: w, market, outcomes, maker }: { wallet: Wallet; market?: string; outcomes?: Record<string, string>; maker?: string }) {
   const orders = useLoad(`${w.address}|${market ?? ''}`, (signal) => signedCall<OrdersPage>(w, `/data/orders${query({ market })}`, { signal }));
   const reload = useThrottled(orders.reload, 100);
   useUserEvents(w, reload, ['order']);
@@ -54,7 +58,7 @@ export function OpenOrders({ wallet: w, market, outcomes }: { wallet: Wallet; ma
     }
   };
 
-  const rows = orders.data?.data ?? [];
+  const rows = (orders.data?.data ?? []).map(openOrderRow).filter((o) => maker === undefined || o.maker === maker);
   return (
     <div class="table-wrap">
       <ErrorText error={orders.error} />
@@ -98,14 +102,17 @@ export function OpenOrders({ wallet: w, market, outcomes }: { wallet: Wallet; ma
             </tr>
           )}
           {rows.map((o) => (
-            <tr key={o.id} data-order-id={o.id}>
+            <tr key={o.id} data-order-id={o.id} data-owner={o.owner}>
               <td class={o.side === 'BUY' ? 'buy' : 'sell'}>{o.side}</td>
               <td>{outcomes?.[o.assetId] ?? o.outcome}</td>
               <td class="num">{price(o.price)}</td>
               <td class="num">{amount(o.originalSize)}</td>
               <td class="num">{amount(o.sizeMatched)}</td>
-              <td class="wide">{o.type}</td>
-              <td class="wide">{time(Date.parse(o.createdAt))}</td>
+              <td class="wide">
+                {o.type}
+                {o.owner === ADMIN_OWNER && <AdminMade />}
+              </td>
+              <td class="wide">{time(o.createdAt)}</td>
               <td>
                 <button type="button" class="small" onClick={() => cancel(o.id)} disabled={canceling === o.id} aria-label={`Cancel ${o.side} ${o.outcome} at ${o.price}`}>
                   {canceling === o.id ? 'Canceling…' : 'Cancel'}

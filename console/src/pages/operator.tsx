@@ -1,14 +1,16 @@
 /**
  * The operator's page, through the admin API with the ADMIN_TOKEN typed here (kept in page memory, never
- * shown): the sandbox (maintenance window, fault scenario, closed-only wallets, trades settling), wallet
- * funds (deposit, withdraw, balances), and a market's status and resolution. Every answer, and every
- * refusal with its list of problems, is shown as the API gives it.
+ * shown): the test clock (the exchange's time, frozen or running, advanced by a step or to a time), the
+ * sandbox (maintenance window, fault scenario, closed-only wallets, trades settling), wallet funds
+ * (deposit, withdraw, balances), and a market's status and resolution. Every answer, and every refusal with
+ * its list of problems, is shown as the API gives it.
  */
 import type { Static } from '@sinclair/typebox';
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import type { WalletBalances } from '../../../src/edge/schemas/admin.ts';
 import type { MarketBook, MarketsPage } from '../../../src/edge/schemas/catalog.ts';
 import type { ClosedOnlyReply, SandboxState } from '../../../src/edge/schemas/sandbox.ts';
+import type { AdvanceReply, ClockState } from '../../../src/edge/schemas/test-controls.ts';
 import { ApiError, call, messageOf } from '../api.ts';
 import { ErrorText, Section, useLoad } from '../components/common.tsx';
 import { amount, short, time } from '../format.ts';
@@ -165,6 +167,110 @@ function Sandbox() {
           </button>
         </div>
       </form>
+      <Result o={o} />
+    </>
+  );
+}
+
+const STEPS = [
+  ['+1 min', 60],
+  ['+1 hour', 3600],
+  ['+1 day', 86_400],
+] as const;
+
+/**
+ * The test clock (GET/PUT /admin/clock, POST /admin/clock/advance): read every second, so a running clock is
+ * seen to run and a frozen one to stand. A service whose test controls are off answers 404: the panel says so.
+ */
+function TestClock() {
+  const [version, setVersion] = useState(0);
+  const c = useLoad(String(version), (signal) => adminCall<Static<typeof ClockState>>('/admin/clock', { signal }));
+  useEffect(() => {
+    const t = window.setInterval(() => setVersion((v) => v + 1), 1000);
+    return () => window.clearInterval(t);
+  }, []);
+  const [seconds, setSeconds] = useState('600');
+  const [to, setTo] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [o, setO] = useState<Outcome>({ error: '' });
+
+  const act = async (what: () => Promise<string>) => {
+    setBusy(true);
+    try {
+      setO({ error: '', note: await what() });
+      setVersion((v) => v + 1);
+    } catch (e) {
+      setO(outcomeOf(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  const advance = (body: { seconds: number } | { to: string }) =>
+    act(async () => {
+      const r = await adminCall<Static<typeof AdvanceReply>>('/admin/clock/advance', { method: 'POST', body });
+      return `Advanced to ${time(Date.parse(r.advanced.to))}: ${r.advanced.timers} timers fired on the way, in ${r.advanced.tookMs} ms`;
+    });
+  const mode = (frozen: boolean) =>
+    act(async () => {
+      await adminCall('/admin/clock', { method: 'PUT', body: { frozen } });
+      return frozen ? 'Clock frozen' : 'Clock running';
+    });
+
+  if (c.error !== '' && c.data === undefined && /not found/.test(c.error)) {
+    return <p class="muted">The test controls are off on this service (sandbox.testControls).</p>;
+  }
+  const st = c.data;
+  return (
+    <>
+      {st && (
+        <dl class="facts" data-testid="clock-state" data-frozen={String(st.frozen)} data-now={st.nowMs}>
+          <dt>Exchange time</dt>
+          <dd>
+            {new Date(st.nowMs).toISOString().replace('T', ' ').slice(0, 19)} UTC{' '}
+            <span class={`tag ${st.frozen ? 'status-paused' : 'status-open'}`}>{st.frozen ? 'frozen' : 'running'}</span>
+          </dd>
+          <dt>Machine time</dt>
+          <dd>{st.frozen ? 'apart: the exchange stands still' : st.offsetMs === 0 ? 'the same' : `${st.offsetMs > 0 ? 'ahead' : 'behind'} by ${Math.round(Math.abs(st.offsetMs) / 1000)} s`}</dd>
+        </dl>
+      )}
+      <div class="row" role="group" aria-label="Clock">
+        {st?.frozen ? (
+          <button type="button" onClick={() => mode(false)} disabled={busy}>
+            Let it run
+          </button>
+        ) : (
+          <button type="button" onClick={() => mode(true)} disabled={busy}>
+            Freeze
+          </button>
+        )}
+        {STEPS.map(([label, s]) => (
+          <button key={label} type="button" onClick={() => advance({ seconds: s })} disabled={busy}>
+            {label}
+          </button>
+        ))}
+      </div>
+      <form
+        class="filters"
+        aria-label="Advance the clock"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void advance(to.trim() !== '' ? { to: to.trim() } : { seconds: Number(seconds) });
+        }}
+      >
+        <label>
+          By (s)
+          <input name="advance-seconds" inputMode="decimal" value={seconds} onInput={(e) => setSeconds(e.currentTarget.value)} />
+        </label>
+        <label>
+          Or to (ISO 8601)
+          <input name="advance-to" value={to} onInput={(e) => setTo(e.currentTarget.value)} placeholder="2027-01-05T12:00:00Z" spellcheck={false} />
+        </label>
+        <button type="submit" disabled={busy}>
+          Advance
+        </button>
+      </form>
+      <p class="muted small">Everything due on the way happens in order, each at its time: GTD expiries, trade settlement, heartbeats, maintenance windows, samples, scenario events.</p>
+      <ErrorText error={c.data === undefined ? '' : c.error} />
       <Result o={o} />
     </>
   );
@@ -419,6 +525,9 @@ export function OperatorPage() {
         </Section>
       ) : (
         <div class="wallet-grid">
+          <Section title="Test clock" id="clock">
+            <TestClock />
+          </Section>
           <Section title="Markets" id="admin-markets">
             <Markets />
           </Section>

@@ -2,14 +2,16 @@
  * Any wallet's public record from the data API (GET /positions, /closed-positions, /trades), and for the
  * connected wallet also what only its credentials show: its balance, its open orders, its user channel as
  * it happens, and its last refusals with their reasons (GET /refusals: what a bot's SDK, which keeps only
- * the body, never showed). Each trade on that channel reads the public record again.
+ * the body, never showed). Each trade on that channel reads the public record again. The proxy wallet and
+ * Safe the connected wallet signs for (signatureType 1 and 2) are its own too: their pages show the orders
+ * it signed for them and its user channel, and its page links to them.
  */
 import { useEffect, useState } from 'preact/hooks';
 import type { UserChannelEvent } from '../../../src/edge/schemas/stream.ts';
 import type { RefusalsPage } from '../../../src/edge/schemas/refusals.ts';
 import type { ClosedPosition, Position, Trade } from '../../../src/edge/schemas/wallets.ts';
 import { call, query } from '../api.ts';
-import { ChannelBadge, ErrorText, Section, useLoad, useThrottled } from '../components/common.tsx';
+import { AdminMade, ADMIN_OWNER, ChannelBadge, ErrorText, Section, useLoad, useThrottled } from '../components/common.tsx';
 import { OpenOrders, useUserEvents } from '../components/open-orders.tsx';
 import { WalletConnect } from '../components/wallet-connect.tsx';
 import { amount, percent, price, short, time, usd } from '../format.ts';
@@ -261,8 +263,9 @@ function LiveFeed({ w }: { w: Wallet }) {
         {events.length === 0 && <li class="muted">Nothing yet: orders and trades of this wallet appear here as they happen.</li>}
         {events.map((e, i) =>
           e.event_type === 'order' ? (
-            <li key={`${e.id}|${e.type}|${e.timestamp}|${i}`}>
+            <li key={`${e.id}|${e.type}|${e.timestamp}|${i}`} data-owner={e.owner}>
               {time(e.timestamp)} order {e.type.toLowerCase()}: {e.side} {amount(e.original_size)} {e.outcome} at {price(e.price)}, filled {amount(e.size_matched)} ({e.status})
+              {e.owner === ADMIN_OWNER && <AdminMade />}
             </li>
           ) : (
             <li key={`${e.id}|${e.status}|${e.timestamp}|${i}`}>
@@ -275,10 +278,30 @@ function LiveFeed({ w }: { w: Wallet }) {
   );
 }
 
+const FUNDER_NAMES = ['', 'proxy wallet (signatureType 1)', 'Safe (signatureType 2)'] as const;
+
+/** The connected wallet's page: the wallets it signs for, linked. */
+function Funders({ w }: { w: Wallet }) {
+  return (
+    <p class="muted small funders">
+      It signs for its{' '}
+      {([1, 2] as const).map((t) => (
+        <span key={t}>
+          {t === 2 && ' and its '}
+          {FUNDER_NAMES[t]} <a href={href('wallet', w.wallets[t])} data-funder={t}>{short(w.wallets[t])}</a>
+        </span>
+      ))}
+      : a bot trading for them signs as this wallet, with that signature type and that funder address.
+    </p>
+  );
+}
+
 export function WalletPage({ address: given }: { address?: string }) {
   const w = useCell(wallet);
   const address = (given ?? w?.address ?? '').toLowerCase();
-  const own = w !== undefined && w.address === address;
+  // Which of the connected wallet's wallets this is: 0 itself, 1 its proxy wallet, 2 its Safe; -1 none.
+  const type = w === undefined ? -1 : w.wallets.indexOf(address);
+  const own = type >= 0;
   const [version, setVersion] = useState(0);
   useUserEvents(own ? w : undefined, useThrottled(() => setVersion((v) => v + 1), 500), ['trade']);
 
@@ -294,9 +317,15 @@ export function WalletPage({ address: given }: { address?: string }) {
           <Section title="Positions" id="positions">
             <Positions address={address} version={version} />
           </Section>
+          {own && w && type > 0 && (
+            <p class="muted small funder-of" data-signature-type={type}>
+              The {FUNDER_NAMES[type]} of the wallet you sign with, <a href={href('wallet', w.address)}>{short(w.address)}</a>.
+            </p>
+          )}
+          {own && w && type === 0 && <Funders w={w} />}
           {own && w && (
             <Section title="Open orders" id="open-orders">
-              <OpenOrders wallet={w} />
+              <OpenOrders wallet={w} maker={address} />
             </Section>
           )}
           {own && w && (
@@ -318,7 +347,7 @@ export function WalletPage({ address: given }: { address?: string }) {
         </div>
       )}
       <Section title="Signing wallet" id="connect">
-        {!own && ADDRESS.test(address) && <p class="muted small">Open orders and live activity show for the wallet you sign with.</p>}
+        {!own && ADDRESS.test(address) && <p class="muted small">Open orders and live activity show for the wallet you sign with, and for its proxy wallet and Safe.</p>}
         <WalletConnect />
       </Section>
     </>

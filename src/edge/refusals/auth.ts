@@ -16,19 +16,28 @@
  *      `auth.maxClockSkewSeconds` of this server (behind or ahead by how much, and the server's time);
  *   4. the key: unknown here (keys of the platform or another server do not work here), not yet committed,
  *      revoked (since when), a builder key on the L2 headers or another kind on the builder headers;
- *   5. L2 only: the address header 42 characters and the key's wallet (the header's value is named,
- *      never the owner's);
- *   6. the passphrase the key's (or another key's of the same wallet, named);
- *   7. a key kind the route takes (a read-only key where a trading key is needed);
- *   8. the HMAC, only when every check above passes: the common mistakes are TRIED with the key's real
+ *   5. a key kind the route takes (a read-only key where a trading key is needed): like 4, it depends on
+ *      the key id alone, so it is said before anything that would confirm an address or a passphrase;
+ *   6. the address (L2: 42 characters, the key's wallet), the passphrase (the key's, or another key's of
+ *      the same wallet) and the HMAC, judged together: to a caller whose signature proves it holds the
+ *      key's secret (it verifies over what arrived, or a mistake of step 7 reproduces it) the reason names
+ *      which is wrong, the key's wallet included; to any other the three read the same (class
+ *      auth_credentials, what the server signs over, never the wallet), and `Refusal.owner` carries the
+ *      precise reason to the key's wallet's log (docs/decisions.md, "What a reason may tell a caller
+ *      without the secret");
+ *   7. the HMAC, once the key's own checks pass: the common mistakes are TRIED with the key's real
  *      secret, one HMAC each, and the first that reproduces the signature is named: another path of the
  *      method (routes nearest the request's first), the query string or the full URL signed, a trailing
  *      slash, another method or its lower case, the body re-serialized (JSON.stringify, Python's
- *      json.dumps, py-clob-client's str(dict) with ' made ", sorted keys), left out, or an object
- *      appended as text, the timestamp in milliseconds or a second off, the secret's text bytes, hex or a
- *      base64 decoding that dropped '-' and '_' as the key, the passphrase or API key as the key, another
- *      key of the same wallet; single mistakes first, then pairs. When none matches, the reason says what
- *      this server signed over and how it decodes the secret.
+ *      json.dumps, py-clob-client's str(dict) with ' made ", sorted keys, the platform client's key order,
+ *      indented by 2 or 4 spaces or tabs), left out, or an object appended as text, the timestamp in
+ *      milliseconds or a second off, the secret's text bytes, hex or a base64 decoding that dropped '-' and
+ *      '_' as the key, the passphrase or API key as the key, another key of the same wallet; single
+ *      mistakes first, then the body's top-level keys in every other order (up to 5 keys: 119), then pairs
+ *      as far as the bounds go.
+ *      When none matches, the reason says what this server signed over and how it decodes the secret, and
+ *      a JSON body that is pretty-printed, or whose keys are not in the order the platform's client writes
+ *      them, is named as such first: its signer signed other bytes than it sent, which no secret fixes.
  * A route taking both families (DELETE /auth/builder-api-key) explains both when both arrived, L2 first.
  * Refused before the body arrived (body undefined with a Content-Length), the HMAC was not checked: only a
  * header check can have failed, and that is what is said.
@@ -45,8 +54,8 @@
  * passphrase.
  *
  * What a reason never holds: a secret, a passphrase, an HMAC or expected signature in any encoding or any
- * part of one, the bytes a wrong secret decoded to, nor which wallet owns a key when the caller named
- * another (it says the header's address is not the key's wallet). It names public things: header names,
+ * part of one, the bytes a wrong secret decoded to, nor which wallet owns a key, or whether an address or a
+ * passphrase is right, for a caller that has not proved the key's secret (step 6). It names public things: header names,
  * addresses the caller sent or a signature recovers to, paths, methods, clocks, byte counts, domains, the
  * API key id the caller sent (when it has the form of one) and other key ids of a wallet whose credentials
  * the caller has just shown it holds. Values of credential headers are never echoed, in case a secret
@@ -55,11 +64,13 @@
  *
  * Cost. Header diagnoses: a few Map look-ups and at most three HMACs to derive the key's material (a
  * passphrase mismatch also derives the wallet's other keys', at most MAX_OTHER_KEYS). The HMAC diagnosis:
- * at most MAX_HMAC_TRIES (300) HMACs and MAX_HMAC_BYTES (2 MiB) hashed, on the main thread (a few µs per
- * HMAC over a small body: about a millisecond at worst), reachable only by a caller holding a usable key,
- * its passphrase and a fresh timestamp; L1: at most 1 + KNOWN_AUTH_DOMAINS recoveries on the pool. The HMAC
- * and L1 diagnoses share one token bucket per explainer (one per service: reason.ts DiagnosisBudget,
- * 50 a second): past it the reason says what failed and that the variants were not tried.
+ * at most MAX_HMAC_TRIES (300) HMACs and MAX_HMAC_BYTES (256 KiB) hashed, on the main thread (a few µs per
+ * HMAC over a small body: about a millisecond at worst), and none for a body over MAX_DIAGNOSED_BODY
+ * (64 KiB): the reason says so; reachable only by a caller naming a usable key of the route's kind with a
+ * fresh timestamp; L1: at most 1 + KNOWN_AUTH_DOMAINS recoveries on the pool. Both are priced by their work
+ * (budget.ts: bytes hashed, RECOVERY_COST a recovery) for the client's network, the wallet named and the
+ * service, taken at their most before and given back after: past a share the reason says what failed and
+ * that the variants were not tried.
  *
  * This module cannot import edge/auth.ts (which builds it: no import cycles), so what it must agree with
  * arrives as `rules` (auth.ts AUTH_RULES, the very functions and names the authenticator checks with) and
@@ -72,19 +83,20 @@ import type { Config } from '../../runtime/config.ts';
 import type { AuthDomain } from '../eip712.ts';
 import type { KeyKind } from '../route.ts';
 import type { SigPool } from '../sig-pool.ts';
-import { KNOWN_AUTH_DOMAINS } from './known-domains.ts';
-import { DiagnosisBudget, type Refusal, type RefusalClass } from './reason.ts';
+import { KNOWN_AUTH_DOMAINS, profileAdvice } from './known-domains.ts';
+import { DiagnosisBudget, RECOVERY_COST } from './budget.ts';
+import type { Refusal, RefusalClass } from './reason.ts';
 
 type Headers = Readonly<Record<string, string>>;
 
 /** Most HMACs one refused request's signature diagnosis computes. */
 export const MAX_HMAC_TRIES = 300;
 /** Most bytes those HMACs hash in all (a large body leaves room for fewer tries). */
-export const MAX_HMAC_BYTES = 2 * 1024 * 1024;
+export const MAX_HMAC_BYTES = 256 * 1024;
 /** Other keys of the wallet tried as the HMAC key or compared as the passphrase. */
 export const MAX_OTHER_KEYS = 20;
-/** A body larger than this is not parsed to try its re-serializations (its other variants still are). */
-const MAX_REPARSED_BODY = 64 * 1024;
+/** A body larger than this is not diagnosed: its HMAC is not computed again, nor any variant of it. */
+export const MAX_DIAGNOSED_BODY = 64 * 1024;
 
 /** The header fields of each family, as auth.ts names them: lowercase spellings in the order they are read. */
 export interface HeaderNames {
@@ -166,10 +178,13 @@ export interface RefusedRequest {
 }
 
 export interface AuthExplainer {
-  /** An l2 route refused the L2 or builder headers (before the body: body undefined; or after it): why. `kinds` = the key kinds the route takes. */
-  l2(req: RefusedRequest, kinds: readonly KeyKind[]): Refusal;
+  /**
+   * An l2 route refused the L2 or builder headers (before the body: body undefined; or after it): why.
+   * `kinds` = the key kinds the route takes; `ip` = the client address, whose network's diagnosis budget pays.
+   */
+  l2(req: RefusedRequest, kinds: readonly KeyKind[], ip?: string): Refusal;
   /** L1 refused (PM_ERR_L1_HEADERS): why; tries the known ClobAuth domains on the signature pool. */
-  l1(headers: Headers): Promise<Refusal>;
+  l1(headers: Headers, ip?: string): Promise<Refusal>;
   /** The user channel refused its auth message: why. */
   userChannel(auth: { apiKey: string; secret: string; passphrase: string }): Refusal;
   /**
@@ -186,9 +201,11 @@ export interface AuthExplainerDeps {
   pool: Pick<SigPool, 'recoverClobAuth'>;
   auth: Config['auth'];
   clock: Clock;
+  /** As AuthenticatorDeps.wallClock: a timestamp within the skew of either clock is fresh. */
+  wallClock?: Clock;
   /** The service's route paths of a method (patterns with `:` are skipped), for "signed over another path". */
   paths: (method: string) => readonly string[];
-  /** The HMAC and L1 diagnoses allowed (default: a bucket of this explainer's own, 50 a second). */
+  /** What the HMAC and L1 diagnoses may cost (budget.ts; default: buckets of this explainer's own at the default rates). */
   budget?: DiagnosisBudget;
 }
 
@@ -264,6 +281,72 @@ function sortedJson(v: unknown): string {
   return '{' + Object.keys(o).sort().map((k) => JSON.stringify(k) + ':' + sortedJson(o[k])).join(',') + '}';
 }
 
+/**
+ * The key order the platform's official client writes an order submission in (clob-client-v2
+ * `orderToJsonV2`): its top level, then the signed order's. Keys it does not write keep their place after.
+ */
+const CLIENT_SUBMISSION_KEYS = ['deferExec', 'postOnly', 'order', 'owner', 'orderType'];
+const CLIENT_ORDER_KEYS = ['salt', 'maker', 'signer', 'taker', 'tokenId', 'makerAmount', 'takerAmount', 'side', 'signatureType', 'timestamp', 'expiration', 'metadata', 'builder', 'signature'];
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isSubmission = (v: unknown): v is Record<string, unknown> => isPlainObject(v) && isPlainObject(v.order);
+
+/** `o`'s keys in `order` first (those it has), then its others as they came. */
+function ordered(o: Record<string, unknown>, order: readonly string[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const k of order) if (Object.hasOwn(o, k)) out[k] = o[k];
+  for (const k of Object.keys(o)) if (!Object.hasOwn(out, k)) out[k] = o[k];
+  return out;
+}
+
+/** An order submission (or POST /orders' array of them) compact, in the official client's key order; undefined for other bodies. */
+function clientOrderJson(v: unknown): string | undefined {
+  const one = (x: unknown) => (isSubmission(x) ? { ...ordered(x, CLIENT_SUBMISSION_KEYS), order: ordered(x.order as Record<string, unknown>, CLIENT_ORDER_KEYS) } : x);
+  if (isSubmission(v)) return JSON.stringify(ordered(one(v) as Record<string, unknown>, CLIENT_SUBMISSION_KEYS));
+  if (Array.isArray(v) && v.length > 0 && v.every(isSubmission)) return JSON.stringify(v.map((x) => ordered(one(x) as Record<string, unknown>, CLIENT_SUBMISSION_KEYS)));
+  return undefined;
+}
+
+/** Every order of `keys` but the one given (at most 5 keys: 119), for the top-level key-order variants. */
+function otherOrders(keys: readonly string[]): string[][] {
+  if (keys.length < 2 || keys.length > 5) return [];
+  const out: string[][] = [];
+  const walk = (done: string[], left: string[]) => {
+    if (left.length === 0) {
+      if (done.some((k, i) => k !== keys[i])) out.push(done);
+      return;
+    }
+    left.forEach((k, i) => walk([...done, k], [...left.slice(0, i), ...left.slice(i + 1)]));
+  };
+  walk([], [...keys]);
+  return out;
+}
+
+/**
+ * What can be said of a JSON body whose signature none of the variants reproduced: that it is pretty-printed
+ * (whitespace between its tokens), or that its keys are not in the order the platform's client writes them.
+ * Undefined for a body that is not JSON, or compact in the client's order (or one the client never sends).
+ */
+function bodyForm(body: Buffer, v: unknown): string | undefined {
+  const compact = JSON.stringify(v);
+  const facts: string[] = [];
+  if (Buffer.byteLength(compact) !== body.length) facts.push(`is pretty-printed (${body.length} bytes sent, ${Buffer.byteLength(compact)} compact)`);
+  const client = clientOrderJson(v);
+  if (client !== undefined && client !== compact) facts.push(`has its keys in another order than the platform's client writes them (${CLIENT_SUBMISSION_KEYS.join(', ')}; in the order: ${CLIENT_ORDER_KEYS.join(', ')})`);
+  if (facts.length === 0) return undefined;
+  return `the JSON body sent ${facts.join(', and ')}: its HMAC must be over exactly these bytes, so a client that signed one serialization of the body and sent another (re-serialized, reordered or pretty-printed after signing, by it or a library or proxy) fails here whatever its secret; sign the bytes you send`;
+}
+
+/** bodyForm of a body that parses as JSON (and is small enough to parse here), else undefined. */
+function jsonBodyForm(body: Buffer): string | undefined {
+  if (body.length === 0 || body.length > MAX_DIAGNOSED_BODY) return undefined;
+  try {
+    return bodyForm(body, JSON.parse(body.toString('utf8')));
+  } catch {
+    return undefined;
+  }
+}
+
 /** Edit distance, for ordering route paths nearest the request's first (paths are short). */
 function distance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
@@ -299,7 +382,26 @@ const bytesOf = (s: Signing): number => s.ts.length + s.method.length + s.path.l
 type Family = 'L2' | 'builder';
 
 /** The outcome of replaying one family's header checks: a refusal, or the key whose HMAC is to be explained. */
-type HeadVerdict = { refusal: Refusal } | { key: KeyMaterial; apiKey: string; timestamp: string; signature: string };
+/** The key's own checks passed; `mismatch` is the refusal of the address or passphrase, when one fails (said only once the secret is proved). */
+interface KeyVerdict {
+  key: KeyMaterial;
+  apiKey: string;
+  timestamp: string;
+  signature: string;
+  mismatch: Refusal | undefined;
+}
+type HeadVerdict = { refusal: Refusal } | KeyVerdict;
+
+/**
+ * What trying a request's HMAC showed: it verifies over what arrived, or `found` names the mistake that
+ * reproduces it, or `why` says what was tried; `form`, how a JSON body sent differs from the client's form.
+ */
+interface HmacFinding {
+  verified: boolean;
+  found?: string;
+  why: string;
+  form?: string;
+}
 
 export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
   const { keys, rules, pool, clock } = deps;
@@ -316,7 +418,8 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
     const tokens = fields.map((names) => names[0]!.slice(4).replace(/[^a-z]/g, ''));
     const out: string[] = [];
     for (const name of Object.keys(h)) {
-      if (known.has(name)) continue;
+      // No spelling of a credential header is longer; a request may carry many made-up long names.
+      if (name.length > 40 || known.has(name)) continue;
       const flat = name.replace(/[^a-z]/g, '');
       if (tokens.some((t) => flat.endsWith(t))) out.push(name);
       if (out.length === 3) break;
@@ -336,6 +439,7 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
     }
     const behind = now - Number(ts);
     if (Math.abs(behind) <= skew) return undefined;
+    if (deps.wallClock !== undefined && Math.abs(nowSeconds(deps.wallClock) - Number(ts)) <= skew) return undefined;
     const how = behind > 0 ? `${behind} s behind` : `${-behind} s ahead of`;
     return refusal('auth_timestamp', `${label} timestamp ${Number(ts)} is ${how} this server (allowed ${skew} s; server time ${now}, GET /time)`);
   }
@@ -366,6 +470,30 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
     return undefined;
   }
 
+  /** The address (L2) or passphrase that does not check against the key, as its wallet may read it; undefined when both do. */
+  function mismatchOf(family: Family, h: Headers, m: KeyMaterial, name: string): Refusal | undefined {
+    const names = family === 'L2' ? rules.l2 : rules.builder;
+    if (family === 'L2') {
+      const address = rules.header(h, rules.l2.address)!;
+      const addrName = platformName(rules.l2.address);
+      if (address.length !== 42) return refusal('auth_address', `${addrName} is ${address.length} characters, expected 42 (0x + 40 hex)`);
+      if (address.toLowerCase() !== m.record.address) {
+        return refusal('auth_address', `the address header ${addrName} ${shown(address)} is not this key's wallet (${m.record.address}): send the address that created the key with L1 (the signer, not a funder or proxy wallet)`);
+      }
+    }
+    const passphrase = rules.header(h, names.passphrase)!;
+    const given = Buffer.from(passphrase);
+    if (sameBytes(given, m.passphrase)) return undefined;
+    const passName = platformName(names.passphrase);
+    const other = passphraseOwner(m.record.address, m.record.apiKey, given);
+    return refusal(
+      'auth_passphrase',
+      other !== undefined
+        ? `${passName} is the passphrase of API key ${other.apiKey} (${KIND_WORD[kindOf(other)]} of the same wallet), not of ${name}: send one key's id, passphrase and secret together`
+        : `${passName} is not the passphrase of ${name} (${passphrase.length} characters arrived; this server's passphrases are 64 hex characters, as issued with the key)`,
+    );
+  }
+
   /** auth.ts l2Key / builderKey replayed: the first check that fails, else what the HMAC diagnosis needs. */
   function head(family: Family, h: Headers, kinds: readonly KeyKind[]): HeadVerdict {
     const names = family === 'L2' ? rules.l2 : rules.builder;
@@ -385,7 +513,6 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
       return { refusal: refusal('auth_header', text) };
     }
     const apiKey = rules.header(h, names.apiKey)!;
-    const passphrase = rules.header(h, names.passphrase)!;
     const timestamp = rules.header(h, names.timestamp)!;
     const signature = rules.header(h, names.signature)!;
     const sigName = platformName(names.signature);
@@ -420,33 +547,12 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
     if (family === 'builder' && kind !== 'builder') {
       return { refusal: refusal('auth_key', `${name} is ${KIND_WORD[kind]}: the POLY_BUILDER_* headers take a builder key (${CREATE_ROUTE.builder}); ${KIND_WORD[kind]} signs the L2 headers`) };
     }
-    if (family === 'L2') {
-      const address = rules.header(h, rules.l2.address)!;
-      const addrName = platformName(rules.l2.address);
-      if (address.length !== 42) return { refusal: refusal('auth_address', `${addrName} is ${address.length} characters, expected 42 (0x + 40 hex)`) };
-      if (address.toLowerCase() !== m.record.address) {
-        return {
-          refusal: refusal(
-            'auth_address',
-            `the address header ${addrName} ${shown(address)} is not this key's wallet: send the address that created the key with L1 (the signer, not a funder or proxy wallet)`,
-          ),
-        };
-      }
-    }
-    const given = Buffer.from(passphrase);
-    if (!sameBytes(given, m.passphrase)) {
-      const passName = platformName(names.passphrase);
-      const other = passphraseOwner(m.record.address, m.record.apiKey, given);
-      const text =
-        other !== undefined
-          ? `${passName} is the passphrase of API key ${other.apiKey} (${KIND_WORD[kindOf(other)]} of the same wallet), not of ${name}: send one key's id, passphrase and secret together`
-          : `${passName} is not the passphrase of ${name} (${passphrase.length} characters arrived; this server's passphrases are 64 hex characters, as issued with the key)`;
-      return { refusal: refusal('auth_passphrase', text) };
-    }
     if (!kinds.includes(kind)) {
       return { refusal: refusal('auth_key', `${name} is ${KIND_WORD[kind]}: this route takes ${takes(kinds)}${kinds.includes('trading') ? `, created with ${CREATE_ROUTE.trading}` : ''}`) };
     }
-    return { key: m, apiKey, timestamp, signature };
+    // The address and the passphrase are judged with the HMAC (`credentials`): which of the three fails is
+    // said only to a caller whose signature proves it holds the secret.
+    return { key: m, apiKey, timestamp, signature, mismatch: mismatchOf(family, h, m, name) };
   }
 
   /** The mistakes to try, by dimension, each without its no-op (a variant equal to what was received). */
@@ -494,7 +600,7 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
     if (B.length > 0) {
       addBody('', `it was signed without the body: sign the ${B.length} body bytes sent, after the path`);
       let parsed: { v: unknown } | undefined;
-      if (B.length <= MAX_REPARSED_BODY) {
+      if (B.length <= MAX_DIAGNOSED_BODY) {
         try {
           parsed = { v: JSON.parse(B.toString('utf8')) };
         } catch {
@@ -510,6 +616,11 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
         addBody(pyStr(v).replace(/'/g, '"'), `it was signed over str(body) with ' replaced by " (py-clob-client's way; True/False/None stay Python's), not the JSON sent: ${exact}`);
         addBody(pyStr(v), `it was signed over Python's str(body) (single quotes), not the JSON sent: ${exact}`);
         addBody(sortedJson(v), `it was signed over the body with its keys sorted, not as sent: ${exact}`);
+        const client = clientOrderJson(v);
+        if (client !== undefined) addBody(client, `it was signed over the body with its keys in the order the platform's client writes them, compact; the body sent has them in another order or layout: ${exact}`);
+        for (const indent of [2, 4, '\t'] as const) {
+          addBody(JSON.stringify(v, null, indent), `it was signed over the body pretty-printed (indented by ${indent === '\t' ? 'tabs' : `${indent} spaces`}), and sent in another layout: ${exact}`);
+        }
       }
       addBody('[object Object]', 'it was signed over "[object Object]": an object was appended to the signing string, not its JSON text (sign the body text sent)');
       const text = B.toString('latin1');
@@ -552,26 +663,48 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
     return [paths, bodies, methods, stamps, keyAlts];
   }
 
-  /** The HMAC of a request whose headers all check: the mistake that reproduces its signature, tried with the real key. */
-  function hmac(family: Family, req: RefusedRequest, v: { key: KeyMaterial; apiKey: string; timestamp: string; signature: string }): Refusal {
+  /** The body with its top-level keys in every other order (compact): tried after the single mistakes, before pairs. */
+  function keyOrders(body: Buffer): Alt[] {
+    if (body.length === 0 || body.length > MAX_DIAGNOSED_BODY) return [];
+    let v: unknown;
+    try {
+      v = JSON.parse(body.toString('utf8'));
+    } catch {
+      return [];
+    }
+    if (!isPlainObject(v)) return [];
+    const o = v;
+    // Each body is made when tried: the tries and bytes bounds stop a large body's orders early.
+    return otherOrders(Object.keys(o)).map((keys) => ({
+      what: `it was signed over the same body with its keys in another order (${keys.join(', ')}), compact: sign the exact bytes sent`,
+      apply: (x: Signing) => ({ ...x, body: JSON.stringify(ordered(o, keys)) }),
+    }));
+  }
+
+  /**
+   * What the HMAC of a request whose key passed its own checks shows: whether it verifies with the key's
+   * secret over what arrived, or which common mistake reproduces it (either proves the caller holds the
+   * secret), else why nothing was found. Priced by the bytes it hashes, for the caller's network and the
+   * key's wallet (budget.ts); a body over MAX_DIAGNOSED_BODY is not hashed again at all.
+   */
+  function hmacFinding(req: RefusedRequest, v: KeyVerdict, ip: string | undefined): HmacFinding {
     const given = rules.decodeSignature(v.signature)!;
     const body = req.body ?? Buffer.alloc(0);
+    if (body.length > MAX_DIAGNOSED_BODY) {
+      return { verified: false, why: `the body is ${body.length} bytes, and the common mistakes are tried only on bodies of at most ${MAX_DIAGNOSED_BODY / 1024} KiB` };
+    }
     const base: Signing = { key: v.key.hmacKey, ts: v.timestamp, method: req.method, path: req.path, body };
-    const what = `${family} signature does not match`;
-    const query = req.query === '' ? '' : ` (its query string is not signed)`;
-    const server = `this server signs HMAC-SHA256 over timestamp ${v.timestamp} + ${req.method} + ${req.path}${query} + ${body.length > 0 ? `the body as received (${body.length} bytes)` : 'no body'}, keyed with the secret's base64url decoding`;
+    const by = { ip, wallet: v.key.record.address };
+    // Room for variants longer than what arrived (full URLs, Python's spacing); what is not used goes back.
+    const reserved = Math.min(MAX_HMAC_BYTES, MAX_HMAC_TRIES * (2 * bytesOf(base) + 128));
+    if (!budget.take(by, reserved)) return { verified: false, why: 'the common mistakes were not tried (diagnosis is busy)' };
     const matches = (s: Signing): boolean => sameBytes(rules.l2Digest(s.key, s.ts, s.method, s.path, s.body), given);
-
-    if (matches(base)) return refusal('auth_hmac', `${family} headers and signature check now: the request was refused as it arrived (its timestamp or key may have changed state since)`);
-    if (!budget.take()) return refusal('auth_hmac', `${what}: ${server}; the common mistakes were not tried (diagnosis is busy)`);
-
-    const dims = alternatives(req, base, v.key, v.apiKey);
-    let tries = 1;
-    let bytes = bytesOf(base);
+    let tries = 0;
+    let bytes = 0;
     let cut = false;
     const attempt = (s: Signing): boolean => {
       const cost = bytesOf(s);
-      if (tries >= MAX_HMAC_TRIES || bytes + cost > MAX_HMAC_BYTES) {
+      if (tries >= MAX_HMAC_TRIES || bytes + cost > reserved) {
         cut = true;
         return false;
       }
@@ -579,42 +712,92 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
       bytes += cost;
       return matches(s);
     };
+    const done = (r: HmacFinding) => {
+      budget.refund(by, reserved - bytes);
+      return r;
+    };
+    if (attempt(base)) return done({ verified: true, why: '' });
+    const dims = alternatives(req, base, v.key, v.apiKey);
     for (const dim of dims) {
       for (const a of dim) {
-        if (attempt(a.apply(base))) return refusal('auth_hmac', `${what}: ${a.what}`);
+        if (attempt(a.apply(base))) return done({ verified: false, found: a.what, why: '' });
         if (cut) break;
       }
+    }
+    // A body re-serialized with its keys in another order is a likelier mistake than any two at once.
+    for (const a of keyOrders(body)) {
+      if (cut) break;
+      if (attempt(a.apply(base))) return done({ verified: false, found: a.what, why: '' });
     }
     for (let i = 0; i < dims.length && !cut; i++) {
       for (let j = i + 1; j < dims.length && !cut; j++) {
         for (const a of dims[i]!) {
           for (const b of dims[j]!) {
-            if (attempt(b.apply(a.apply(base)))) return refusal('auth_hmac', `${what}: ${a.what}; and ${b.what}`);
+            if (attempt(b.apply(a.apply(base)))) return done({ verified: false, found: `${a.what}; and ${b.what}`, why: '' });
             if (cut) break;
           }
           if (cut) break;
         }
       }
     }
-    return refusal(
-      'auth_hmac',
-      `${what}: ${server}; none of ${tries - 1} common mistakes reproduces it (other paths, the query string, method, the body re-serialized or left out, milliseconds, secret encodings, the wallet's other keys): is the secret API key ${v.apiKey.toLowerCase()}'s?`,
-    );
+    const form = jsonBodyForm(body);
+    return done({
+      verified: false,
+      why: `none of ${tries - 1} common mistakes reproduces it with the key's secret (other paths, the query string, method, the body re-serialized, reordered, indented or left out, milliseconds, secret encodings, the wallet's other keys)`,
+      ...(form !== undefined && { form }),
+    });
   }
 
-  /** One family's diagnosis: its header checks, then its HMAC once the body is in. */
-  function family(f: Family, req: RefusedRequest, kinds: readonly KeyKind[]): Refusal {
+  /**
+   * The address, passphrase and HMAC of a key that passed its own checks, judged together. To a caller whose
+   * signature proves it holds the key's secret (it verifies over what arrived, or a common mistake reproduces
+   * it), the reason names what is wrong; to any other, a wrong address, passphrase or HMAC read the same
+   * (`auth_credentials`), and the key's wallet reads which on GET /refusals (`owner`).
+   */
+  function credentials(f: Family, req: RefusedRequest, v: KeyVerdict, ip: string | undefined): Refusal {
+    const body = req.body;
+    const name = keyName(v.apiKey, platformName((f === 'L2' ? rules.l2 : rules.builder).apiKey));
+    const what = `${f} signature does not match`;
+    const query = req.query === '' ? '' : ` (its query string is not signed)`;
+    const length = body?.length ?? 0;
+    const server = `this server signs HMAC-SHA256 over timestamp ${v.timestamp} + ${req.method} + ${req.path}${query} + ${length > 0 ? `the body as received (${length} bytes)` : 'no body'}, keyed with the secret's base64url decoding`;
+    const fields = f === 'L2' ? 'address, passphrase and signature' : 'passphrase and signature';
+    const unproven = (detail: string, owner: Refusal): Refusal => ({
+      class: 'auth_credentials',
+      // Said before the detail, which may be long enough for the header's bound to cut (reason.ts).
+      text: `${f} credentials of ${name} do not check: its ${fields} are not all the key's (which one is wrong is said only to a request whose signature proves it holds the key's secret; the key's wallet reads it on GET /refusals), and ${detail}`,
+      owner: { class: owner.class, text: owner.text },
+    });
+    const declared = Number(req.headers['content-length'] ?? '0');
+    if (body === undefined && (declared > 0 || req.headers['transfer-encoding'] !== undefined)) {
+      const detail = 'the request was refused before its body arrived, so its signature was not checked';
+      return unproven(detail, v.mismatch ?? refusal('auth_hmac', `${f} headers check, and ${detail} (retry it)`));
+    }
+    const h = hmacFinding(req, v, ip);
+    const m = v.mismatch;
+    if (h.verified) return m ?? refusal('auth_hmac', `${f} headers and signature check now: the request was refused as it arrived (its timestamp or key may have changed state since)`);
+    if (h.found !== undefined) return m === undefined ? refusal('auth_hmac', `${what}: ${h.found}`) : refusal(m.class, `${m.text}; and the ${what}: ${h.found}`);
+    // A JSON body sent in another form than the client's (pretty-printed, reordered) is named first: it fails
+    // whatever the secret, so the question about the secret comes last and conditional.
+    const form = h.form === undefined ? '' : `${h.form}; `;
+    const secret = `the secret API key ${v.apiKey.toLowerCase()}'s?`;
+    const ask = h.form === undefined ? `: is ${secret}` : `; if the bytes signed were these, is ${secret}`;
+    const detail = `the signature does not verify: ${form}${server}; ${h.why}`;
+    return unproven(detail, m === undefined ? refusal('auth_hmac', `${what}: ${form}${server}; ${h.why}${ask}`) : refusal(m.class, `${m.text}; and the ${what}: ${form}${server}; ${h.why}`));
+  }
+
+  /** One family's diagnosis: its header checks, then its credentials once the body is in. */
+  function family(f: Family, req: RefusedRequest, kinds: readonly KeyKind[], ip: string | undefined): Refusal {
     const v = head(f, req.headers, kinds);
     if ('refusal' in v) return v.refusal;
-    const length = Number(req.headers['content-length'] ?? '0');
-    if (req.body === undefined && (length > 0 || req.headers['transfer-encoding'] !== undefined)) {
-      return refusal('auth_hmac', `${f} headers check, and the request was refused before its body arrived, so its HMAC was not checked (retry it)`);
-    }
-    return hmac(f, req, v);
+    return credentials(f, req, v, ip);
   }
 
+  /** `r` with more said after it, to its caller and to its wallet alike. */
+  const and = (r: Refusal, more: string): Refusal => ({ class: r.class, text: r.text + more, ...(r.owner && { owner: { class: r.owner.class, text: r.owner.text + more } }) });
+
   return {
-    l2(req, kinds) {
+    l2(req, kinds, ip) {
       const h = req.headers;
       const l2Kinds = kinds.includes('trading') || kinds.includes('readonly');
       const builderKinds = kinds.includes('builder');
@@ -622,23 +805,24 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
       const hasBuilder = rules.header(h, rules.builder.apiKey) !== undefined;
       if (l2Kinds && builderKinds) {
         if (hasL2 && hasBuilder) {
-          const a = family('L2', req, kinds);
-          const b = family('builder', req, kinds);
-          return refusal(a.class, `${a.text}; builder headers: ${b.text}`);
+          const a = family('L2', req, kinds, ip);
+          const b = family('builder', req, kinds, ip);
+          const owner = a.owner !== undefined || b.owner !== undefined ? { owner: { class: (a.owner ?? a).class, text: `${(a.owner ?? a).text}; builder headers: ${(b.owner ?? b).text}` } } : {};
+          return { class: a.class, text: `${a.text}; builder headers: ${b.text}`, ...owner };
         }
-        if (hasBuilder) return family('builder', req, kinds);
-        const a = family('L2', req, kinds);
-        return hasL2 ? a : refusal(a.class, `${a.text}; or sign with a builder key's POLY_BUILDER_* headers`);
+        if (hasBuilder) return family('builder', req, kinds, ip);
+        const a = family('L2', req, kinds, ip);
+        return hasL2 ? a : and(a, "; or sign with a builder key's POLY_BUILDER_* headers");
       }
       if (builderKinds) {
-        const b = family('builder', req, kinds);
-        return !hasBuilder && hasL2 ? refusal(b.class, `${b.text}; this route takes builder keys only, and the L2 headers that arrived do not sign it`) : b;
+        const b = family('builder', req, kinds, ip);
+        return !hasBuilder && hasL2 ? and(b, '; this route takes builder keys only, and the L2 headers that arrived do not sign it') : b;
       }
-      const a = family('L2', req, kinds);
-      return !hasL2 && hasBuilder ? refusal(a.class, `${a.text}; the builder headers that arrived do not sign this route (it takes ${takes(kinds)})`) : a;
+      const a = family('L2', req, kinds, ip);
+      return !hasL2 && hasBuilder ? and(a, `; the builder headers that arrived do not sign this route (it takes ${takes(kinds)})`) : a;
     },
 
-    async l1(headers) {
+    async l1(headers, ip) {
       const n = rules.l2;
       const present = [n.address, n.signature, n.timestamp].map((names) => rules.header(headers, names));
       const missing = [n.address, n.signature, n.timestamp].filter((_, i) => present[i] === undefined);
@@ -668,29 +852,40 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
       const chain = `this exchange's ClobAuth domain (chain ${ownDomain.chainId})`;
       const sign = `sign ClobAuth {address ${address}, timestamp "${timestamp}", nonce ${nonce}} for {name "${ownDomain.name}", version "${ownDomain.version}", chainId ${ownDomain.chainId}} (GET /exchange-info)`;
       const unexplained = (why: string) => refusal('auth_l1_signature', `L1 signature does not recover to POLY_ADDRESS ${address} under ${chain}: ${sign}; ${why}`);
-      if (!budget.take()) return unexplained("the platform's domains were not tried (diagnosis is busy)");
+      // Priced by its recoveries, for the caller's network and the address it names; what it did not use goes back.
+      const by = { ip, wallet: address };
+      const reserved = (1 + KNOWN_AUTH_DOMAINS.length) * RECOVERY_COST;
+      if (!budget.take(by, reserved)) return unexplained("the platform's domains were not tried (diagnosis is busy)");
+      let recoveries = 0;
       // The pool may be closing: the refusal stands, and the reason says what is known without recovering.
-      const recover = (d: AuthDomain) => pool.recoverClobAuth(fields, d).catch(() => null);
-      const own = await recover(ownDomain);
-      if (own === null) return unexplained('the signature pool could not be asked what it recovers to');
-      if (own === address) return refusal('auth_l1_signature', `L1 signature recovers to POLY_ADDRESS under ${chain} now: the request was refused as it arrived (its timestamp may have left the window since)`);
-      if (own === undefined) {
-        const v = parseInt(signature.slice(130, 132), 16);
-        const s = BigInt('0x' + signature.slice(66, 130));
-        let why: string;
-        if (![0, 1, 27, 28].includes(v)) why = `its last byte (v) is 0x${signature.slice(130, 132)}, expected 1b or 1c (27 or 28)`;
-        else if (s > HALF_N) why = 'its s is in the upper half of the curve order: send the low-s form every standard signer emits';
-        else why = 'r or s is out of range';
-        return refusal('auth_l1_signature', `L1 signature does not recover to any address: ${why}`);
-      }
-      for (const k of KNOWN_AUTH_DOMAINS) {
-        const d = k.domain;
-        if (d.chainId === ownDomain.chainId && d.name === ownDomain.name && d.version === ownDomain.version) continue;
-        if ((await recover(d)) === address) {
-          return refusal('auth_l1_signature', `L1 signature recovers to ${own} under ${chain}; it recovers to the address under ${k.label}: sign ClobAuth for chain ${ownDomain.chainId} (GET /exchange-info)`);
+      const recover = (d: AuthDomain) => {
+        recoveries++;
+        return pool.recoverClobAuth(fields, d).catch(() => null);
+      };
+      try {
+        const own = await recover(ownDomain);
+        if (own === null) return unexplained('the signature pool could not be asked what it recovers to');
+        if (own === address) return refusal('auth_l1_signature', `L1 signature recovers to POLY_ADDRESS under ${chain} now: the request was refused as it arrived (its timestamp may have left the window since)`);
+        if (own === undefined) {
+          const v = parseInt(signature.slice(130, 132), 16);
+          const s = BigInt('0x' + signature.slice(66, 130));
+          let why: string;
+          if (![0, 1, 27, 28].includes(v)) why = `its last byte (v) is 0x${signature.slice(130, 132)}, expected 1b or 1c (27 or 28)`;
+          else if (s > HALF_N) why = 'its s is in the upper half of the curve order: send the low-s form every standard signer emits';
+          else why = 'r or s is out of range';
+          return refusal('auth_l1_signature', `L1 signature does not recover to any address: ${why}`);
         }
+        for (const k of KNOWN_AUTH_DOMAINS) {
+          const d = k.domain;
+          if (d.chainId === ownDomain.chainId && d.name === ownDomain.name && d.version === ownDomain.version) continue;
+          if ((await recover(d)) === address) {
+            return refusal('auth_l1_signature', `L1 signature recovers to ${own} under ${chain}; it recovers to the address under ${k.label}: sign ClobAuth for chain ${ownDomain.chainId} (GET /exchange-info)${profileAdvice(k.profile)}`);
+          }
+        }
+        return refusal('auth_l1_signature', `L1 signature recovers to ${own} under ${chain}, not to POLY_ADDRESS ${address}, nor under the platform's domains: ${sign}`);
+      } finally {
+        budget.refund(by, reserved - recoveries * RECOVERY_COST);
       }
-      return refusal('auth_l1_signature', `L1 signature recovers to ${own} under ${chain}, not to POLY_ADDRESS ${address}, nor under the platform's domains: ${sign}`);
     },
 
     userChannel(auth) {
@@ -707,8 +902,11 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
       if (!secretOk) {
         const swapped = sameBytes(Buffer.from(auth.secret), m.passphrase) && sameBytes(rules.decodeSecret(auth.passphrase) ?? Buffer.alloc(0), m.hmacKey);
         if (swapped) return refusal('auth_hmac', `the secret and passphrase of ${name} are swapped: "secret" takes the secret, "passphrase" the passphrase`);
+        // Whether the passphrase is right is said only where the secret sent proves the caller holds one of
+        // the wallet's (hex, another key's); otherwise only to the key's wallet, on GET /refusals.
         const nor = passOk ? '' : ' (nor is the passphrase)';
-        if (secret === undefined) return refusal('auth_hmac', `the secret does not decode as base64 (url-safe or standard, ${auth.secret.length} characters arrived): send it as issued with ${name}${nor}`);
+        const unproven = (text: string): Refusal => (nor === '' ? refusal('auth_hmac', text) : { class: 'auth_hmac', text, owner: { class: 'auth_hmac', text: text + nor } });
+        if (secret === undefined) return unproven(`the secret does not decode as base64 (url-safe or standard, ${auth.secret.length} characters arrived): send it as issued with ${name}`);
         if (/^[0-9a-fA-F]+$/.test(auth.secret) && auth.secret.length % 2 === 0 && sameBytes(Buffer.from(auth.secret, 'hex'), m.hmacKey)) {
           return refusal('auth_hmac', `the secret was sent as hex: send it as issued (base64url)${nor}`);
         }
@@ -718,7 +916,7 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
             return refusal('auth_hmac', `the secret is API key ${r.apiKey}'s (${KIND_WORD[kindOf(r)]} of the same wallet), not ${name}'s: send one key's id, secret and passphrase together${nor}`);
           }
         }
-        return refusal('auth_hmac', `the secret is not ${name}'s (it decodes to ${secret.length} bytes, which are not this key's)${nor}`);
+        return unproven(`the secret is not ${name}'s (it decodes to ${secret.length} bytes, which are not this key's)`);
       }
       if (!passOk) {
         const other = passphraseOwner(m.record.address, m.record.apiKey, Buffer.from(auth.passphrase));

@@ -1,19 +1,24 @@
 /**
  * The platform's own signing domains, as its clients hard-code them (`@polymarket/clob-client-v2`
- * `dist/config.js` and `order-utils/model/ctfExchange*TypedData.js`; ../shared/reference/official-client.md
- * section 1). A diagnosis tries them when an order or an L1 header does not verify under this exchange's
- * configured domains (the most common mistake: an SDK that signs for the platform's mainnet whatever it is
- * pointed at), and the start-up log warns when the configuration uses one of the real exchanges (orders signed
- * for it are valid on the platform). `config/platform-domains.json` is the profile that adopts the mainnet's;
- * test/edge/refusals/known-domains.test.ts keeps the two in step.
+ * `dist/config.js` and `order-utils/model/ctfExchange*TypedData.js`). A diagnosis tries them when an order or
+ * an L1 header does not verify under this exchange's configured domains (the most common mistake: an SDK
+ * that signs for the platform's mainnet whatever it is pointed at, or a client that knows only the
+ * platform's chains), and names the profile that would take it (`PROFILE=clob-v2` signs for the test chain's
+ * V2 exchanges, `PROFILE=platform` for the mainnet's); the start-up log warns when the configuration uses one
+ * of the real exchanges (orders signed for it are valid on the platform). The profiles' files are
+ * config/clob-v2-compat.json and config/platform-domains.json; test/edge/refusals/known-domains.test.ts keeps
+ * them and the `profile` of each entry here in step.
  */
 import type { AuthDomain, OrderDomain } from '../eip712.ts';
 
-/** The platform's chains: Polygon mainnet and the Amoy test chain. */
+/** The configuration profile (runtime/config.ts PROFILES) whose domains are a chain's. */
+export type DomainProfile = 'clob-v2' | 'platform';
+
+/** The platform's chains: Polygon mainnet and the Amoy test chain, and the profile that signs for each. */
 export const PLATFORM_CHAINS = [
-  { chainId: 137, name: "the platform's mainnet (Polygon, chain 137)" },
-  { chainId: 80002, name: "the platform's test chain (Amoy, chain 80002)" },
-] as const;
+  { chainId: 137, name: "the platform's mainnet (Polygon, chain 137)", profile: 'platform' },
+  { chainId: 80002, name: "the platform's test chain (Amoy, chain 80002)", profile: 'clob-v2' },
+] as const satisfies ReadonlyArray<{ chainId: number; name: string; profile: DomainProfile }>;
 
 /** The order struct a domain's exchange verifies: V2 (timestamp, metadata, builder) or the older V1 (taker, expiration, nonce, feeRateBps). */
 export type OrderStructVersion = 'v1' | 'v2';
@@ -25,6 +30,8 @@ export interface KnownOrderDomain {
   readonly negRisk: boolean;
   /** How a reason names it, e.g. "the platform's mainnet V2 neg-risk exchange". */
   readonly label: string;
+  /** The profile whose order domains it is (the V2 exchanges of each chain), if any. */
+  readonly profile?: DomainProfile;
 }
 
 const NAME = 'Polymarket CTF Exchange';
@@ -56,20 +63,27 @@ export const KNOWN_ORDER_DOMAINS: readonly KnownOrderDomain[] = ([137, 80002] as
   const c = CONTRACTS[chainId];
   const at = chainLabel(chainId);
   const d = (version: string, verifyingContract: string): OrderDomain => ({ name: NAME, version, chainId, verifyingContract });
+  const profile = PLATFORM_CHAINS.find((p) => p.chainId === chainId)!.profile;
   return [
-    { domain: d('2', c.exchangeV2), struct: 'v2', negRisk: false, label: `${at} V2 exchange` },
-    { domain: d('2', c.negRiskExchangeV2), struct: 'v2', negRisk: true, label: `${at} V2 neg-risk exchange` },
+    { domain: d('2', c.exchangeV2), struct: 'v2', negRisk: false, label: `${at} V2 exchange`, profile },
+    { domain: d('2', c.negRiskExchangeV2), struct: 'v2', negRisk: true, label: `${at} V2 neg-risk exchange`, profile },
     { domain: d('3', c.exchangeV3), struct: 'v2', negRisk: false, label: `${at} V3 exchange` },
     { domain: d('1', c.exchange), struct: 'v1', negRisk: false, label: `${at} V1 exchange (the older order struct)` },
     { domain: d('1', c.negRiskExchange), struct: 'v1', negRisk: true, label: `${at} V1 neg-risk exchange (the older order struct)` },
   ];
 });
 
-/** The L1 (ClobAuth) domains of the platform's chains. */
-export const KNOWN_AUTH_DOMAINS: ReadonlyArray<{ readonly domain: AuthDomain; readonly label: string }> = PLATFORM_CHAINS.map((c) => ({
+/** The L1 (ClobAuth) domains of the platform's chains, and the profile that takes each. */
+export const KNOWN_AUTH_DOMAINS: ReadonlyArray<{ readonly domain: AuthDomain; readonly label: string; readonly profile: DomainProfile }> = PLATFORM_CHAINS.map((c) => ({
   domain: { name: 'ClobAuthDomain', version: '1', chainId: c.chainId },
   label: c.name,
+  profile: c.profile,
 }));
+
+/** What a reason adds for a domain a profile takes: how to start the exchange so that it is accepted. */
+export function profileAdvice(profile: DomainProfile | undefined): string {
+  return profile === undefined ? '' : `, or start this exchange with PROFILE=${profile}, which takes it`;
+}
 
 /** The known domain a configured order domain is, if any (the start-up warning: orders valid on the platform). */
 export function platformOrderDomain(d: OrderDomain): KnownOrderDomain | undefined {

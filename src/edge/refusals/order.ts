@@ -5,15 +5,16 @@
  *
  *   rules      order-check.ts's synchronous refusals (owner, signature type, signer/maker, token, market,
  *              post-only type, expiration, amounts) and a batch element's shape: derived from the error
- *              code and the submission, no crypto (ruleRefusal, shapeRefusal);
+ *              code and the submission, no crypto but the signer's funders (funders.ts, cached)
+ *              (ruleRefusal, shapeRefusal);
  *   admission  what the sandbox and the engine refuse of a checked order (closed-only, post-only period,
  *              tick, minimum size, market state, balance, matching outcomes): derived from the code, its
  *              vars, the order and the market (admissionRefusal);
  *   signature  an order whose EIP-712 signature does not recover to its signer: the common mistakes are
- *              TRIED, each one digest and one recovery, until one recovers to the maker
+ *              TRIED, each one digest and one recovery, until one recovers to the signer
  *              (diagnoseSignature).
  *
- * The signature diagnosis, in order (the first candidate that recovers to the maker is the answer):
+ * The signature diagnosis, in order (the first candidate that recovers to the signer is the answer):
  *   0. the signature itself: a v byte other than 27/28 (0/1) is tried as both recovery ids; a high s
  *      (the malleated twin) is tried normalized; r or s out of range needs no recovery to say so;
  *   1. this exchange's other domain, same struct: the neg-risk flag read wrong (GET /neg-risk tells it);
@@ -21,9 +22,9 @@
  *      Amoy, V2, V2 neg-risk, V3, V1, V1 neg-risk), V1 with the older struct (taker, expiration, nonce,
  *      feeRateBps as the submission carries them, else 0); a known domain equal to one of ours is skipped;
  *   3. the older V1 struct under this exchange's own domain.
- * Maker and signer swapped needs no recovery: an order reaches the signature check only with maker ==
- * signer == the key's address (rules 4 and 5 of order-check.ts), so a swapped struct digests the same;
- * the swap is named by the rule refusals instead. v 0/1 against 27/28 is noted, not tried: both recover
+ * Maker and signer swapped needs no recovery: an order reaches the signature check only with signer == the
+ * key's address and the maker its type's (rules 4 and 5 of order-check.ts), so a swap is named by the rule
+ * refusals instead. v 0/1 against 27/28 is noted, not tried: both recover
  * the same here, but the platform's contract takes 27/28 only.
  *
  * Steps 1 and 2's V2 and V3 domains go first, as one task; the V1 struct's candidates (step 2's V1 domains
@@ -32,10 +33,10 @@
  * Cost and bounds: at most MAX_DIAGNOSIS_RECOVERIES (12) recoveries per refused order, sent to the
  * signature pool's threads (native secp256k1; the worker stops at the first match, and never runs on this
  * thread); the digests are made here: the V2 struct with eip712.ts (~5 µs each), the V1 struct hashed once
- * with viem's hashStruct (~0.1 ms) and then ~5 µs per V1 domain. A process-wide token bucket
- * (DiagnosisBudget: 50 diagnoses a second, burst 50) caps the work a flood of bad signatures can cause;
- * past it the reason says the signature does not recover to the signer and that further diagnosis was
- * skipped under load. A diagnosis that fails (pool closing) says so and leaves the refusal as it was.
+ * with viem's hashStruct (~0.1 ms) and then ~5 µs per V1 domain. The diagnosis budget (budget.ts: its most
+ * recoveries taken before it starts, what it did not use given back, per client network, per signer's
+ * wallet and in all) caps the work a flood of bad signatures can cause; past it the reason says the
+ * signature does not recover to the signer and that further diagnosis was skipped under load. A diagnosis that fails (pool closing) says so and leaves the refusal as it was.
  *
  * A reason names public things only: addresses, domains, chains, contracts, token and condition ids,
  * clocks, amounts, the API key id the request was signed with; never a secret, passphrase or HMAC.
@@ -44,13 +45,16 @@ import { hashStruct } from 'viem';
 import type { ApiError } from '../../domain/errors.ts';
 import type { OrderSubmission as PlacedOrder } from '../../domain/events.ts';
 import { GTD_MIN_LEAD_SECONDS, LOT_UNITS } from '../../domain/market-rules.ts';
+import { signatureTypeName } from '../../domain/signature-types.ts';
 import { PIPS, formatPips, formatUnits } from '../../domain/units.ts';
 import { orderDigestBytes, orderDomainSeparator, type OrderDomain, type OrderDomains } from '../eip712.ts';
+import type { Funders } from '../funders.ts';
 import { keccak256 } from '../keccak.ts';
 import type { OrderSubmission } from '../schemas/orders.ts';
 import type { OrderToVerify, SigPool } from '../sig-pool.ts';
-import { KNOWN_ORDER_DOMAINS, type KnownOrderDomain } from './known-domains.ts';
-import { DiagnosisBudget, type Refusal, type RefusalClass } from './reason.ts';
+import { KNOWN_ORDER_DOMAINS, profileAdvice } from './known-domains.ts';
+import { DiagnosisBudget, RECOVERY_COST, type DiagnosisParty } from './budget.ts';
+import type { Refusal, RefusalClass } from './reason.ts';
 
 /** Most recoveries one refused order's signature diagnosis may cost. */
 export const MAX_DIAGNOSIS_RECOVERIES = 12;
@@ -68,7 +72,6 @@ const refusal = (cls: RefusalClass, text: string): Refusal => ({ class: cls, tex
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
-const SIGNATURE_TYPES: Record<number, string> = { 0: 'EOA', 1: 'POLY_PROXY', 2: 'POLY_GNOSIS_SAFE', 3: 'POLY_1271' };
 
 /** `x` for a reason: strings as sent (quoted when not plain), numbers as numbers; long values cut. */
 function shown(x: unknown): string {
@@ -95,10 +98,24 @@ export interface RefusedCaller {
   address: string;
 }
 
-/** What a rule reason may look up: the token's market, and this server's time (unix seconds). */
+/** What a rule reason may look up: the token's market, the signer's funders, and this server's time (unix seconds). */
 export interface RuleContext {
   market(tokenId: string): { readonly conditionId: string; readonly negRisk: boolean } | undefined;
+  funders: Pick<Funders, 'walletsOf' | 'factories'>;
   now: number;
+}
+
+const WALLET_NAMES = ['the signer itself (EOA, signatureType 0)', 'its proxy wallet (POLY_PROXY, signatureType 1)', 'its Safe (POLY_GNOSIS_SAFE, signatureType 2)'] as const;
+
+/**
+ * What `maker` is to the key's address, for a reason: which of its wallets it is (then the type that names
+ * it), or that it is none of them (then the wallets that are).
+ */
+function makerIs(maker: string, caller: RefusedCaller, funders: RuleContext['funders']): string {
+  const w = funders.walletsOf(caller.address);
+  const i = w.indexOf(maker.toLowerCase());
+  if (i >= 0) return `order.maker ${maker.toLowerCase()} is ${WALLET_NAMES[i]} of the API key's address ${caller.address}: send signatureType ${i}`;
+  return `order.maker ${maker.toLowerCase()} is none of the wallets of the API key's address ${caller.address}: ${w[0]} (signatureType 0), its proxy wallet ${w[1]} (1), its Safe ${w[2]} (2)`;
 }
 
 /**
@@ -119,21 +136,38 @@ export function ruleRefusal(error: ApiError, s: OrderSubmission, caller: Refused
       return refusal('order_owner', `${what}: owner must be the API key id the request is signed with (${caller.apiKey})`);
     }
     case 'PM_ERR_SIGNATURE_TYPE': {
-      const name = SIGNATURE_TYPES[o.signatureType];
+      const name = signatureTypeName(o.signatureType);
+      const why =
+        o.signatureType === 3
+          ? "a POLY_1271 order is valid when its contract wallet's isValidSignature (ERC-1271) says so, which needs that contract's code on a chain"
+          : 'the platform defines 0 to 3';
       return refusal(
         'order_signature_type',
-        `signature type ${o.signatureType}${name ? ` (${name})` : ''} is not supported: this exchange verifies EOA orders only (signatureType 0, maker == signer == the API key's address ${caller.address}); a proxy, safe or contract wallet needs a chain`,
+        `signature type ${o.signatureType}${name ? ` (${name})` : ''} is not supported: this exchange verifies EOA (0), POLY_PROXY (1) and POLY_GNOSIS_SAFE (2) orders, signed by the API key's address ${caller.address}; ${why}`,
       );
     }
     case 'PM_ERR_SIGNER_MISMATCH': {
-      const swapped = o.maker.toLowerCase() === caller.address ? ' (the maker is: maker and signer look swapped)' : '';
+      const funder = ctx.funders.walletsOf(caller.address).indexOf(o.signer.toLowerCase());
+      const swapped =
+        funder > 0
+          ? ` (it is the key's ${funder === 1 ? 'proxy wallet' : 'Safe'}: a funder is the maker, the key's address signs)`
+          : o.maker.toLowerCase() === caller.address
+            ? ' (the maker is: maker and signer look swapped)'
+            : '';
       return refusal('order_signer', `order.signer ${o.signer.toLowerCase()} is not the address of the API key the request is signed with, ${caller.address}${swapped}: sign with that key's wallet, or use an API key of ${o.signer.toLowerCase()}`);
     }
     case 'PM_ERR_MAKER_SIGNER':
+      return refusal('order_signer', `order.maker ${o.maker.toLowerCase()} is not order.signer ${o.signer.toLowerCase()}: an EOA order (signatureType 0) is made by its signer; ${makerIs(o.maker, caller, ctx.funders)}`);
+    case 'PM_ERR_MAKER_WALLET': {
+      const type = o.signatureType as 1 | 2;
+      const f = type === 1 ? ctx.funders.factories.proxy : ctx.funders.factories.safe;
+      const kind = type === 1 ? 'proxy' : 'Safe';
+      const expected = ctx.funders.walletsOf(caller.address)[type];
       return refusal(
         'order_signer',
-        `order.maker ${o.maker.toLowerCase()} is not order.signer ${o.signer.toLowerCase()} (the API key's address): an EOA order (signatureType 0) is made by its signer; a funder or proxy wallet as maker needs signature type 1 or 2, which this exchange does not verify`,
+        `a ${signatureTypeName(type)} order's maker is the ${kind} wallet its signer controls: the ${kind} factory ${f.factory.toLowerCase()} derives ${expected} from ${caller.address} (CREATE2, as the platform's exchange checks it); ${makerIs(o.maker, caller, ctx.funders)}`,
       );
+    }
     case 'PM_ERR_BAD_REQUEST':
       if (error.message === 'invalid order.tokenId') {
         return refusal('order_market', `order.tokenId ${shown(o.tokenId)} is not a canonical token id: a decimal uint256 without leading zeros, as GET /markets lists it`);
@@ -225,8 +259,16 @@ export interface AdmissionContext {
   market(conditionId: string): AdmissionMarket | undefined;
   /** The wallet's available USDC and tokens (only read for a balance refusal). */
   balances(wallet: string): { usdc: { available: number }; tokens: ReadonlyArray<{ tokenId: string; available: number }> };
+  /** What its trades still settling delivered and it cannot spend yet (sandbox.trades; only read for a balance refusal). */
+  unsettled?(wallet: string): { usdc: number; tokens: ReadonlyArray<{ tokenId: string; pending: number }> };
   /** Unix seconds. */
   now: number;
+}
+
+/** What a balance reason adds when trades still settling hold some of it (they become spendable when MINED). */
+function settling(units: number, what: string): string {
+  if (units <= 0) return '';
+  return `; ${formatUnits(units)} more ${what} are held by trades still settling (MATCHED or RETRYING: spendable once MINED, as on the platform; GET /data/trades shows their status)`;
 }
 
 /**
@@ -242,7 +284,7 @@ export function admissionRefusal(error: ApiError, order: PlacedOrder & { conditi
   const usdc = buy ? order.makerAmount : order.takerAmount;
   switch (error.spec.code) {
     case 'PM_ERR_CLOSED_ONLY':
-      return refusal('order_rule', `wallet ${order.wallet} is in closed-only mode (set by the exchange's admin): only SELL orders, which reduce a position, and cancels are accepted`);
+      return refusal('order_rule', `wallet ${String(error.vars?.address ?? order.wallet)} is in closed-only mode (set by the exchange's admin): only SELL orders, which reduce a position, and cancels are accepted`);
     case 'PM_ERR_POST_ONLY_MODE': {
       const secs = error.extra?.retry_after_seconds;
       return refusal('order_rule', `a post-only period after a maintenance window is under way${typeof secs === 'number' ? ` for ${secs} s more` : ''}: only orders with postOnly true (GTC/GTD) are accepted until it ends`);
@@ -281,14 +323,20 @@ export function admissionRefusal(error: ApiError, order: PlacedOrder & { conditi
       return refusal('order_rule', `market ${order.conditionId ?? '?'} is resolved: it takes no new orders (redeem instead)`);
     case 'PM_ERR_BALANCE': {
       const b = ctx.balances(order.wallet);
+      const funder = order.wallet === order.signer ? '' : ` (the order's maker: a signatureType ${order.signatureType} order spends its funder's balance, not its signer's)`;
+      const u = ctx.unsettled?.(order.wallet);
       if (buy) {
         return refusal(
           'order_rule',
-          `a BUY reserves its USDC: ${formatUnits(order.makerAmount)} (makerAmount) plus the taker fee it may pay, and wallet ${order.wallet} has ${formatUnits(b.usdc.available)} USDC available (GET /balance-allowance)`,
+          `a BUY reserves its USDC: ${formatUnits(order.makerAmount)} (makerAmount) plus the taker fee it may pay, and wallet ${order.wallet}${funder} has ${formatUnits(b.usdc.available)} USDC available (GET /balance-allowance${order.wallet === order.signer ? '' : `?signature_type=${order.signatureType}`})${settling(u?.usdc ?? 0, 'USDC')}`,
         );
       }
       const t = b.tokens.find((x) => x.tokenId === order.tokenId)?.available ?? 0;
-      return refusal('order_rule', `a SELL reserves the tokens it offers: ${formatUnits(order.makerAmount)} (makerAmount) of token ${order.tokenId}, and wallet ${order.wallet} has ${formatUnits(t)} available (GET /balance-allowance?asset_type=CONDITIONAL)`);
+      const held = u?.tokens.find((x) => x.tokenId === order.tokenId)?.pending ?? 0;
+      return refusal(
+        'order_rule',
+        `a SELL reserves the tokens it offers: ${formatUnits(order.makerAmount)} (makerAmount) of token ${order.tokenId}, and wallet ${order.wallet}${funder} has ${formatUnits(t)} available (GET /balance-allowance?asset_type=CONDITIONAL${order.wallet === order.signer ? '' : `&signature_type=${order.signatureType}`})${settling(held, 'of them')}`,
+      );
     }
     case 'PM_ERR_POST_ONLY_TYPE':
       return refusal('order_rule', `postOnly is set on a ${order.orderType} order: a post-only order must rest on the book, so only GTC and GTD take it`);
@@ -311,7 +359,7 @@ export function admissionRefusal(error: ApiError, order: PlacedOrder & { conditi
 
 /** A refused signature: what was verified, the submission as sent, and what it recovered to. */
 export interface SignatureCase {
-  /** The order's signed fields as verified (maker == signer == the key's address), signature and neg-risk flag. */
+  /** The order's signed fields as verified (signer == the key's address, maker its type's), signature and neg-risk flag. */
   verify: OrderToVerify;
   /** The submission as sent: the older struct's taker, expiration, nonce and feeRateBps are read from it. */
   submission: unknown;
@@ -323,12 +371,14 @@ export interface SignatureDiagnosisDeps {
   pool: Pick<SigPool, 'recoverDigests'>;
   domains: OrderDomains;
   budget: DiagnosisBudget;
+  /** Who pays for it (budget.ts): the caller's client address and the order's signer. */
+  by?: DiagnosisParty;
 }
 
 interface Candidate {
   digest: Uint8Array;
   signature: string;
-  /** What the reason says when this candidate recovers to the maker. */
+  /** What the reason says when this candidate recovers to the signer. */
   says: string;
 }
 
@@ -409,9 +459,6 @@ function separatorOf(d: OrderDomain): Uint8Array {
 const sameDomain = (a: OrderDomain, b: OrderDomain) =>
   a.chainId === b.chainId && a.name === b.name && a.version === b.version && a.verifyingContract.toLowerCase() === b.verifyingContract.toLowerCase();
 
-/** The platform-domain profile (config/platform-domains.json) adopts the mainnet's V2 exchanges. */
-const inPlatformProfile = (k: KnownOrderDomain) => k.struct === 'v2' && k.domain.chainId === 137 && k.domain.version === '2';
-
 /**
  * The candidates of steps 1-3 of the header, in order, as two rounds: the V2 struct first (this exchange's
  * other domain, the platform's V2 and V3 exchanges: what current clients send, a few µs a digest), then the
@@ -428,7 +475,7 @@ function candidates(c: SignatureCase, domains: OrderDomains, signature: string, 
     out.push({
       digest: orderDigestBytes(v, separatorOf(other)),
       signature,
-      says: `it recovers to the maker under ${ourLabel(!v.negRisk)} (${domainText(other)}), but ${neg}: sign its orders for ${ourLabel(v.negRisk)}`,
+      says: `it recovers to the signer under ${ourLabel(!v.negRisk)} (${domainText(other)}), but ${neg}: sign its orders for ${ourLabel(v.negRisk)}`,
     });
   }
   for (const k of KNOWN_ORDER_DOMAINS) {
@@ -441,51 +488,59 @@ function candidates(c: SignatureCase, domains: OrderDomains, signature: string, 
       advice = `this exchange verifies the V2 order struct (timestamp, metadata, builder) under its own domain: sign that for ${ourLabel(v.negRisk)} (GET /exchange-info)${flag}`;
     } else {
       digest = orderDigestBytes(v, separatorOf(k.domain));
-      advice = `sign for ${ourLabel(v.negRisk)} (GET /exchange-info)${inPlatformProfile(k) ? ' or start with the platform-domain profile (config/platform-domains.json)' : ''}${flag}`;
+      advice = `sign for ${ourLabel(v.negRisk)} (GET /exchange-info)${profileAdvice(k.profile)}${flag}`;
     }
-    out.push({ digest, signature, says: `it recovers to the maker under ${k.label} (chain ${k.domain.chainId}): ${advice}` });
+    out.push({ digest, signature, says: `it recovers to the signer under ${k.label} (chain ${k.domain.chainId}): ${advice}` });
   }
   if (round === 'v1') {
     out.push({
       digest: v1Digest(structHash!, ours),
       signature,
-      says: `it recovers to the maker when read as the older V1 order struct (taker, expiration, nonce, feeRateBps) under ${ourLabel(v.negRisk)}: sign the V2 struct (timestamp, metadata, builder) instead`,
+      says: `it recovers to the signer when read as the older V1 order struct (taker, expiration, nonce, feeRateBps) under ${ourLabel(v.negRisk)}: sign the V2 struct (timestamp, metadata, builder) instead`,
     });
   }
   return out;
 }
 
 /**
- * Why the order's signature does not recover to its maker, tried as the header describes. Never throws:
+ * Why the order's signature does not recover to its signer, tried as the header describes. Never throws:
  * a diagnosis that cannot finish says so.
  */
 export async function diagnoseSignature(c: SignatureCase, deps: SignatureDiagnosisDeps): Promise<Refusal> {
   const v = c.verify;
-  const maker = v.signer.toLowerCase();
+  const signer = v.signer.toLowerCase();
   const ours = v.negRisk ? deps.domains.negRisk : deps.domains.normal;
   const under = `under ${ourLabel(v.negRisk)} (${domainText(ours)})`;
   const sig = v.signature.toLowerCase();
   const vByte = parseInt(sig.slice(130, 132), 16);
   const s = BigInt('0x' + sig.slice(66, 130));
   const r = BigInt('0x' + sig.slice(2, 66));
-  const head = c.recovered === undefined ? `order signature does not recover ${under}` : `order signature recovers to ${c.recovered} ${under}, not to the maker ${maker}`;
+  const head = c.recovered === undefined ? `order signature does not recover ${under}` : `order signature recovers to ${c.recovered} ${under}, not to the signer ${signer}`;
 
   if (r === 0n || r >= N || s === 0n || s >= N) return refusal('order_signature', `order signature does not recover to any address: r or s is zero or not below the curve order`);
-  if (!deps.budget.take()) return refusal('order_signature', `order signature does not recover to the signer ${maker} ${under}; further diagnosis skipped under load`);
+  // Priced by its recoveries (budget.ts), for the caller's network and the signer's wallet; what it did not use goes back.
+  const by: DiagnosisParty = { ...deps.by, wallet: signer };
+  const reserved = MAX_DIAGNOSIS_RECOVERIES * RECOVERY_COST;
+  if (!deps.budget.take(by, reserved)) return refusal('order_signature', `order signature does not recover to the signer ${signer} ${under}; further diagnosis skipped under load`);
+  let recoveries = 0;
+  const recover = (tries: Array<{ digest: Uint8Array; signature: string }>) => {
+    recoveries += tries.length;
+    return deps.pool.recoverDigests(tries, signer);
+  };
 
   try {
     if (![0, 1, 27, 28].includes(vByte)) {
       const digest = orderDigestBytes(v, separatorOf(ours));
       const tries = ['1b', '1c'].map((vv) => ({ digest, signature: sig.slice(0, 130) + vv }));
-      const got = await deps.pool.recoverDigests(tries, maker);
-      const hit = got.findIndex((a) => a === maker);
-      const fix = hit >= 0 ? `; with v ${27 + hit} it recovers to the maker ${under}: send v as 27/28 (v with a chain id, EIP-155 style, is for transactions, not EIP-712 signatures)` : '';
+      const got = await recover(tries);
+      const hit = got.findIndex((a) => a === signer);
+      const fix = hit >= 0 ? `; with v ${27 + hit} it recovers to the signer ${under}: send v as 27/28 (v with a chain id, EIP-155 style, is for transactions, not EIP-712 signatures)` : '';
       return refusal('order_signature', `order signature's v byte is ${vByte}: expected 27 or 28 (0/1 also taken)${fix}`);
     }
     if (s > N / 2n) {
       const low = sig.slice(0, 66) + (N - s).toString(16).padStart(64, '0') + (vByte >= 27 ? 55 - vByte : 1 - vByte).toString(16).padStart(2, '0');
-      const [got] = await deps.pool.recoverDigests([{ digest: orderDigestBytes(v, separatorOf(ours)), signature: low }], maker);
-      const then = got === maker ? 'the maker' : got ?? 'no address';
+      const [got] = await recover([{ digest: orderDigestBytes(v, separatorOf(ours)), signature: low }]);
+      const then = got === signer ? 'the signer' : got ?? 'no address';
       return refusal(
         'order_signature',
         `order signature has a high s (above n/2, the malleated twin of a low-s signature), refused as the platform's exchange contract refuses it; normalized (s -> n - s, v flipped) it recovers to ${then} ${under}: normalize s before sending`,
@@ -496,11 +551,8 @@ export async function diagnoseSignature(c: SignatureCase, deps: SignatureDiagnos
     for (const round of ['v2', 'v1'] as const) {
       const list = candidates(c, deps.domains, sig, round).slice(0, left);
       left -= list.length;
-      const got = await deps.pool.recoverDigests(
-        list.map((x) => ({ digest: x.digest, signature: x.signature })),
-        maker,
-      );
-      const hit = got.findIndex((a) => a === maker);
+      const got = await recover(list.map((x) => ({ digest: x.digest, signature: x.signature })));
+      const hit = got.findIndex((a) => a === signer);
       if (hit >= 0) return refusal('order_signature', `${head}; ${list[hit]!.says}${vNote}`);
     }
     return refusal(
@@ -508,6 +560,8 @@ export async function diagnoseSignature(c: SignatureCase, deps: SignatureDiagnos
       `${head}; nor under ${ourLabel(!v.negRisk)}, the platform's V2, V3 or V1 exchanges (chains 137 and 80002) or as the V1 struct: a signed field differs from what was signed (amounts, side, token, salt, timestamp, metadata, builder) or another key signed it${vNote}`,
     );
   } catch {
-    return refusal('order_signature', `order signature does not recover to the signer ${maker} ${under}; further diagnosis failed`);
+    return refusal('order_signature', `order signature does not recover to the signer ${signer} ${under}; further diagnosis failed`);
+  } finally {
+    deps.budget.refund(by, reserved - recoveries * RECOVERY_COST);
   }
 }

@@ -12,10 +12,15 @@
  *
  * Rules every diagnosis keeps:
  *  - it runs after the decision, only on the refusal path, and never changes it (an accepted request never
- *    pays for one);
+ *    pays for one); what it may cost is budgeted (budget.ts);
+ *  - to a caller that has not proved it holds the key's secret, a reason never tells a wrong address or
+ *    passphrase from a wrong HMAC, nor which wallet owns a key (class `auth_credentials`); the full reason
+ *    goes to the key's wallet's log (`owner`);
  *  - a reason never holds a secret, a passphrase, an HMAC or expected signature, or anything derived from
  *    them that would help forge one; it may name public things (addresses, domains, paths, clocks);
- *  - `auth.explainRefusals: false` sends no header at all (the platform's silence).
+ *  - `auth.explainRefusals: false` sends no header at all (the platform's silence);
+ *  - `auth.reasonInBody` (on in the clob-v2 and platform profiles) also appends the reason to the body's
+ *    error text (withReasonText), keeping the status and the body's shape: the only change a client sees.
  */
 
 /** The response header that carries a refusal's reason. */
@@ -36,6 +41,12 @@ export const REFUSAL_CLASSES = [
   'auth_address',
   /** The passphrase is not the key's. */
   'auth_passphrase',
+  /**
+   * The address, the passphrase or the HMAC does not check, and the request does not prove it holds the
+   * key's secret: which one is not said (docs/decisions.md, "What a reason may tell a caller without the
+   * secret"); the key's wallet reads which one on GET /refusals.
+   */
+  'auth_credentials',
   /** The L2 or builder HMAC does not match what arrived. */
   'auth_hmac',
   /** The L1 (ClobAuth) signature does not recover to the address. */
@@ -68,6 +79,12 @@ export type RefusalClass = (typeof REFUSAL_CLASSES)[number];
 export interface Refusal {
   readonly class: RefusalClass;
   readonly text: string;
+  /**
+   * What the key's wallet may read of this refusal on GET /refusals when the caller is told less (`text`
+   * says what a caller that has not proved the key's secret may know): kept in the log instead of `text`,
+   * never sent.
+   */
+  readonly owner?: { readonly class: RefusalClass; readonly text: string };
 }
 
 /** Longest header value sent; a longer reason is cut and ends with an ellipsis. */
@@ -84,41 +101,19 @@ export function headerValue(text: string): string {
   return t;
 }
 
+/**
+ * An error text with its reason appended, for `auth.reasonInBody` (the clob-v2 and platform profiles): SDKs
+ * that keep only the body (the platform's official client among them) show it. The platform's text comes
+ * first and unchanged, so a client that compares the start of the text (or looks for a word in it) still
+ * recognises the error: `not enough balance / allowance (reason: a SELL reserves ...)`. `reason` is a header
+ * value (headerValue): one line, bounded.
+ */
+export function withReasonText(error: string, reason: string): string {
+  return `${error} (reason: ${reason})`;
+}
+
 /** The reasons of several refused items of one request (POST /orders), one header line: `order 2: ...; order 5: ...`. */
 export function joinReasons(items: ReadonlyArray<{ index: number; refusal: Refusal }>): Refusal | undefined {
   if (items.length === 0) return undefined;
   return { class: items[0]!.refusal.class, text: items.map((i) => `order ${i.index}: ${i.refusal.text}`).join('; ') };
-}
-
-/**
- * The diagnoses that cost real work (order signatures, L2 HMAC variants, L1 recoveries) allowed per second
- * and the burst: a flood of refused requests must not buy a diagnosis each.
- */
-export const DIAGNOSES_PER_SECOND = 50;
-
-/**
- * A token bucket of diagnoses: `take()` spends one when there is one. Refills continuously at `perSecond`
- * up to `burst`. The clock is injectable for tests.
- */
-export class DiagnosisBudget {
-  private tokens: number;
-  private at: number;
-
-  constructor(
-    readonly perSecond = DIAGNOSES_PER_SECOND,
-    readonly burst = perSecond,
-    private readonly now: () => number = () => performance.now(),
-  ) {
-    this.tokens = burst;
-    this.at = now();
-  }
-
-  take(): boolean {
-    const t = this.now();
-    this.tokens = Math.min(this.burst, this.tokens + ((t - this.at) / 1000) * this.perSecond);
-    this.at = t;
-    if (this.tokens < 1) return false;
-    this.tokens -= 1;
-    return true;
-  }
 }

@@ -42,7 +42,7 @@ export interface AdminDeps {
  * Tokens are listed by asset (condition id, then outcome): the ledger's own order follows the wallet's
  * history and the order a restart restored it in, and the same state must give the same bytes.
  */
-function balancesOf(engine: EngineAdmin, address: string): WalletBalances {
+export function balancesOf(engine: Pick<EngineAdmin, 'balances'>, address: string): WalletBalances {
   const b = engine.balances(address);
   const tokens = b.tokens.map((t) => ({
     tokenId: t.tokenId,
@@ -69,12 +69,12 @@ export async function setMarketStatus(
   return read.marketCatalog(outcome.market);
 }
 
-export async function resolveMarket(
-  { catalog: { read, write }, engine }: Pick<AdminDeps, 'catalog' | 'engine'>,
-  { params, body }: RequestOf<undefined, typeof ResolveBody, typeof ConditionParams>,
-) {
-  const conditionId = params.conditionId.toLowerCase();
-  const winner = body.winningOutcomeIndex;
+export function resolveMarket(d: Pick<AdminDeps, 'catalog' | 'engine'>, { params, body }: RequestOf<undefined, typeof ResolveBody, typeof ConditionParams>) {
+  return resolveInCatalog(d, params.conditionId.toLowerCase(), body.winningOutcomeIndex);
+}
+
+/** A resolution: the engine's (it cancels the market's orders and pays), then the catalog's; answers the market. */
+export async function resolveInCatalog({ catalog: { read, write }, engine }: Pick<AdminDeps, 'catalog' | 'engine'>, conditionId: string, winner: 0 | 1) {
   const market = read.marketByCondition(conditionId);
   if (!market) throw apiError('PM_ERR_ADMIN_MARKET_UNKNOWN', { conditionId });
   if (market.winner >= 0) {

@@ -44,7 +44,15 @@ type Keys = Pick<AuthRouteDeps, 'keys'>;
 export function authRouteDeps(ctx: Pick<AppContext, 'auth' | 'config'>): AuthRouteDeps {
   const a = ctx.config.auth;
   const domains = ctx.auth.orderDomains;
-  const info = { chainId: a.chainId, authDomain: authDomainOf(a), orderDomain: domains.normal, negRiskOrderDomain: domains.negRisk, tickSizes: [...TICK_SIZES] };
+  const info = {
+    chainId: a.chainId,
+    authDomain: authDomainOf(a),
+    orderDomain: domains.normal,
+    negRiskOrderDomain: domains.negRisk,
+    tickSizes: [...TICK_SIZES],
+    walletFactories: ctx.auth.funders.factories,
+    profile: ctx.config.profile,
+  };
   return { keys: ctx.auth.keys, info };
 }
 

@@ -6,7 +6,9 @@
  * midpoint now, earnings from the sampler's accruals (projections/rewards.ts, queries/rewards.ts).
  *
  * The programs are public; the scoring and earnings of a wallet are L2 reads (trading or read-only key). An
- * order that is not the caller's, or unknown, does not score (never revealed). Scoring reads the book after
+ * order that is not the caller's (one its address signed, edge/funders.ts), or unknown, does not score (never
+ * revealed). Earnings accrue to the order's maker: the key's own wallet, or with `signature_type` 1 or 2 its
+ * proxy wallet or Safe, as the platform client asks. Scoring reads the book after
  * every acknowledged change (ensureSnapshots), so an order answered a moment ago is measured against the book
  * that holds it.
  */
@@ -18,6 +20,7 @@ import { orderScore, rewardProgram, utcDate, type RewardProgram } from '../../do
 import { isSampling } from '../../projections/catalog-index.ts';
 import { walletScores } from '../../projections/rewards.ts';
 import type { Engine } from '../../engine/engine.ts';
+import { walletFor, type Funders } from '../funders.ts';
 import type { CatalogReader } from '../../queries/catalog.ts';
 import type { MarketDataReader } from '../../queries/market-data.ts';
 import type { RewardsReader } from '../../queries/rewards.ts';
@@ -67,6 +70,8 @@ export interface RewardsDeps {
   readonly marketData: Pick<MarketDataReader, 'ensureSnapshots' | 'midpointPips'> | undefined;
   readonly rewards: Pick<RewardsReader, 'current' | 'marketReward' | 'earnings' | 'totals' | 'userMarkets'>;
   readonly clock: Clock;
+  /** The key's proxy wallet and Safe, which signature_type names. */
+  readonly funders: Pick<Funders, 'makerOf'>;
 }
 
 /** The market's program when its rewards run now (a sampling market with a program), and its outcome 0 token. */
@@ -85,14 +90,14 @@ async function midpoints(d: Pick<RewardsDeps, 'marketData'>, token0s: readonly s
   return new Map(token0s.map((t) => [t, r.midpointPips(t)]));
 }
 
-/** Which of the caller's orders score now. */
-async function scoring(d: RewardsDeps, wallet: string, orderIds: readonly string[]): Promise<Record<string, boolean>> {
+/** Which of the orders the caller signed score now. */
+async function scoring(d: RewardsDeps, signer: string, orderIds: readonly string[]): Promise<Record<string, boolean>> {
   const out: Record<string, boolean> = {};
   const mine: { id: string; rec: OrderRecord; run: { program: RewardProgram; token0: string } }[] = [];
   for (const id of orderIds) {
     out[id] = false;
     const rec = d.engine.getOrder(id.toLowerCase());
-    if (rec === undefined || rec.wallet !== wallet || rec.status !== 'LIVE') continue;
+    if (rec === undefined || rec.signer !== signer || rec.status !== 'LIVE') continue;
     const run = running(d, rec.conditionId);
     if (run !== undefined) mine.push({ id, rec, run });
   }
@@ -126,17 +131,22 @@ export function marketRewards(d: Pick<RewardsDeps, 'rewards' | 'catalog'>, { par
   return paged(r === undefined ? [] : [r], query.next_cursor);
 }
 
-export function userEarnings(d: Pick<RewardsDeps, 'rewards'>, { query, caller }: RequestOf<typeof UserEarningsQuery>) {
-  return paged(d.rewards.earnings(caller.address!, dateOf(query.date)), query.next_cursor);
+export function userEarnings(d: Pick<RewardsDeps, 'rewards' | 'funders'>, { query, caller }: RequestOf<typeof UserEarningsQuery>) {
+  return paged(d.rewards.earnings(walletFor(d.funders, caller.address!, query.signature_type), dateOf(query.date)), query.next_cursor);
 }
 
-export function userTotals(d: Pick<RewardsDeps, 'rewards' | 'clock'>, { query, caller }: RequestOf<typeof UserTotalQuery>) {
-  return d.rewards.totals(caller.address!, query.date === undefined ? utcDate(d.clock.now()) : dateOf(query.date));
+export function userTotals(d: Pick<RewardsDeps, 'rewards' | 'clock' | 'funders'>, { query, caller }: RequestOf<typeof UserTotalQuery>) {
+  return d.rewards.totals(walletFor(d.funders, caller.address!, query.signature_type), query.date === undefined ? utcDate(d.clock.now()) : dateOf(query.date));
 }
 
-export async function userPercentages(d: RewardsDeps, { caller }: RequestOf<typeof PercentagesQuery>) {
-  const wallet = caller.address!;
-  const mine = new Set(d.engine.openOrders(wallet).map((o) => o.conditionId));
+export async function userPercentages(d: RewardsDeps, { query, caller }: RequestOf<typeof PercentagesQuery>) {
+  const wallet = walletFor(d.funders, caller.address!, query.signature_type);
+  const mine = new Set(
+    d.engine
+      .openOrders(caller.address!)
+      .filter((o) => o.wallet === wallet)
+      .map((o) => o.conditionId),
+  );
   const runs = [...mine].flatMap((cid) => {
     const run = running(d, cid);
     return run === undefined ? [] : [{ cid, ...run }];
@@ -160,8 +170,8 @@ export async function userPercentages(d: RewardsDeps, { caller }: RequestOf<type
   return out;
 }
 
-export function userMarkets(d: Pick<RewardsDeps, 'rewards'>, { query: q, caller }: RequestOf<typeof UserMarketsQuery>) {
-  return paged(d.rewards.userMarkets(caller.address!, dateOf(q.date), { orderBy: q.order_by, position: q.position, noCompetition: q.no_competition }), q.next_cursor);
+export function userMarkets(d: Pick<RewardsDeps, 'rewards' | 'funders'>, { query: q, caller }: RequestOf<typeof UserMarketsQuery>) {
+  return paged(d.rewards.userMarkets(walletFor(d.funders, caller.address!, q.signature_type), dateOf(q.date), { orderBy: q.order_by, position: q.position, noCompetition: q.no_competition }), q.next_cursor);
 }
 
 export const REWARDS_ROUTES: readonly RouteSpec<RewardsDeps>[] = [
@@ -267,7 +277,7 @@ export const REWARDS_ROUTES: readonly RouteSpec<RewardsDeps>[] = [
   }),
 ];
 
-export function rewardsRoutes(ctx: Pick<AppContext, 'engine' | 'catalog' | 'marketData' | 'rewards' | 'clock'>): AnyRoute[] {
-  const deps: RewardsDeps = { engine: ctx.engine, catalog: ctx.catalog.read, marketData: ctx.marketData, rewards: ctx.rewards, clock: ctx.clock };
+export function rewardsRoutes(ctx: Pick<AppContext, 'engine' | 'catalog' | 'marketData' | 'rewards' | 'clock' | 'auth'>): AnyRoute[] {
+  const deps: RewardsDeps = { engine: ctx.engine, catalog: ctx.catalog.read, marketData: ctx.marketData, rewards: ctx.rewards, clock: ctx.clock, funders: ctx.auth.funders };
   return bindRoutes(deps, REWARDS_ROUTES);
 }

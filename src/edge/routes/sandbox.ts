@@ -20,12 +20,17 @@ import {
   StartMaintenanceBody,
 } from '../schemas/sandbox.ts';
 import { scenarioProblems } from '../sandbox/faults.ts';
+import type { Funders } from '../funders.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 
-/** What the sandbox routes use: the sandbox's parts (not its gate) and the log that records each admin change. */
+/**
+ * What the sandbox routes use: the sandbox's parts (not its gate), the log that records each admin change, and
+ * the key's wallets (a key is closed-only when any wallet it signs for is).
+ */
 export interface SandboxRouteDeps {
-  readonly sandbox: Pick<Sandbox, 'state' | 'maintenance' | 'faults' | 'closedOnly'>;
+  readonly sandbox: Pick<Sandbox, 'state' | 'maintenance' | 'faults' | 'closedOnly' | 'quiet'>;
   readonly log: Pick<Logger, 'info' | 'warn'>;
+  readonly funders: Pick<Funders, 'walletsOf'>;
 }
 type Sb<K extends keyof SandboxRouteDeps['sandbox']> = { readonly sandbox: Pick<SandboxRouteDeps['sandbox'], K> };
 
@@ -33,10 +38,15 @@ export function sandboxState(d: Sb<'state'>) {
   return d.sandbox.state();
 }
 
-export function startMaintenance(d: Sb<'maintenance'> & Pick<SandboxRouteDeps, 'log'>, { body }: RequestOf<undefined, typeof StartMaintenanceBody>) {
+/**
+ * Starts the window, then answers once the orders the engine took before it are answered (Sandbox.quiet):
+ * from the answer on, nothing trades until its post-only period has ended. The answer echoes what was set.
+ */
+export async function startMaintenance(d: Sb<'maintenance' | 'quiet'> & Pick<SandboxRouteDeps, 'log'>, { body }: RequestOf<undefined, typeof StartMaintenanceBody>) {
   const m = d.sandbox.maintenance;
   m.start(body.durationSeconds, body.postOnlySeconds);
   d.log.warn({ durationSeconds: body.durationSeconds, postOnlySeconds: body.postOnlySeconds ?? m.settings.postOnlySeconds }, 'maintenance window started');
+  await d.sandbox.quiet();
   return m.state();
 }
 
@@ -72,8 +82,9 @@ export async function setClosedOnly(
   return { address, closedOnly: d.sandbox.closedOnly.has(address) };
 }
 
-export function banStatus(d: Sb<'closedOnly'>, req: RequestOf) {
-  return { closed_only: d.sandbox.closedOnly.has(req.caller.address!) };
+/** Closed-only when the key's wallet, its proxy wallet or its Safe is: its BUYs for that wallet are refused. */
+export function banStatus(d: Sb<'closedOnly'> & Pick<SandboxRouteDeps, 'funders'>, req: RequestOf) {
+  return { closed_only: d.funders.walletsOf(req.caller.address!).some((w) => d.sandbox.closedOnly.has(w)) };
 }
 
 export const SANDBOX_ROUTES: readonly RouteSpec<SandboxRouteDeps>[] = [
@@ -92,7 +103,9 @@ export const SANDBOX_ROUTES: readonly RouteSpec<SandboxRouteDeps>[] = [
     group: 'admin',
     auth: 'admin',
     summary: 'Start a maintenance window now: order routes answer 425 for durationSeconds, then orders without postOnly are refused for postOnlySeconds',
-    description: 'Open orders stay on their books and every read keeps working. A window already running is replaced.',
+    description:
+      'Open orders stay on their books and every read keeps working. A window already running is replaced. Answered once the orders the ' +
+      'engine took before the window are answered: from then on nothing trades until the post-only period ends. The answer echoes the lengths set.',
     body: StartMaintenanceBody,
     response: MaintenanceState,
     handler: startMaintenance,
@@ -143,12 +156,12 @@ export const SANDBOX_ROUTES: readonly RouteSpec<SandboxRouteDeps>[] = [
     group: 'trading',
     auth: 'l2',
     keys: READ_KEYS,
-    summary: 'Whether the caller\'s wallet is in closed-only mode (the platform client\'s getClosedOnlyMode)',
+    summary: 'Whether the caller\'s wallet, its proxy wallet or its Safe is in closed-only mode (the platform client\'s getClosedOnlyMode)',
     response: BanStatus,
     handler: banStatus,
   }),
 ];
 
-export function sandboxRoutes(ctx: Pick<AppContext, 'sandbox' | 'log'>): AnyRoute[] {
-  return bindRoutes<SandboxRouteDeps>({ sandbox: ctx.sandbox, log: ctx.log }, SANDBOX_ROUTES);
+export function sandboxRoutes(ctx: Pick<AppContext, 'sandbox' | 'log' | 'auth'>): AnyRoute[] {
+  return bindRoutes<SandboxRouteDeps>({ sandbox: ctx.sandbox, log: ctx.log, funders: ctx.auth.funders }, SANDBOX_ROUTES);
 }

@@ -35,6 +35,13 @@
  * `{error}`; `POST /orders` answers 200 with one `{success:false, errorMsg}` element per rejected order, so one
  * bad order never fails the others.
  *
+ * Whose orders and money. The API key belongs to the signer (the L2 address); an order of signatureType 1 or 2
+ * is made by the signer's proxy wallet or Safe (its maker, order-check.ts, funders.ts), and reserves and
+ * settles on that wallet. So the key's open orders and cancels are the orders its address signed (the
+ * engine indexes them by signer), its trades the fills of any of its wallets (or of `maker_address`), and the
+ * balances those of the wallet `signature_type` names (0 or absent: its own), as the platform client sends it;
+ * split, merge and redeem name theirs in the signed body (`signatureType`).
+ *
  * The sandbox (edge/sandbox/sandbox.ts) adds its order rules between the checks and the engine: a BUY of a
  * closed-only wallet is refused (400), and so is an order without postOnly in the post-only period after a
  * maintenance window (503 with `code`, `retry_after_seconds` and Retry-After, as the platform answers);
@@ -59,10 +66,11 @@ import type { CatalogReader } from '../../queries/catalog.ts';
 import type { MarketDataReader } from '../../queries/market-data.ts';
 import type { AppContext } from '../context.ts';
 import { errorReply } from '../error-reply.ts';
+import { walletFor, type Funders } from '../funders.ts';
 import type { Metrics } from '../metrics.ts';
 import { checkOrders, orderCheckDeps, orderHints, type NormalizedOrder, type OrderCaller, type OrderCheckDeps } from '../order-check.ts';
 import { admissionRefusal, shapeRefusal, withReason } from '../refusals/order.ts';
-import { joinReasons, type Refusal } from '../refusals/reason.ts';
+import { headerValue, joinReasons, withReasonText, type Refusal } from '../refusals/reason.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import { walletFills } from '../../queries/fills.ts';
 import { READ_KEYS, bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../route.ts';
@@ -109,13 +117,15 @@ function orderResult(r: PlaceResponse): OrderResult {
   };
 }
 
-function rejected(orderId: string, e: ApiError): OrderResult {
-  return { success: false, errorMsg: e.message, orderID: orderId, status: '', makingAmount: '', takingAmount: '' };
+/** A refused order's result; with `auth.reasonInBody`, its reason follows the platform's text in errorMsg. */
+function rejected(orderId: string, e: ApiError, inBody = false): OrderResult {
+  const reason = inBody && e.reason !== undefined ? headerValue((e.reason as Refusal).text) : undefined;
+  return { success: false, errorMsg: reason === undefined ? e.message : withReasonText(e.message, reason), orderID: orderId, status: '', makingAmount: '', takingAmount: '' };
 }
 
 /** The caller of a signed route: the edge guarantees both fields once the HMAC passed. */
 function signer(caller: Caller): OrderCaller {
-  return { apiKey: caller.apiKey!, address: caller.address! };
+  return { apiKey: caller.apiKey!, address: caller.address!, ip: caller.ip };
 }
 
 /**
@@ -127,11 +137,13 @@ function signer(caller: Caller): OrderCaller {
 export interface TradingDeps {
   readonly engine: Pick<
     Engine,
-    'placeOrder' | 'cancelOrders' | 'cancelMarketOrders' | 'cancelAll' | 'getOrder' | 'openOrders' | 'balances' | 'afterCommit' | 'split' | 'merge' | 'redeem' | 'market'
+    'placeOrder' | 'cancelOrders' | 'cancelMarketOrders' | 'cancelAll' | 'getOrder' | 'openOrders' | 'balances' | 'unsettled' | 'afterCommit' | 'split' | 'merge' | 'redeem' | 'market'
   >;
   readonly checks: OrderCheckDeps;
   readonly metrics: Pick<Metrics, 'orderChecks' | 'orderEngine'>;
-  readonly sandbox: Pick<Sandbox, 'orderRefusal'>;
+  readonly sandbox: Pick<Sandbox, 'orderRefusal' | 'placing'>;
+  /** `auth.reasonInBody` (with explainRefusals): a refused element of POST /orders carries its reason in errorMsg. */
+  readonly reasonInBody: boolean;
   readonly catalog: Pick<CatalogReader, 'marketByCondition'>;
   readonly marketData: Pick<MarketDataReader, 'tradeOut'> | undefined;
   readonly store: AppContext['store'];
@@ -140,6 +152,8 @@ export interface TradingDeps {
   readonly clientShapes: boolean;
   /** The exchange contracts a wallet's balance is "approved" for: the order domains' verifying contracts, lowercase. */
   readonly exchanges: readonly string[];
+  /** The key's wallets: its own, its proxy wallet and its Safe (whose money signature_type names). */
+  readonly funders: Pick<Funders, 'makerOf' | 'walletsOf'>;
 }
 type Eng = Pick<TradingDeps, 'engine'>;
 
@@ -155,7 +169,9 @@ export function tradingDeps(ctx: Pick<AppContext, 'engine' | 'auth' | 'clock' | 
     store: ctx.store,
     views: ctx.views,
     clientShapes: ctx.config.compat.shapes === 'clob-client-v2',
+    reasonInBody: a.explainRefusals && a.reasonInBody,
     exchanges: [...new Set([a.orderDomain.verifyingContract, a.negRiskOrderDomain.verifyingContract].map((x) => x.toLowerCase()))],
+    funders: ctx.auth.funders,
   };
 }
 
@@ -247,7 +263,7 @@ const cancelResult = (r: { canceled: string[]; notCanceled: Record<string, strin
  */
 function explained(d: Pick<TradingDeps, 'engine' | 'checks'>, error: ApiError, order: NormalizedOrder): ApiError {
   if (d.checks.explain !== true) return error;
-  const ctx = { market: (cid: string) => d.engine.market(cid), balances: (w: string) => d.engine.balances(w), now: nowSeconds(d.checks.clock) };
+  const ctx = { market: (cid: string) => d.engine.market(cid), balances: (w: string) => d.engine.balances(w), unsettled: (w: string) => d.engine.unsettled(w), now: nowSeconds(d.checks.clock) };
   return withReason(error, admissionRefusal(error, order, ctx));
 }
 
@@ -263,7 +279,7 @@ export async function placeOrder(d: TradingDeps, req: RequestOf<undefined, typeo
     if (refused.retryAfterSeconds === undefined) throw refused.error;
     return errorReply(refused.error, { 'Retry-After': String(refused.retryAfterSeconds) });
   }
-  const r = await d.engine.placeOrder(checked.order);
+  const r = await d.sandbox.placing(d.engine.placeOrder(checked.order));
   d.metrics.orderEngine((performance.now() - t1) / 1000);
   if (!r.ok) throw explained(d, resultError(r.code, r.vars), checked.order);
   return orderResult(r);
@@ -276,7 +292,7 @@ export async function placeOrders(d: TradingDeps, req: RequestOf<undefined, type
   d.metrics.orderChecks((t1 - t0) / 1000);
   const refusals = checked.map((c) => (c.ok ? d.sandbox.orderRefusal(c.order) : undefined));
   // Issued in submission order within one turn: the sequencer sees them in that order.
-  const placed = checked.map((c, i) => (c.ok && refusals[i] === undefined ? d.engine.placeOrder(c.order) : undefined));
+  const placed = checked.map((c, i) => (c.ok && refusals[i] === undefined ? d.sandbox.placing(d.engine.placeOrder(c.order)) : undefined));
   const out: OrderResult[] = [];
   let reasons: Array<{ index: number; refusal: Refusal }> | undefined;
   for (let i = 0; i < checked.length; i++) {
@@ -298,7 +314,7 @@ export async function placeOrders(d: TradingDeps, req: RequestOf<undefined, type
       error = explained(d, resultError(r.code, r.vars), c.order);
       orderId = r.orderId;
     }
-    out.push(rejected(orderId, error));
+    out.push(rejected(orderId, error, d.reasonInBody));
     if (error.reason !== undefined) (reasons ??= []).push({ index: i, refusal: error.reason as Refusal });
   }
   if (placed.some((p) => p !== undefined)) d.metrics.orderEngine((performance.now() - t1) / 1000);
@@ -351,12 +367,15 @@ export async function openOrders(d: Pick<TradingDeps, 'engine' | 'catalog' | 'cl
   return { data, next_cursor: nextCursor(from, page.length, all.length), limit, count: page.length };
 }
 
-export function trades(d: Pick<TradingDeps, 'engine' | 'marketData' | 'store' | 'views'>, req: RequestOf<typeof TradesQuery>) {
+export function trades(d: Pick<TradingDeps, 'engine' | 'marketData' | 'store' | 'views' | 'funders'>, req: RequestOf<typeof TradesQuery>) {
   const offset = pageOffset(req.query.next_cursor);
   const marketData = d.marketData;
   if (!marketData) throw apiError('PM_ERR_UNAVAILABLE');
-  const wallet = req.caller.address!;
   const q = req.query;
+  // The key's wallets, or the one of them maker_address names (another address is none of the key's: no trades).
+  const own = d.funders.walletsOf(req.caller.address!);
+  const maker = q.maker_address?.toLowerCase();
+  const wallets = maker === undefined ? own : own.includes(maker) ? [maker] : [];
   const id = q.id?.toLowerCase();
   const market = q.market?.toLowerCase();
   const matches = (f: FillEvent) =>
@@ -371,7 +390,7 @@ export function trades(d: Pick<TradingDeps, 'engine' | 'marketData' | 'store' | 
   let seen = 0;
   let more = false;
   // Walks the wallet's fills from the start (filters need each fill): cost grows with the offset.
-  for (const f of walletFills(d.store, d.views, wallet)) {
+  for (const f of walletFills(d.store, d.views, wallets)) {
     if (!matches(f)) continue;
     if (seen++ < from) continue;
     if (page.length === limit) {
@@ -384,15 +403,15 @@ export function trades(d: Pick<TradingDeps, 'engine' | 'marketData' | 'store' | 
     const taker = d.engine.getOrder(f.takerOrderId);
     const maker = d.engine.getOrder(f.makerOrderId);
     const fields = { b: Math.max(0, taker?.tradeIds.indexOf(f.tradeId) ?? 0), tf: taker?.takerFeeBps ?? 0, mf: maker?.makerFeeBps ?? 0 };
-    return { ...marketData.tradeOut(f, fields), trader_side: f.takerWallet === wallet ? ('TAKER' as const) : ('MAKER' as const) };
+    return { ...marketData.tradeOut(f, fields), trader_side: wallets.includes(f.takerWallet) ? ('TAKER' as const) : ('MAKER' as const) };
   });
   return { data, next_cursor: more ? encodeCursor(from + page.length) : END_CURSOR, limit, count: data.length };
 }
 
-/** The caller's available balance of USDC or of one token, copied now and sent once durable. */
-export function balanceAllowance(d: Pick<TradingDeps, 'engine' | 'exchanges'>, req: RequestOf<typeof BalanceAllowanceQuery>) {
+/** The available balance of USDC or of one token of the caller's wallet signature_type names, copied now and sent once durable. */
+export function balanceAllowance(d: Pick<TradingDeps, 'engine' | 'exchanges' | 'funders'>, req: RequestOf<typeof BalanceAllowanceQuery>) {
   const q = req.query;
-  const b = d.engine.balances(req.caller.address!);
+  const b = d.engine.balances(walletFor(d.funders, req.caller.address!, q.signature_type));
   let available = b.usdc.available;
   let reserved = b.usdc.reserved;
   if (q.asset_type === 'CONDITIONAL') {
@@ -410,26 +429,29 @@ export function preMigrationOrders(_d: unknown, req: RequestOf<typeof PreMigrati
   return { data: [], next_cursor: END_CURSOR, limit: 500, count: 0 };
 }
 
-export function split(d: Eng, req: RequestOf<undefined, typeof SplitMergeBody>) {
+type WalletOpDeps = Pick<TradingDeps, 'engine' | 'funders'>;
+const opWallet = (d: WalletOpDeps, req: { caller: Caller; body: { signatureType?: number } }) => walletFor(d.funders, req.caller.address!, req.body.signatureType, 'signatureType');
+
+export function split(d: WalletOpDeps, req: RequestOf<undefined, typeof SplitMergeBody>) {
   const cid = knownMarket(d, req.body.conditionId);
-  return walletOp(cid, d.engine.split(req.caller.address!, cid, positiveUnits(req.body.amount)));
+  return walletOp(cid, d.engine.split(opWallet(d, req), cid, positiveUnits(req.body.amount)));
 }
 
-export function merge(d: Eng, req: RequestOf<undefined, typeof SplitMergeBody>) {
+export function merge(d: WalletOpDeps, req: RequestOf<undefined, typeof SplitMergeBody>) {
   const cid = knownMarket(d, req.body.conditionId);
-  return walletOp(cid, d.engine.merge(req.caller.address!, cid, positiveUnits(req.body.amount)));
+  return walletOp(cid, d.engine.merge(opWallet(d, req), cid, positiveUnits(req.body.amount)));
 }
 
-export function redeem(d: Eng, req: RequestOf<undefined, typeof RedeemBody>) {
+export function redeem(d: WalletOpDeps, req: RequestOf<undefined, typeof RedeemBody>) {
   const cid = knownMarket(d, req.body.conditionId);
-  return walletOp(cid, d.engine.redeem(req.caller.address!, cid));
+  return walletOp(cid, d.engine.redeem(opWallet(d, req), cid));
 }
 
 const OrderIdParams = Type.Object({ id: Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' }) });
 const PreMigrationQuery = Type.Object({ next_cursor: Type.Optional(Type.String({ maxLength: 64 })) });
 
 /** A split, merge or redeem: durable replay protection (money moves), the wallet operation's answer. */
-function walletOpRoute<B extends TSchema>(r: { path: string; summary: string; body: B; handler: (d: Eng, req: RequestOf<undefined, B>) => unknown }): RouteSpec<TradingDeps> {
+function walletOpRoute<B extends TSchema>(r: { path: string; summary: string; body: B; handler: (d: WalletOpDeps, req: RequestOf<undefined, B>) => unknown }): RouteSpec<TradingDeps> {
   return routeSpec({ method: 'POST', path: r.path, replay: 'durable', group: 'trading', auth: 'l2', summary: r.summary, body: r.body, response: WalletOpResult, handler: r.handler });
 }
 

@@ -38,7 +38,8 @@ export interface PhaseAt {
 const OPEN: Readonly<PhaseAt> = Object.freeze({ phase: 'open', until: undefined });
 
 export class MaintenanceWindows {
-  private admin: Window | undefined;
+  /** The admin's window, with the lengths it was started with (what state() reports while it lasts). */
+  private admin: (Window & { durationSeconds: number; postOnlySeconds: number }) | undefined;
   /** Start of a scheduled window ended early by the admin API: skipped. */
   private skipped = -1;
 
@@ -66,7 +67,7 @@ export class MaintenanceWindows {
   /** Admin: a window from now, then its post-only period (default: the configured one). */
   start(durationSeconds: number, postOnlySeconds = this.settings.postOnlySeconds): void {
     const now = this.clock.now();
-    this.admin = { start: now, end: now + durationSeconds * 1000, postOnlyEnd: now + (durationSeconds + postOnlySeconds) * 1000 };
+    this.admin = { start: now, end: now + durationSeconds * 1000, postOnlyEnd: now + (durationSeconds + postOnlySeconds) * 1000, durationSeconds, postOnlySeconds };
   }
 
   /** Admin: trading reopens now; a scheduled window in progress (or its post-only period) is skipped. */
@@ -86,16 +87,21 @@ export class MaintenanceWindows {
     return next;
   }
 
+  /**
+   * Where trading stands and the schedule. The lengths are the admin window's while it or its post-only
+   * period lasts (what was set: the answer of its start echoes it), else the schedule's.
+   */
   state(now = this.clock.now()): MaintenanceState {
     const p = this.phaseAt(now);
     const next = this.nextScheduled(now);
     const s = this.settings;
+    const lengths = this.admin !== undefined && now < this.admin.postOnlyEnd ? this.admin : s;
     return {
       phase: p.phase,
       until: p.until === undefined ? null : new Date(p.until).toISOString(),
       weekly: s.weekly.map((w) => ({ day: w.day, at: w.at })),
-      durationSeconds: s.durationSeconds,
-      postOnlySeconds: s.postOnlySeconds,
+      durationSeconds: lengths.durationSeconds,
+      postOnlySeconds: lengths.postOnlySeconds,
       nextScheduled: next === undefined ? null : new Date(next).toISOString(),
     };
   }

@@ -6,8 +6,14 @@
  *                        routes, 425 during a maintenance window, then the scenario's 503, 500 and latency;
  *                        on the order-book API's other routes, the scenario's 503. Admin, operations,
  *                        catalog and data routes are never touched, so the sandbox can always be driven.
- *   orderRefusal(order)  what POST /order and /orders refuse after their checks: a BUY of a closed-only
- *                        wallet, an order without postOnly during a post-only period.
+ *   orderRefusal(order)  what POST /order and /orders refuse after their checks, just before the engine
+ *                        takes the order: any order during a maintenance window (a request that passed the
+ *                        gate as the window began), a BUY of a closed-only wallet, an order without postOnly
+ *                        during a post-only period. The demo's traders (demo/engine-venue.ts) meet the same
+ *                        refusals: a window stops matching for everyone.
+ *   placing(promise)     counts an order the engine took until it is answered, so that starting a window
+ *                        (quiet()) can wait for the orders taken before it: once the admin's start is
+ *                        answered, nothing trades until the post-only period has ended.
  *
  * Refusals and faults are counted in /metrics (`sandbox_refusals_total{reason}`, faults.ts's series), the
  * maintenance phase is the gauge `sandbox_maintenance_phase{phase}` and trades still settling
@@ -56,6 +62,12 @@ export class Sandbox {
   private readonly clock: Clock;
   private readonly engine: SandboxDeps['engine'];
   private readonly refusals: Counter<'reason'>;
+  /** Orders the engine took that are not answered yet, and who waits for there to be none. */
+  private inFlight = 0;
+  private idle: Array<() => void> = [];
+  private readonly settled = () => {
+    if (--this.inFlight === 0) for (const wake of this.idle.splice(0)) wake();
+  };
 
   /** Throws when the configured scenario file cannot be read or is not a valid scenario. */
   constructor(deps: SandboxDeps) {
@@ -132,13 +144,22 @@ export class Sandbox {
   }
 
   /**
-   * What POST /order and /orders refuse of an order that passed their checks: a BUY of a closed-only wallet
-   * (400), an order without postOnly in a post-only period (503, with the seconds left). Undefined admits.
+   * What POST /order and /orders (and the demo's venue) refuse of an order that passed their checks: any
+   * order during a maintenance window (425), a BUY of a closed-only wallet (400; its maker's or its signer's:
+   * closing an EOA closes what it signs for its proxy and Safe too), an order without postOnly in a post-only
+   * period (503, with the seconds left). Undefined admits.
    */
-  orderRefusal(o: Pick<OrderSubmission, 'wallet' | 'side' | 'postOnly'>): { error: ApiError; retryAfterSeconds?: number } | undefined {
-    if (o.side === 'BUY' && this.closedOnly.has(o.wallet)) {
-      this.refusals.labels('closed_only').inc();
-      return { error: apiError('PM_ERR_CLOSED_ONLY', { address: o.wallet.toLowerCase() }) };
+  orderRefusal(o: Pick<OrderSubmission, 'wallet' | 'signer' | 'side' | 'postOnly'>): { error: ApiError; retryAfterSeconds?: number } | undefined {
+    if (this.maintenance.phaseAt().phase === 'maintenance') {
+      this.refusals.labels('maintenance').inc();
+      return { error: apiError('PM_ERR_NOT_READY') };
+    }
+    if (o.side === 'BUY') {
+      const closed = this.closedOnly.has(o.wallet) ? o.wallet : o.signer !== o.wallet && this.closedOnly.has(o.signer) ? o.signer : undefined;
+      if (closed !== undefined) {
+        this.refusals.labels('closed_only').inc();
+        return { error: apiError('PM_ERR_CLOSED_ONLY', { address: closed.toLowerCase() }) };
+      }
     }
     if (!o.postOnly) {
       const now = this.clock.now();
@@ -150,6 +171,18 @@ export class Sandbox {
       }
     }
     return undefined;
+  }
+
+  /** An order the engine is taking (orderRefusal admitted it): counted until answered. Returns `p`. */
+  placing<T>(p: Promise<T>): Promise<T> {
+    this.inFlight++;
+    p.then(this.settled, this.settled);
+    return p;
+  }
+
+  /** Resolves once every order the engine took before the call has been answered (committed or refused). */
+  quiet(): Promise<void> {
+    return this.inFlight === 0 ? Promise.resolve() : new Promise((resolve) => this.idle.push(resolve));
   }
 
   state(): SandboxState {

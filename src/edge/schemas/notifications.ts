@@ -57,7 +57,7 @@ export const Notification = Type.Intersect([
 export type Notification = Static<typeof Notification>;
 
 export const NotificationsQuery = Type.Object({
-  signature_type: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: 'sent by the platform client; not used' })),
+  signature_type: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: "whose: 0 (default) the key's wallet, 1 its proxy wallet, 2 its Safe" })),
 });
 
 export const DropNotificationsQuery = Type.Object({

@@ -108,6 +108,8 @@ export type CancelResult = Static<typeof CancelResult>;
 const DomainInfo = Type.Object({ name: Type.String(), version: Type.String(), chainId: Type.Integer() });
 const OrderDomainInfo = Type.Object({ name: Type.String(), version: Type.String(), chainId: Type.Integer(), verifyingContract: Type.String() });
 
+const WalletFactoryInfo = Type.Object({ factory: Type.String(), initCodeHash: Type.String() });
+
 /** GET /exchange-info: what a client needs to sign for this service. */
 export const ExchangeInfo = Type.Object({
   chainId: Type.Integer(),
@@ -115,6 +117,14 @@ export const ExchangeInfo = Type.Object({
   orderDomain: OrderDomainInfo,
   negRiskOrderDomain: OrderDomainInfo,
   tickSizes: Type.Array(Type.String()),
+  walletFactories: Type.Object(
+    {
+      proxy: WalletFactoryInfo,
+      safe: WalletFactoryInfo,
+    },
+    { description: 'what derives the maker of a signatureType 1 (proxy) or 2 (Safe) order from its signer: CREATE2 with the signer in the salt' },
+  ),
+  profile: Type.String({ description: 'the configuration profile the service runs (spec, clob-v2 or platform: README "Point a bot at it"), which decides the shapes of a few answers and the signing domains' }),
 });
 export type ExchangeInfo = Static<typeof ExchangeInfo>;
 

@@ -1,6 +1,7 @@
 /**
- * GET /refusals: the caller's wallet's last refusals as X-Refusal-Reason told them (edge/refusals/log.ts),
- * for clients that never show a response header. Header names only, never their values.
+ * GET /refusals: the caller's wallet's last refusals as X-Refusal-Reason told them (edge/refusals/wallets.ts),
+ * for clients that never show a response header; unsigned, with `address`, what requests from the reader's
+ * own client address naming that address were refused for. Header names only, never their values.
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { REFUSAL_CLASSES } from '../refusals/reason.ts';
@@ -17,6 +18,12 @@ export const RefusalItem = Type.Object({
   reason: Type.String({ description: 'what was wrong and what was expected: the X-Refusal-Reason header as sent' }),
 });
 export type RefusalItem = Static<typeof RefusalItem>;
+
+export const RefusalsQuery = Type.Object({
+  address: Type.Optional(
+    Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: 'without L2 headers: the wallet whose refusals from this client address to list (required then)' }),
+  ),
+});
 
 export const RefusalsPage = Type.Object({
   data: Type.Array(RefusalItem, { description: 'newest first' }),

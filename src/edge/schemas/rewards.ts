@@ -9,7 +9,7 @@ import { Str, strings } from './common.ts';
 
 const OrderId = Type.String({ pattern: '^0x[0-9a-fA-F]{64}$' });
 const DateText = Type.String({ pattern: '^\\d{4}-\\d{2}-\\d{2}$', description: 'UTC day, YYYY-MM-DD' });
-const SignatureType = Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: 'sent by the platform client; not used' }));
+const SignatureType = Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: "whose: 0 (default) the key's wallet, 1 its proxy wallet, 2 its Safe" }));
 const Cursor = Type.Optional(Type.String({ maxLength: 64, description: 'base64 offset: MA== first page, LTE= past the last' }));
 
 export const RewardsConfig = Type.Object({

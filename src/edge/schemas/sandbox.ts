@@ -128,8 +128,8 @@ export const MaintenanceState = Type.Object({
   }),
   until: Type.Union([Type.String({ description: 'ISO 8601: when the phase ends' }), Type.Null()]),
   weekly: Type.Array(Type.Object({ day: Weekday, at: Type.String({ description: 'HH:MM UTC' }) })),
-  durationSeconds: Type.Integer(),
-  postOnlySeconds: Type.Integer(),
+  durationSeconds: Type.Integer({ description: "the window's length: the admin window's while it or its post-only period lasts (what POST set), else the schedule's" }),
+  postOnlySeconds: Type.Integer({ description: 'the post-only period after it, likewise' }),
   nextScheduled: Type.Union([Type.String({ description: 'ISO 8601 start of the next scheduled window' }), Type.Null()]),
 });
 export type MaintenanceState = Static<typeof MaintenanceState>;

@@ -77,14 +77,19 @@ export const OpenOrdersPage = Type.Object({
 
 export const DeleteOrdersBody = Type.Array(OrderIdText, { minItems: 1, maxItems: MAX_CANCEL_IDS });
 
-export const SplitMergeBody = Type.Object({ conditionId: ConditionIdText, amount: Decimal });
-export const RedeemBody = Type.Object({ conditionId: ConditionIdText });
+/**
+ * Whose tokens and USDC a wallet operation moves: 0 (absent) the key's wallet, 1 its proxy wallet, 2 its Safe.
+ * In the body, which the HMAC covers (a query string is not signed, nor part of what a replay is told apart by).
+ */
+const OpSignatureType = Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: "whose: 0 (default) the key's wallet, 1 its proxy wallet, 2 its Safe" }));
+export const SplitMergeBody = Type.Object({ conditionId: ConditionIdText, amount: Decimal, signatureType: OpSignatureType });
+export const RedeemBody = Type.Object({ conditionId: ConditionIdText, signatureType: OpSignatureType });
 export const WalletOpResult = Type.Object({ success: Type.Boolean() });
 
 export const BalanceAllowanceQuery = Type.Object({
   asset_type: Type.Union([Type.Literal('COLLATERAL'), Type.Literal('CONDITIONAL')]),
   token_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,78}$' })),
-  signature_type: Type.Optional(Type.Integer({ minimum: 0, maximum: 255 })),
+  signature_type: Type.Optional(Type.Integer({ minimum: 0, maximum: 255, description: "whose balance: 0 (default) the key's wallet, 1 its proxy wallet, 2 its Safe (edge/funders.ts)" })),
 });
 
 export const BalanceAllowance = Type.Object({
@@ -102,6 +107,7 @@ export const TradesQuery = Type.Object({
   asset_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,78}$' })),
   before: Type.Optional(Type.Integer({ minimum: 0, description: 'unix seconds; trades strictly before' })),
   after: Type.Optional(Type.Integer({ minimum: 0, description: 'unix seconds; trades strictly after' })),
+  maker_address: Type.Optional(Type.String({ pattern: '^0x[0-9a-fA-F]{40}$', description: "one of the key's wallets (its own, its proxy wallet, its Safe); absent: all of them" })),
   next_cursor: Type.Optional(Type.String({ maxLength: 64 })),
 });
 

@@ -11,7 +11,10 @@
  *   market channel  market:<token> for each asset it lists; with custom_feature_enabled also
  *                   market-custom:<token> and market-lifecycle
  *   user channel    user:<wallet> (no `markets`, or an empty list) or user:<wallet>:<cid> per market, only
- *                   ever for the wallet its credentials belong to: isolation is which topics it can join.
+ *                   ever for the wallets its credentials belong to: isolation is which topics it can join.
+ *                   Those are the key's address and the proxy wallet and Safe it signs for (edge/funders.ts):
+ *                   a proxy or Safe order's events are its maker's, so one subscription joins that topic of
+ *                   each of the three (a funder's events reach its signer's key, as on the platform).
  *
  * Protocol: the first message subscribes (market: {assets_ids, type: "market", custom_feature_enabled?,
  * initial_dump?}; user: {auth: {apiKey, secret, passphrase}, markets?, type: "user"}); later messages are
@@ -32,23 +35,33 @@
  * {"event_type":"error","error":"<what>: <why>"}, or HTTP answers to the upgrade, each counted in
  * ws_refusals_total{channel, reason}:
  *   - upgrades are rate-limited per client address like any route (rate-limit-buckets.ts: clob + ws-connect)
- *     and capped at maxSocketsPerAddress open sockets per address (429 past either, reasons connect_rate
- *     and address_sockets), and at maxSockets open sockets in all, both channels (503 "too many
- *     connections", reason global_sockets: the service is full, not the caller too fast);
+ *     and capped at maxSocketsPerAddress open sockets per address and maxSocketsPerNetwork per network (the
+ *     address's /24, or /64 for IPv6: domain/ip.ts addressPrefix; at least what one address may hold), 429
+ *     past any of them (reasons connect_rate, address_sockets, network_sockets), and at maxSockets open
+ *     sockets in all, both channels (503 "too many connections", reason global_sockets: the service is
+ *     full, not the caller too fast);
  *   - messages: maxMessagesPerSecond per socket, a token bucket of that many tokens refilled at that many
  *     per second (so a burst of N, then N a second), every message charged one token, PING included (a
  *     PING costs little, but a socket sending nothing else must not be free to flood). A message with no
  *     token left is not acted on and gets "too many messages: at most N per second" (reason rate). A socket
  *     with more than 2N messages refused within STRIKE_WINDOW_MS of the first of them is closed (4008,
  *     closes{reason="rate_limited"}): it is not reading the refusals;
- *   - dumps are charged by what they cost, per client address (all its sockets together): a subscription
- *     with initial_dump (the default) costs one per book it dumps, at most dumpBooksPerAddress per
- *     dumpWindowSeconds (RateLimiter's sliding window, edge/rate-limit.ts, which over-admits by at most
- *     one sub-window's worth). A subscribe message whose dump would pass it is refused whole: nothing
- *     subscribed, nothing sent, "dump budget exceeded: ..." (reason dump_budget). initial_dump false is free;
- *   - maxSubscriptionsPerSocket assets (market) or markets (user), and maxSubscriptions subscriptions in
- *     all, both channels (a user socket on all of its markets holds one): a message past either is refused
- *     whole ("too many subscriptions: ...", reasons socket_subscriptions and global_subscriptions);
+ *   - dumps are charged by what they cost, per client address and per network (all their sockets
+ *     together) and in all: a subscription with initial_dump (the default) costs one per book it dumps, at
+ *     most dumpBooksPerAddress per dumpWindowSeconds for an address and dumpBooksPerNetwork for its network
+ *     (RateLimiter's sliding window, edge/rate-limit.ts, which over-admits by at most one sub-window's
+ *     worth), and its bytes, at most dumpBytesPerSecond for all addresses together (a token bucket holding
+ *     two seconds' worth), so that many addresses at their own budgets cannot send books faster than that
+ *     (100 addresses sent 21.7 MB/s of them). A subscribe message whose dump would pass any of them is
+ *     refused whole: nothing subscribed, nothing sent, "dump budget exceeded: ..." (reasons dump_budget,
+ *     network_dumps, global_dumps). initial_dump false is free;
+ *   - maxSubscriptionsPerSocket assets (market) or markets (user), maxSubscriptionsPerAddress and
+ *     maxSubscriptionsPerNetwork over all of an address's or a network's sockets, and maxSubscriptions in
+ *     all, both channels (a user socket on all of its markets holds one): a message past any of them is
+ *     refused whole ("too many subscriptions: ...", reasons socket_subscriptions, address_subscriptions,
+ *     network_subscriptions, global_subscriptions). Fair shares: with the defaults no address holds more
+ *     than 1% of the sockets or subscriptions and no network more than 5%, so the 27 addresses that once
+ *     held all 200,000 subscriptions hold at most 27% (and 5% from one /24);
  *   - incoming messages larger than maxMessageBytes close the socket (1009);
  *   - a socket's send buffer is bounded by maxBackpressureBytes: a frame that would pass it is dropped by
  *     uWS for that socket only, and the socket is then closed (4003, "slow consumer"), so a slow reader
@@ -83,10 +96,11 @@
 import { timingSafeEqual } from 'node:crypto';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from 'uWebSockets.js';
-import { clientAddress } from '../../domain/ip.ts';
+import { addressPrefix, clientAddress } from '../../domain/ip.ts';
 import type { Clock, Timers } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { decodeSecret, type KeyVerifier } from '../auth.ts';
+import type { Funders } from '../funders.ts';
 import type { StreamMetrics } from '../metrics.ts';
 import { RateLimiter } from '../rate-limit.ts';
 import { bucketsFor } from '../rate-limit-buckets.ts';
@@ -107,6 +121,16 @@ export interface StreamLimits {
   maxMessagesPerSecond: number;
   dumpBooksPerAddress: number;
   dumpWindowSeconds: number;
+  /** Open sockets per network (/24, /64), both channels; never less than maxSocketsPerAddress. */
+  maxSocketsPerNetwork: number;
+  /** Subscriptions over all of an address's sockets, both channels. */
+  maxSubscriptionsPerAddress: number;
+  /** Subscriptions over all of a network's sockets; never less than maxSubscriptionsPerAddress. */
+  maxSubscriptionsPerNetwork: number;
+  /** Books the dumps of a network's addresses may send per dumpWindowSeconds; never less than dumpBooksPerAddress. */
+  dumpBooksPerNetwork: number;
+  /** Bytes of dumps all addresses together may be sent per second. */
+  dumpBytesPerSecond: number;
 }
 
 /** What the channels read of the books: whether a token exists, and the `book` event of its committed state. */
@@ -142,6 +166,8 @@ export interface ChannelDeps {
   topics: Topics;
   /** The API-key service's hot-path look-up (edge/auth.ts ApiKeyService.verifier). */
   keys: { verifier(apiKey: string): KeyVerifier | undefined };
+  /** The wallets a key's address signs for (its own, its proxy wallet, its Safe). */
+  funders: Pick<Funders, 'walletsOf'>;
   limiter: RateLimiter;
   trustedProxies: readonly string[];
   clock: Clock;
@@ -179,10 +205,15 @@ export type RefusalReason =
   | 'shutdown'
   | 'connect_rate'
   | 'address_sockets'
+  | 'network_sockets'
   | 'global_sockets'
   | 'rate'
   | 'dump_budget'
+  | 'network_dumps'
+  | 'global_dumps'
   | 'socket_subscriptions'
+  | 'address_subscriptions'
+  | 'network_subscriptions'
   | 'global_subscriptions';
 
 /** Refusals that close a socket for its message rate are counted over this long from the first (header). */
@@ -193,12 +224,16 @@ export const MAX_NAMED = 10;
 interface Conn {
   channel: Channel;
   ip: string;
+  /** The address's network (domain/ip.ts addressPrefix): what its fair shares are counted by. */
+  network: string;
   lastSeen: number;
   /** Assets (market) or markets (user; '*' = all) it is subscribed to. */
   subs: Set<string>;
   custom: boolean;
   /** User channel: the wallet, once its credentials checked, and the API key that proved it. */
   wallet: string | undefined;
+  /** User channel: the wallets whose topics a subscription joins (the key's, its proxy wallet's, its Safe's). */
+  wallets: readonly string[];
   apiKey: string | undefined;
   /** Message rate (token bucket): tokens left, and when (performance.now()) it was last refilled. */
   tokens: number;
@@ -222,6 +257,14 @@ const checkUpdate = TypeCompiler.Compile(SubscriptionUpdate);
 const ALL_MARKETS = '*';
 const decoder = new TextDecoder();
 const DUMP_BUCKET = ['dump'] as const;
+const DUMP_NETWORK_BUCKET = ['dump-network'] as const;
+
+/** A count per key that forgets a key at zero (the per-address and per-network tallies). */
+function tally(map: Map<string, number>, key: string, delta: number): void {
+  const n = (map.get(key) ?? 0) + delta;
+  if (n > 0) map.set(key, n);
+  else map.delete(key);
+}
 
 /** "unknown assets ignored: 1,2 (and 12 more)": the frame both channels send for ids nobody knows. */
 function ignored(what: 'assets' | 'markets', ids: readonly string[]): string {
@@ -235,6 +278,13 @@ export class StreamChannels {
   /** User sockets by the API key that authenticated them (closed when it is revoked). */
   private readonly byKey = new Map<string, Set<Socket>>();
   private readonly perAddress = new Map<string, number>();
+  private readonly perNetwork = new Map<string, number>();
+  /** Subscriptions held by open sockets per address and per network (fair shares of maxSubscriptions). */
+  private readonly subsPerAddress = new Map<string, number>();
+  private readonly subsPerNetwork = new Map<string, number>();
+  /** Bytes of dumps all addresses may still be sent now (a token bucket, refilled at dumpBytesPerSecond). */
+  private dumpBytes: number;
+  private dumpBytesAt = performance.now();
   /** User topics and their sockets (Memory, in the header: these are not uWS topics). */
   private readonly userTopics = new Map<string, Set<Socket>>();
   /** Subscriptions held by open sockets, both channels (maxSubscriptions). */
@@ -252,9 +302,13 @@ export class StreamChannels {
     // newcomers share one (rate-limit.ts), which only ever refuses more.
     this.dumps = new RateLimiter({
       enabled: true,
-      maxCallers: Math.max(1024, 2 * d.limits.maxSockets),
-      buckets: { [DUMP_BUCKET[0]]: { limit: d.limits.dumpBooksPerAddress, windowSeconds: d.limits.dumpWindowSeconds } },
+      maxCallers: Math.max(1024, 4 * d.limits.maxSockets),
+      buckets: {
+        [DUMP_BUCKET[0]]: { limit: d.limits.dumpBooksPerAddress, windowSeconds: d.limits.dumpWindowSeconds },
+        [DUMP_NETWORK_BUCKET[0]]: { limit: Math.max(d.limits.dumpBooksPerNetwork, d.limits.dumpBooksPerAddress), windowSeconds: d.limits.dumpWindowSeconds },
+      },
     });
+    this.dumpBytes = 2 * d.limits.dumpBytesPerSecond;
     if (d.faults !== undefined) {
       const faults = new SocketFaults<Socket>(d.faults.source, d.faults.timers, {
         stall: (ws) => this.stall(ws),
@@ -352,16 +406,20 @@ export class StreamChannels {
     const v = this.d.limiter.take(`ip:${ip}`, buckets, 1, this.d.clock.now());
     if (!v.ok) return refuse('429 Too Many Requests', 'connect_rate', 'Too Many Requests');
     if ((this.perAddress.get(ip) ?? 0) >= this.d.limits.maxSocketsPerAddress) return refuse('429 Too Many Requests', 'address_sockets', 'too many connections from this address');
+    const network = addressPrefix(ip);
+    if ((this.perNetwork.get(network) ?? 0) >= this.networkSockets) return refuse('429 Too Many Requests', 'network_sockets', `too many connections from this network (${network})`);
     // uWS opens the socket within res.upgrade (opened() runs before it returns), so `sockets` is exact here.
     if (this.sockets.size >= this.d.limits.maxSockets) return refuse('503 Service Unavailable', 'global_sockets', `too many connections: the service holds at most ${this.d.limits.maxSockets}`);
     const now = performance.now();
     const conn: Conn = {
       channel,
       ip,
+      network,
       lastSeen: Date.now(),
       subs: new Set(),
       custom: false,
       wallet: undefined,
+      wallets: [],
       apiKey: undefined,
       tokens: this.d.limits.maxMessagesPerSecond,
       refilledAt: now,
@@ -377,7 +435,8 @@ export class StreamChannels {
   private opened(ws: Socket): void {
     const conn = ws.getUserData().conn;
     this.sockets.add(ws);
-    this.perAddress.set(conn.ip, (this.perAddress.get(conn.ip) ?? 0) + 1);
+    tally(this.perAddress, conn.ip, 1);
+    tally(this.perNetwork, conn.network, 1);
     this.d.metrics.opened(conn.channel);
     this.faults?.opened(ws, conn.channel);
   }
@@ -392,12 +451,10 @@ export class StreamChannels {
       same?.delete(ws);
       if (same?.size === 0) this.byKey.delete(conn.apiKey);
     }
-    const left = (this.perAddress.get(conn.ip) ?? 1) - 1;
-    if (left > 0) this.perAddress.set(conn.ip, left);
-    else this.perAddress.delete(conn.ip);
-    if (conn.channel === 'user' && conn.wallet !== undefined) for (const id of conn.subs) this.leave(ws, this.userTopic(conn.wallet, id));
-    this.subscriptions -= conn.subs.size;
-    this.d.metrics.subscriptions(conn.channel, -conn.subs.size);
+    tally(this.perAddress, conn.ip, -1);
+    tally(this.perNetwork, conn.network, -1);
+    if (conn.channel === 'user') for (const id of conn.subs) this.leave(ws, conn, id);
+    this.added(conn, -conn.subs.size);
     conn.subs.clear();
     const reason: CloseReason = conn.closing ?? (code === 1009 ? 'message_too_large' : code === 1006 ? 'abnormal' : 'client');
     this.d.metrics.closed(conn.channel, reason);
@@ -512,9 +569,18 @@ export class StreamChannels {
 
   /** The caps a subscription of `fresh` more must fit, per socket and in all; the refusal, when it does not. */
   private overCap(ws: Socket, conn: Conn, fresh: number, what: 'assets' | 'markets'): boolean {
-    const { maxSubscriptionsPerSocket: perSocket, maxSubscriptions: all } = this.d.limits;
+    const { maxSubscriptionsPerSocket: perSocket, maxSubscriptionsPerAddress: perAddress, maxSubscriptions: all } = this.d.limits;
     if (conn.subs.size + fresh > perSocket) {
       this.refuse(ws, conn, 'socket_subscriptions', `too many subscriptions: at most ${perSocket} ${what} per connection`);
+      return true;
+    }
+    if (fresh <= 0) return false;
+    if ((this.subsPerAddress.get(conn.ip) ?? 0) + fresh > perAddress) {
+      this.refuse(ws, conn, 'address_subscriptions', `too many subscriptions: an address holds at most ${perAddress} over all of its connections`);
+      return true;
+    }
+    if ((this.subsPerNetwork.get(conn.network) ?? 0) + fresh > this.networkSubscriptions) {
+      this.refuse(ws, conn, 'network_subscriptions', `too many subscriptions: a network (${conn.network}) holds at most ${this.networkSubscriptions} over all of its connections`);
       return true;
     }
     if (this.subscriptions + fresh > all) {
@@ -525,8 +591,21 @@ export class StreamChannels {
   }
 
   private added(conn: Conn, n: number): void {
+    if (n === 0) return;
     this.subscriptions += n;
+    tally(this.subsPerAddress, conn.ip, n);
+    tally(this.subsPerNetwork, conn.network, n);
     this.d.metrics.subscriptions(conn.channel, n);
+  }
+
+  /** A network's socket cap: never less than what one address may hold. */
+  private get networkSockets(): number {
+    return Math.max(this.d.limits.maxSocketsPerNetwork, this.d.limits.maxSocketsPerAddress);
+  }
+
+  /** A network's subscription cap: never less than what one address may hold. */
+  private get networkSubscriptions(): number {
+    return Math.max(this.d.limits.maxSubscriptionsPerNetwork, this.d.limits.maxSubscriptionsPerAddress);
   }
 
   private onMarket(ws: Socket, conn: Conn, msg: unknown): void {
@@ -574,16 +653,9 @@ export class StreamChannels {
     if (this.overCap(ws, conn, fresh.length, 'assets')) return;
     let books: string[] = [];
     if (dump && known.length > 0) {
-      const { dumpBooksPerAddress: limit, dumpWindowSeconds: window } = this.d.limits;
-      const v = this.dumps.take(conn.ip, DUMP_BUCKET, known.length, performance.now());
-      if (!v.ok) {
-        const why =
-          known.length > limit
-            ? `this dump is ${known.length} books, an address may receive at most ${limit} per ${window} s`
-            : `at most ${limit} books per ${window} s per address, this dump is ${known.length}; retry in ${v.retryAfterSeconds} s`;
-        return this.refuse(ws, conn, 'dump_budget', `dump budget exceeded: ${why}`);
-      }
       books = known.map((id) => this.d.books.bookEvent(id)!);
+      const refused = this.chargeDump(conn, books);
+      if (refused !== undefined) return this.refuse(ws, conn, refused.reason, `dump budget exceeded: ${refused.why}`);
     }
     // Subscribed before the dump is sent: a frame published after this is queued after the dump, and the
     // dump is the committed state as of now, so the client misses nothing and sees nothing twice out of order.
@@ -597,6 +669,40 @@ export class StreamChannels {
     if (unknown.length > 0) this.error(ws, ignored('assets', unknown));
   }
 
+  /**
+   * Charges a dump of `books` to the address's and the network's book budgets and to the bytes all dumps may
+   * take now; all or nothing. The refusal, when one of them lacks it.
+   */
+  private chargeDump(conn: Conn, books: readonly string[]): { reason: RefusalReason; why: string } | undefined {
+    const { dumpBooksPerAddress: perAddress, dumpWindowSeconds: window, dumpBytesPerSecond: rate } = this.d.limits;
+    const now = performance.now();
+    this.dumpBytes = Math.min(2 * rate, this.dumpBytes + ((now - this.dumpBytesAt) / 1000) * rate);
+    this.dumpBytesAt = now;
+    let bytes = 0;
+    for (const b of books) bytes += b.length;
+    if (bytes > this.dumpBytes) {
+      const mb = (n: number) => (n / 2 ** 20).toFixed(1);
+      const why =
+        bytes > 2 * rate
+          ? `this dump is ${mb(bytes)} MiB of books, more than the ${mb(2 * rate)} MiB the service sends in two seconds to everyone; subscribe to fewer assets at a time`
+          : `the service sends at most ${mb(rate)} MiB of books a second to everyone, this dump is ${mb(bytes)} MiB; retry in ${Math.max(1, Math.ceil((bytes - this.dumpBytes) / rate))} s`;
+      return { reason: 'global_dumps', why };
+    }
+    const v = this.dumps.takeAll([{ caller: `a:${conn.ip}`, buckets: DUMP_BUCKET }, { caller: `n:${conn.network}`, buckets: DUMP_NETWORK_BUCKET }], books.length, now);
+    if (!v.ok) {
+      if (v.bucket === DUMP_NETWORK_BUCKET[0]) {
+        return { reason: 'network_dumps', why: `at most ${v.limit} books per ${window} s per network (${conn.network}), this dump is ${books.length}; retry in ${v.retryAfterSeconds} s` };
+      }
+      const why =
+        books.length > perAddress
+          ? `this dump is ${books.length} books, an address may receive at most ${perAddress} per ${window} s`
+          : `at most ${perAddress} books per ${window} s per address, this dump is ${books.length}; retry in ${v.retryAfterSeconds} s`;
+      return { reason: 'dump_budget', why };
+    }
+    this.dumpBytes -= bytes;
+    return undefined;
+  }
+
   private onUser(ws: Socket, conn: Conn, msg: unknown): void {
     if (conn.wallet === undefined) {
       if (!checkUser.Check(msg)) return this.end(ws, 'unauthorized', CloseCode.UNAUTHORIZED, 'the first message must be {"auth": {apiKey, secret, passphrase}, "type": "user"}');
@@ -608,6 +714,7 @@ export class StreamChannels {
         return this.end(ws, 'unauthorized', CloseCode.UNAUTHORIZED, 'Unauthorized/Invalid api key');
       }
       conn.wallet = wallet;
+      conn.wallets = this.d.funders.walletsOf(wallet);
       conn.apiKey = msg.auth.apiKey;
       const same = this.byKey.get(msg.auth.apiKey);
       if (same) same.add(ws);
@@ -620,7 +727,7 @@ export class StreamChannels {
       const ids = msg.markets.length === 0 ? [ALL_MARKETS] : msg.markets.map((m) => m.toLowerCase());
       for (const id of ids) {
         if (!conn.subs.delete(id)) continue;
-        this.leave(ws, this.userTopic(conn.wallet, id));
+        this.leave(ws, conn, id);
         this.added(conn, -1);
       }
       return;
@@ -631,16 +738,15 @@ export class StreamChannels {
 
   /** An empty list means every market of the wallet; ids the catalog does not know are ignored, and said. */
   private subscribeMarkets(ws: Socket, conn: Conn, markets: readonly string[]): void {
-    const wallet = conn.wallet!;
     if (conn.subs.has(ALL_MARKETS)) return;
     if (markets.length === 0) {
       // All replaces the per-market topics (a frame would otherwise arrive twice).
       if (conn.subs.size === 0 && this.overCap(ws, conn, 1, 'markets')) return;
-      for (const id of conn.subs) this.leave(ws, this.userTopic(wallet, id));
+      for (const id of conn.subs) this.leave(ws, conn, id);
       this.added(conn, 1 - conn.subs.size);
       conn.subs.clear();
       conn.subs.add(ALL_MARKETS);
-      this.join(ws, this.userTopic(wallet, ALL_MARKETS));
+      this.join(ws, conn, ALL_MARKETS);
       return;
     }
     const fresh: string[] = [];
@@ -654,27 +760,30 @@ export class StreamChannels {
     if (this.overCap(ws, conn, fresh.length, 'markets')) return;
     for (const id of fresh) {
       conn.subs.add(id);
-      this.join(ws, this.userTopic(wallet, id));
+      this.join(ws, conn, id);
     }
     this.added(conn, fresh.length);
     if (unknown.length > 0) this.error(ws, ignored('markets', unknown));
   }
 
-  private userTopic(wallet: string, id: string): string {
-    return this.d.topics.user(wallet, id === ALL_MARKETS ? undefined : id);
+  /** Joins a user subscription's topics: the market (or all markets, ALL_MARKETS) of each of the key's wallets. */
+  private join(ws: Socket, conn: Conn, id: string): void {
+    for (const wallet of conn.wallets) {
+      const topic = this.d.topics.user(wallet, id === ALL_MARKETS ? undefined : id);
+      const on = this.userTopics.get(topic);
+      if (on === undefined) this.userTopics.set(topic, new Set([ws]));
+      else on.add(ws);
+    }
   }
 
-  private join(ws: Socket, topic: string): void {
-    const on = this.userTopics.get(topic);
-    if (on === undefined) this.userTopics.set(topic, new Set([ws]));
-    else on.add(ws);
-  }
-
-  private leave(ws: Socket, topic: string): void {
-    const on = this.userTopics.get(topic);
-    if (on === undefined) return;
-    on.delete(ws);
-    if (on.size === 0) this.userTopics.delete(topic);
+  private leave(ws: Socket, conn: Conn, id: string): void {
+    for (const wallet of conn.wallets) {
+      const topic = this.d.topics.user(wallet, id === ALL_MARKETS ? undefined : id);
+      const on = this.userTopics.get(topic);
+      if (on === undefined) continue;
+      on.delete(ws);
+      if (on.size === 0) this.userTopics.delete(topic);
+    }
   }
 
   /** The wallet of valid credentials: the same key, secret and passphrase as L2, compared in constant time. */

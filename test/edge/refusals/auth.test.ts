@@ -21,7 +21,7 @@ import { createHmac } from 'node:crypto';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { AUTH_RULES, ApiKeyService, createAuthenticator, deriveCredentials, type Credentials } from '../../../src/edge/auth.ts';
 import { createAuthExplainer, MAX_HMAC_BYTES, MAX_HMAC_TRIES, type AuthExplainer, type AuthRules, type RefusedRequest } from '../../../src/edge/refusals/auth.ts';
-import { DiagnosisBudget } from '../../../src/edge/refusals/reason.ts';
+import { DiagnosisBudget, DIAGNOSIS_RATES } from '../../../src/edge/refusals/budget.ts';
 import { CLOB_AUTH_TYPES } from '../../../src/edge/eip712.ts';
 import { REFUSAL_CLASSES, type Refusal } from '../../../src/edge/refusals/reason.ts';
 import type { KeyKind } from '../../../src/edge/route.ts';
@@ -73,6 +73,9 @@ const counting: AuthRules = {
   },
 };
 
+/** A budget no test here reaches. */
+const plenty = () => new DiagnosisBudget({ network: { perSecond: 1e12, burst: 1e12 }, wallet: { perSecond: 1e12, burst: 1e12 }, all: { perSecond: 1e12, burst: 1e12 } });
+
 const explainerWith = (o: { paths?: Record<string, string[]>; budget?: DiagnosisBudget } = {}) =>
   createAuthExplainer({
     keys,
@@ -81,7 +84,7 @@ const explainerWith = (o: { paths?: Record<string, string[]>; budget?: Diagnosis
     auth: config.auth,
     clock,
     paths: (m) => (o.paths ?? PATHS)[m] ?? [],
-    budget: o.budget ?? new DiagnosisBudget(1e6, 1e6),
+    budget: o.budget ?? plenty(),
   });
 
 before(async () => {
@@ -240,11 +243,39 @@ test('L2 headers: each header mistake is named, in the order the authenticator c
     { name: 'hyphenated names are read', r: req('GET', path, l2Headers(trading, alice.address, 'GET', path, undefined, { prefix: 'poly-', omit: ['passphrase'] })), cls: 'auth_header', re: /^missing L2 header POLY_PASSPHRASE;/ },
   ];
   for (const c of cases) expect(explainL2(c.r, c.kinds), c.cls, c.re);
-  // The owner of a key is never named to a caller that named another wallet.
+  // These requests are signed with the key's secret, which proves the caller holds it: the mistake is named,
+  // the key's wallet too. Without the secret, neither (the next test).
   const wrong = explainL2(h({ address: bob.address }));
-  assert.ok(!wrong.text.toLowerCase().includes(A.slice(2)), wrong.text);
+  assert.ok(wrong.text.toLowerCase().includes(A.slice(2)), wrong.text);
   // The earlier failure wins: a stale timestamp with an unknown key is about the timestamp.
   expect(explainL2(h({ ts: now() - 100, apiKey: '00000000-0000-4000-8000-000000000000' })), 'auth_timestamp', /100 s behind/);
+});
+
+test('without the secret, a wrong address, a wrong passphrase and a wrong HMAC read the same, and the key\'s wallet is not named; its wallet reads which on GET /refusals', () => {
+  const path = '/data/orders';
+  const wrongKey = Buffer.alloc(32, 7);
+  const h = (o: Signed) => req('GET', path, l2Headers(trading, alice.address, 'GET', path, undefined, { key: wrongKey, ...o }));
+  const cases = [
+    { name: 'wrong HMAC only', r: h({}), owner: 'auth_hmac', ownerRe: /^L2 signature does not match: this server signs .*: is the secret API key/ },
+    { name: 'another wallet\'s address', r: h({ address: bob.address }), owner: 'auth_address', ownerRe: new RegExp(`^the address header POLY_ADDRESS "${bob.address}" is not this key's wallet \\(${A}\\)`) },
+    { name: 'wrong passphrase', r: h({ passphrase: 'x'.repeat(64) }), owner: 'auth_passphrase', ownerRe: /^POLY_PASSPHRASE is not the passphrase of API key/ },
+    { name: 'another key\'s passphrase', r: h({ passphrase: trading2.passphrase }), owner: 'auth_passphrase', ownerRe: new RegExp(`^POLY_PASSPHRASE is the passphrase of API key ${trading2.apiKey}`) },
+  ];
+  const texts = new Set<string>();
+  for (const c of cases) {
+    const r = explainL2(c.r);
+    assert.equal(r.class, 'auth_credentials', `${c.name}: ${r.text}`);
+    assert.match(r.text, new RegExp(`^L2 credentials of API key ${trading.apiKey} do not check: its address, passphrase and signature are not all the key's \\(which one is wrong is said only to a request whose signature proves it holds the key's secret; the key's wallet reads it on GET /refusals\\), and the signature does not verify: this server signs .*; none of \\d+ common mistakes reproduces it with the key's secret`));
+    assert.ok(!r.text.toLowerCase().includes(A.slice(2)), `${c.name}: the key's wallet is named: ${r.text}`);
+    assert.ok(!r.text.includes(trading2.apiKey), `${c.name}: another key of the wallet is named`);
+    texts.add(r.text);
+    assert.equal(r.owner?.class, c.owner, c.name);
+    assert.match(r.owner!.text, c.ownerRe, c.name);
+  }
+  assert.equal(texts.size, 1, `one text for every case: ${[...texts].join(' | ')}`);
+  // A common mistake made with the key's secret proves it: then the wrong passphrase is named with it.
+  const proven = explainL2(req('GET', path, l2Headers(trading, alice.address, 'GET', path, undefined, { passphrase: 'x'.repeat(64), signedPath: '/data/trades' })));
+  expect(proven, 'auth_passphrase', /^POLY_PASSPHRASE is not the passphrase of API key .*; and the L2 signature does not match: the request was signed over path \/data\/trades/);
 });
 
 test('a key still being written is named as such', async () => {
@@ -301,6 +332,17 @@ test('the HMAC: each mistake is reproduced with the real key and named', () => {
     { name: 'lower-case method', r: post('/order', { signedMethod: 'post' }), re: /signed with the method in lower case \(post\): sign POST$/ },
     { name: 'another method', r: post('/order', { signedMethod: 'DELETE' }), re: /signed as a DELETE request, it arrived as POST$/ },
     { name: 'compact body, pretty sent', r: post('/order', { signedBody: body }, pretty), re: /re-serialized compactly \(JSON.stringify\), not the \d+ bytes sent/ },
+    { name: 'pretty body signed, compact sent', r: post('/order', { signedBody: pretty }), re: /signed over the body pretty-printed \(indented by 2 spaces\), and sent in another layout: sign the exact bytes sent$/ },
+    {
+      name: "signed in the official client's key order, sent reordered",
+      r: post('/order', { signedBody: JSON.stringify({ deferExec: false, order: { salt: 1, side: 'BUY' }, owner: trading.apiKey, orderType: 'GTC' }) }),
+      re: /signed over the body with its keys in the order the platform's client writes them, compact; the body sent has them in another order or layout/,
+    },
+    {
+      name: 'top-level keys reordered',
+      r: post('/order', { signedBody: JSON.stringify({ owner: trading.apiKey, order: { salt: 1, side: 'BUY' }, orderType: 'GTC', deferExec: false }) }),
+      re: /signed over the same body with its keys in another order \(owner, order, orderType, deferExec\), compact: sign the exact bytes sent$/,
+    },
     { name: "Python's json.dumps", r: post('/order', { signedBody: python }), re: /as Python's json.dumps writes it/ },
     { name: "py-clob-client's str(dict)", r: post('/order', { signedBody: pyStr }), re: /str\(body\) with ' replaced by " \(py-clob-client's way/ },
     { name: 'no body signed', r: post('/order', { signedBody: '' }), re: new RegExp(`signed without the body: sign the ${body.length} body bytes sent`) },
@@ -323,9 +365,10 @@ test('the HMAC: each mistake is reproduced with the real key and named', () => {
       re: /^L2 signature does not match: the request was signed over path \/orders, it arrived at \/order; and it was signed over the body as Python's json.dumps writes it/,
     },
     {
+      // Without a body (a body's key orders come before the pairs).
       name: 'two mistakes: method case and secret text',
-      r: post('/order', { signedMethod: 'post', key: Buffer.from(trading.secret) }),
-      re: /lower case \(post\): sign POST; and it was keyed with the secret's text bytes/,
+      r: req('DELETE', '/cancel-all', l2Headers(trading, alice.address, 'DELETE', '/cancel-all', undefined, { signedMethod: 'delete', key: Buffer.from(trading.secret) })),
+      re: /lower case \(delete\): sign DELETE; and it was keyed with the secret's text bytes/,
     },
   ];
   for (const c of cases) expect(explainL2(c.r), 'auth_hmac', c.re);
@@ -334,19 +377,37 @@ test('the HMAC: each mistake is reproduced with the real key and named', () => {
   expect(explainL2(ro, ['trading', 'readonly']), 'auth_hmac', /signed over path \/data\/trades, it arrived at \/data\/orders$/);
 });
 
+test('the HMAC: a body re-serialized after signing in a way no variant reproduces is named as such, not blamed on the secret', () => {
+  // Signed with the order's own keys in another order (nothing re-sorts nested keys back), sent pretty-printed.
+  const signed = '{"order":{"side":"BUY","salt":1},"owner":"' + trading.apiKey + '","orderType":"GTC","deferExec":false}';
+  const sent = JSON.stringify({ order: { salt: 1, side: 'BUY' }, owner: trading.apiKey, orderType: 'GTC', deferExec: false }, null, 2);
+  const r = explainL2(req('POST', '/order', l2Headers(trading, alice.address, 'POST', '/order', sent, { signedBody: signed }), sent), ['trading']);
+  const form = `the JSON body sent is pretty-printed \\(${sent.length} bytes sent, ${JSON.stringify(JSON.parse(sent)).length} compact\\), and has its keys in another order than the platform's client writes them .*; sign the bytes you send`;
+  // Nothing proves the caller holds the secret (issue 39: which credential is wrong is not said), but the body's
+  // form is the caller's own and leads what the signature check says.
+  expect(r, 'auth_credentials', new RegExp(`^L2 credentials of API key ${trading.apiKey} do not check: .*the signature does not verify: ${form}; this server signs HMAC-SHA256 over `));
+  // The key's wallet reads the same, with the secret asked about last and only if those bytes were signed.
+  assert.equal(r.owner?.class, 'auth_hmac');
+  assert.match(r.owner!.text, new RegExp(`^L2 signature does not match: ${form}; this server signs HMAC-SHA256 over .*; none of \\d+ common mistakes reproduces it .*; if the bytes signed were these, is the secret API key ${trading.apiKey}'s\\?$`));
+  // Compact, in an order of its own: the key order is named.
+  const compact = JSON.stringify(JSON.parse(sent));
+  const rc = explainL2(req('POST', '/order', l2Headers(trading, alice.address, 'POST', '/order', compact, { signedBody: signed }), compact), ['trading']);
+  expect(rc, 'auth_credentials', /the signature does not verify: the JSON body sent has its keys in another order than the platform's client writes them/);
+  assert.match(rc.owner!.text, /^L2 signature does not match: the JSON body sent has its keys in another order than the platform's client writes them/);
+});
+
 test('the HMAC: when no mistake reproduces it, what the server signs over, within the bounds', () => {
   const wrong = Buffer.alloc(32, 7);
   const body = '{"orderID":"0x' + 'ab'.repeat(32) + '"}';
   const ts = now();
   hmacs = 0;
   const r = explainL2(req('DELETE', '/order', l2Headers(trading, alice.address, 'DELETE', '/order', body, { key: wrong }), body), ['trading']);
-  expect(
-    r,
-    'auth_hmac',
-    new RegExp(
-      `^L2 signature does not match: this server signs HMAC-SHA256 over timestamp ${ts} \\+ DELETE \\+ /order \\+ the body as received \\(${body.length} bytes\\), keyed with the secret's base64url decoding; none of \\d+ common mistakes reproduces it .*: is the secret API key ${trading.apiKey}'s\\?$`,
-    ),
-  );
+  const signs = `this server signs HMAC-SHA256 over timestamp ${ts} \\+ DELETE \\+ /order \\+ the body as received \\(${body.length} bytes\\), keyed with the secret's base64url decoding; none of \\d+ common mistakes reproduces it with the key's secret`;
+  // Nothing proves the caller holds the secret: what is signed is said, not which credential is wrong.
+  expect(r, 'auth_credentials', new RegExp(`^L2 credentials of API key ${trading.apiKey} do not check: .*which one is wrong is said only to .*the signature does not verify: ${signs}`));
+  // The key's wallet reads that the address and passphrase are right and the secret is what to look at.
+  assert.equal(r.owner?.class, 'auth_hmac');
+  assert.match(r.owner!.text, new RegExp(`^L2 signature does not match: ${signs} .*: is the secret API key ${trading.apiKey}'s\\?$`));
   assert.ok(hmacs > 50 && hmacs <= MAX_HMAC_TRIES, `${hmacs} HMACs`);
   const get = explainL2(req('GET', '/data/orders?next_cursor=MA==', l2Headers(trading, alice.address, 'GET', '/data/orders', undefined, { key: wrong })));
   assert.match(get.text, /\+ GET \+ \/data\/orders \(its query string is not signed\) \+ no body, keyed/);
@@ -356,28 +417,39 @@ test('the HMAC: when no mistake reproduces it, what the server signs over, withi
   hmacs = 0;
   explainL2(req('POST', '/order', l2Headers(trading, alice.address, 'POST', '/order', body, { key: wrong }), body), ['trading'], many);
   assert.equal(hmacs, MAX_HMAC_TRIES);
-  // A large body: the bytes hashed stay within MAX_HMAC_BYTES.
+  // A large body: not hashed again at all (the authenticator did, once), and the reason says so.
   const big = JSON.stringify({ pad: 'x'.repeat(700_000) });
   hmacs = 0;
-  hashed = 0;
   const rb = explainL2(req('POST', '/order', l2Headers(trading, alice.address, 'POST', '/order', big, { key: wrong }), big));
-  assert.ok(hashed <= MAX_HMAC_BYTES && hmacs <= 3, `${hmacs} HMACs, ${hashed} bytes`);
-  assert.match(rb.text, /the body as received \(700010 bytes\)/);
-  // Past the budget: no variant is tried, the reason still says what is signed.
-  const busy = explainerWith({ budget: new DiagnosisBudget(1, 0) });
+  assert.equal(hmacs, 0);
+  assert.match(rb.text, /the body as received \(700010 bytes\).*the body is 700010 bytes, and the common mistakes are tried only on bodies of at most 64 KiB/);
+  // A body just under the bound: the bytes hashed stay within MAX_HMAC_BYTES.
+  const near = JSON.stringify({ pad: 'x'.repeat(60_000) });
+  hmacs = 0;
+  hashed = 0;
+  explainL2(req('POST', '/order', l2Headers(trading, alice.address, 'POST', '/order', near, { key: wrong }), near));
+  assert.ok(hashed <= MAX_HMAC_BYTES && hmacs >= 2 && hmacs <= 5, `${hmacs} HMACs, ${hashed} bytes`);
+  // Past the budget: nothing is hashed, the reason still says what is signed.
+  const busy = explainerWith({ budget: new DiagnosisBudget({ network: { perSecond: 0, burst: 0 }, wallet: { perSecond: 0, burst: 0 }, all: { perSecond: 0, burst: 0 } }) });
   hmacs = 0;
   const rbusy = explainL2(req('POST', '/order', l2Headers(trading, alice.address, 'POST', '/order', body, { signedPath: '/orders' }), body), ['trading'], busy);
-  assert.equal(hmacs, 1, 'only the request as received');
-  assert.match(rbusy.text, /^L2 signature does not match: this server signs .*; the common mistakes were not tried \(diagnosis is busy\)$/);
+  assert.equal(hmacs, 0, 'no HMAC');
+  expect(rbusy, 'auth_credentials', /the signature does not verify: this server signs .*; the common mistakes were not tried \(diagnosis is busy\)$/);
 });
 
 test('refused before the body: only headers are named; headers that check there say the HMAC was not checked', () => {
   const body = '{"a":1}';
   const h = l2Headers(trading, alice.address, 'POST', '/order', body);
   const early = (headers: Record<string, string>) => explainL2({ method: 'POST', path: '/order', query: '', headers: { ...headers, 'content-length': String(body.length) }, body: undefined });
-  expect(early({ ...h, poly_passphrase: 'no' }), 'auth_passphrase', /^POLY_PASSPHRASE is not the passphrase/);
+  // Whether the passphrase or the HMAC is wrong cannot be told before the body: the same words either way,
+  // and the key's wallet reads which.
+  const wrongPass = early({ ...h, poly_passphrase: 'no' });
+  expect(wrongPass, 'auth_credentials', /^L2 credentials of API key .* do not check: .*the request was refused before its body arrived, so its signature was not checked$/);
+  assert.match(wrongPass.owner!.text, /^POLY_PASSPHRASE is not the passphrase/);
   hmacs = 0;
-  expect(early(h), 'auth_hmac', /^L2 headers check, and the request was refused before its body arrived, so its HMAC was not checked/);
+  const right = early(h);
+  assert.equal(right.text, wrongPass.text);
+  assert.match(right.owner!.text, /^L2 headers check, and the request was refused before its body arrived, so its signature was not checked/);
   assert.equal(hmacs, 0);
 });
 
@@ -406,7 +478,8 @@ test('the HMAC diagnosis is reached exactly where the authenticator passes the h
       const passes = authn.l2Head(h);
       const headOk = passes !== undefined && kinds.includes(passes);
       const r = explainL2(req('GET', path, h), kinds);
-      assert.equal(r.class === 'auth_hmac', headOk, `${name} on ${kinds.join('+')}: ${r.text}`);
+      // What the key's wallet reads: the HMAC named exactly where the headers passed.
+      assert.equal((r.owner ?? r).class === 'auth_hmac', headOk, `${name} on ${kinds.join('+')}: ${r.text}`);
     }
   }
   const bsets: Array<[string, Record<string, string>]> = [
@@ -416,7 +489,7 @@ test('the HMAC diagnosis is reached exactly where the authenticator passes the h
   ];
   for (const [name, h] of bsets) {
     const r = explainL2(req('GET', '/builder/trades', h), ['builder']);
-    assert.equal(r.class === 'auth_hmac', authn.builderHead(h), `${name}: ${r.text}`);
+    assert.equal((r.owner ?? r).class === 'auth_hmac', authn.builderHead(h), `${name}: ${r.text}`);
   }
 });
 
@@ -449,9 +522,9 @@ test('L1: headers, then the signature recovered under this exchange and the plat
   expect(
     await l1(await l1Headers(alice, { chainId: 137 })),
     'auth_l1_signature',
-    new RegExp(`^L1 signature recovers to 0x[0-9a-f]{40} under this exchange's ClobAuth domain \\(chain ${CHAIN}\\); it recovers to the address under the platform's mainnet \\(Polygon, chain 137\\): sign ClobAuth for chain ${CHAIN} \\(GET /exchange-info\\)$`),
+    new RegExp(`^L1 signature recovers to 0x[0-9a-f]{40} under this exchange's ClobAuth domain \\(chain ${CHAIN}\\); it recovers to the address under the platform's mainnet \\(Polygon, chain 137\\): sign ClobAuth for chain ${CHAIN} \\(GET /exchange-info\\), or start this exchange with PROFILE=platform, which takes it$`),
   );
-  expect(await l1(await l1Headers(alice, { chainId: 80002 })), 'auth_l1_signature', /under the platform's test chain \(Amoy, chain 80002\): sign ClobAuth for chain/);
+  expect(await l1(await l1Headers(alice, { chainId: 80002 })), 'auth_l1_signature', /under the platform's test chain \(Amoy, chain 80002\): sign ClobAuth for chain \d+ \(GET \/exchange-info\), or start this exchange with PROFILE=clob-v2, which takes it$/);
   expect(
     await l1(await l1Headers(alice, { signer: bob })),
     'auth_l1_signature',
@@ -476,6 +549,20 @@ test('L1: headers, then the signature recovered under this exchange and the plat
   );
 });
 
+test("an L1 flood with wrong signatures from one network cannot starve a wallet's own diagnosis from another", async () => {
+  // The default rates, on a clock that does not move: only the flood's own spending counts.
+  const e = createAuthExplainer({ keys, rules: AUTH_RULES, pool, auth: config.auth, clock, paths: () => [], budget: new DiagnosisBudget(DIAGNOSIS_RATES, () => 0) });
+  const flood = await l1Headers(alice, { signer: bob });
+  let busy = 0;
+  for (let i = 0; i < 60; i++) {
+    const r = record(await e.l1(flood, `198.51.100.${i}`));
+    if (/diagnosis is busy/.test(r.text)) busy++;
+  }
+  assert.ok(busy >= 30, `${busy} of 60 said busy`);
+  // Alice, from her own network, signed for the platform's chain: the domain is found and named.
+  expect(record(await e.l1(await l1Headers(alice, { chainId: 137 }), '192.0.2.1')), 'auth_l1_signature', /it recovers to the address under the platform's mainnet \(Polygon, chain 137\)/);
+});
+
 // ---- user channel ------------------------------------------------------------------------------------------
 
 test('the user channel: key, secret and passphrase mistakes', () => {
@@ -490,7 +577,11 @@ test('the user channel: key, secret and passphrase mistakes', () => {
   expect(u({ ...t, secret: trading2.secret }), 'auth_hmac', new RegExp(`^the secret is API key ${trading2.apiKey}'s \\(a trading key of the same wallet\\), not API key ${trading.apiKey}'s`));
   expect(u({ ...t, secret: trading.passphrase, passphrase: trading.secret }), 'auth_hmac', /are swapped/);
   expect(u({ ...t, secret: Buffer.alloc(32, 1).toString('base64url') }), 'auth_hmac', /^the secret is not API key .*'s \(it decodes to 32 bytes, which are not this key's\)$/);
-  expect(u({ ...t, secret: Buffer.alloc(32, 1).toString('base64url'), passphrase: 'p' }), 'auth_hmac', /\(nor is the passphrase\)$/);
+  // A wrong secret proves nothing: the passphrase is not judged to the caller, only to the key's wallet.
+  const both = u({ ...t, secret: Buffer.alloc(32, 1).toString('base64url'), passphrase: 'p' });
+  expect(both, 'auth_hmac', /^the secret is not API key .*'s \(it decodes to 32 bytes, which are not this key's\)$/);
+  assert.match(both.owner!.text, /\(nor is the passphrase\)$/);
+  assert.match(u({ ...t, secret: keyBytes(trading.secret).toString('hex'), passphrase: 'p' }).text, /\(nor is the passphrase\)$/, 'a secret sent as hex proves it');
   expect(u({ ...t, passphrase: 'p' }), 'auth_passphrase', /^the passphrase is not API key .*'s \(1 characters arrived/);
   expect(u({ ...t, passphrase: readonly.passphrase }), 'auth_passphrase', new RegExp(`^the passphrase is API key ${readonly.apiKey}'s \\(a read-only key of the same wallet\\)`));
 });
@@ -521,10 +612,13 @@ test('no reason holds a secret, a passphrase or an expected HMAC, in any encodin
   }
   for (const d of expectedDigests) forbidden.push(...encodings(d));
   for (const r of produced) {
-    for (const s of forbidden) {
-      for (let i = 0; i + 12 <= s.length; i++) {
-        const piece = s.slice(i, i + 12);
-        assert.ok(!r.text.includes(piece), `reason holds ${piece} of a secret: ${r.text}`);
+    // What the caller is told, and what the key's wallet reads.
+    for (const text of [r.text, r.owner?.text ?? '']) {
+      for (const s of forbidden) {
+        for (let i = 0; i + 12 <= s.length; i++) {
+          const piece = s.slice(i, i + 12);
+          assert.ok(!text.includes(piece), `reason holds ${piece} of a secret: ${text}`);
+        }
       }
     }
   }

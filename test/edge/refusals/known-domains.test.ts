@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { getContractConfig } from '@polymarket/clob-client-v2';
 import { KNOWN_AUTH_DOMAINS, KNOWN_ORDER_DOMAINS, platformOrderDomain } from '../../../src/edge/refusals/known-domains.ts';
@@ -21,14 +20,24 @@ test("the known domains are the platform client's own contracts, for both of its
   assert.deepEqual(KNOWN_AUTH_DOMAINS.map((d) => d.domain.chainId), [137, 80002]);
 });
 
-test("config/platform-domains.json signs for the platform's mainnet V2 exchanges; the default configuration for none", () => {
-  const d = orderDomainsOf(profile('platform-domains.json').auth);
-  assert.equal(d.normal.chainId, 137);
-  assert.match(platformOrderDomain(d.normal)?.label ?? '', /mainnet V2 exchange/);
-  assert.match(platformOrderDomain(d.negRisk)?.label ?? '', /mainnet V2 neg-risk exchange/);
+test("each profile signs for the platform's V2 exchanges of the chain known-domains names it for; the spec's profile for none", () => {
+  for (const name of ['clob-v2', 'platform'] as const) {
+    const c = loadConfig({ env: { PROFILE: name } });
+    const d = orderDomainsOf(c.auth);
+    const marked = KNOWN_ORDER_DOMAINS.filter((k) => k.profile === name);
+    assert.deepEqual(
+      [platformOrderDomain(d.normal), platformOrderDomain(d.negRisk)],
+      [marked.find((k) => !k.negRisk), marked.find((k) => k.negRisk)],
+      `PROFILE=${name} signs orders for exactly the domains marked ${name}`,
+    );
+    assert.deepEqual(KNOWN_AUTH_DOMAINS.filter((k) => k.profile === name).map((k) => k.domain.chainId), [c.auth.chainId], `PROFILE=${name} takes logins of the chain marked ${name}`);
+  }
+  assert.match(platformOrderDomain(orderDomainsOf(loadConfig({ env: { PROFILE: 'platform' } }).auth).normal)?.label ?? '', /mainnet V2 exchange/);
+  // A profile's own file is that profile, as a CONFIG_FILE too.
+  assert.equal(profile('platform-domains.json').auth.chainId, 137);
+  assert.equal(profile('clob-v2-compat.json').auth.chainId, 80002);
   const def = orderDomainsOf(loadConfig({ env: {} }).auth);
   assert.equal(platformOrderDomain(def.normal), undefined);
   assert.equal(platformOrderDomain(def.negRisk), undefined);
-  // The file is what README quotes: nothing but the domains.
-  assert.deepEqual(Object.keys(JSON.parse(readFileSync('config/platform-domains.json', 'utf8'))), ['auth']);
+  assert.ok(KNOWN_ORDER_DOMAINS.filter((k) => k.profile !== undefined).every((k) => k.struct === 'v2' && k.domain.version === '2'), 'only the V2 exchanges are a profile\'s');
 });

@@ -13,6 +13,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { getAddress } from 'viem';
 import { OrderBuilder, Side, orderToJsonV1, orderToJsonV2 } from '@polymarket/clob-client-v2';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import type { App } from '../../../src/app.ts';
@@ -22,8 +23,9 @@ import { signedSubmission, typedOrder, type SignedSubmission } from '../../fixtu
 import { checkOrders, orderDomainsOf, type OrderCheckDeps, type OrderCheckResult, type TokenMarket } from '../../../src/edge/order-check.ts';
 import { KNOWN_ORDER_DOMAINS } from '../../../src/edge/refusals/known-domains.ts';
 import { MAX_DIAGNOSIS_RECOVERIES, admissionRefusal, type AdmissionContext } from '../../../src/edge/refusals/order.ts';
-import { DiagnosisBudget } from '../../../src/edge/refusals/reason.ts';
+import { DiagnosisBudget, RECOVERY_COST } from '../../../src/edge/refusals/budget.ts';
 import { REFUSAL_CLASSES } from '../../../src/edge/refusals/reason.ts';
+import { Funders } from '../../../src/edge/funders.ts';
 import { SigPool } from '../../../src/edge/sig-pool.ts';
 import { ManualClock, nowSeconds } from '../../../src/runtime/clock.ts';
 import { testConfig } from '../../../src/runtime/config.ts';
@@ -39,6 +41,7 @@ const A = alice.address.toLowerCase();
 const N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 
 const domains = orderDomainsOf(testConfig().auth);
+const funders = new Funders(testConfig().auth.walletFactories);
 const COND_A = '0x' + 'aa'.repeat(32);
 const COND_N = '0x' + 'bb'.repeat(32);
 const markets = new Map<string, TokenMarket>([
@@ -60,7 +63,7 @@ function depsWith(over: Partial<OrderCheckDeps> = {}): OrderCheckDeps {
       return pool.recoverDigests(items, until);
     },
   } as unknown as SigPool;
-  return { pool: spy, domains, market: (t) => markets.get(t), clock, explain: true, diagnoses: new DiagnosisBudget(1000, 1000), ...over };
+  return { pool: spy, domains, funders, market: (t) => markets.get(t), clock, explain: true, diagnoses: new DiagnosisBudget({ network: { perSecond: 1e12, burst: 1e12 }, wallet: { perSecond: 1e12, burst: 1e12 }, all: { perSecond: 1e12, burst: 1e12 } }), ...over };
 }
 
 before(() => {
@@ -127,12 +130,21 @@ test("the platform's client signing for its mainnet V2 exchange: the reason name
       await one(body),
       'invalid order signature',
       'order_signature',
-      new RegExp(`^order signature recovers to 0x[0-9a-f]{40} under this exchange's ${negRisk ? 'neg-risk ' : ''}domain \\(chain ${ours.chainId}, exchange ${ours.verifyingContract.toLowerCase()}\\), not to the maker ${A}`),
-      new RegExp(`it recovers to the maker under the platform's mainnet V2 ${negRisk ? 'neg-risk ' : ''}exchange \\(chain 137\\)`),
+      new RegExp(`^order signature recovers to 0x[0-9a-f]{40} under this exchange's ${negRisk ? 'neg-risk ' : ''}domain \\(chain ${ours.chainId}, exchange ${ours.verifyingContract.toLowerCase()}\\), not to the signer ${A}`),
+      new RegExp(`it recovers to the signer under the platform's mainnet V2 ${negRisk ? 'neg-risk ' : ''}exchange \\(chain 137\\)`),
       /GET \/exchange-info/,
-      /platform-domain profile/,
+      /or start this exchange with PROFILE=platform, which takes it/,
     );
   }
+});
+
+test("a Safe order signed for the platform's mainnet: the diagnosis digests its maker and names its signer", async () => {
+  const signer = { account: alice, signTypedData: (args: Parameters<typeof alice.signTypedData>[0]) => alice.signTypedData(args) };
+  const safe = getAddress(funders.makerOf(A, 2));
+  const builder = new OrderBuilder(signer as unknown as ConstructorParameters<typeof OrderBuilder>[0], 137, 2, safe);
+  const order = await builder.buildOrder({ tokenID: '1001', price: 0.55, size: 10, side: Side.BUY }, { tickSize: '0.01', negRisk: false }, 2);
+  const body = JSON.parse(JSON.stringify(orderToJsonV2(order as Parameters<typeof orderToJsonV2>[0], API_KEY, 'GTC' as Parameters<typeof orderToJsonV2>[2])));
+  explains(await one(body), 'invalid order signature', 'order_signature', new RegExp(`not to the signer ${A}`), /it recovers to the signer under the platform's mainnet V2 exchange \(chain 137\)/);
 });
 
 test("the platform's V3 exchange and its Amoy test chain are named too", async () => {
@@ -142,9 +154,10 @@ test("the platform's V3 exchange and its Amoy test chain are named too", async (
   const amoy = await officialBuilder(80002).buildOrder({ tokenID: '1001', price: 0.55, size: 10, side: Side.BUY }, { tickSize: '0.01', negRisk: false }, 2);
   const amoyBody = JSON.parse(JSON.stringify(orderToJsonV2(amoy as Parameters<typeof orderToJsonV2>[0], API_KEY, 'GTC' as Parameters<typeof orderToJsonV2>[2])));
   const r = await one(amoyBody);
-  explains(r, 'invalid order signature', 'order_signature', /under the platform's Amoy test chain V2 exchange \(chain 80002\)/);
-  // The profile adopts the mainnet's domains only: it is no way out for an Amoy signature.
-  assert.doesNotMatch(r.error.reason!.text, /platform-domain profile/);
+  explains(r, 'invalid order signature', 'order_signature', /under the platform's Amoy test chain V2 exchange \(chain 80002\)/, /or start this exchange with PROFILE=clob-v2, which takes it/);
+  // The platform profile adopts the mainnet's domains only: it is no way out for an Amoy signature, nor is any profile for the V3 one.
+  assert.doesNotMatch(r.error.reason!.text, /PROFILE=platform/);
+  assert.doesNotMatch((await one(v3Body)).error.reason!.text, /PROFILE=/);
 });
 
 test('the V1 struct, signed by the official client for the V1 exchange, with the taker, expiration, nonce and feeRateBps it carries', async () => {
@@ -191,7 +204,7 @@ test("this exchange's other domain: neg-risk read wrong both ways, with the mark
     await one(plain),
     'invalid order signature',
     'order_signature',
-    new RegExp(`it recovers to the maker under this exchange's neg-risk domain \\(chain ${domains.negRisk.chainId}, exchange ${domains.negRisk.verifyingContract.toLowerCase()}\\)`),
+    new RegExp(`it recovers to the signer under this exchange's neg-risk domain \\(chain ${domains.negRisk.chainId}, exchange ${domains.negRisk.verifyingContract.toLowerCase()}\\)`),
     /token 1001's market has neg_risk false \(GET \/neg-risk\?token_id=1001 tells it\)/,
     /sign its orders for this exchange's domain$/,
   );
@@ -209,11 +222,11 @@ test('a changed field, a v byte with a chain id, a high s: each says what it is'
   const recid = parseInt(sig.slice(130), 16) - 27;
   // EIP-155 style v for chain 1: 35 + 2 * 1 + recid.
   const eip155 = sig.slice(0, 130) + (37 + recid).toString(16);
-  explains(await one({ ...sub, order: { ...sub.order, signature: eip155 } }), 'invalid order signature', 'order_signature', new RegExp(`v byte is ${37 + recid}: expected 27 or 28`), new RegExp(`with v ${27 + recid} it recovers to the maker`));
+  explains(await one({ ...sub, order: { ...sub.order, signature: eip155 } }), 'invalid order signature', 'order_signature', new RegExp(`v byte is ${37 + recid}: expected 27 or 28`), new RegExp(`with v ${27 + recid} it recovers to the signer`));
 
   const s = BigInt('0x' + sig.slice(66, 130));
   const high = sig.slice(0, 66) + (N - s).toString(16).padStart(64, '0') + (recid === 0 ? '1c' : '1b');
-  explains(await one({ ...sub, order: { ...sub.order, signature: high } }), 'invalid order signature', 'order_signature', /high s/, /it recovers to the maker under this exchange's domain/);
+  explains(await one({ ...sub, order: { ...sub.order, signature: high } }), 'invalid order signature', 'order_signature', /high s/, /it recovers to the signer under this exchange's domain/);
 
   // v as 0/1 is taken here (it recovers), so an order refused for its domain notes that the platform would not take it.
   const v01 = await submission(alice, { domain: MAINNET_V2 });
@@ -242,7 +255,9 @@ test('bounds: at most 12 recoveries an order, the V1 round only when the V2 one 
 
   recoveries = [];
   let t = 0;
-  const budget = new DiagnosisBudget(1, 2, () => t);
+  // Room for two diagnoses (each takes its most recoveries first), then one a second.
+  const one12 = 12 * RECOVERY_COST;
+  const budget = new DiagnosisBudget({ network: { perSecond: one12, burst: 2 * one12 }, wallet: { perSecond: one12, burst: 2 * one12 }, all: { perSecond: one12, burst: 2 * one12 } }, () => t);
   const bad = await submission(alice, { domain: MAINNET_V2 });
   const three = await checkOrders([bad, bad, bad], caller(alice), depsWith({ diagnoses: budget }));
   const texts = three.map((r) => (r as { error: { reason?: { text: string } } }).error.reason!.text);
@@ -275,10 +290,44 @@ test('rule refusals: owner, signer and maker (both addresses named, a swap spott
   const swapped = await submission(alice, { over: { signer: bob.address, maker: alice.address } });
   explains(await one(swapped), 'the order signer address has to be the address of the API KEY', 'order_signer', new RegExp(`order.signer ${B} is not the address of the API key the request is signed with, ${A} \\(the maker is: maker and signer look swapped\\)`));
   const makerBob = await submission(alice, { over: { maker: bob.address } });
-  explains(await one(makerBob), 'the order maker has to be the signer for signature type 0 (EOA)', 'order_signer', new RegExp(`order.maker ${B} is not order.signer ${A}`), /signature type 1 or 2/);
+  const [, aliceProxy, aliceSafe] = funders.walletsOf(A);
+  explains(
+    await one(makerBob),
+    'the order maker has to be the signer for signature type 0 (EOA)',
+    'order_signer',
+    new RegExp(`order.maker ${B} is not order.signer ${A}: an EOA order \\(signatureType 0\\) is made by its signer; order.maker ${B} is none of the wallets of the API key's address ${A}: ${A} \\(signatureType 0\\), its proxy wallet ${aliceProxy} \\(1\\), its Safe ${aliceSafe} \\(2\\)`),
+  );
+  // The signer's own Safe as maker of an EOA order: the type that names it is said.
+  const eoaForSafe = await submission(alice, { over: { maker: aliceSafe } });
+  explains(await one(eoaForSafe), 'the order maker has to be the signer for signature type 0 (EOA)', 'order_signer', new RegExp(`order.maker ${aliceSafe} is its Safe \\(POLY_GNOSIS_SAFE, signatureType 2\\) of the API key's address ${A}: send signatureType 2`));
 
-  const proxy = await submission(alice, { over: { signatureType: 1, maker: bob.address } });
-  explains(await one(proxy), 'signature type 1 is not supported; use 0 (EOA) with maker == signer', 'order_signature_type', /signature type 1 \(POLY_PROXY\) is not supported/, new RegExp(A));
+  // A proxy order whose maker is not the signer's proxy wallet: what the factory derives is named, and what the maker is.
+  const proxyBob = await submission(alice, { over: { signatureType: 1, maker: bob.address } });
+  explains(
+    await one(proxyBob),
+    `the order maker has to be the signer's proxy wallet ${aliceProxy} for signature type 1`,
+    'order_signer',
+    new RegExp(`a POLY_PROXY order's maker is the proxy wallet its signer controls: the proxy factory 0xab45c5a4b0c941a2f231c04c3f49182e1a254052 derives ${aliceProxy} from ${A} \\(CREATE2`),
+    new RegExp(`order.maker ${B} is none of the wallets`),
+  );
+  const safeAsProxy = await submission(alice, { over: { signatureType: 1, maker: aliceSafe } });
+  explains(await one(safeAsProxy), `the order maker has to be the signer's proxy wallet ${aliceProxy} for signature type 1`, 'order_signer', /the proxy factory/, /is its Safe \(POLY_GNOSIS_SAFE, signatureType 2\) of the API key's address .*: send signatureType 2/);
+  const selfAsSafe = await submission(alice, { over: { signatureType: 2, maker: alice.address } });
+  explains(await one(selfAsSafe), `the order maker has to be the signer's Safe ${aliceSafe} for signature type 2`, 'order_signer', /the Safe factory 0xaacfeea03eb1561c4e67d661e40682bd20e3541b derives/, /is the signer itself \(EOA, signatureType 0\) .*: send signatureType 0/);
+
+  // The funder named as signer: the key's address signs, the funder is the maker.
+  const safeSigns = await submission(alice, { over: { signatureType: 2, signer: aliceSafe, maker: aliceSafe } });
+  explains(await one(safeSigns), 'the order signer address has to be the address of the API KEY', 'order_signer', new RegExp(`order.signer ${aliceSafe} is not the address of the API key .* \\(it is the key's Safe: a funder is the maker, the key's address signs\\)`));
+
+  const contract = await submission(alice, { over: { signatureType: 3, maker: bob.address } });
+  explains(
+    await one(contract),
+    'signature type 3 is not supported; use 0 (EOA), 1 (POLY_PROXY) or 2 (POLY_GNOSIS_SAFE)',
+    'order_signature_type',
+    /signature type 3 \(POLY_1271\) is not supported: this exchange verifies EOA \(0\), POLY_PROXY \(1\) and POLY_GNOSIS_SAFE \(2\) orders/,
+    /ERC-1271/,
+    new RegExp(A),
+  );
 
   explains(await one({ ...sub, order: { ...sub.order, tokenId: '9999' } }), 'market not found for token 9999', 'order_market', /token 9999 names no market/);
   const cond = await one({ ...sub, order: { ...sub.order, conditionId: COND_N } });
@@ -339,6 +388,23 @@ test('admission reasons from engine and sandbox codes: tick, minimum size, amoun
   assert.deepEqual(usdc, { class: 'order_rule', text: `a BUY reserves its USDC: 5.23 (makerAmount) plus the taker fee it may pay, and wallet ${A} has 2 USDC available (GET /balance-allowance)` });
   const tokens = reason(apiError('PM_ERR_BALANCE'), { ...order, side: 'SELL', makerAmount: 10_000_000, takerAmount: 5_000_000 });
   assert.match(tokens!.text, /a SELL reserves the tokens it offers: 10 \(makerAmount\) of token 1001, and wallet .* has 1.5 available/);
+  // A Safe order spends its funder's balance: the reason says whose, and where to read it.
+  const safe = funders.makerOf(A, 2);
+  const forSafe = reason(apiError('PM_ERR_BALANCE'), { ...order, wallet: safe, signatureType: 2 });
+  assert.equal(
+    forSafe!.text,
+    `a BUY reserves its USDC: 5.23 (makerAmount) plus the taker fee it may pay, and wallet ${safe} (the order's maker: a signatureType 2 order spends its funder's balance, not its signer's) has 2 USDC available (GET /balance-allowance?signature_type=2)`,
+  );
+  assert.match(reason(apiError('PM_ERR_CLOSED_ONLY', { address: A }), { ...order, wallet: safe, signatureType: 2 })!.text, new RegExp(`wallet ${A} is in closed-only mode`), 'the closed-only address the sandbox named');
+  assert.match(tokens!.text, /a SELL reserves the tokens it offers: 10 \(makerAmount\) of token 1001, and wallet .* has 1.5 available \(GET \/balance-allowance\?asset_type=CONDITIONAL\)$/);
+  // Tokens just bought, whose trade is still settling (sandbox.trades): held, and said so.
+  const settlingCtx = (): AdmissionContext => ({ ...ctx(), unsettled: () => ({ usdc: 3_000_000, tokens: [{ tokenId: '1001', pending: 8_500_000 }, { tokenId: '7', pending: 1 }] }) });
+  const held = reason(apiError('PM_ERR_BALANCE'), { ...order, side: 'SELL', makerAmount: 10_000_000, takerAmount: 5_000_000 }, settlingCtx());
+  assert.match(
+    held!.text,
+    /has 1.5 available \(GET \/balance-allowance\?asset_type=CONDITIONAL\); 8.5 more of them are held by trades still settling \(MATCHED or RETRYING: spendable once MINED, as on the platform; GET \/data\/trades shows their status\)$/,
+  );
+  assert.match(reason(apiError('PM_ERR_BALANCE'), order, settlingCtx())!.text, /has 2 USDC available \(GET \/balance-allowance\); 3 more USDC are held by trades still settling/);
 
   assert.match(reason(apiError('PM_ERR_CLOSED_ONLY', { address: A }))!.text, new RegExp(`wallet ${A} is in closed-only mode`));
   assert.match(reason(apiError('PM_ERR_POST_ONLY_MODE', undefined, { code: 'post_only_mode', retry_after_seconds: 42 }))!.text, /post-only period .* for 42 s more/);
@@ -410,7 +476,7 @@ test('through HTTP: the same bodies with explainRefusals on and off; the reason 
     assert.equal(on.plain, off.plain);
     const m = await mistakes(on.alice, on.plain);
     const expected: Array<[keyof typeof m, number, RegExp | undefined]> = [
-      ['mainnet', 400, /it recovers to the maker under the platform's mainnet V2 exchange \(chain 137\)/],
+      ['mainnet', 400, /it recovers to the signer under the platform's mainnet V2 exchange \(chain 137\)/],
       ['negDomain', 400, /under this exchange's neg-risk domain .* neg_risk false \(GET \/neg-risk\?token_id=/],
       ['ownerAddress', 400, /is an address: owner must be the API key id/],
       ['gtdSoon', 400, /GTD expiration \d+ is (28|29|30) s ahead of this server, (30|31|32) s short of the minimum 60 s ahead/],

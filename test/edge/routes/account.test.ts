@@ -69,7 +69,12 @@ const CASES: RouteCase[] = [
       );
       return r;
     },
-    bad: { send: () => h.send('GET', '/refusals'), status: 401, error: 'Unauthorized/Invalid api key' },
+    // Unsigned, it lists what this client address was refused for a wallet it names: the name is required.
+    bad: {
+      send: () => h.send('GET', '/refusals'),
+      status: 400,
+      error: 'address is required without L2 headers: GET /refusals?address=0x... lists what requests from this client address naming it were refused for',
+    },
   },
   {
     route: 'POST /v1/heartbeats',
@@ -111,7 +116,7 @@ test('the handlers use only the dependencies they are given', async () => {
       },
     },
   };
-  const deps = { views: h.app.ctx.views, store };
+  const deps = { views: h.app.ctx.views, store, funders: h.app.ctx.auth.funders };
   await assert.rejects(
     dropWalletNotifications(deps, routeRequest({ query: { ids: '0,x' }, caller: { address: wallet } })),
     (e) => isApiError(e) && e.spec.status === 400 && e.message === 'invalid notification id: x',

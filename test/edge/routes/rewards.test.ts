@@ -137,8 +137,11 @@ test('the handlers on hand-built deps: the midpoint they are given, the caller\'
   const real = h.app.ctx;
   const mine = real.engine.getOrder(bid)!;
   const wallet = mine.wallet;
-  const other = { ...mine, orderId: '0x' + '1'.repeat(64), wallet: '0x' + '22'.repeat(20) };
-  const orders = new Map([mine, other].map((o) => [o.orderId, o]));
+  const other = { ...mine, orderId: '0x' + '1'.repeat(64), wallet: '0x' + '22'.repeat(20), signer: '0x' + '22'.repeat(20) };
+  // An order the caller signed for its Safe is the caller's too.
+  const safe = real.auth.funders.makerOf(wallet, 2);
+  const forSafe = { ...mine, orderId: '0x' + '3'.repeat(64), wallet: safe, signer: wallet, signatureType: 2 };
+  const orders = new Map([mine, other, forSafe].map((o) => [o.orderId, o]));
   let midPips = 5000;
   const waited: string[][] = [];
   const totals: [string, string][] = [];
@@ -149,15 +152,17 @@ test('the handlers on hand-built deps: the midpoint they are given, the caller\'
     marketData: { ensureSnapshots: (ids) => (waited.push([...ids]), undefined), midpointPips: () => midPips },
     rewards: { current: unused, marketReward: unused, earnings: unused, userMarkets: unused, totals: (w, day) => (totals.push([w, day]), []) },
     clock: { now: () => Date.parse('2026-03-04T23:59:59Z') },
+    funders: real.auth.funders,
   };
   const ask = (ids: string[]) => ordersScoring(deps, routeRequest({ body: ids, caller: { address: wallet } }));
-  assert.deepEqual(await ask([bid, other.orderId]), { [bid]: true, [other.orderId]: false }, "another wallet's order never scores");
+  assert.deepEqual(await ask([bid, other.orderId, forSafe.orderId]), { [bid]: true, [other.orderId]: false, [forSafe.orderId]: true }, "another wallet's order never scores");
   assert.deepEqual(waited, [[real.catalog.read.marketByCondition(mine.conditionId)!.clobTokenIds[0]]]);
   midPips = 9000;
   assert.deepEqual(await ask([bid]), { [bid]: false }, 'out of the spread of the midpoint given');
   await assert.rejects(ask([bid]).then(() => ordersScoring({ ...deps, marketData: undefined }, routeRequest({ body: [bid], caller: { address: wallet } }))), (e) => isApiError(e) && e.spec.status === 503);
 
   userTotals(deps, routeRequest({ query: {}, caller: { address: wallet } }));
-  assert.deepEqual(totals, [[wallet, '2026-03-04']]);
+  userTotals(deps, routeRequest({ query: { signature_type: 2 }, caller: { address: wallet } }));
+  assert.deepEqual(totals, [[wallet, '2026-03-04'], [safe, '2026-03-04']], 'signature_type 2: the Safe\'s earnings');
   assert.throws(() => userTotals(deps, routeRequest({ query: { date: '2026-02-31x' }, caller: { address: wallet } })), (e) => isApiError(e) && e.message === 'invalid date: 2026-02-31x');
 });

@@ -88,18 +88,31 @@ test('the admin routes answer 401 without the token', async () => {
   }
 });
 
-test('the handlers work on hand-built dependencies: maintenance, faults, ban status', () => {
+test('the handlers work on hand-built dependencies: maintenance, faults, ban status', async () => {
   let now = 1_000_000;
   const clock = { now: () => now };
   const logged: string[] = [];
   const log = { info: (...a: unknown[]) => logged.push(String(a.at(-1))), warn: (...a: unknown[]) => logged.push(String(a.at(-1))) } as never;
   const maintenance = new MaintenanceWindows({ weekly: [], durationSeconds: 90, postOnlySeconds: 120 }, clock);
-  const started = startMaintenance({ sandbox: { maintenance }, log }, routeRequest({ body: { durationSeconds: 60 } }));
-  assert.equal(started.phase, 'maintenance');
+  // The start is answered only once the orders the engine took before it are answered.
+  let quietNow: () => void = () => undefined;
+  const quiet = () => new Promise<void>((resolve) => (quietNow = resolve));
+  let answered = false;
+  const starting = startMaintenance({ sandbox: { maintenance, quiet }, log }, routeRequest({ body: { durationSeconds: 60 } })).then((s) => ((answered = true), s));
+  await new Promise((r) => setTimeout(r, 5));
+  assert.equal(answered, false, 'not answered while orders taken before the window are in flight');
+  assert.equal(maintenance.phaseAt().phase, 'maintenance', 'the window is closed to new orders already');
+  quietNow();
+  const started = await starting;
+  assert.deepEqual([started.phase, started.durationSeconds, started.postOnlySeconds], ['maintenance', 60, 120], 'it echoes the length set and the default post-only period');
+  const set = await startMaintenance({ sandbox: { maintenance, quiet: async () => undefined }, log }, routeRequest({ body: { durationSeconds: 30, postOnlySeconds: 30 } }));
+  assert.deepEqual([set.durationSeconds, set.postOnlySeconds, set.until], [30, 30, new Date(now + 30_000).toISOString()], 'what was set, not the configured 90/120');
+  maintenance.start(60);
   now += 60_000;
   assert.equal(maintenance.phaseAt().phase, 'post-only', 'the default post-only period follows');
   assert.equal(endMaintenance({ sandbox: { maintenance }, log }).phase, 'open');
-  assert.deepEqual(logged, ['maintenance window started', 'maintenance window ended']);
+  assert.deepEqual(endMaintenance({ sandbox: { maintenance }, log }).durationSeconds, 90, 'with no admin window the lengths are the schedule\'s');
+  assert.deepEqual(logged, ['maintenance window started', 'maintenance window started', 'maintenance window ended', 'maintenance window ended']);
 
   const faults = new FaultInjector(silentLogger, clock, new Registry());
   const before = faults.state();
@@ -113,6 +126,11 @@ test('the handlers work on hand-built dependencies: maintenance, faults, ban sta
 
   const closed = new Set([WALLET]);
   const closedOnly = { has: (a: string) => closed.has(a) } as never;
-  assert.deepEqual(banStatus({ sandbox: { closedOnly } }, routeRequest({ caller: { address: WALLET } })), { closed_only: true });
-  assert.deepEqual(banStatus({ sandbox: { closedOnly } }, routeRequest({ caller: { address: '0x' + '00'.repeat(20) } })), { closed_only: false });
+  const OTHER = '0x' + '00'.repeat(20);
+  const SAFE = '0x' + 'ee'.repeat(20);
+  const funders = { walletsOf: (a: string) => [a, '0x' + 'dd'.repeat(20), a === OTHER ? SAFE : '0x' + 'cc'.repeat(20)] as const };
+  assert.deepEqual(banStatus({ sandbox: { closedOnly }, funders }, routeRequest({ caller: { address: WALLET } })), { closed_only: true });
+  assert.deepEqual(banStatus({ sandbox: { closedOnly }, funders }, routeRequest({ caller: { address: OTHER } })), { closed_only: false });
+  closed.add(SAFE);
+  assert.deepEqual(banStatus({ sandbox: { closedOnly }, funders }, routeRequest({ caller: { address: OTHER } })), { closed_only: true }, 'its Safe is closed-only');
 });

@@ -187,15 +187,27 @@ test('the handlers on a hand-built engine: checks before the engine, refusals, d
     getOrder: unused,
     openOrders: unused,
     merge: unused,
+    unsettled: unused,
     market: (cid) => (cid === CID ? ({} as never) : undefined),
     cancelMarketOrders: async (wallet, f) => (calls.push(['cancel', wallet, f]), { canceled: ['0x01'], notCanceled: { '0x02': 'order is not live' } }),
     split: async (wallet, cid, u) => (calls.push(['split', wallet, cid, u]), { ok: true, code: 0 }),
     redeem: async () => ({ ok: false, code: Errors.PM_ERR_MARKET_NOT_RESOLVED.result }),
-    balances: () => ({ usdc: { available: 7_000_000, reserved: 3 }, tokens: [{ tokenId: '42', conditionId: CID, outcome: 0, available: 5, reserved: 1 }] }),
+    balances: (w) =>
+      w === '0x' + '02'.repeat(20)
+        ? { usdc: { available: 9, reserved: 0 }, tokens: [] }
+        : { usdc: { available: 7_000_000, reserved: 3 }, tokens: [{ tokenId: '42', conditionId: CID, outcome: 0, available: 5, reserved: 1 }] },
     afterCommit: async () => committed,
   };
   const W = '0x' + 'cd'.repeat(20);
   const as = <B>(body: B) => routeRequest({ body, caller: { address: W } });
+
+  // The key's wallets as a recording stand-in: its proxy wallet and Safe are named by type.
+  const PROXY = '0x' + '01'.repeat(20);
+  const SAFE = '0x' + '02'.repeat(20);
+  const funders: TradingDeps['funders'] = {
+    makerOf: (signer, type) => (assert.equal(signer, W), type === 0 ? W : type === 1 ? PROXY : SAFE),
+    walletsOf: () => [W, PROXY, SAFE],
+  };
 
   await assert.rejects(cancelMarketOrders({ engine }, as({ market: '', asset_id: '' })), (e) => isApiError(e) && e.message === 'market or asset_id is required');
   await assert.rejects(cancelMarketOrders({ engine }, as({ market: '0x12' })), (e) => isApiError(e) && e.message === 'invalid market');
@@ -203,23 +215,28 @@ test('the handlers on a hand-built engine: checks before the engine, refusals, d
   assert.deepEqual(await cancelMarketOrders({ engine }, as({ market: CID.toUpperCase().replace('0X', '0x'), asset_id: '' })), { canceled: ['0x01'], not_canceled: { '0x02': 'order is not live' } });
   assert.deepEqual(calls.pop(), ['cancel', W, { conditionId: CID, tokenId: undefined }]);
 
-  assert.throws(() => split({ engine }, as({ conditionId: '0x' + 'ef'.repeat(32), amount: '1' })), (e) => isApiError(e) && e.message === 'unknown market');
-  assert.throws(() => split({ engine }, as({ conditionId: CID, amount: '0' })), (e) => isApiError(e) && e.spec.code === 'PM_ERR_AMOUNT');
+  assert.throws(() => split({ engine, funders }, as({ conditionId: '0x' + 'ef'.repeat(32), amount: '1' })), (e) => isApiError(e) && e.message === 'unknown market');
+  assert.throws(() => split({ engine, funders }, as({ conditionId: CID, amount: '0' })), (e) => isApiError(e) && e.spec.code === 'PM_ERR_AMOUNT');
   assert.deepEqual(calls, []);
-  assert.deepEqual(await split({ engine }, as({ conditionId: CID, amount: '2.5' })), { success: true });
+  assert.deepEqual(await split({ engine, funders }, as({ conditionId: CID, amount: '2.5' })), { success: true });
   assert.deepEqual(calls.pop(), ['split', W, CID, 2_500_000]);
-  await assert.rejects(redeem({ engine }, as({ conditionId: CID })), (e) => isApiError(e) && e.message === `market ${CID} is not resolved`);
+  assert.deepEqual(await split({ engine, funders }, as({ conditionId: CID, amount: '1', signatureType: 2 })), { success: true });
+  assert.deepEqual(calls.pop(), ['split', SAFE, CID, 1_000_000], 'signature_type 2 splits the Safe\'s USDC');
+  assert.throws(() => split({ engine, funders }, as({ conditionId: CID, amount: '1', signatureType: 3 })), (e) => isApiError(e) && /^signatureType 3 is not supported/.test(e.message));
+  await assert.rejects(redeem({ engine, funders }, as({ conditionId: CID })), (e) => isApiError(e) && e.message === `market ${CID} is not resolved`);
 
   const exchanges = ['0x' + '01'.repeat(20), '0x' + '02'.repeat(20)];
   const q = (query: object) => routeRequest({ query: query as never, caller: { address: W } });
-  assert.deepEqual(await balanceAllowance({ engine, exchanges }, q({ asset_type: 'COLLATERAL' })), {
+  assert.deepEqual(await balanceAllowance({ engine, exchanges, funders }, q({ asset_type: 'COLLATERAL' })), {
     balance: '7000000',
     allowance: '7000000',
     allowances: { [exchanges[0]]: '7000000', [exchanges[1]]: '7000000' },
     reserved: '3',
   });
-  assert.equal((await balanceAllowance({ engine, exchanges }, q({ asset_type: 'CONDITIONAL', token_id: '42' }))).balance, '5');
-  assert.throws(() => balanceAllowance({ engine, exchanges }, q({ asset_type: 'CONDITIONAL' })), (e) => isApiError(e) && e.message === 'token_id is required for CONDITIONAL');
+  assert.equal((await balanceAllowance({ engine, exchanges, funders }, q({ asset_type: 'CONDITIONAL', token_id: '42' }))).balance, '5');
+  assert.throws(() => balanceAllowance({ engine, exchanges, funders }, q({ asset_type: 'CONDITIONAL' })), (e) => isApiError(e) && e.message === 'token_id is required for CONDITIONAL');
+  assert.equal((await balanceAllowance({ engine, exchanges, funders }, q({ asset_type: 'COLLATERAL', signature_type: 2 }))).balance, '9', 'signature_type 2: the Safe\'s balance');
+  assert.equal((await balanceAllowance({ engine, exchanges, funders }, q({ asset_type: 'COLLATERAL', signature_type: 0 }))).balance, '7000000');
   committed = { ok: false, code: Errors.PM_ERR_UNAVAILABLE.result };
-  await assert.rejects(balanceAllowance({ engine, exchanges }, q({ asset_type: 'COLLATERAL' })), (e) => isApiError(e) && e.spec.status === 503, 'never answered before it is durable');
+  await assert.rejects(balanceAllowance({ engine, exchanges, funders }, q({ asset_type: 'COLLATERAL' })), (e) => isApiError(e) && e.spec.status === 503, 'never answered before it is durable');
 });

@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import WebSocket from 'ws';
 import { AUTH_RULES, ApiKeyService, type Credentials } from '../../../src/edge/auth.ts';
+import { Funders } from '../../../src/edge/funders.ts';
 import { Metrics } from '../../../src/edge/metrics.ts';
 import { RateLimiter } from '../../../src/edge/rate-limit.ts';
 import { createAuthExplainer } from '../../../src/edge/refusals/auth.ts';
@@ -44,6 +45,7 @@ async function serve(refusals: ChannelDeps['refusals']): Promise<number> {
     markets: { conditionId: () => undefined },
     topics: { market: (t) => `market:${t}`, custom: (t) => `market-custom:${t}`, lifecycle: 'market-lifecycle', user: (w, c) => (c === undefined ? `user:${w}` : `user:${w}:${c}`) },
     keys,
+    funders: new Funders(config.auth.walletFactories),
     limiter,
     trustedProxies: [],
     clock: systemClock,

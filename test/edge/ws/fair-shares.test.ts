@@ -1,0 +1,160 @@
+/**
+ * Fair shares of the channels' global caps (issue 39, finding 7): no address, and no network (an address's
+ * /24), can hold more than its stated share of the sockets and subscriptions, whatever number of sockets
+ * it spreads them over; and the market channel's dumps are budgeted per network and, in bytes, in all, so
+ * that many addresses each within their own budget cannot send books faster than the service's rate.
+ * Client addresses come from X-Forwarded-For (127.0.0.1 is a trusted proxy).
+ */
+import assert from 'node:assert/strict';
+import { rmSync } from 'node:fs';
+import { after, before, test } from 'node:test';
+import type { App } from '../../../src/app.ts';
+import { importEvent, metric as readMetric, startStreamApp } from './stream-app.ts';
+import { XffClient } from './xff-client.ts';
+
+const LIMITS = {
+  maxSockets: 40,
+  maxSocketsPerAddress: 3,
+  maxSocketsPerNetwork: 5,
+  maxSubscriptions: 400,
+  maxSubscriptionsPerSocket: 200,
+  maxSubscriptionsPerAddress: 6,
+  maxSubscriptionsPerNetwork: 10,
+  dumpBooksPerAddress: 40,
+  dumpBooksPerNetwork: 60,
+  dumpBytesPerSecond: 65_536,
+};
+const MARKETS = 60;
+
+let app: App;
+let dir: string;
+let base: string;
+let tokens: string[];
+const open: XffClient[] = [];
+
+const metric = (series: string): Promise<number> => readMetric(base, series);
+
+async function connect(ip: string): Promise<XffClient> {
+  const c = await XffClient.connect(`ws://127.0.0.1:${app.port}/ws/market`, ip);
+  open.push(c);
+  return c;
+}
+
+async function closeAll(): Promise<void> {
+  for (const c of open.splice(0)) {
+    c.close();
+    await c.closed;
+  }
+  const end = Date.now() + 5000;
+  while ((await metric('ws_sockets{channel="market"}')) > 0) {
+    if (Date.now() > end) throw new Error('sockets still open');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+before(async () => {
+  ({ app, dir, base } = await startStreamApp('pm-ws-fair-', LIMITS));
+  const cids = Array.from({ length: MARKETS }, (_, i) => `0x${(i + 1).toString(16).padStart(64, 'f')}`);
+  await importEvent(base, 'fair', cids.map((conditionId, i) => ({ question: `Fair ${i}?`, conditionId, orderPriceMinTickSize: 0.01, orderMinSize: '1' })));
+  tokens = cids.flatMap((c) => app.ctx.catalog.read.marketByCondition(c)!.clobTokenIds);
+});
+
+after(async () => {
+  for (const c of open) c.close();
+  await app.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+test(`an address holds at most ${LIMITS.maxSubscriptionsPerAddress} subscriptions over all of its sockets, a network at most ${LIMITS.maxSubscriptionsPerNetwork}; another network still subscribes`, async () => {
+  const a = [await connect('10.20.1.1'), await connect('10.20.1.1')];
+  a[0]!.send({ type: 'market', assets_ids: tokens.slice(0, 4), initial_dump: false });
+  await a[0]!.pong();
+  // Two more fit the address's six; three more do not, on any of its sockets.
+  a[1]!.send({ type: 'market', assets_ids: tokens.slice(4, 7), initial_dump: false });
+  await a[1]!.pong();
+  assert.deepEqual(a[1]!.errors(), [`too many subscriptions: an address holds at most ${LIMITS.maxSubscriptionsPerAddress} over all of its connections`]);
+  a[1]!.send({ type: 'market', assets_ids: tokens.slice(4, 6), initial_dump: false });
+  await a[1]!.pong();
+  assert.equal(a[1]!.errors().length, 1);
+  // Another address of the same /24: the network's ten are six taken, four left.
+  const b = await connect('10.20.1.2');
+  b.send({ type: 'market', assets_ids: tokens.slice(10, 15), initial_dump: false });
+  await b.pong();
+  assert.deepEqual(b.errors(), ['too many subscriptions: a network (10.20.1.0/24) holds at most 10 over all of its connections']);
+  b.send({ type: 'market', assets_ids: tokens.slice(10, 14), initial_dump: false });
+  await b.pong();
+  assert.equal(b.errors().length, 1);
+  // Another network is untouched by either share.
+  const c = await connect('10.20.2.1');
+  c.send({ type: 'market', assets_ids: tokens.slice(20, 26), initial_dump: false });
+  await c.pong();
+  assert.deepEqual(c.errors(), []);
+  assert.equal(await metric('ws_refusals_total{channel="market",reason="address_subscriptions"}'), 1);
+  assert.equal(await metric('ws_refusals_total{channel="market",reason="network_subscriptions"}'), 1);
+  assert.equal(await metric('ws_subscriptions{channel="market"}'), 16);
+  // Closing gives the shares back.
+  await closeAll();
+  const again = await connect('10.20.1.3');
+  again.send({ type: 'market', assets_ids: tokens.slice(0, 6), initial_dump: false });
+  await again.pong();
+  assert.deepEqual(again.errors(), []);
+  await closeAll();
+});
+
+test(`a network holds at most ${LIMITS.maxSocketsPerNetwork} sockets whatever its addresses; another network still connects`, async () => {
+  await connect('10.30.1.1');
+  await connect('10.30.1.1');
+  await connect('10.30.1.1');
+  await assert.rejects(connect('10.30.1.1'), /upgrade refused: 429 \{"error":"too many connections from this address"\}/);
+  await connect('10.30.1.2');
+  await connect('10.30.1.3');
+  await assert.rejects(connect('10.30.1.4'), /upgrade refused: 429 \{"error":"too many connections from this network \(10\.30\.1\.0\/24\)"\}/);
+  await connect('10.30.2.1');
+  assert.equal(await metric('ws_refusals_total{channel="market",reason="network_sockets"}'), 1);
+  await closeAll();
+});
+
+test(`a network's addresses together dump at most ${LIMITS.dumpBooksPerNetwork} books per window`, async () => {
+  const ids = tokens.slice(0, LIMITS.maxSubscriptionsPerAddress);
+  const a = await connect('10.50.1.1');
+  const b = await connect('10.50.1.2');
+  for (let i = 0; i < 6; i++) a.send({ type: 'market', assets_ids: ids });
+  await a.pong();
+  assert.deepEqual(a.errors(), [], '36 books, within the address\'s 40');
+  // Four assets (the network's subscriptions hold ten): six dumps of four make the network's 60; the seventh would pass it.
+  for (let i = 0; i < 7; i++) b.send({ type: 'market', assets_ids: ids.slice(0, 4) });
+  await b.pong();
+  assert.equal(b.books(), 24);
+  assert.equal(b.errors().length, 1);
+  assert.match(b.errors()[0]!, /^dump budget exceeded: at most 60 books per 10 s per network \(10\.50\.1\.0\/24\), this dump is 4; retry in \d+ s$/);
+  // Another network dumps as before.
+  const c = await connect('10.50.2.1');
+  c.send({ type: 'market', assets_ids: ids });
+  await c.pong();
+  assert.equal(c.books(), 6);
+  await closeAll();
+});
+
+test(`dumps from many networks, each within its own budget, share ${LIMITS.dumpBytesPerSecond} bytes a second in all`, async () => {
+  // One socket per network, each asking again and again for the dump of its six books (within its message
+  // rate and its own book budgets): what many addresses at their own budgets would send.
+  const ids = tokens.slice(0, LIMITS.maxSubscriptionsPerAddress);
+  const t0 = performance.now();
+  const sockets = await Promise.all(Array.from({ length: 30 }, (_, n) => connect(`10.40.${n}.1`)));
+  for (let round = 0; round < 5; round++) {
+    for (const c of sockets) c.send({ operation: 'subscribe', assets_ids: ids, initial_dump: true });
+    await Promise.all(sockets.map((c) => c.pong()));
+  }
+  const seconds = (performance.now() - t0) / 1000;
+  const errors = sockets.flatMap((c) => c.errors());
+  const books = sockets.flatMap((c) => c.events.filter((e) => e.event_type === 'book'));
+  const bytes = books.reduce((n, e) => n + JSON.stringify(e).length, 0);
+  assert.ok(errors.length > 0, 'some dumps refused');
+  for (const e of errors) assert.match(e, /^dump budget exceeded: the service sends at most 0\.1 MiB of books a second to everyone, this dump is 0\.0 MiB; retry in 1 s$/);
+  assert.equal(books.length + errors.length * ids.length, 30 * 5 * ids.length, 'each dump sent whole or refused whole');
+  // What was sent is within the bucket (two seconds' worth) and what refilled while the test ran (with room
+  // for JSON.stringify writing a book as the service did, give or take).
+  assert.ok(bytes <= (2 + seconds) * LIMITS.dumpBytesPerSecond * 1.05, `${bytes} bytes of dumps in ${seconds.toFixed(2)} s`);
+  assert.equal(await metric('ws_refusals_total{channel="market",reason="global_dumps"}'), errors.length);
+  await closeAll();
+});
