@@ -273,11 +273,22 @@ test('a sequencer killed while it ships a snapshot: the unfinished one is never 
       const names = new Set((await (bucket as unknown as { os: { list(): Promise<Array<{ name: string }>> } }).os.list()).map((i) => i.name.slice(0, i.name.indexOf('/'))));
       return [...names].filter((n) => !complete.has(n));
     };
-    // The first chunk of the next shipment's objects (the object store's chunk subjects): kill at once.
-    const chunks = link.nc.subscribe('$O.pm_journal_snapshots.C.>', { max: 1 });
+    // The first chunk after a shipment's manifest was written (its metadata message names `<snapshot>/manifest`)
+    // is the next shipment's store file, many chunks long: kill at once, in the middle of that object. (Killing
+    // at any chunk could land on a one-chunk object's last chunk, or a manifest's, and leave nothing half done.)
+    const objects = link.nc.subscribe('$O.pm_journal_snapshots.>');
     const shipping = svc;
     await (async () => {
-      for await (const _ of chunks) shipping.child.kill('SIGKILL');
+      let manifestSeen = false;
+      for await (const m of objects) {
+        const meta = '$O.pm_journal_snapshots.M.';
+        if (m.subject.startsWith(meta)) {
+          manifestSeen ||= Buffer.from(m.subject.slice(meta.length), 'base64url').toString('utf8').endsWith('/manifest');
+        } else if (manifestSeen) {
+          shipping.child.kill('SIGKILL');
+          objects.unsubscribe();
+        }
+      }
     })();
     await svc.stop('SIGKILL');
     svc = undefined;
