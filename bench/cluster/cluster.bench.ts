@@ -159,8 +159,8 @@ async function checkRun(label: string, session: LoadSession, run: RunStats): Pro
   if (!check.ok) throw new Error(`cluster bench self-check: ${label}: the node disagrees with its acknowledgements:\n${check.problems.join('\n')}`);
 }
 
-/** A TCP relay to nats-server that accepts connections only once opened (phase 2). */
-async function natsRelay(natsPort: number): Promise<{ url: string; open: () => Promise<void>; close: () => void }> {
+/** A TCP relay to nats-server that accepts connections only once opened (phase 2; bench/cluster/history.bench.ts). */
+export async function natsRelay(natsPort: number): Promise<{ url: string; open: () => Promise<void>; close: () => void }> {
   const port = await freePort();
   const sockets = new Set<Socket>();
   let server: Server | undefined;

@@ -280,6 +280,45 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false },
     ),
+    history: Type.Object(
+      {
+        checkpoints: Type.Object(
+          {
+            everyEvents: Type.Integer({
+              minimum: 1,
+              maximum: 1_000_000_000,
+              description: 'a checkpoint once this many journal events were committed since the last one: what a start after a crash replays at most',
+            }),
+            everySeconds: Type.Integer({ minimum: 1, maximum: 86_400 * 7, description: 'and at least this often while the journal moves' }),
+            keep: Type.Integer({ minimum: 1, maximum: 1000, description: 'automatic checkpoints kept (named ones are kept until removed)' }),
+            onShutdown: Type.Boolean({ description: 'an orderly stop writes a checkpoint at its last journal seq, so the next start replays nothing' }),
+          },
+          { additionalProperties: false },
+        ),
+        snapshots: Type.Object(
+          {
+            everySeconds: Type.Integer({
+              minimum: 1,
+              maximum: 86_400 * 7,
+              description: 'ROLE=sequencer: how often it ships a snapshot of its store for new and lagging followers (NATS object store), while the journal moves',
+            }),
+            keep: Type.Integer({ minimum: 1, maximum: 100, description: 'snapshots kept; the stream is purged below the oldest one kept' }),
+          },
+          { additionalProperties: false },
+        ),
+        journal: Type.Object(
+          {
+            retention: Type.Union([Type.Literal('archive'), Type.Literal('prune'), Type.Literal('keep')], {
+              description:
+                'the journal below the oldest checkpoint kept: archive = copied to gzip files then removed; prune = removed; keep = kept. Order events and fills stay either way (the API reads them)',
+            }),
+            archiveDir: Type.String({ description: 'where archive files go; empty = DATA_DIR/archive' }),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false },
+    ),
     compat: Type.Object(
       {
         shapes: Type.Union([Type.Literal('spec'), Type.Literal('clob-client-v2')], {
