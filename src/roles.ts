@@ -6,8 +6,8 @@
  */
 import type { ReplicaRole, SequencerRole } from './cluster.ts';
 import type { CommandForwarder } from './replication/commands.ts';
-import type { AuthServices } from './edge/auth.ts';
-import type { Metrics } from './edge/metrics.ts';
+import type { AuthServices } from './edge/auth/auth.ts';
+import type { Metrics } from './edge/pipeline/metrics.ts';
 import { Engine, type EngineOptions, type EngineSurface } from './engine/engine.ts';
 import type { Store } from './journal/env.ts';
 import type { AuxDb, ReplicationLog } from './journal/replication-log.ts';

@@ -7,7 +7,7 @@
  * faults), which leaves the routes it never touches as they are.
  */
 import type { AppContext } from './context.ts';
-import type { AnyRoute } from './route.ts';
+import type { AnyRoute } from './pipeline/route.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { authRoutes } from './routes/auth.ts';
 import { catalogRoutes } from './routes/catalog.ts';

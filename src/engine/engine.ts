@@ -267,7 +267,7 @@ export class Engine {
   /**
    * Cancels the orders among `orderIds` that `signer` signed; any other id is 'order not found'. An API key's
    * cancels pass its address: an EOA's orders are signed by their wallet, a proxy's or Safe's by the EOA
-   * that controls it (edge/funders.ts), so the key reaches both.
+   * that controls it (edge/auth/funders.ts), so the key reaches both.
    */
   cancelOrders(signer: string, orderIds: string[]): Promise<CancelResponse> {
     return this.admission.cancelOrders(signer, orderIds);

@@ -9,7 +9,7 @@
  *
  * The signer index is what an API key's open orders and cancels look up (the key belongs to the signer): an
  * EOA order's signer is its wallet, a proxy or Safe order's is the EOA that controls that wallet
- * (edge/funders.ts), so one signer finds its own orders and its funders' alike.
+ * (edge/auth/funders.ts), so one signer finds its own orders and its funders' alike.
  *
  * Invariants: an order is in byHandle, byId and its signer's set together or in none of them; a signer's
  * set is never left empty; an order leaves `recent` only with the batch that committed its final state, and

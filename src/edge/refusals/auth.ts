@@ -1,7 +1,7 @@
 /**
  * Why credentials were refused (refusals/reason.ts): the X-Refusal-Reason text of a 401 from an l2 route
  * (`Unauthorized/Invalid api key`) or an l1 route (`Invalid L1 Request headers`), and the error frame the
- * user channel sends before it closes with 4001. The decision is edge/auth.ts's and is already made when
+ * user channel sends before it closes with 4001. The decision is edge/auth/auth.ts's and is already made when
  * anything here runs: this module replays the authenticator's checks, in the authenticator's order, on the
  * refused request, and names the first one that fails. It is called on the refusal path only, so an
  * accepted request never pays for it, and it changes no answer.
@@ -72,7 +72,7 @@
  * service, taken at their most before and given back after: past a share the reason says what failed and
  * that the variants were not tried.
  *
- * This module cannot import edge/auth.ts (which builds it: no import cycles), so what it must agree with
+ * This module cannot import edge/auth/auth.ts (which builds it: no import cycles), so what it must agree with
  * arrives as `rules` (auth.ts AUTH_RULES, the very functions and names the authenticator checks with) and
  * `keys` (ApiKeyService, which implements ExplainedKeys).
  */
@@ -80,9 +80,9 @@ import { timingSafeEqual } from 'node:crypto';
 import { parseAddress } from '../../domain/ids.ts';
 import { nowSeconds, type Clock } from '../../runtime/clock.ts';
 import type { Config } from '../../runtime/config.ts';
-import type { AuthDomain } from '../eip712.ts';
-import type { KeyKind } from '../route.ts';
-import type { SigPool } from '../sig-pool.ts';
+import type { AuthDomain } from '../auth/eip712.ts';
+import type { KeyKind } from '../pipeline/route.ts';
+import type { SigPool } from '../auth/sig-pool.ts';
 import { KNOWN_AUTH_DOMAINS, profileAdvice } from './known-domains.ts';
 import { DiagnosisBudget, RECOVERY_COST } from './budget.ts';
 import type { Refusal, RefusalClass } from './reason.ts';
@@ -107,7 +107,7 @@ export interface HeaderNames {
 }
 
 /**
- * The authenticator's rules the diagnosis replays, handed over by edge/auth.ts (AUTH_RULES), which owns them
+ * The authenticator's rules the diagnosis replays, handed over by edge/auth/auth.ts (AUTH_RULES), which owns them
  * and checks with the same functions: the two cannot drift.
  */
 export interface AuthRules {
