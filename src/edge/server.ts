@@ -1,4 +1,8 @@
 /**
+ * edge/'s root composes its rooms: this file (the uWS app and its listen socket), routes.ts (the route
+ * table) and context.ts (what handlers may use). The rooms, each with its header: http/, pipeline/, limits/,
+ * auth/ (refusals/ beside it), schemas/, routes/, ws/, sandbox/, cluster/, trading/.
+ *
  * The HTTP front end: creates the uWS app, mounts every route of the table (each request then runs the
  * stages of pipeline.ts), answers what no route matches, listens, and closes the listen socket on shutdown.
  */

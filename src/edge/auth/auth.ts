@@ -1,4 +1,11 @@
 /**
+ * Room edge/auth/: who a caller is and what a signature proves: API keys and the Authenticator (this
+ * file), EIP-712 digests (eip712.ts, keccak.ts), the signature pool and its workers (sig-pool.ts,
+ * sig-worker*.ts), the wallets a signer trades for (funders.ts) and the order checks before the engine
+ * (order-check.ts). Its refusal diagnoses sit beside it in refusals/. Separate because it implements the
+ * pipeline's interfaces (Authenticator, KeyKind) and serves routes/ and ws/: it imports pipeline/, refusals/
+ * and schemas/, never routes/, ws/, sandbox/ or cluster/.
+ *
  * Authentication (DESIGN section 5): the edge's `Authenticator` (L1 EIP-712 headers, L2 HMAC headers)
  * and the API-key service behind `/auth/*`.
  *

@@ -1,4 +1,8 @@
 /**
+ * Room edge/cluster/: the edge's part of running more than one node: gateway forwarding (this file) and
+ * the routes a read replica serves (replica-routes.ts). Separate because a single node never needs it; it
+ * runs requests through pipeline/ and imports http/ (types), pipeline/ and refusals/, never routes/ or auth/.
+ *
  * Requests a gateway forwards to the sequencer, both ends (ROLE=gateway; docs/decisions.md, "Gateways").
  * The transport is the command subscription (replication/commands.ts), wired by app.ts; this module holds
  * what the edge decides about it, on either side.

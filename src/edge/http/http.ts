@@ -1,4 +1,10 @@
 /**
+ * Room edge/http/ (the transport): loading uWS (uws.ts, elf-imports.ts), a request's life on the socket
+ * (this file), the JSON body's depth bound (json-body.ts) and static files from memory (static-files.ts).
+ * Separate because uWS's rules (copy synchronously, onAborted, cork) are kept in one place and nothing above
+ * sees a raw request or response. It knows no route, stage or credential: of edge/ it imports only the
+ * refusal header's type (refusals/reason.ts); tools/check-imports.ts EDGE_ROOMS holds every room's directions.
+ *
  * The uWS request lifecycle, in one place. uWS hands out request and response objects that are only
  * valid in a narrow window, so every route goes through `serve()`:
  *

@@ -1,4 +1,8 @@
 /**
+ * Room edge/limits/: what a caller may cost: request caps per bucket (this file, rate-limit-buckets.ts), body
+ * bytes (rate-limit-bytes.ts) and keys benched for failing their HMAC (hmac-strikes.ts). Separate because they
+ * are pure counters keyed by caller, shared by the pipeline and the channels; they import nothing else of edge/.
+ *
  * Per-caller rate limiting for the HTTP edge (DESIGN section 8). Pure: no uWS, no timers; the caller passes
  * the clock as `nowMs`, so tests and replays are deterministic.
  *

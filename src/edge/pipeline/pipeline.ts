@@ -1,4 +1,11 @@
 /**
+ * Room edge/pipeline/: the stages every request passes (this file), what a route is (route.ts), the
+ * compiled schemas (validate.ts), the one place that picks an error's status and body (error-reply.ts), the
+ * replay guard (replays.ts), the OpenAPI document (openapi.ts) and the metrics the stages record (metrics.ts).
+ * Separate because it is the order of checks, not any one check: it uses http/, limits/ and refusals/, runs
+ * the Authenticator it is handed (auth/ implements it) and asks cluster/ only which routes a replica serves.
+ * It never imports auth/, routes/, ws/ or sandbox/.
+ *
  * What every request goes through once http.ts has copied it off the socket, as named stages. Each stage
  * either answers (a catalogue error in the route group's form, error-reply.ts) or hands on:
  *

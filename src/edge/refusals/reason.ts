@@ -1,4 +1,7 @@
 /**
+ * Room edge/refusals/: why a request was refused, in one header, and the diagnoses that say it (beside
+ * auth/, whose checks they replay). Imports auth/, schemas/ and pipeline/route.ts (types); never routes/.
+ *
  * Refusals that explain themselves (docs/decisions.md, "Refusals that explain themselves"): the contract's
  * body stays exactly the platform's (`Unauthorized/Invalid api key`, `invalid order signature`, ...), and
  * one more response header says what was wrong and what was expected, in one line:

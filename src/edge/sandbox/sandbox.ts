@@ -1,4 +1,9 @@
 /**
+ * Room edge/sandbox/: the sandbox's gates and faults (maintenance, closed-only wallets, injected faults,
+ * the test clock, test controls and their counterparties). Separate because none of it runs in a production
+ * profile's request path unless configured; it imports auth/, pipeline/, schemas/ and ws/socket-faults.ts,
+ * never routes/.
+ *
  * The sandbox's controls at the edge, in one place: maintenance windows (maintenance.ts), closed-only
  * wallets (closed-only.ts) and fault injection (faults.ts), plus the two ways they reach requests:
  *

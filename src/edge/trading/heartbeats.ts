@@ -1,4 +1,8 @@
 /**
+ * Room edge/trading/: trading features that keep state of their own behind a route (heartbeats, this file).
+ * Separate from routes/ because a route module holds handlers and a table, not timers; it imports the
+ * engine's facade and the store, and nothing of edge/.
+ *
  * Heartbeats (DESIGN section 11; POST /v1/heartbeats, the platform client's postHeartbeat): a dead man's
  * switch per wallet. A wallet starts one by sending `heartbeat_id: ""` (or null, or none) and gets its id;
  * each later heartbeat names that id. A wallet that started one and sends none for `heartbeats.timeoutSeconds`

@@ -1,4 +1,8 @@
 /**
+ * Room edge/ws/: the WebSocket channels (this file) and their injected socket faults (socket-faults.ts).
+ * Separate because a socket lives past a request: its own lifecycle beside http/, with the same credentials
+ * (auth/) and caps (limits/). Imports auth/, limits/, pipeline/ (metrics), refusals/ and schemas/; never routes/.
+ *
  * The platform's WebSocket channels on the edge's uWS app (DESIGN section 10): /ws/market and /ws/user,
  * subscriptions as topics, and the bounds that keep a socket from costing more than its share.
  *
