@@ -20,10 +20,10 @@
  *                                                              (sig-worker.ts)               is idle, else a pool
  *                                                                                            thread (batched)
  *   the sandbox's order rules (closed-only, post-only period)  edge/sandbox/sandbox.ts       main
- *   Engine.placeOrder: market, tick, size; R1 reserves         engine/admission.ts           main
- *   command ring -> the market's book matches -> result ring   engine/shard-link.ts,         shard worker
+ *   Engine.placeOrder: market, tick, size; R1 reserves         engine/orders/admission.ts           main
+ *   command ring -> the market's book matches -> result ring   engine/shard/shard-link.ts,         shard worker
  *                                                              worker.ts, book/
- *   drain: R2 settles fills, releases what cannot be spent     engine/settlement.ts          main
+ *   drain: R2 settles fills, releases what cannot be spent     engine/ledger/settlement.ts          main
  *   journal records and tables for this turn                   journal/writer.ts             main
  *   group commit: one LMDB transaction per turn, durable       engine/group-commit.ts        libuv (LMDB write
  *                                                                                            and fsync)
