@@ -120,3 +120,8 @@ export function joinReasons(items: ReadonlyArray<{ index: number; refusal: Refus
   if (items.length === 0) return undefined;
   return { class: items[0]!.refusal.class, text: items.map((i) => `order ${i.index}: ${i.refusal.text}`).join('; ') };
 }
+
+/** A value the caller sent, quoted and cut: only ever for public fields (addresses, timestamps, nonces, paths). */
+export function shown(v: string, max = 48): string {
+  return JSON.stringify(v.length > max ? v.slice(0, max) + '...' : v);
+}
