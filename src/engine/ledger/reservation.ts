@@ -6,7 +6,8 @@
  * needOf(order) while it is in flight or resting (ledger.checkLedger verifies both against the open orders).
  */
 import { Side } from '../book/api.ts';
-import { LedgerError, buyNeed, type Ledger } from './ledger.ts';
+import { buyNeed } from './fees.ts';
+import { LedgerError, type Ledger } from './ledger.ts';
 import { restsOnBook, type OrderState } from '../orders/order-table.ts';
 
 /** What the order can still spend: the reservation it must hold. */

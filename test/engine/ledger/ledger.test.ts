@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import type { FillEvent } from '../../../src/domain/events.ts';
-import { FEE_WALLET, Ledger, LedgerCode, buyNeed, feeOf, type ReservationView } from '../../../src/engine/ledger/ledger.ts';
+import { buyNeed, feeOf } from '../../../src/engine/ledger/fees.ts';
+import { FEE_WALLET, Ledger, LedgerCode, type ReservationView } from '../../../src/engine/ledger/ledger.ts';
 
 const T = 1_000_000;
 const CID = '0xmarket';

@@ -4,7 +4,8 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { buyNeed, LedgerError } from '../../../src/engine/ledger/ledger.ts';
+import { buyNeed } from '../../../src/engine/ledger/fees.ts';
+import { LedgerError } from '../../../src/engine/ledger/ledger.ts';
 import { needOf, release, releaseAll, reserve, settleReservation } from '../../../src/engine/ledger/reservation.ts';
 import { CONDITION, T, order, parts, record } from '../engine-parts.ts';
 
