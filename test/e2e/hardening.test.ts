@@ -26,7 +26,9 @@ import { TestClient, units, type Creds } from '../fixtures/trading-client.ts';
 let app: App;
 
 before(async () => {
-  app = await startApp(testConfig({ dataDir: tempDir(), http: { port: 0 }, demo: 'static', adminToken: 'admin' }), { log: silentLogger });
+  // Loopback is a trusted proxy, so that an attack can come from an address of its own (X-Forwarded-For) and
+  // spend only its own byte budget (32 MiB per 10 s an address), not the tests' after it.
+  app = await startApp(testConfig({ dataDir: tempDir(), http: { port: 0, trustedProxies: ['127.0.0.1'] }, demo: 'static', adminToken: 'admin' }), { log: silentLogger });
 });
 after(() => app.stop(1000));
 
@@ -128,7 +130,7 @@ test('2. two connections posting megabyte arrays of wrong elements to POST /last
   const answers = new Map<number, number>();
   const attacker = async (body: Buffer) => {
     while (!stop) {
-      const r = await rawHttp(app.port, [`POST /last-trades-prices HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`, body], { timeoutMs: 10_000, untilFinal: true });
+      const r = await rawHttp(app.port, [`POST /last-trades-prices HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 10.9.9.9\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n`, body], { timeoutMs: 10_000, untilFinal: true });
       const status = r.responses[0]?.status ?? 0;
       answers.set(status, (answers.get(status) ?? 0) + 1);
     }
