@@ -43,7 +43,8 @@ import { problemError } from '../pipeline/error-reply.ts';
 import type { Funders } from './funders.ts';
 import type { OrderSubmission } from '../../domain/events.ts';
 import { MAX_ORDERS_PER_REQUEST, OrderSubmission as SubmissionSchema } from '../schemas/orders.ts';
-import { SIGNATURE_DIAGNOSES, diagnoseSignature, ruleRefusal, shapeRefusal, withReason } from '../refusals/order.ts';
+import { ruleRefusal, shapeRefusal, withReason } from '../refusals/order.ts';
+import { SIGNATURE_DIAGNOSES, diagnoseSignature } from '../refusals/order-signature.ts';
 import type { DiagnosisBudget } from '../refusals/budget.ts';
 import type { OrderToVerify, OrderVerification, SigPool } from './sig-pool.ts';
 import { compileRoute } from '../pipeline/validate.ts';
@@ -78,7 +79,7 @@ export interface OrderCheckDeps {
   funders: Pick<Funders, 'makerOf' | 'walletsOf' | 'factories'>;
   /** Refusals carry a reason (config auth.explainRefusals); absent or false, no diagnosis runs. */
   explain?: boolean;
-  /** The signature diagnoses' budget; default the process-wide one (refusals/order.ts SIGNATURE_DIAGNOSES). */
+  /** The signature diagnoses' budget; default the process-wide one (refusals/order-signature.ts SIGNATURE_DIAGNOSES). */
   diagnoses?: DiagnosisBudget;
 }
 
@@ -296,7 +297,7 @@ export async function orderHints(submissions: readonly unknown[], caller: OrderC
   return hints;
 }
 
-/** Refusal path only: tries the common signing mistakes (refusals/order.ts) and sets the error's reason. */
+/** Refusal path only: tries the common signing mistakes (refusals/order-signature.ts) and sets the error's reason. */
 async function explainSignature(error: ApiError, verify: OrderToVerify, submission: unknown, recovered: string | undefined, deps: OrderCheckDeps, ip: string | undefined): Promise<void> {
   error.reason = await diagnoseSignature({ verify, submission, recovered }, { pool: deps.pool, domains: deps.domains, budget: deps.diagnoses ?? SIGNATURE_DIAGNOSES, by: { ip } });
 }

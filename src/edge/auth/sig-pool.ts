@@ -23,7 +23,7 @@
  * is the busy stage, send tasks as before, and one inline verification stalls the loop for ~0.1 ms only.
  * `inline` counts the orders verified here (tests, /metrics).
  *
- * Refusal diagnosis. `recoverDigests` runs a refused order's candidate digests (refusals/order.ts) as a
+ * Refusal diagnosis. `recoverDigests` runs a refused order's candidate digests (refusals/order-signature.ts) as a
  * task of its own: it shares the threads (a task is at most a dozen recoveries, under a millisecond, and
  * the diagnoses' budget bounds how many there are) but not the order queue, so verifyOrders batches,
  * counts and answers exactly as without it; and it never runs on this thread, inline or otherwise.
@@ -164,7 +164,7 @@ export class SigPool {
   }
 
   /**
-   * Refusal path only (refusals/order.ts): the address the signature recovers to over each digest, in
+   * Refusal path only (refusals/order-signature.ts): the address the signature recovers to over each digest, in
    * order, stopping after the first that gives `until` (so the answer may be shorter than `items`).
    */
   async recoverDigests(items: RecoverDigestsTask['items'], until?: string): Promise<Array<string | undefined>> {

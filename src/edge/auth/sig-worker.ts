@@ -4,7 +4,7 @@
  * take any task. Every task answers; a malformed order or signature yields `recovered: undefined` for
  * that order only and never throws.
  *
- * `recoverDigests` serves only the refusal path (refusals/order.ts): a refused order's diagnosis hands it
+ * `recoverDigests` serves only the refusal path (refusals/order-signature.ts): a refused order's diagnosis hands it
  * the digests of the mistakes it tries (other domains, the older struct), each with the signature to
  * recover it with, and it recovers them in order until one gives the expected address. It never runs
  * for an order that verified, and verifyOrders does not share any of its code path.

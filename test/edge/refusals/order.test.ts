@@ -22,7 +22,8 @@ import { type OrderDomain, type OrderStruct } from '../../../src/edge/auth/eip71
 import { signedSubmission, typedOrder, type SignedSubmission } from '../../fixtures/typed-order.ts';
 import { checkOrders, orderDomainsOf, type OrderCheckDeps, type OrderCheckResult, type TokenMarket } from '../../../src/edge/auth/order-check.ts';
 import { KNOWN_ORDER_DOMAINS } from '../../../src/edge/refusals/known-domains.ts';
-import { MAX_DIAGNOSIS_RECOVERIES, admissionRefusal, type AdmissionContext } from '../../../src/edge/refusals/order.ts';
+import { admissionRefusal, type AdmissionContext } from '../../../src/edge/refusals/order.ts';
+import { MAX_DIAGNOSIS_RECOVERIES } from '../../../src/edge/refusals/order-signature.ts';
 import { DiagnosisBudget, RECOVERY_COST } from '../../../src/edge/refusals/budget.ts';
 import { REFUSAL_CLASSES } from '../../../src/edge/refusals/reason.ts';
 import { Funders } from '../../../src/edge/auth/funders.ts';
