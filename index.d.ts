@@ -1,5 +1,5 @@
 // Types of the package's entry (index.js; the implementation is src/harness/, which
-// test/harness/index.test.ts holds to these declarations at typecheck). README, "Drive it from a test suite".
+// test/harness/index.test.ts holds to these declarations at typecheck). docs/sandbox.md, "Drive it from a test suite".
 
 export interface ExchangeOptions {
   /** What a fresh store starts with: `static` (default) the demo catalog and funded wallets; `off` no catalog; `live` demo traders too. */

@@ -1,5 +1,5 @@
-// The package's entry for test code: `import { startExchange } from 'pm-exchange'` (README, "Drive it from a
-// test suite"). The harness is TypeScript (src/harness/index.ts) run through tsx, a dependency of this
+// The package's entry for test code: `import { startExchange } from 'pm-exchange'` (docs/sandbox.md, "Drive it
+// from a test suite"). The harness is TypeScript (src/harness/index.ts) run through tsx, a dependency of this
 // package, registered here for the importing process unless it already runs under tsx; index.d.ts declares
 // what it exports.
 import { register } from 'tsx/esm/api';

@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The `pm-exchange` command (package.json "bin"; src/harness/cli.ts says what it does). The service is
 // TypeScript run through tsx, a dependency of this package: registered here for this process, as its worker
-// threads register it for themselves (engine/shard/thread.ts).
+// threads register it for themselves (engine/thread.ts).
 import { register } from 'tsx/esm/api';
 
 register();

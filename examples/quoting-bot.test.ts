@@ -15,8 +15,8 @@
  * still); each test begins with a market of its own and the bot holding no orders anywhere.
  *
  * Run it with the repository's tests (`npm test`), or alone: node --import tsx --test examples/quoting-bot.test.ts
- * From another project, `import { startExchange } from 'pm-exchange'` is the same (README, "Drive it from a
- * test suite").
+ * From another project, `import { startExchange } from 'pm-exchange'` is the same (docs/sandbox.md, "Drive it
+ * from a test suite").
  */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, test } from 'node:test';

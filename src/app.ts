@@ -2,9 +2,7 @@
  * Composition root: opens the store, builds the context and the route table, starts the HTTP edge.
  * `main.ts` wraps it with configuration loading and signal handling; tests start it in process.
  */
-import type { JournalEvent } from './domain/events.ts';
 import { openStore, type Store } from './journal/env.ts';
-import { readJournal } from './journal/recovery.ts';
 import { metaKeys } from './journal/keys.ts';
 import { readFill } from './journal/fill-codec.ts';
 import { CatalogWriter } from './projections/catalog.ts';
@@ -12,10 +10,12 @@ import { CatalogReader } from './queries/catalog.ts';
 import { loadDemo } from './demo/catalog.ts';
 import { LIVE_DEMO_DEFAULTS, ReplayClock, startLiveDemo, type LiveDemo, type LiveDemoOptions } from './demo/live.ts';
 import { createAuthServices, type AuthServices } from './edge/auth/auth.ts';
+import type { Checkpointer } from './engine/checkpointer.ts';
 import type { EngineSurface } from './engine/engine.ts';
-import { SampleLog, openEngine, openRole, startFollowing, type RoleParts } from './roles.ts';
+import { SampleLog, openEngine, openRole, prepareStore, startFollowing, type RoleParts } from './roles.ts';
 import type { Follower } from './replication/follower.ts';
 import type { Publisher } from './replication/publisher.ts';
+import type { SnapshotShipper } from './replication/snapshot-shipper.ts';
 import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './projections/projector.ts';
 import { buildProjections } from './projections/registry.ts';
 import { CommittedBooks } from './projections/committed-books.ts';
@@ -66,8 +66,10 @@ export interface App {
   readonly port: number;
   /** The demo traders (`demo: "live"`). */
   readonly demo?: LiveDemo;
-  /** ROLE=sequencer: its publisher; ROLE=replica: its follower (tests, /metrics). */
-  readonly replication: { publisher?: Publisher; follower?: Follower };
+  /** ROLE=sequencer: its publisher and snapshot shipper; ROLE=replica: its follower (tests, /metrics). */
+  readonly replication: { publisher?: Publisher; follower?: Follower; shipper?: SnapshotShipper };
+  /** The node's checkpoints (engine/checkpointer.ts): write one under a name, list, export; retention. */
+  readonly checkpointer?: Checkpointer;
   /** Ordered stop: close the listen socket, let in-flight requests finish, then close what start-up opened, newest first (LMDB last). */
   stop(graceMs?: number): Promise<void>;
   /**
@@ -172,6 +174,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const done = async (step: StartStep) => opts.afterStep?.(step);
   const metrics = new Metrics();
 
+  if (opts.store === undefined) await prepareStore(config, log, metrics);
   const raw = opts.store ?? openStore({ dataDir: config.dataDir });
   closers.add('store', () => raw.close());
   const role = await openRole(raw, config, log, metrics, { term: opts.term, leaseTerm: opts.leaseTerm });
@@ -305,7 +308,8 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     server,
     port: server.port,
     demo,
-    replication: { publisher: role.sequencer?.publisher, follower: role.replica?.follower },
+    replication: { publisher: role.sequencer?.publisher, follower: role.replica?.follower, shipper: role.shipper },
+    checkpointer: role.checkpointer,
     fence(why: string) {
       if (deposed.why !== undefined) return;
       deposed.why = why;
@@ -418,7 +422,7 @@ async function listen(o: {
 }
 
 /**
- * The books as committed: GET /book, the quotes and the streams read this one state (docs/decisions.md,
+ * The books as committed: GET /book, the quotes and the streams read this one state (docs/decisions/streaming.md,
  * "Streaming"), so a client applying the stream's deltas lands on what /book serves. With them the catalog
  * and market data, which read each other's prices and outcomes.
  */
@@ -435,8 +439,7 @@ function openBooks(o: {
 }) {
   const { store, engine, clock, marketDataStore, role } = o;
   const books = new CommittedBooks();
-  if (role.replica !== undefined) replayBooks(books, store);
-  else books.seed({ ...engine.bookSeed(), ts: clock.now() });
+  books.seed({ ...engine.bookSeed(), ts: clock.now() });
   engine.onCommitted((events) => books.apply(events));
   const catalog: CatalogServices = Object.freeze({
     // The catalog's live prices come from market data (the midpoint, or the last trade when the spread is
@@ -474,24 +477,6 @@ function openBooks(o: {
     o.closers.add('midpoint sampler', () => sampler.stop());
   }
   return { books, catalog, marketData };
-}
-
-/**
- * A replica's books from the whole journal rather than a seed: each market's body then carries the time of
- * the last event that changed it, as on a sequencer that has run since that event, whenever the replica
- * itself started (a seed would stamp every quiet market with the replica's start).
- */
-function replayBooks(books: CommittedBooks, store: Store): void {
-  books.seed({ markets: [], resting: [], lastTrades: [], ts: 0 });
-  let chunk: JournalEvent[] = [];
-  for (const e of readJournal(store)) {
-    chunk.push(e);
-    if (chunk.length === 4096) {
-      books.apply(chunk);
-      chunk = [];
-    }
-  }
-  if (chunk.length > 0) books.apply(chunk);
 }
 
 /** The committed books as wallet data's live prices (AppContext.livePrices). */

@@ -1,5 +1,5 @@
 /**
- * The roles beyond one process (docs/decisions.md, "Scale-out"): what app.ts adds for ROLE=sequencer and
+ * The roles beyond one process (docs/decisions/scale-out.md, "Scale-out"): what app.ts adds for ROLE=sequencer and
  * ROLE=replica. Loaded with a dynamic import only for those roles, so ROLE=single never loads the NATS
  * clients.
  *
@@ -14,6 +14,7 @@
 import { Histogram } from 'prom-client';
 import type { Store } from './journal/env.ts';
 import { metaKeys } from './journal/keys.ts';
+import type { CheckpointSource } from './journal/recovery.ts';
 import { ReplicationLog } from './journal/replication-log.ts';
 import { CommandForwarder, CommandServer, commandSubject, REPLAY_WINDOW_MS, type CommandAnswer, type CommandRequest } from './replication/commands.ts';
 
@@ -24,6 +25,9 @@ import { ReplicaEngine } from './replication/replica-engine.ts';
 import { checkCredentials, type StreamSettings } from './replication/nats-link.ts';
 import { ClusterKeys } from './replication/seal.ts';
 import { loadMasterKey } from './edge/auth/auth.ts';
+import { prepareFollowerStore } from './replication/snapshot-install.ts';
+import { SnapshotShipper } from './replication/snapshot-shipper.ts';
+import type { SnapshotManifest } from './journal/snapshots.ts';
 import type { Metrics } from './edge/pipeline/metrics.ts';
 import type { Config } from './runtime/config.ts';
 import type { Logger } from './runtime/log.ts';
@@ -99,9 +103,9 @@ export interface ReplicaRole {
  * The replica's engine surface and follower (not yet started: start it once the read models listen to
  * `engine.onCommitted`). `keysChanged` hears the API keys each batch wrote.
  */
-export function openReplica(store: Store, config: Readonly<Config>, logger: Logger, metrics: Metrics, keysChanged: (apiKeys: string[]) => void): ReplicaRole {
+export function openReplica(store: Store, config: Readonly<Config>, logger: Logger, metrics: Metrics, keysChanged: (apiKeys: string[]) => void, checkpoints?: CheckpointSource): ReplicaRole {
   if (config.cluster.sequencerUrl === '' && !config.cluster.failover.enabled) logger.warn('ROLE=replica without SEQUENCER_URL: refusals of write routes cannot say where to send them');
-  const engine = new ReplicaEngine(store, config.cluster.sequencerUrl);
+  const engine = new ReplicaEngine(store, config.cluster.sequencerUrl, checkpoints);
   const onApplied = (applied: AppliedBatch[]) => {
     engine.applied(applied);
     const keys: string[] = [];
@@ -156,4 +160,42 @@ export function serveCommands(config: Readonly<Config>, logger: Logger, metrics:
     (err: unknown) => logger.error({ err }, 'cannot take gateway commands'),
   );
   return server;
+}
+
+/**
+ * ROLE=sequencer: ships snapshots of its store for the followers and bounds the stream by them
+ * (replication/snapshot-shipper.ts); started at once, its timer waits `history.snapshots.everySeconds`.
+ */
+export function openShipper(
+  config: Readonly<Config>,
+  logger: Logger,
+  metrics: Metrics,
+  store: Store,
+  snapshot: (dir: string, name: string) => Promise<SnapshotManifest>,
+  publisher: Publisher,
+): SnapshotShipper {
+  const shipper = new SnapshotShipper({ store, snapshot, whenConfirmed: (rseq) => publisher.whenConfirmed(rseq), settings: settingsOf(config), policy: config.history.snapshots, logger });
+  metrics.watch('pm_snapshot', () => shipper.stats(), {
+    rseq: 'Replication record the newest snapshot shipped stands at (0: none yet)',
+    shipped: 'Snapshots shipped to the object store since start',
+    failures: 'Snapshots that could not be shipped since start (logged)',
+    lastMs: 'ms the last snapshot took, copy to manifest',
+    lastBytes: 'Bytes of the last snapshot',
+    streamFirst: 'First record the journal stream holds after the last purge',
+    forged: 'Snapshot manifests in the object store refused as not authenticated by the nodes\' key (removed by the next prune)',
+  });
+  shipper.start();
+  return shipper;
+}
+
+/**
+ * ROLE=replica, gateway, standby, before the store opens: a new or lagging store starts from a snapshot
+ * (replication/snapshot-install.ts). What it refused is counted on /metrics.
+ */
+export async function prepareFollower(config: Readonly<Config>, logger: Logger, metrics: Metrics): Promise<void> {
+  const start = await prepareFollowerStore(config.dataDir, settingsOf(config), logger);
+  metrics.watch('pm_snapshot', () => ({ forged: start.forged, unusable: start.unusable }), {
+    forged: 'Snapshot manifests refused at this start as not authenticated by the nodes\' key (forged, altered, another cluster\'s)',
+    unusable: 'Authentic snapshots this start could not use (a download that failed, a store that did not prove its state hash)',
+  });
 }

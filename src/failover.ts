@@ -1,5 +1,5 @@
 /**
- * A node under the sequencer's lease (cluster.failover; docs/decisions.md, "A standby sequencer"): which app
+ * A node under the sequencer's lease (cluster.failover; docs/decisions/scale-out.md, "A standby sequencer"): which app
  * it runs, and when that changes. main.ts runs every role through here when failover is on; ROLE=single and
  * a cluster without failover never load it.
  *

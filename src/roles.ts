@@ -1,13 +1,15 @@
 /**
- * The node's role in app.ts's start-up (docs/decisions.md, "Scale-out"): which engine it runs and what the
+ * The node's role in app.ts's start-up (docs/decisions/scale-out.md, "Scale-out"): which engine it runs and what the
  * cluster adds. ROLE=single (the default) is today's process and loads nothing more; ROLE=sequencer and
  * ROLE=replica load cluster.ts, and with it the NATS clients, through a dynamic import. ROLE=gateway is a
  * replica whose writes go to the sequencer (`gateway`).
  */
 import type { ReplicaRole, SequencerRole } from './cluster.ts';
+import type { SnapshotShipper } from './replication/snapshot-shipper.ts';
 import type { CommandForwarder } from './replication/commands.ts';
 import type { AuthServices } from './edge/auth/auth.ts';
 import type { Metrics } from './edge/pipeline/metrics.ts';
+import { Checkpointer, type CheckpointPolicy } from './engine/checkpointer.ts';
 import { Engine, type EngineOptions, type EngineSurface } from './engine/engine.ts';
 import type { Store } from './journal/env.ts';
 import type { AuxDb, ReplicationLog } from './journal/replication-log.ts';
@@ -30,6 +32,10 @@ export interface RoleParts {
   gateway?: CommandForwarder;
   /** The matching engine (single and sequencer), once open. */
   engine?: Engine;
+  /** The node's checkpoints and retention (engine/checkpointer.ts), every role with a store. */
+  checkpointer?: Checkpointer;
+  /** ROLE=sequencer: its snapshots for the followers, and the stream's bound (replication/snapshot-shipper.ts). */
+  shipper?: SnapshotShipper;
   /**
    * What read routes report in X-Journal-Seq. ROLE=single: the engine's committed journal seq. In a cluster
    * the replication log's sequence (rseq), which every write moves, not only the journal's events (an API
@@ -42,6 +48,16 @@ export interface RoleParts {
    * (a single node has no replica to wait for; a replica takes no writes).
    */
   writeSeq?: () => number;
+}
+
+/**
+ * Before the store opens: a follower's (replica, gateway, standby) new or lagging store is replaced by the
+ * newest snapshot the sequencer shipped (cluster.ts prepareFollower). Nothing for the other roles.
+ */
+export async function prepareStore(config: Readonly<Config>, log: Logger, metrics: Metrics): Promise<void> {
+  const r = config.cluster.role;
+  if (r !== 'replica' && r !== 'gateway' && r !== 'standby') return;
+  await (await import('./cluster.ts')).prepareFollower(config, log, metrics);
 }
 
 /** Loads cluster.ts for the sequencer and replica roles; a sequencer's store logs what replicas need from here on. */
@@ -74,14 +90,44 @@ export async function openEngine(o: {
   viewWrites: Pick<ViewWrites, 'ride'>;
 }): Promise<EngineSurface> {
   const { config, role, metrics } = o;
+  let surface: EngineSurface | undefined;
+  const checkpointer = new Checkpointer({
+    store: o.store,
+    policy: checkpointPolicy(config),
+    log: o.log,
+    committedSeq: () => surface?.committedSeq ?? 0,
+    pruneLog: config.cluster.role === 'standby',
+  });
+  role.checkpointer = checkpointer;
+  // Registered before the engine, so closed after it: the shutdown checkpoint stands at the engine's last commit.
+  o.closers.add('checkpointer', () => checkpointer.close());
+  metrics.watch('pm_checkpoint', () => checkpointer.stats(), {
+    seq: 'Journal seq of the newest automatic checkpoint (what a start after a crash replays from)',
+    written: 'Checkpoints written since start',
+    failures: 'Checkpoints that failed since start (logged)',
+    lastMs: 'ms the last checkpoint took (its proof and its file, on the checkpoint thread)',
+    lastReplayed: 'Journal events the last checkpoint\'s proof replayed',
+    prunedTo: 'Journal seq up to which retention has archived or pruned the journal',
+  });
   if (role.cluster !== undefined && config.cluster.role !== 'sequencer') {
-    const replica = role.cluster.openReplica(o.store, config, o.log, metrics, (apiKeys) => o.keys.replicated(apiKeys));
+    const replica = role.cluster.openReplica(o.store, config, o.log, metrics, (apiKeys) => o.keys.replicated(apiKeys), checkpointer.checkpoints);
     role.replica = replica;
     role.journalSeq = () => replica.follower.appliedRseq;
+    surface = replica.engine;
+    startCheckpoints(checkpointer, replica.engine);
     return replica.engine;
   }
   const publisher = role.sequencer?.publisher;
-  if (publisher !== undefined) o.closers.add('publisher', () => publisher.close());
+  if (publisher !== undefined) {
+    o.closers.add('publisher', () => publisher.close());
+    // The publisher re-reads from the journal what the stream has not confirmed: retention leaves it.
+    checkpointer.limit(() => publisher.stats().confirmedSeq);
+  }
+  if (publisher !== undefined) {
+    const shipper = role.cluster!.openShipper(config, o.log, metrics, o.store, (dir, name) => checkpointer.snapshot(dir, name), publisher);
+    role.shipper = shipper;
+    o.closers.add('snapshots', () => shipper.close());
+  }
   const engine = await Engine.open({
     store: o.store,
     shards: config.engine.shards,
@@ -99,9 +145,12 @@ export async function openEngine(o: {
     // thread the bodies' strings, for no reader (13% of the main thread's allocation per order at 100
     // orders/s). Asked-for ones (refreshSnapshot) still work.
     snapshotIntervalMs: Infinity,
+    checkpoints: checkpointer.checkpoints,
   });
   o.closers.add('engine', () => engine.close());
   role.engine = engine;
+  surface = engine;
+  startCheckpoints(checkpointer, engine);
   const log = role.sequencer?.log;
   if (log === undefined) role.journalSeq = () => engine.committedSeq;
   else {
@@ -110,6 +159,19 @@ export async function openEngine(o: {
   }
   publisher?.start();
   return engine;
+}
+
+/** The policy of `history` (config). */
+function checkpointPolicy(config: Readonly<Config>): CheckpointPolicy {
+  const h = config.history;
+  return { ...h.checkpoints, retention: h.journal.retention, archiveDir: h.journal.archiveDir };
+}
+
+/** The first checkpoint of a store proved from the journal's start, then the policy's timer. */
+function startCheckpoints(checkpointer: Checkpointer, engine: EngineSurface): void {
+  const proof = engine.takeStartupProof();
+  if (proof !== undefined) checkpointer.bootstrap(proof);
+  checkpointer.start();
 }
 
 /** A replica starts applying the stream once every read model listens to its engine; it stops before the store closes. */

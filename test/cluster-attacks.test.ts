@@ -10,8 +10,9 @@
  *               command queue group and answers with "matched", and publishes a forged record on the stream:
  *               each refused and counted by the node (pm_commands_refused, pm_gateway_refused_answers,
  *               pm_replica_forged), and nothing of it applied.
- *   replica     the README's set-up (tools/nats-config.ts) with the least-trusted role's credentials: reading
- *               others' inboxes, joining the queue group, publishing commands, records or a lease value,
+ *   replica     the README's set-up (docs/cluster.md, tools/nats-config.ts) with the least-trusted role's credentials:
+ *               reading others' inboxes, joining the queue group, publishing commands, records, a lease value
+ *               or a snapshot's object,
  *               `$JS.API.STREAM.UPDATE` and `$JS.API.STREAM.PURGE` are all refused by the server (its
  *               permissions violations), and the stream is unchanged.
  *
@@ -188,6 +189,7 @@ test("the README's set-up (tools/nats-config.ts): the replica role's credentials
     attacker.publish('pm_journal.cmd', encodeRequests([{ method: 'DELETE', path: '/cancel-all', query: '', headers: {}, body: undefined, ip: '6.6.6.6', receivedAt: Date.now() }]));
     attacker.publish('pm_journal.batches', Buffer.from('forged'));
     attacker.publish('$KV.pm_journal_cluster.sequencer', Buffer.from('{"node":"evil","url":"http://evil","term":99}'));
+    attacker.publish('$O.pm_journal_snapshots.M.forged', Buffer.from('{}'));
     await attacker.flush().catch(() => undefined);
     // Stream management: an added subject, a purge.
     await assert.rejects(jsm.streams.update('PM_JOURNAL', { subjects: ['pm_journal.batches', 'pm_journal.evil'] }));
@@ -199,7 +201,7 @@ test("the README's set-up (tools/nats-config.ts): the replica role's credentials
     assert.equal(after.state.first_seq, before.state.first_seq);
     assert.equal(await metric(seqBase, 'pm_commands_requests'), commandsBefore + 8, "only the victim's orders reached the sequencer");
     const log = nats.log();
-    for (const what of ['_INBOX.>', '_INBOX_gateway.>', 'pm_journal.cmd', 'pm_journal.batches', '$KV.pm_journal_cluster.sequencer', '$JS.API.STREAM.UPDATE.PM_JOURNAL', '$JS.API.STREAM.PURGE.PM_JOURNAL']) {
+    for (const what of ['_INBOX.>', '_INBOX_gateway.>', 'pm_journal.cmd', 'pm_journal.batches', '$KV.pm_journal_cluster.sequencer', '$O.pm_journal_snapshots.M.forged', '$JS.API.STREAM.UPDATE.PM_JOURNAL', '$JS.API.STREAM.PURGE.PM_JOURNAL']) {
       assert.ok(log.includes(`"${what}"`) || violations.some((v) => v.includes(what)), `the server refused ${what}:\n${violations.join('\n')}`);
     }
     assert.ok(!/Violation[^\n]*User "(sequencer|gateway)"/.test(log), `the nodes themselves need nothing their users are denied:\n${log.split('\n').filter((l) => /Violation/.test(l)).join('\n')}`);

@@ -72,7 +72,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { hashTypedData, keccak256, recoverAddress, toHex, type Hex } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
 import { CLOB_AUTH_MESSAGE, CLOB_AUTH_TYPES, ORDER_TYPES, orderDomainSeparator, type OrderDomain, type OrderStruct } from '../src/edge/auth/eip712.ts';
-import { startTsWorker } from '../src/engine/shard/thread.ts';
+import { startTsWorker } from '../src/engine/thread.ts';
 import { signAll, type SignJob, type SignReply, type SignRequest } from './load-sign-worker.ts';
 
 // ---- options and results ------------------------------------------------------------------------------

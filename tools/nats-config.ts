@@ -1,7 +1,7 @@
 /**
- * Writes a nats-server configuration for a cluster of ours (README "Running more than one node"; the threat
- * model: docs/decisions.md, "The cluster's threat model"): one user per role, a password generated for each,
- * and the least permissions each role needs, so a node's credential (or a machine that holds it) can do no
+ * Writes a nats-server configuration for a cluster of ours (docs/cluster.md, "Running more than one node"; the
+ * threat model: docs/decisions/scale-out.md, "The cluster's threat model"): one user per role, a password generated
+ * for each, and the least permissions each role needs, so a node's credential (or a machine that holds it) can do no
  * more than that role does. NATS is still not trusted: every message that matters is authenticated by the
  * nodes' key whatever the permissions let through; these keep the rest (reading others' answers, taking the
  * command queue, managing the stream) from every credential that does not need it.
@@ -13,20 +13,22 @@
  * its nodes), all mode 0600, and prints what to run. Off loopback it refuses to write a configuration without
  * TLS (`--tls-cert`, `--tls-key`): passwords and every message would cross the network in clear.
  *
- * Users and what each may do (S = the stream, s = its name lowercased, b = `s_cluster`, the lease's bucket):
+ * Users and what each may do (S = the stream, s = its name lowercased, b = `s_cluster`, the lease's bucket,
+ * o = `s_snapshots`, the snapshots' object store, whose stream is `OBJ_o`):
  *   sequencer  the sequencer and its standbys (the roles swap on a takeover, so they share one): publish the
- *              journal records (`s.batches`), create (never update, purge or delete) the stream and the lease
- *              bucket, read and write the lease key, read the stream (a standby follows it), take commands
- *              (`s.cmd.>`, queue group `sequencer`) and answer them (`allow_responses`: only to the inbox of
- *              a message it received)
- *   gateway    send commands (`s.cmd`, `s.cmd.>`), follow the stream, read the lease
- *   replica    follow the stream, read the lease; nothing else
+ *              journal records (`s.batches`), create (never update or delete) the stream, the lease bucket
+ *              and the snapshots' bucket, read and write the lease key, read the stream (a standby follows
+ *              it), take commands (`s.cmd.>`, queue group `sequencer`) and answer them (`allow_responses`:
+ *              only to the inbox of a message it received); ship snapshots (write `$O.o.>`) and purge two
+ *              streams only: S below the oldest snapshot kept, and `OBJ_o` (the objects of snapshots it drops)
+ *   gateway    send commands (`s.cmd`, `s.cmd.>`), follow the stream, read the lease and the snapshots
+ *   replica    follow the stream, read the lease and the snapshots; nothing else
  *   admin      everything (an operator's `nats` CLI: stream repairs, the upgrade's stream removal); no node
  *              runs as it
  * Every role reads replies only under its own inbox prefix (`_INBOX_<user>.>`; the nodes connect with it,
  * replication/nats-link.ts), so no role reads another's answers; stream and consumer management calls beyond
  * creating them (`$JS.API.STREAM.UPDATE|DELETE|PURGE|MSG.DELETE`, `$JS.API.CONSUMER.DELETE`) are denied to
- * every node's user.
+ * every node's user, purges but the sequencer's two.
  */
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
@@ -50,7 +52,9 @@ const MANAGEMENT_DENIED = ['$JS.API.STREAM.UPDATE.>', '$JS.API.STREAM.DELETE.>',
 export function rolePermissions(stream: string): Record<NatsRole, NatsPermissions> {
   const s = stream.toLowerCase();
   const kv = `KV_${s}_cluster`;
-  // Following the stream (an ordered consumer) and reading the lease.
+  const obj = `OBJ_${s}_snapshots`;
+  // Following the stream (an ordered consumer), reading the lease, and reading the snapshots (replication/
+  // snapshot-store.ts: the object store reads through push consumers with flow control, answered on $JS.FC).
   const follow = [
     '$JS.API.INFO',
     `$JS.API.STREAM.INFO.${stream}`,
@@ -63,13 +67,30 @@ export function rolePermissions(stream: string): Record<NatsRole, NatsPermission
     `$JS.API.STREAM.MSG.GET.${kv}`,
     `$JS.API.DIRECT.GET.${kv}`,
     `$JS.API.DIRECT.GET.${kv}.>`,
+    `$JS.API.STREAM.INFO.${obj}`,
+    `$JS.API.STREAM.MSG.GET.${obj}`,
+    `$JS.API.CONSUMER.CREATE.${obj}`,
+    `$JS.API.CONSUMER.CREATE.${obj}.>`,
+    `$JS.API.CONSUMER.INFO.${obj}.>`,
+    `$JS.FC.${obj}.>`,
   ];
   const inbox = (user: string) => `_INBOX_${user}.>`;
   return {
     sequencer: {
       publish: {
-        allow: [...follow, `${s}.batches`, `$JS.API.STREAM.CREATE.${stream}`, `$JS.API.STREAM.CREATE.${kv}`, `$KV.${s}_cluster.sequencer`],
-        deny: MANAGEMENT_DENIED,
+        allow: [
+          ...follow,
+          `${s}.batches`,
+          `$JS.API.STREAM.CREATE.${stream}`,
+          `$JS.API.STREAM.CREATE.${kv}`,
+          `$KV.${s}_cluster.sequencer`,
+          `$JS.API.STREAM.CREATE.${obj}`,
+          `$O.${s}_snapshots.>`,
+          `$JS.API.STREAM.PURGE.${stream}`,
+          `$JS.API.STREAM.PURGE.${obj}`,
+        ],
+        // Purging is allowed by name above (the stream's bound, the snapshots it drops), nothing else of it.
+        deny: MANAGEMENT_DENIED.filter((d) => d !== '$JS.API.STREAM.PURGE.>'),
       },
       subscribe: { allow: [inbox('sequencer'), `${s}.cmd`, `${s}.cmd.>`] },
       allow_responses: true,
@@ -134,7 +155,7 @@ export function natsConfig(o: NatsConfigOptions = {}): NatsConfig {
     entries.push(`    { user: ${quote(role)}, password: ${quote(password)}, permissions: { ${pub}, ${sub}${resp} } }`);
   }
   const lines = [
-    '# Written by tools/nats-config.ts: one user per role with the least permissions it needs (README "Running more than one node").',
+    '# Written by tools/nats-config.ts: one user per role with the least permissions it needs (docs/cluster.md, "Running more than one node").',
     '# Holds every role\'s password: keep it mode 0600, readable by the nats-server user only.',
     `listen: ${quote(listen)}`,
     `jetstream: {${o.storeDir === undefined ? '' : ` store_dir: ${quote(o.storeDir)} `}}`,

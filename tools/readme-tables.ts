@@ -1,7 +1,7 @@
 /**
- * Generates the README's rate-limit table from the code (ROUTE_BUCKETS, DEFAULT_BUCKETS, DEFAULT_BODY_BYTES), so the
- * documentation cannot drift: test/tools/readme.test.ts fails when README.md differs from this output.
- * `npx tsx tools/readme-tables.ts --write` rewrites the section in place.
+ * Generates the rate-limit table of docs/http-api.md ("Rate limits") from the code (ROUTE_BUCKETS, DEFAULT_BUCKETS,
+ * DEFAULT_BODY_BYTES), so the documentation cannot drift: test/tools/readme.test.ts fails when the chapter differs
+ * from this output. `npx tsx tools/readme-tables.ts --write` rewrites the section in place.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -28,7 +28,8 @@ export function bucketTable(): string {
   return ['| Route | Buckets charged (default caps) |', '|---|---|', ...rows].join('\n');
 }
 
-export const readmePath = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'README.md');
+/** The chapter that holds the table (it was the README's until the reference moved to docs/). */
+export const readmePath = join(resolve(dirname(fileURLToPath(import.meta.url)), '..'), 'docs', 'http-api.md');
 
 export function section(readme: string): string | undefined {
   const a = readme.indexOf(START);
@@ -42,7 +43,7 @@ if (process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.ur
     const readme = readFileSync(readmePath, 'utf8');
     const a = readme.indexOf(START);
     const b = readme.indexOf(END);
-    if (a < 0 || b < a) throw new Error('README.md has no rate-limit table markers');
+    if (a < 0 || b < a) throw new Error(`${readmePath} has no rate-limit table markers`);
     writeFileSync(readmePath, readme.slice(0, a + START.length) + '\n' + table + '\n' + readme.slice(b));
   } else {
     console.log(table);

@@ -49,7 +49,7 @@ export interface ServiceProcess {
 /**
  * The node flags `npm start` gives the service: what package.json's start script puts before `--import tsx
  * src/main.ts` in the checkout at `dir`. Read from there, not repeated here, so a service started by a test
- * or a benchmark runs as a deployment does (docs/decisions.md, "The GC's marking threads").
+ * or a benchmark runs as a deployment does (docs/decisions/hardening.md, "The GC's marking threads").
  */
 export function startFlags(dir: string = root): string[] {
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { scripts?: { start?: string } };

@@ -1,6 +1,6 @@
 /**
- * A small typed client of the streaming channels (DESIGN section 10), the reference README's "Streaming"
- * section follows: connect, subscribe, PING every few seconds, collect events (a frame may be one event or
+ * A small typed client of the streaming channels (DESIGN section 10), the reference docs/streaming.md
+ * ("Streaming") follows: connect, subscribe, PING every few seconds, collect events (a frame may be one event or
  * an array), and keep local books from `book` snapshots plus `price_change` totals, which is all a bot
  * needs to follow a market. tools/watch.ts draws one in the terminal; the stream tests and the stream
  * benchmark use it as their client.

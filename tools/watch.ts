@@ -3,7 +3,7 @@
  *
  *   npx tsx tools/watch.ts --market <token id> [--url ws://127.0.0.1:8080] [--depth 10]
  *
- * It is the README's streaming example as a program (tools/stream-client.ts does the work): subscribe,
+ * It is the streaming example of docs/streaming.md as a program (tools/stream-client.ts does the work): subscribe,
  * take the `book`, apply every `price_change`, list `last_trade_price` events, PING every 10 s, and
  * reconnect after a close (the first `book` after a reconnect replaces what it held). Ctrl-C stops it.
  */

@@ -1,6 +1,6 @@
 /**
- * A sequencer and read replicas over NATS JetStream (DESIGN section 12, docs/decisions.md "Scale-out"), in one
- * run on this machine: a real nats-server (tools/nats-server.ts) and every node a child process run as
+ * A sequencer and read replicas over NATS JetStream (DESIGN section 12, docs/decisions/scale-out.md "Scale-out"),
+ * in one run on this machine: a real nats-server (tools/nats-server.ts) and every node a child process run as
  * `npm start` runs it (tools/service-process.ts: ROLE, NATS_URL, RATE_LIMITS=off, DEMO=0, durable commits, one
  * shard; one CONFIG_FILE with the master key all nodes share).
  * Run alone: `npx tsx --expose-gc bench/cluster/cluster.bench.ts`; or `npm run bench -- cluster`.
@@ -159,8 +159,8 @@ async function checkRun(label: string, session: LoadSession, run: RunStats): Pro
   if (!check.ok) throw new Error(`cluster bench self-check: ${label}: the node disagrees with its acknowledgements:\n${check.problems.join('\n')}`);
 }
 
-/** A TCP relay to nats-server that accepts connections only once opened (phase 2). */
-async function natsRelay(natsPort: number): Promise<{ url: string; open: () => Promise<void>; close: () => void }> {
+/** A TCP relay to nats-server that accepts connections only once opened (phase 2; bench/cluster/history.bench.ts). */
+export async function natsRelay(natsPort: number): Promise<{ url: string; open: () => Promise<void>; close: () => void }> {
   const port = await freePort();
   const sockets = new Set<Socket>();
   let server: Server | undefined;

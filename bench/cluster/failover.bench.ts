@@ -1,5 +1,5 @@
 /**
- * The standby sequencer (cluster.failover; docs/decisions.md, "A standby sequencer"), in one run on this
+ * The standby sequencer (cluster.failover; docs/decisions/scale-out.md, "A standby sequencer"), in one run on this
  * machine: a real nats-server (tools/nats-server.ts) and every node a child process run as `npm start` runs it
  * (tools/service-process.ts: ROLE, FAILOVER, NATS_URL, RATE_LIMITS=off, DEMO=0, durable commits; one
  * CONFIG_FILE with the shared master key and the lease's times, one signature thread per node).

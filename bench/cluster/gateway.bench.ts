@@ -1,5 +1,5 @@
 /**
- * Gateways (ROLE=gateway; docs/decisions.md, "Gateways"): what leaves the sequencer when two gateways verify
+ * Gateways (ROLE=gateway; docs/decisions/scale-out.md, "Gateways"): what leaves the sequencer when two gateways verify
  * its orders, in one run on this machine. A real nats-server (tools/nats-server.ts) and every node a child
  * process run as `npm start` runs it (tools/service-process.ts: ROLE, NATS_URL, RATE_LIMITS=off, DEMO=0,
  * durable commits; one CONFIG_FILE with the master key all nodes share, one signature thread per node).

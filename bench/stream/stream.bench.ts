@@ -39,7 +39,7 @@ import type { Socket } from 'node:net';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { startTsWorker } from '../../src/engine/shard/thread.ts';
+import { startTsWorker } from '../../src/engine/thread.ts';
 import { prepareLoad } from '../../tools/load.ts';
 import { histogramDelta, histogramOf, quantileOf } from '../../tools/metrics-text.ts';
 import { startService, type ServiceProcess } from '../../tools/service-process.ts';

@@ -1,5 +1,5 @@
 /**
- * What a wallet signs, in the browser, as README "Trading and authentication" describes it for any
+ * What a wallet signs, in the browser, as docs/http-api.md, "Trading and authentication", describes it for any
  * client: the EIP-712 ClobAuth message for an API key (L1), the HMAC of each trading request (L2), and
  * the EIP-712 V2 Order struct. The private key stays inside viem's account object, which keeps it in a
  * closure and never hands it back; nothing here stores or shows it.

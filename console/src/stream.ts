@@ -1,5 +1,5 @@
 /**
- * A streaming channel (/ws/market or /ws/user, README "Streaming") that stays connected: it sends its
+ * A streaming channel (/ws/market or /ws/user, docs/streaming.md, "Streaming") that stays connected: it sends its
  * subscription on every open, PINGs every PING_MS (the service closes a silent socket after
  * stream.idleSeconds), and when the socket drops (a restart of the service, a network change) it opens
  * a new one after a growing pause, so a console left open follows the service through a restart. On the

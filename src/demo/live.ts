@@ -21,7 +21,7 @@
  * a given start time: the decisions come from the seed, the venue applies each round's orders in order.
  *
  * Sizes: ~4,000 orders over 336 steps by default, chosen so that `npm start` on an empty store answers
- * within the start-up budget of 15 s on a two-core machine (docs/decisions.md, "The living demo").
+ * within the start-up budget of 15 s on a two-core machine (docs/decisions/sandbox.md, "The living demo").
  */
 import { keccak256, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';

@@ -1,5 +1,5 @@
 /**
- * A request a gateway forwards to the sequencer and the sequencer's answer (ROLE=gateway; docs/decisions.md,
+ * A request a gateway forwards to the sequencer and the sequencer's answer (ROLE=gateway; docs/decisions/scale-out.md,
  * "Gateways"): the one shape the edge's two ends (edge/cluster/forward.ts) and the transport that carries it
  * (replication/commands.ts, which owns its wire format) agree on.
  */

@@ -1,6 +1,7 @@
 /**
  * Liquidity rewards: which open orders score, how much, and how scores become earnings. Pure functions on
- * integers (pips, units) where they can be; the rule is written out in docs/decisions.md, "Liquidity rewards".
+ * integers (pips, units) where they can be; the rule is written out in docs/decisions/wallet-data.md,
+ * "Liquidity rewards".
  *
  * A market has a rewards program when its catalog record has a positive `rewardsDailyRate` (clobRewards) and
  * a positive `rewardsMaxSpread` (cents) and it accepts orders (the sampling markets). Following the platform:

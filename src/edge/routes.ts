@@ -6,7 +6,7 @@
  * The route table: every endpoint the service answers, by group. Each group module holds its table as
  * data naming module-level handlers, which take that module's own dependencies interface (what it uses of
  * the context, nothing more) and are bound to it here; adding an endpoint is a change to one group module
- * (and adding a group is one line here). Rate-limit buckets per route are listed in rate-limit-buckets.ts and README. Every
+ * (and adding a group is one line here). Rate-limit buckets per route are listed in rate-limit-buckets.ts and docs/http-api.md. Every
  * route passes through the sandbox's gate (edge/sandbox/sandbox.ts: maintenance windows and injected
  * faults), which leaves the routes it never touches as they are.
  */

@@ -3,6 +3,7 @@
  * A module of their own so that the engine's parts can name them without importing the facade that wires
  * those parts.
  */
+import type { CheckpointSource } from '../journal/recovery.ts';
 import type { ReplicationLog } from '../journal/replication-log.ts';
 import type { OrderSubmission, TradingMarket } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
@@ -53,6 +54,11 @@ export interface EngineOptions {
   timers?: Timers;
   /** ROLE=sequencer: each batch's rows are logged for the replicas (journal/replication-log.ts). */
   replicationLog?: ReplicationLog;
+  /**
+   * Where start-up finds checkpoints (journal/checkpoints.ts): the proof starts from the newest one that
+   * proves the store. Absent: from the journal's first event, as before.
+   */
+  checkpoints?: CheckpointSource;
 }
 
 /** The exchange's time as the shards follow it (protocol.ts OP_TIME): frozen at `atMs`, or the system clock plus `offsetMs`. */

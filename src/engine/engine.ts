@@ -1,7 +1,7 @@
 /**
  * The engine facade and sequencer: the only module the trading and admin code calls.
  *
- * Pipeline of an order (docs/decisions.md, "Threads and who owns what"):
+ * Pipeline of an order (docs/decisions/architecture.md, "Threads and who owns what"):
  *
  *   placeOrder ── checks (market, post-only type, expiration, amounts, tick, size)      admission.ts
  *              ── R1: ledger reserves what the order can spend      admission.ts, reservation.ts, ledger.ts
@@ -43,7 +43,7 @@
 import type { JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
-import { readOrder } from '../journal/orders.ts';
+import { orderIndexOf, readOrder } from '../journal/orders.ts';
 import { verifyStore, type VerifiedStore } from '../journal/recovery.ts';
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
 import { Admission } from './orders/admission.ts';
@@ -164,12 +164,24 @@ export class Engine {
     return this.commit.committedSeq;
   }
 
+  /**
+   * How start-up proved the store (journal/recovery.ts): from which checkpoint, and the state it proved,
+   * for the checkpointer's first checkpoint (engine/checkpointer.ts). Released once taken.
+   */
+  private proof: VerifiedStore | undefined;
+
   /** Recovers the state from the store (refusing a store whose tables and journal disagree) and starts the shards. */
   static async open(opts: EngineOptions): Promise<Engine> {
     if (!Number.isInteger(opts.shards) || opts.shards < 1) throw new Error(`shards must be a positive integer, got ${opts.shards}`);
     const t0 = performance.now();
-    const verified: VerifiedStore = verifyStore(opts.store);
+    // Loaded now, before any order is placed: the first order's latency does not pay for it (orders.ts).
+    orderIndexOf(opts.store);
+    const verified: VerifiedStore = verifyStore(opts.store, {
+      checkpoints: opts.checkpoints,
+      skipped: (c, why) => opts.log.warn({ checkpoint: c.file, why }, 'checkpoint not used; trying an older one'),
+    });
     const e = new Engine(opts, verified.materialized.lastSeq);
+    e.proof = verified;
     try {
       await startEngine(
         { store: opts.store, ledger: e.ledger, markets: e.markets, orders: e.orders, link: e.link, marketAdmin: e.marketAdmin, admission: e.admission, trades: e.trades, life: e.life, log: opts.log },
@@ -182,6 +194,13 @@ export class Engine {
     }
     e.trades.start();
     return e;
+  }
+
+  /** How start-up proved the store; the first call takes it, later ones get undefined (it may hold much). */
+  takeStartupProof(): VerifiedStore | undefined {
+    const p = this.proof;
+    this.proof = undefined;
+    return p;
   }
 
   /** Stops accepting, lets in-flight commands finish and commit, stops the workers. The store stays open. */

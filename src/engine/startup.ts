@@ -65,7 +65,15 @@ export async function startEngine(p: StartupParts, verified: VerifiedStore, t0: 
 
   await restoreOpenOrders(p, m.openOrders, verified.hash);
   p.log.info(
-    { journalSeq: m.lastSeq, events: verified.events, markets: m.markets.length, openOrders: m.openOrders.length, settlingTrades: m.trades.length, ms: Math.round(performance.now() - t0) },
+    {
+      journalSeq: m.lastSeq,
+      checkpoint: verified.from?.seq ?? 0,
+      events: verified.events,
+      markets: m.markets.length,
+      openOrders: m.openOrders.length,
+      settlingTrades: m.trades.length,
+      ms: Math.round(performance.now() - t0),
+    },
     'engine recovered',
   );
 }

@@ -1,7 +1,7 @@
 /**
  * The package's entry for test code (`import { startExchange } from 'pm-exchange'`; index.js at the
- * package's root loads it through tsx): the harness and its admin client. README, "Drive it from a test
- * suite", documents it; index.d.ts declares it for TypeScript consumers (test/harness/index.test.ts holds
+ * package's root loads it through tsx): the harness and its admin client. docs/sandbox.md, "Drive it from a
+ * test suite", documents it; index.d.ts declares it for TypeScript consumers (test/harness/index.test.ts holds
  * the two together).
  */
 export { startExchange, type Exchange, type ExchangeOptions, type TestWallet } from './start.ts';

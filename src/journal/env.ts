@@ -14,23 +14,29 @@
  */
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { mkdirSync } from 'node:fs';
+import { metaKeys } from './keys.ts';
 
 /** Bump when a stored shape changes incompatibly; start-up refuses a store written by another version. */
-export const STORE_VERSION = 7;
+export const STORE_VERSION = 8;
 /**
  * Older versions this build upgrades in place, raising the version so the older build refuses the store
  * from then on (it could not read what this build writes):
- *   4  also kept an `order-ids` table (order id -> seq), now an in-memory index rebuilt from the journal
+ *   4  also kept an `order-ids` table (order id -> seq), now an in-memory index (orders.ts)
  *      (orders.ts): the table is dropped;
  *   5  wrote `status` events as msgpack objects only. Version 6 writes them as status-codec.ts records,
  *      which a version-5 build cannot decode; it reads both, so nothing is converted;
  *   6  had no trade lifecycle: no `trade` events, no deferred fills (the flag in a fill record's kind
  *      byte), no `trades` table. Its fills are all CONFIRMED trades, which version 7 reads as they are, so
- *      nothing is converted; a version-6 build could not replay a deferred fill or a reversal.
+ *      nothing is converted; a version-6 build could not replay a deferred fill or a reversal;
+ *   7  had no `order-id-runs` table (orders.ts): the first load of the order index reads the journal's order
+ *      events once and stores what it found. A version-7 build would add orders without their entries, and
+ *      may prune nothing of a journal it cannot be told was pruned (checkpoints, issue 42).
  */
-const UPGRADABLE_FROM = [4, 5, 6];
+const UPGRADABLE_FROM = [4, 5, 6, 7];
 
 export interface Store {
+  /** The environment's directory (DATA_DIR): checkpoints and archives live beside it (engine/checkpointer.ts). */
+  readonly dataDir: string;
   readonly root: RootDatabase;
   /** Store metadata: version, sequences, master key marker, projection cursors. Key: string. */
   readonly meta: Database<unknown, string>;
@@ -68,6 +74,8 @@ export interface Store {
   readonly engineMarkets: Database<unknown, string>;
   /** Status of each deferred fill's trade by the fill's seq: [status code, ms of its last move] (trades.ts). */
   readonly trades: Database<unknown, number>;
+  /** Table `order-id-runs`: the order-id index's entries in arrival order, one run per batch by its first order's seq (orders.ts). */
+  readonly orderIds: Database<Buffer, number>;
 
   // ---- replication (journal/replication-log.ts) ----------------------------------------------------
   /**
@@ -91,7 +99,7 @@ export function openStore(opts: StoreOptions): Store {
     path: opts.dataDir,
     // The environment is a directory holding data.mdb and lock.mdb.
     noSubdir: false,
-    maxDbs: 16,
+    maxDbs: 24,
     mapSize: opts.mapSize ?? 64 * 1024 ** 3,
     // Durable commits: keep sync on. Speed comes from group commit, not from skipping fsync.
     noSync: false,
@@ -103,6 +111,7 @@ export function openStore(opts: StoreOptions): Store {
     root.openDB<unknown, K>({ name, encoding: 'msgpack', keyEncoding: 'ordered-binary' });
 
   const store: Store = {
+    dataDir: opts.dataDir,
     root,
     meta: db<string>('meta'),
     journal: root.openDB<unknown, number>({ name: 'journal', encoding: 'msgpack', keyEncoding: 'uint32' }),
@@ -118,6 +127,7 @@ export function openStore(opts: StoreOptions): Store {
     views: db<(string | number)[]>('views'),
     engineMarkets: db<string>('engine-markets'),
     trades: root.openDB<unknown, number>({ name: 'trades', encoding: 'msgpack', keyEncoding: 'uint32' }),
+    orderIds: root.openDB<Buffer, number>({ name: 'order-id-runs', encoding: 'binary', keyEncoding: 'uint32' }),
     replication: root.openDB<unknown, number>({ name: 'replication', encoding: 'msgpack', keyEncoding: 'uint32' }),
     close: () => root.close(),
   };
@@ -125,10 +135,46 @@ export function openStore(opts: StoreOptions): Store {
   return store;
 }
 
+/** The tables a Store holds (every member but `root` and `close`). */
+const TABLES = ['meta', 'journal', 'orders', 'balances', 'fills', 'indexes', 'catalog', 'profiles', 'apiKeys', 'replays', 'prices', 'views', 'engineMarkets', 'trades', 'orderIds', 'replication'] as const;
+const RANGES = new Set(['getRange', 'getKeys', 'getCount']);
+
+/**
+ * A consistent view of the store as it is now: every read through the returned store uses one LMDB read
+ * transaction, so tables read one after the other agree with each other (the journal and the tables at one
+ * journalSeq) while writers go on committing. Writes through it throw. `done()` ends the transaction; until
+ * then LMDB cannot reuse the pages freed after it began, so keep it short (a checkpoint: seconds).
+ */
+export function readSnapshot(store: Store): { store: Store; done(): void } {
+  const txn = store.root.useReadTransaction();
+  const withTxn = (opts: unknown) => ({ ...(opts as object), transaction: txn });
+  const view = (db: object) =>
+    new Proxy(db, {
+      get(target, prop) {
+        const v = Reflect.get(target, prop, target) as unknown;
+        if (typeof v !== 'function') return v;
+        const name = String(prop);
+        if (name === 'get' || name === 'getBinary') return (key: unknown, opts?: unknown) => (v as (k: unknown, o: unknown) => unknown).call(target, key, withTxn(opts));
+        if (RANGES.has(name)) return (opts?: unknown, ...rest: unknown[]) => (v as (o: unknown, ...r: unknown[]) => unknown).call(target, withTxn(opts), ...rest);
+        if (/^(put|remove|clear|drop|transaction|childTransaction|batch|ifVersion|ifNoExists)/.test(name)) return () => {
+          throw new Error(`${name}: a read snapshot of the store cannot write`);
+        };
+        return (v as (...a: unknown[]) => unknown).bind(target);
+      },
+    });
+  const out = { dataDir: store.dataDir, root: store.root, close: store.close } as Record<string, unknown>;
+  for (const t of TABLES) out[t] = view(store[t] as object);
+  return { store: out as unknown as Store, done: () => txn.done() };
+}
+
 function checkVersion(store: Store): void {
   const found = store.meta.get('storeVersion');
   if (found === undefined) {
-    store.meta.putSync('storeVersion', STORE_VERSION);
+    store.root.transactionSync(() => {
+      store.meta.putSync('storeVersion', STORE_VERSION);
+      // A new store: the order-id-runs table will hold every order from the first one.
+      store.meta.putSync(metaKeys.orderIdsComplete, true);
+    });
   } else if (UPGRADABLE_FROM.includes(found as number)) {
     store.root.transactionSync(() => {
       if (found === 4) store.root.openDB({ name: 'order-ids' }).dropSync();

@@ -53,6 +53,13 @@ export const metaKeys = {
    * only once the stream confirmed it: its records the stream lacks were never acknowledged (failover.ts).
    */
   acksAfterStream: 'replication:acksAfterStream',
+  /** Set when the `order-id-runs` table holds every order the journal accepted (orders.ts; unset: read the journal once). */
+  orderIdsComplete: 'orderIds:complete',
+  /**
+   * The journal seq below and at which retention (engine/checkpointer.ts) has pruned the journal: only `order`
+   * events and fills remain there, so no replay may start before it (recovery.ts); absent = 0, nothing pruned.
+   */
+  journalPrunedTo: 'journal:prunedTo',
 } as const;
 
 // ---- balances ------------------------------------------------------------------------------------

@@ -3,17 +3,19 @@
  *
  * Every order ever accepted must stay findable by its id (GET /data/order/{id}, a retried submission
  * answered with its original result, the fee rates of a builder trade), but an order id is a random
- * 32-byte digest. Kept as an LMDB table, each new order was one insert at a random key: one dirtied 4 KB
- * page per order, about half of what a commit wrote to disk, and more as the table outgrew the pages a
- * batch shares. The journal already holds every id at its seq and start-up replays every event anyway
- * (recovery.ts), so the index is rebuilt there and kept in step by the journal writer; nothing of it is
- * stored.
+ * 32-byte digest. Kept as an LMDB table keyed by id, each new order was one insert at a random key: one
+ * dirtied 4 KB page per order, about half of what a commit wrote to disk, and more as the table outgrew the
+ * pages a batch shares. So the index lives in memory, kept in step by the journal writer, and what is
+ * stored is only its entries in arrival order, appended (below).
  *
  * Layout: open addressing with linear probing over three typed arrays, a slot per entry: two independent
  * 32-bit hashes of the id's text (the first picks the slot) and the seq (0 = empty; seqs start at 1).
  * 12 bytes a slot, at most half full: 24 MB per million orders at worst. Two hashes are not the id: a
  * lookup yields each seq whose hashes match, in probe order, and the caller confirms it against the journal
  * (a second match needs two ids equal in 64 bits of hash, about one pair in 10^19).
+ *
+ * The index is also stored, as the pairs and seqs themselves (journal/orders.ts, table `order-id-runs`), so a
+ * start-up loads 12 bytes per order instead of reading every `order` event (issue 42).
  */
 export class OrderIndex {
   private h1s: Int32Array;
@@ -38,8 +40,13 @@ export class OrderIndex {
 
   /** Indexes `orderId` at `seq` (1 .. 2^32 - 1); adding the same pair again changes nothing. */
   add(orderId: string, seq: number): void {
-    if (!(seq >= 1 && seq <= 0xffffffff && Number.isInteger(seq))) throw new RangeError(`order seq out of range: ${seq}`);
     const [h1, h2] = hashes(orderId);
+    this.addHashed(h1, h2, seq);
+  }
+
+  /** Indexes an id by its two hashes (hashOrderId), as the stored runs hold it (journal/orders.ts). */
+  addHashed(h1: number, h2: number, seq: number): void {
+    if (!(seq >= 1 && seq <= 0xffffffff && Number.isInteger(seq))) throw new RangeError(`order seq out of range: ${seq}`);
     for (let i = h1 & this.mask; this.seqs[i] !== 0; i = (i + 1) & this.mask) {
       if (this.seqs[i] === seq && this.h1s[i] === h1 && this.h2s[i] === h2) return;
     }
@@ -80,6 +87,11 @@ export class OrderIndex {
 }
 
 const pair: [number, number] = [0, 0];
+
+/** The two hashes an id is indexed by. The pair returned is reused by the next call: read it at once. */
+export function hashOrderId(id: string): readonly [number, number] {
+  return hashes(id);
+}
 
 /** FNV-1a and a multiply-xor hash over the text's code units (ids are ASCII hex; any text hashes). */
 function hashes(id: string): [number, number] {

@@ -28,7 +28,7 @@ import type { Store } from './env.ts';
 import { tradeIdOf } from './fill-codec.ts';
 import { metaKeys } from './keys.ts';
 import { encodeOrderEvent, journalEventOf } from './order-codec.ts';
-import { OrderIndex } from './order-index.ts';
+import { OrderIndex, hashOrderId } from './order-index.ts';
 
 const STATUS: readonly OrderStatusName[] = ['LIVE', 'MATCHED', 'CANCELED', 'CANCELED_MARKET_RESOLVED'];
 const STATUS_CODE: Readonly<Record<OrderStatusName, number>> = { LIVE: 0, MATCHED: 1, CANCELED: 2, CANCELED_MARKET_RESOLVED: 3 };
@@ -107,26 +107,78 @@ export function readOrderAt(store: Store, seq: number): OrderRecord | undefined 
 const indexes = new WeakMap<Store, OrderIndex>();
 
 /**
- * The store's id index. Start-up's replay (recovery.ts) builds it from the events it reads anyway and
- * installs it; a store opened without one (tests, tools reading a store after a crash) gets it from a scan
- * of the journal's order events here. From then on the journal writer adds each new order.
+ * The `order-id-runs` table: the index's entries in the order they were made, so that a start-up loads them
+ * instead of reading every `order` event of the journal. One value per journal batch that accepted orders,
+ * under the seq of the batch's first new order, 12 bytes an order:
+ *   i32 LE  first hash of the id (order-index.ts hashOrderId)
+ *   i32 LE  second hash
+ *   u32 LE  the seq of its `order` event
+ * Written in the batch's own transaction (writer.ts; on a replica, replication-log.ts), so it covers the
+ * journal exactly. A store created before the table (version 7 and older) has meta `orderIds:complete`
+ * unset: the first load reads the journal's order events once and stores them as one run under key 0.
+ */
+const RUN_ENTRY = 12;
+
+/** The run of `orders` (id, seq), in their order. */
+export function idRunOf(orders: ReadonlyArray<{ orderId: string; seq: number }>): Buffer {
+  const run = Buffer.allocUnsafe(orders.length * RUN_ENTRY);
+  for (let i = 0; i < orders.length; i++) {
+    const [h1, h2] = hashOrderId(orders[i]!.orderId);
+    run.writeInt32LE(h1, i * RUN_ENTRY);
+    run.writeInt32LE(h2, i * RUN_ENTRY + 4);
+    run.writeUInt32LE(orders[i]!.seq, i * RUN_ENTRY + 8);
+  }
+  return run;
+}
+
+/**
+ * Indexes newly accepted orders (the batch being issued, in seq order) and issues the put of their run, in
+ * this turn: the same transaction as the batch.
+ */
+export function indexOrderIds(store: Store, orders: ReadonlyArray<{ orderId: string; seq: number }>): Promise<boolean> | undefined {
+  if (orders.length === 0) return undefined;
+  const ix = orderIndexOf(store);
+  for (const o of orders) ix.add(o.orderId, o.seq);
+  return store.orderIds.put(orders[0]!.seq, idRunOf(orders));
+}
+
+/** Allocates: the index from the stored runs (start-up), or from the journal once for a store without them. */
+function loadOrderIndex(store: Store): OrderIndex {
+  if (store.meta.get(metaKeys.orderIdsComplete) === true) {
+    let entries = 0;
+    for (const { value } of store.orderIds.getRange({})) entries += value.length / RUN_ENTRY;
+    const ix = new OrderIndex(entries);
+    for (const { value } of store.orderIds.getRange({})) {
+      for (let at = 0; at + RUN_ENTRY <= value.length; at += RUN_ENTRY) ix.addHashed(value.readInt32LE(at), value.readInt32LE(at + 4), value.readUInt32LE(at + 8));
+    }
+    return ix;
+  }
+  const ix = new OrderIndex();
+  const found: Array<{ orderId: string; seq: number }> = [];
+  for (const { key, value } of store.journal.getRange({})) {
+    const e = journalEventOf(value, key);
+    if (e.type !== 'order') continue;
+    ix.add(e.orderId, key);
+    found.push({ orderId: e.orderId, seq: key });
+  }
+  store.root.transactionSync(() => {
+    store.orderIds.putSync(0, idRunOf(found));
+    store.meta.putSync(metaKeys.orderIdsComplete, true);
+  });
+  return ix;
+}
+
+/**
+ * The store's id index: loaded on first use (start-up calls it, recovery.ts) and from then on kept by the
+ * journal writer, which adds each new order.
  */
 export function orderIndexOf(store: Store): OrderIndex {
   let ix = indexes.get(store);
   if (ix === undefined) {
-    ix = new OrderIndex();
-    for (const { key, value } of store.journal.getRange({})) {
-      const e = journalEventOf(value, key);
-      if (e.type === 'order') ix.add(e.orderId, key);
-    }
+    ix = loadOrderIndex(store);
     indexes.set(store, ix);
   }
   return ix;
-}
-
-/** Installs the index a replay built, unless the store has one already (it may hold uncommitted orders). */
-export function installOrderIndex(store: Store, ix: OrderIndex): void {
-  if (!indexes.has(store)) indexes.set(store, ix);
 }
 
 /** The order's latest committed state, or undefined for an id never accepted (or not yet committed). */
@@ -144,17 +196,30 @@ export function readOrder(store: Store, orderId: string): OrderRecord | undefine
 /**
  * Every order still LIVE in the committed tables, in seq (time priority) order (start-up). Each is its state
  * row joined with its `order` event, taken from `events` (what a replay already decoded) when there.
+ *
+ * `since` (a start from a checkpoint, recovery.ts): only the rows that can be LIVE without reading every
+ * order ever: those of the orders open at the checkpoint's seq and every row keyed after it. A row keyed at
+ * or before that seq is only ever written again while its order is open, so no other one can be LIVE.
  */
-export function openOrdersOf(store: Store, events?: ReadonlyMap<number, OrderAcceptedEvent>): OrderRecord[] {
+export function openOrdersOf(store: Store, events?: ReadonlyMap<number, OrderAcceptedEvent>, since?: { seq: number; open: readonly number[] }): OrderRecord[] {
   const out: OrderRecord[] = [];
   const prefix = tradeIdPrefixOf(store);
-  for (const { key, value } of store.orders.getRange({})) {
-    const row = value as OrderStateRow;
-    if (row[0] !== 0) continue;
+  const take = (key: number, row: OrderStateRow) => {
+    if (row[0] !== 0) return;
     // `events`: the order events a journal replay already decoded, by seq (the same bytes, read once).
-    const ev = events?.get(key as number);
-    out.push(ev !== undefined ? orderRecordOf(ev, row, prefix) : readOrderAt(store, key as number)!);
+    const ev = events?.get(key);
+    out.push(ev !== undefined ? orderRecordOf(ev, row, prefix) : readOrderAt(store, key)!);
+  };
+  if (since === undefined) {
+    for (const { key, value } of store.orders.getRange({})) take(key, value as OrderStateRow);
+    return out;
   }
+  for (const seq of [...since.open].sort((a, b) => a - b)) {
+    if (seq > since.seq) continue;
+    const row = store.orders.get(seq) as OrderStateRow | undefined;
+    if (row !== undefined) take(seq, row);
+  }
+  for (const { key, value } of store.orders.getRange({ start: since.seq + 1 })) take(key, value as OrderStateRow);
   return out;
 }
 
@@ -163,14 +228,9 @@ export function putOrderState(store: Store, rec: OrderRecord): Promise<boolean> 
   return store.orders.put(rec.seq, stateRowOf(rec));
 }
 
-/** Indexes a newly accepted order's id at its seq (the writer, when it issues the order's event). */
-export function indexOrderId(store: Store, rec: OrderRecord): void {
-  orderIndexOf(store).add(rec.orderId, rec.seq);
-}
-
 /**
  * Issues the puts of a whole order at once, its `order` event at its seq and its state, and indexes its id
- * (tests and synthetic stores; the engine's writer appends the event with the rest of its journal). The
+ * with a run of its own (tests and synthetic stores; the engine's writer appends the event with the rest of its journal). The
  * event is stored as the writer stores it: the binary record, or the object when the record cannot hold it
  * (a partial record, say).
  */
@@ -178,6 +238,7 @@ export function putOrderRecord(store: Store, rec: OrderRecord & OrderSignedParts
   const { createdAt, status: _s, sizeMatched: _m, tradeIds: _t, fillSeqs: _f, updatedAt: _u, response: _r, ...accepted } = rec;
   const ev = { type: 'order', ...accepted, ts: createdAt } satisfies OrderAcceptedEvent;
   void store.journal.put(rec.seq, encodeOrderEvent(ev) ?? ev);
-  indexOrderId(store, rec);
+  void store.orderIds.put(rec.seq, idRunOf([rec]));
+  orderIndexOf(store).add(rec.orderId, rec.seq);
   return putOrderState(store, rec);
 }

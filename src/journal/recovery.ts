@@ -12,6 +12,12 @@
  * gapless), and the state hash of the replay must equal the state hash of the tables. A mismatch means the
  * store was damaged or written by a buggy build; start-up refuses with the first difference found.
  *
+ * From a checkpoint (checkpoints.ts: the replay's state at a seq C, itself proven this way when it was
+ * written) the replay starts at C + 1, and the tables are read without the history: balances and markets
+ * whole, the order and trade rows of what was open or settling at C and every row keyed after C (orders.ts
+ * openOrdersOf). verifyStore takes the newest checkpoint that proves the tables, then older ones, then the
+ * whole journal while retention has pruned nothing of it; never a state the journal does not prove.
+ *
  * State hash: SHA-256 over sorted lines
  *   B <wallet> <asset> <held>                      every non-zero balance (asset 'USDC' or a token id)
  *   O <conditionId> <seq> <orderId> <remaining>    every open order, per market in priority (seq) order
@@ -23,12 +29,12 @@
  */
 import { createHash } from 'node:crypto';
 import { FEE_WALLET, HOUSE_WALLET, type FillEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord, type OrderStatusEvent, type TradeEvent, type TradeStatusName } from '../domain/events.ts';
+import { CheckpointError, type Checkpoint, type CheckpointEntry, type CheckpointState } from './checkpoints.ts';
 import type { Store } from './env.ts';
 import { readFillsFrom } from './fill-codec.ts';
 import { USDC_ASSET, engineMetaKeys, metaKeys } from './keys.ts';
-import { OrderIndex } from './order-index.ts';
 import { ORDER_RECORD_KIND, decodeOrderEvent, journalEventOf, orderRecordHead } from './order-codec.ts';
-import { installOrderIndex, openOrdersOf } from './orders.ts';
+import { openOrdersOf } from './orders.ts';
 import { unsettledTrades, type TradeState } from './trades.ts';
 import type { MarketRow } from './writer.ts';
 
@@ -97,8 +103,18 @@ export interface MaterializedState {
   trades: Array<{ fillSeq: number } & TradeState>;
 }
 
-/** Allocates: reads every engine table (start-up only). */
-export function loadMaterialized(store: Store, orderEvents?: ReadonlyMap<number, OrderAcceptedEvent>): MaterializedState {
+/**
+ * Where a proof from a checkpoint needs the tables read (orders.ts openOrdersOf, trades.ts unsettledTrades):
+ * the rows that can be open or settling without reading every order and trade ever.
+ */
+export interface TablesSince {
+  seq: number;
+  open: readonly number[];
+  settling: readonly number[];
+}
+
+/** Allocates: reads the engine tables (start-up only); with `since`, the order and trade rows it names. */
+export function loadMaterialized(store: Store, orderEvents?: ReadonlyMap<number, OrderAcceptedEvent>, since?: TablesSince): MaterializedState {
   const lastSeq = (store.meta.get(metaKeys.journalSeq) as number | undefined) ?? 0;
   const netDeposits = (store.meta.get(engineMetaKeys.netDeposits) as number | undefined) ?? 0;
   const markets: MarketRow[] = [];
@@ -108,8 +124,8 @@ export function loadMaterialized(store: Store, orderEvents?: ReadonlyMap<number,
   for (const { key, value } of store.balances.getRange({})) {
     balances.push({ wallet: String(key[0]), asset: String(key[1]), held: value as number });
   }
-  const openOrders = openOrdersOf(store, orderEvents);
-  return { lastSeq, netDeposits, markets, balances, openOrders, trades: unsettledTrades(store) };
+  const openOrders = openOrdersOf(store, orderEvents, since);
+  return { lastSeq, netDeposits, markets, balances, openOrders, trades: unsettledTrades(store, since) };
 }
 
 export function canonicalOfTables(m: MaterializedState): CanonicalState {
@@ -179,6 +195,8 @@ export interface ReplayResult {
   lastTrades: Map<string, LastTrade>;
   /** The `order` events of the orders the journal leaves open, by seq (loadMaterialized reuses them). */
   openEvents: Map<number, OrderAcceptedEvent>;
+  /** The replay's state at lastSeq, as a checkpoint stores it (checkpoints.ts). Allocates. */
+  checkpoint(): CheckpointState;
 }
 
 /** The side a fill's trade is reported with: MINT is a buy of both outcomes, MERGE a sale, else the taker's. */
@@ -214,9 +232,27 @@ class Replay {
   readonly lastTrades = new Map<string, LastTrade>();
   /** Deferred fills whose trade is still settling, and where it stands. */
   readonly settling = new Map<number, { fill: FillEvent; status: TradeStatusName }>();
-  /** Every order id at its seq: the store's id index (orders.ts), built here because the replay reads every event. */
-  readonly ids = new OrderIndex();
   netDeposits = 0;
+
+  /** A replay that goes on from a checkpoint's state (empty: from the journal's start). */
+  constructor(base?: CheckpointState) {
+    if (base === undefined) return;
+    this.netDeposits = base.netDeposits;
+    for (const [w, a, held] of base.balances) this.balances.set(balanceMapKey(w, a), held);
+    for (const [cid, resolved] of base.markets) this.markets.set(cid, resolved);
+    for (const [tokenId, pricePips, side] of base.lastTrades) this.lastTrades.set(tokenId, { pricePips, side });
+    for (const [status, fill] of base.settling) this.settling.set(fill.seq, { fill, status });
+    for (const [seq, remaining, stored] of base.open) {
+      if (stored instanceof Uint8Array && stored[0] === ORDER_RECORD_KIND) {
+        const h = orderRecordHead(stored, seq);
+        this.accept({ conditionId: h.conditionId, seq, orderId: h.orderId, remaining, wallet: h.wallet, event: stored });
+        continue;
+      }
+      const e = journalEventOf(stored, seq);
+      if (e.type !== 'order') throw new RecoveryError(`checkpoint: open order at seq ${seq} is a ${e.type} event`);
+      this.accept({ conditionId: e.conditionId, seq, orderId: e.orderId, remaining, wallet: e.wallet, event: e });
+    }
+  }
 
   apply(e: JournalEvent | UndecodedOrder): void {
     switch (e.type) {
@@ -344,56 +380,147 @@ class Replay {
   private accept(o: ReplayOrder): void {
     if (this.open.has(o.orderId)) throw new RecoveryError(`journal seq ${o.seq}: order ${o.orderId} accepted twice`);
     this.open.set(o.orderId, o);
-    this.ids.add(o.orderId, o.seq);
   }
 
-  result(lastSeq: number, events: number): ReplayResult {
+  /** The state the hash covers, as it stands. */
+  canonical(): CanonicalState {
     const trades = new Map<number, TradeStatusName>();
     for (const [seq, t] of this.settling) trades.set(seq, t.status);
     const openOrders = [...this.open.values()].map(({ conditionId, seq, orderId, remaining }) => ({ conditionId, seq, orderId, remaining }));
+    return { balances: this.balances, openOrders, markets: this.markets, netDeposits: this.netDeposits, trades };
+  }
+
+  result(lastSeq: number, events: number): ReplayResult {
     const openEvents = new Map<number, OrderAcceptedEvent>();
     for (const o of this.open.values()) openEvents.set(o.seq, o.event instanceof Uint8Array ? decodeOrderEvent(o.event, o.seq) : o.event);
-    const state = { balances: this.balances, openOrders, markets: this.markets, netDeposits: this.netDeposits, trades };
-    return { lastSeq, events, state, lastTrades: this.lastTrades, openEvents };
+    return { lastSeq, events, state: this.canonical(), lastTrades: this.lastTrades, openEvents, checkpoint: () => this.checkpoint(lastSeq) };
+  }
+
+  private checkpoint(seq: number): CheckpointState {
+    const balances: CheckpointState['balances'] = [];
+    for (const [k, held] of this.balances) {
+      if (held === 0) continue;
+      const at = k.indexOf('\u0000');
+      balances.push([k.slice(0, at), k.slice(at + 1), held]);
+    }
+    const open: CheckpointState['open'] = [];
+    // The event as the journal stores it: the record's bytes, or the object (encoded as msgpack either way).
+    for (const o of this.open.values()) open.push([o.seq, o.remaining, o.event]);
+    open.sort((a, b) => a[0] - b[0]);
+    return {
+      seq,
+      netDeposits: this.netDeposits,
+      balances,
+      markets: [...this.markets],
+      open,
+      settling: [...this.settling.values()].map((t): [TradeStatusName, FillEvent] => [t.status, t.fill]),
+      lastTrades: [...this.lastTrades].map(([tokenId, t]): [string, number, 'BUY' | 'SELL'] => [tokenId, t.pricePips, t.side]),
+    };
   }
 }
 
+
 /**
- * Recomputes balances, open orders, market resolutions and net deposits from the journal alone, and installs
- * the store's order-id index (orders.ts) from the order events it reads, unless the store has one.
- * Throws RecoveryError on a gap in the sequence, a negative balance, or an event about an unknown order or
- * market: each means the journal itself is damaged.
+ * Recomputes balances, open orders, market resolutions and net deposits from the journal alone: from its
+ * first event, or from a checkpoint's state and the events after it. Throws RecoveryError on a gap in the
+ * sequence (the first event must follow the checkpoint), a negative balance, or an event about an unknown
+ * order or market: each means the journal, or the checkpoint with it, is damaged.
  */
-export function replayJournal(store: Store): ReplayResult {
-  const replay = new Replay();
-  let seq = 0;
-  let events = 0;
+export function replayJournal(store: Store, base?: { state: CheckpointState; stateHash: string }): ReplayResult {
   // Order records are read for the four fields the replay needs; only the orders left open are decoded whole.
-  for (const e of journalEntries(store, 1, true)) {
+  return replayEvents(journalEntries(store, (base?.state.seq ?? 0) + 1, true), base);
+}
+
+/**
+ * The replay of `events` (consecutive seqs, from the checkpoint's seq + 1 or from 1): replayJournal's, for
+ * events read elsewhere (journal archives, tools/journal-archive.ts). The same checks and errors.
+ */
+export function replayEvents(events: Iterable<JournalEvent | UndecodedOrder>, base?: { state: CheckpointState; stateHash: string }): ReplayResult {
+  const replay = new Replay(base?.state);
+  if (base !== undefined && hashState(replay.canonical()) !== base.stateHash) throw new RecoveryError(`checkpoint at seq ${base.state.seq}: its state does not reproduce its state hash`);
+  let seq = base?.state.seq ?? 0;
+  let count = 0;
+  for (const e of events) {
     if (e.seq !== seq + 1) throw new RecoveryError(`journal gap: seq ${e.seq} follows ${seq}`);
     seq = e.seq;
-    events++;
+    count++;
     replay.apply(e);
   }
-  installOrderIndex(store, replay.ids);
-  return replay.result(seq, events);
+  return replay.result(seq, count);
 }
 
 export interface VerifiedStore {
   materialized: MaterializedState;
   hash: string;
+  /** Journal events replayed (after the checkpoint, when one was used). */
   events: number;
   lastTrades: Map<string, LastTrade>;
+  /** The checkpoint the proof started from; undefined: the journal's first event. */
+  from?: CheckpointEntry;
+  /** The proven state at materialized.lastSeq, as a checkpoint stores it. Allocates. */
+  proven(): CheckpointState;
+}
+
+/** Where verifyStore finds checkpoints (checkpoints.ts CheckpointStore). */
+export interface CheckpointSource {
+  list(): CheckpointEntry[];
+  load(e: CheckpointEntry): Checkpoint;
+}
+
+export interface VerifyOptions {
+  checkpoints?: CheckpointSource;
+  /** Told of each checkpoint that could not be used, and why (the proof then tries the next older one). */
+  skipped?: (e: CheckpointEntry, why: string) => void;
 }
 
 /**
- * Loads the tables and proves them against the journal. Throws RecoveryError with a clear message when
- * they disagree: the engine must not start on such a store.
+ * Loads the tables and proves them against the journal, starting from the newest checkpoint that proves
+ * them (checkpoints.ts), else from the journal's first event while the journal still holds it. A
+ * checkpoint is passed over when it cannot be read (damaged, another format), was taken from another store,
+ * stands beyond the journal's end or before what retention pruned, or does not prove the tables (its
+ * replay fails or the state hashes differ): the next older one is tried. Throws RecoveryError with a clear
+ * message when no path proves the tables: the engine must not start on such a store.
  */
-export function verifyStore(store: Store): VerifiedStore {
+export function verifyStore(store: Store, opts: VerifyOptions = {}): VerifiedStore {
+  const lastSeq = (store.meta.get(metaKeys.journalSeq) as number | undefined) ?? 0;
+  const prunedTo = (store.meta.get(metaKeys.journalPrunedTo) as number | undefined) ?? 0;
+  const storeId = (store.meta.get(metaKeys.tradeIdPrefix) as string | undefined) ?? '';
+  const failures: string[] = [];
+  for (const entry of opts.checkpoints?.list() ?? []) {
+    let why: string | undefined;
+    try {
+      if (entry.seq > lastSeq) why = `it stands at seq ${entry.seq}, beyond the journal's end (${lastSeq})`;
+      else if (entry.seq < prunedTo) why = `it stands at seq ${entry.seq}, before what retention pruned (${prunedTo})`;
+      else {
+        const c = opts.checkpoints!.load(entry);
+        if (c.header.store !== storeId) why = `it was taken from another store (${c.header.store.slice(0, 12)}…, this one ${storeId.slice(0, 12)}…)`;
+        else return { ...proveFrom(store, { state: c.state, stateHash: c.header.stateHash }), from: entry };
+      }
+    } catch (e) {
+      if (!(e instanceof RecoveryError || e instanceof CheckpointError)) throw e;
+      why = e.message;
+    }
+    failures.push(`checkpoint ${entry.name} at seq ${entry.seq}: ${why}`);
+    opts.skipped?.(entry, why);
+  }
+  if (prunedTo > 0) {
+    throw new RecoveryError(`refusing to start: the journal was pruned up to seq ${prunedTo} and no checkpoint proves the tables${failures.length > 0 ? ` (${failures.join('; ')})` : ''}`);
+  }
+  try {
+    return proveFrom(store, undefined);
+  } catch (e) {
+    if (e instanceof RecoveryError && failures.length > 0) throw new RecoveryError(`${e.message} (and no checkpoint proves the tables: ${failures.join('; ')})`);
+    throw e;
+  }
+}
+
+/** The proof itself: replay from `base` (or the journal's start), tables read as far as the replay needs. */
+function proveFrom(store: Store, base: { state: CheckpointState; stateHash: string } | undefined): VerifiedStore {
   // The replay first: the tables' open orders join their state rows with the order events it decoded.
-  const replay = replayJournal(store);
-  const materialized = loadMaterialized(store, replay.openEvents);
+  const replay = replayJournal(store, base);
+  const b = base?.state;
+  const since = b && { seq: b.seq, open: b.open.map((o) => o[0]), settling: b.settling.map((t) => t[1].seq) };
+  const materialized = loadMaterialized(store, replay.openEvents, since);
   if (replay.lastSeq !== materialized.lastSeq) {
     throw new RecoveryError(`refusing to start: the journal ends at seq ${replay.lastSeq} but meta.journalSeq is ${materialized.lastSeq}`);
   }
@@ -405,5 +532,5 @@ export function verifyStore(store: Store): VerifiedStore {
       `refusing to start: state hash of the tables (${tablesHash}) differs from the journal replay (${journalHash}); ${diffStates(tables, replay.state) ?? ''}`,
     );
   }
-  return { materialized, hash: tablesHash, events: replay.events, lastTrades: replay.lastTrades };
+  return { materialized, hash: tablesHash, events: replay.events, lastTrades: replay.lastTrades, proven: replay.checkpoint };
 }

@@ -33,7 +33,10 @@
  */
 import type { Store } from './env.ts';
 import { engineMetaKeys, metaKeys } from './keys.ts';
-import type { OrderStateRow } from './orders.ts';
+import type { JournalEvent } from '../domain/events.ts';
+import { blockRecords, decodeFill } from './fill-codec.ts';
+import { ORDER_RECORD_KIND, journalEventOf, orderRecordHead } from './order-codec.ts';
+import { idRunOf, type OrderStateRow } from './orders.ts';
 
 export type AuxDb = 'c' | 'i' | 'p' | 'k' | 'm' | 'v';
 /** [db, key, value] puts, [db, key] removes. */
@@ -321,8 +324,39 @@ export function readReplicatedBatch(store: Store, rseq: number): ReplicatedBatch
 }
 
 /**
+ * The journal events a replicated batch holds, in seq order, decoded from its own values (the journal
+ * table's and the fill blocks, as the sequencer stored them): what a follower hands its read models once
+ * the batch is committed, without reading back what it just wrote. Allocates.
+ */
+export function eventsOfBatch(b: ReplicatedBatch): JournalEvent[] {
+  const events: JournalEvent[] = [];
+  for (const [seq, value] of b.e ?? []) events.push(journalEventOf(value, seq));
+  const fills = b.f ?? [];
+  if (fills.length === 0) return events;
+  const merged: JournalEvent[] = [];
+  let i = 0;
+  for (const [, block] of fills) {
+    for (const rec of blockRecords(Buffer.from(block.buffer, block.byteOffset, block.byteLength))) {
+      const f = decodeFill(rec);
+      while (i < events.length && events[i]!.seq < f.seq) merged.push(events[i++]!);
+      merged.push(f);
+    }
+  }
+  while (i < events.length) merged.push(events[i++]!);
+  return merged;
+}
+
+/** The order id of a journal table value that is an `order` event (record or object), else undefined. */
+function orderIdOf(value: unknown, seq: number): string | undefined {
+  if (value instanceof Uint8Array) return value[0] === ORDER_RECORD_KIND ? orderRecordHead(value, seq).orderId : undefined;
+  const e = value as { type?: unknown; orderId?: unknown };
+  return e.type === 'order' && typeof e.orderId === 'string' ? e.orderId : undefined;
+}
+
+/**
  * Issues every write of `batches` (consecutive, checked by the caller) in this turn: one transaction. The
- * journal's and fills' values are written as the sequencer stored them, the rows as it put them, then
+ * journal's and fills' values are written as the sequencer stored them (with the order-id run of the batch's
+ * new orders, orders.ts), the rows as it put them, then
  * meta: journalSeq, net deposits, the last rseq applied, the highest term. `keepLog` (a standby) also writes
  * each record into the store's own replication log, so the store can serve as a sequencer's
  * (ReplicationLog.open). Resolves when committed.
@@ -345,7 +379,14 @@ export function applyReplicatedBatches(store: Store, batches: readonly Replicate
       if (b.j !== undefined) p = store.meta.put(metaKeys.replicationJournalSeq, b.j[1]);
     }
     if (b.p !== undefined && store.meta.get(metaKeys.tradeIdPrefix) === undefined) void store.meta.put(metaKeys.tradeIdPrefix, b.p);
-    for (const [seq, value] of b.e ?? []) p = store.journal.put(seq, value);
+    const newOrders: Array<{ orderId: string; seq: number }> = [];
+    for (const [seq, value] of b.e ?? []) {
+      p = store.journal.put(seq, value);
+      const id = orderIdOf(value, seq);
+      if (id !== undefined) newOrders.push({ orderId: id, seq });
+    }
+    // The order-id index's run, as the sequencer's writer put it (orders.ts); the replica engine indexes them in memory.
+    if (newOrders.length > 0) p = store.orderIds.put(newOrders[0]!.seq, idRunOf(newOrders));
     for (const [key, block] of b.f ?? []) p = store.fills.put(key, Buffer.from(block.buffer, block.byteOffset, block.byteLength));
     const rows = b.rows;
     if (rows !== undefined) {
@@ -363,4 +404,22 @@ export function applyReplicatedBatches(store: Store, batches: readonly Replicate
     p = store.meta.put(metaKeys.replicaAppliedRseq, b.r);
   }
   return p ?? Promise.resolve();
+}
+
+/**
+ * Removes the log's records with rseq <= `upTo` (retention: what the stream no longer needs to be refilled
+ * with, replication/snapshot-shipper.ts), a slice of removes per event-loop turn so that no commit waits
+ * behind one long transaction. Resolves with how many went once they are committed.
+ */
+export async function pruneReplicationLog(store: Store, upTo: number, slice = 1000): Promise<number> {
+  let n = 0;
+  let last: Promise<unknown> = Promise.resolve();
+  for (;;) {
+    const keys = [...store.replication.getKeys({ end: upTo + 1, limit: slice })] as number[];
+    if (keys.length === 0) break;
+    for (const k of keys) last = store.replication.remove(k);
+    n += keys.length;
+    await last;
+  }
+  return n;
 }

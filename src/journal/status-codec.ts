@@ -6,7 +6,7 @@
  * Why: nearly every order ends with a status event (matched, canceled, expired, killed), so the journal
  * holds about one per order. As a msgpack object one is ~294 bytes and, with shared structures off, a
  * record carrying its own structure definition: ~2.7 µs to encode on the main thread, ~2.8 µs to decode,
- * most of a start-up replay's msgpack time (docs/decisions.md, "Recovery and the state hash").
+ * most of a start-up replay's msgpack time (docs/decisions/engine.md, "Recovery and the state hash").
  *
  *   offset  size  field
  *        0     1  record kind: 2 = status event, this layout (anything else: decodeStatusEvent throws)

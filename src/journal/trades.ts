@@ -41,12 +41,26 @@ export function tradeStateOf(store: Store, f: FillEvent): TradeState {
   return row === undefined ? { status: 'MATCHED', updatedAt: f.ts } : stateOf(row, f.seq);
 }
 
-/** Allocates (start-up): every trade not settled for good, by fill seq ascending. */
-export function unsettledTrades(store: Store): Array<{ fillSeq: number } & TradeState> {
+/**
+ * Allocates (start-up): every trade not settled for good, by fill seq ascending. `since` (a start from a
+ * checkpoint): only the rows of the trades settling at its seq and every row keyed after it, as
+ * orders.ts openOrdersOf reads the order rows (a settled trade's row is never written again).
+ */
+export function unsettledTrades(store: Store, since?: { seq: number; settling: readonly number[] }): Array<{ fillSeq: number } & TradeState> {
   const out: Array<{ fillSeq: number } & TradeState> = [];
-  for (const { key, value } of store.trades.getRange({})) {
+  const take = (key: number, value: unknown) => {
     const s = stateOf(value, key);
     if (unsettled(s.status)) out.push({ fillSeq: key, ...s });
+  };
+  if (since === undefined) {
+    for (const { key, value } of store.trades.getRange({})) take(key, value);
+    return out;
   }
+  for (const seq of [...since.settling].sort((a, b) => a - b)) {
+    if (seq > since.seq) continue;
+    const row = store.trades.get(seq);
+    if (row !== undefined) take(seq, row);
+  }
+  for (const { key, value } of store.trades.getRange({ start: since.seq + 1 })) take(key, value);
   return out;
 }

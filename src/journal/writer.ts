@@ -28,6 +28,7 @@
  *   orders[seq]            the latest state (status, size matched, fills, answer) of each order touched in
  *                          the batch, under the seq of its acceptance, whose `order` event holds the rest;
  *                          a new order's id -> seq goes to the in-memory index (orders.ts, order-index.ts)
+ *   orderIds[seq]          the batch's new orders' entries of that index, one run (orders.ts)
  *   balances[wallet,asset] integer units held (available + reserved) of each balance touched
  *   engineMarkets[cid]     MarketRow of each market touched
  *   trades[fillSeq]        the status of each deferred fill's trade that moved in the batch (trades.ts)
@@ -40,7 +41,7 @@ import type { Store } from './env.ts';
 import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, newTradeIdKey, sealFills, writeSlot } from './fill-codec.ts';
 import { balanceKey, engineMetaKeys, metaKeys } from './keys.ts';
 import { encodeOrderEvent } from './order-codec.ts';
-import { indexOrderId, putOrderState, stateRowOf } from './orders.ts';
+import { indexOrderIds, putOrderState, stateRowOf } from './orders.ts';
 import type { BatchRows, ReplicationLog } from './replication-log.ts';
 import { encodeStatusEvent } from './status-codec.ts';
 import { tradeRow } from './trades.ts';
@@ -228,7 +229,7 @@ export class JournalWriter {
       else if (e.type === 'status') p = put(e.seq, encodeStatusEvent(e) ?? e);
       else if (e.type !== 'fill') p = put(e.seq, e);
     }
-    for (const rec of this.newOrders) indexOrderId(s, rec);
+    indexOrderIds(s, this.newOrders);
     for (const rec of this.orders.values()) p = putOrderState(s, rec);
     for (const [w, a, held] of this.balances) p = s.balances.put(balanceKey(w, a), held);
     for (const row of this.markets.values()) p = s.engineMarkets.put(row.conditionId, row);

@@ -5,7 +5,7 @@
  * check and the write) and nothing is written unless the whole request is valid; a fault while writing
  * aborts the child transaction, so a half-applied request cannot be committed either.
  *
- * Upsert semantics (docs/decisions.md, "Catalog"):
+ * Upsert semantics (docs/decisions/catalog.md, "Catalog"):
  *   - identity: `id` when given; else an event by slug, a market by condition id then slug, a tag or
  *     series by slug; else a new id from a per-kind sequence;
  *   - an input is the full desired state of the fields it covers: a missing optional field takes its

@@ -14,7 +14,7 @@
  * A client applying the deltas still lands on what GET /book serves; a `price_change` may list a level
  * whose total ended where it started. A socket that subscribes in between gets a `book` that already holds
  * the queued batches and then their frames, whose totals it already has (a `last_trade_price` it may see
- * twice). See docs/decisions.md, "Streaming".
+ * twice). See docs/decisions/streaming.md, "Streaming".
  *
  * Topics:
  *   market:<token>          book, price_change, last_trade_price, tick_size_change of one token
@@ -34,7 +34,7 @@
  *   - after a batch with fills, the token's full `book`: at once, or, when its last post-trade book left
  *     less than bookIntervalMs ago, once that interval ends (one book for the trades in between; the
  *     price_changes keep clients exact meanwhile). Full books of deep markets after every trade were the
- *     bulk of the bytes (docs/decisions.md, "Streaming").
+ *     bulk of the bytes (docs/decisions/streaming.md, "Streaming").
  * A client that applies price_change totals to its last `book` holds what GET /book serves: both come from
  * the same committed state (test/e2e/stream.test.ts replays 2,000 random orders to check it).
  *

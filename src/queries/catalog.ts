@@ -13,7 +13,7 @@
  *
  * Shapes returned here are the wire forms of edge/schemas/catalog.ts, typed by its schemas
  * (test/queries/catalog.test.ts checks every one against its schema); field decisions are in
- * docs/decisions.md ("Catalog").
+ * docs/decisions/catalog.md ("Catalog").
  *
  * The parts, in queries/catalog/: params.ts (query parameters), walks.ts (ordered index walks),
  * event-list.ts (GET /events), search.ts (GET /public-search), forms.ts (wire forms), reader.ts

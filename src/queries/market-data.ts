@@ -18,7 +18,7 @@
  *
  * History and builder trades are synchronous LMDB reads of the views that projections/market-data.ts
  * maintains, through its RangeOverlay (the writes of the last, not yet committed, transaction included).
- * Rules (bucketing, defaults, bounds, field sources) are in docs/decisions.md, "Market data".
+ * Rules (bucketing, defaults, bounds, field sources) are in docs/decisions/market-data.md, "Market data".
  *
  * Shapes returned here are the wire forms of edge/schemas/market-data.ts, typed by its schemas. Quotes and
  * the display price follow one rule with the wallets' positions (current-price.ts).

@@ -1,5 +1,5 @@
 /**
- * Commands from gateways to the sequencer (ROLE=gateway; docs/decisions.md, "Gateways"): core NATS
+ * Commands from gateways to the sequencer (ROLE=gateway; docs/decisions/scale-out.md, "Gateways"): core NATS
  * request/reply on `<stream lowercased>.cmd`, never a JetStream work queue. The gateway holds its client's
  * HTTP request open and needs the answer; one round trip carries it, and nothing is stored twice (the
  * sequencer's journal commit is the point of durability). A request lost in flight was never acknowledged:
@@ -11,7 +11,7 @@
  * them: it believes a command, its client address and its gateway's verification hints only because the
  * message is sealed with the nodes' key.
  *
- * Sealing (seal.ts; docs/decisions.md, "The cluster's threat model"). A command message is encrypted and
+ * Sealing (seal.ts; docs/decisions/scale-out.md, "The cluster's threat model"). A command message is encrypted and
  * authenticated whole with the `commands` key (AES-256-GCM), bound to the subject it was sent on (which
  * names the lease's term: a command for another term, or copied to another subject, fails); it carries
  * passphrases and L2 signatures, which so never cross NATS in clear. The sequencer refuses (unanswered,

@@ -4,7 +4,7 @@
  * (journal/replication-log.ts), and then tells the read side (replica-engine.ts: books, projections, the
  * order index, API keys) what the batch held, in journal order.
  *
- * Forgeries first (docs/decisions.md, "The cluster's threat model"): a message on a subject other than the
+ * Forgeries first (docs/decisions/scale-out.md, "The cluster's threat model"): a message on a subject other than the
  * stream's own (`<stream lowercased>.batches`: one added to the stream by someone who could update it), or
  * whose authenticator fails (wire.ts: not made with the nodes' key for that subject), is skipped: never
  * applied, counted (`pm_replica_forged`) and logged at most every 10 s. It does not stop the follower, or
@@ -24,17 +24,17 @@
  * with each message and from the stream's last sequence, read every LAG_POLL_MS: a consumer that stopped
  * delivering (a stall, a lost consumer) shows as lag growing, not as a replica that is caught up.
  *
- * Catch-up: from the stream's start while the stream retains it (it keeps everything by default,
- * nats-link.ts), then its tail, with one ordered consumer starting at the next rseq. Records waiting in the
- * queue are applied together (one LMDB transaction for up to MAX_GROUP of them), so catching up costs a
- * commit per group, not per batch.
+ * Catch-up: from the record after the last one this store applied (a new or lagging store first installs
+ * the sequencer's newest snapshot: snapshot-install.ts), with one ordered consumer starting at the next
+ * rseq. Records waiting in the queue are applied together (one LMDB transaction for up to MAX_GROUP of
+ * them), so catching up costs a commit per group, not per batch; the read side is handed each batch's
+ * events decoded from the batch itself (replication-log.ts eventsOfBatch), not read back from the store.
  */
 import { DeliverPolicy, type ConsumerMessages } from '@nats-io/jetstream';
 import type { JournalEvent } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
-import { readJournal } from '../journal/recovery.ts';
-import { applyReplicatedBatches, type ReplicatedBatch } from '../journal/replication-log.ts';
+import { applyReplicatedBatches, eventsOfBatch, type ReplicatedBatch } from '../journal/replication-log.ts';
 import type { Logger } from '../runtime/log.ts';
 import { openNatsLink, streamLastRseq, subjectOf, type NatsLink, type StreamSettings } from './nats-link.ts';
 import { RefusalLogger } from './seal.ts';
@@ -301,18 +301,11 @@ export class Follower {
         }
         if (group.length === 0) continue;
         await applyReplicatedBatches(this.o.store, group, this.o.keepLog === true);
-        const firstSeq = this.appliedSeq + 1;
         this.appliedRseq = rseq;
         this.appliedTerm = term;
         this.appliedSeq = seq;
-        const events = seq >= firstSeq ? [...readJournal(this.o.store, firstSeq)].filter((e) => e.seq <= seq) : [];
-        const applied: AppliedBatch[] = [];
-        let at = 0;
-        for (const b of group) {
-          const n = b.j === undefined ? 0 : b.j[1] - b.j[0] + 1;
-          applied.push({ batch: b, events: events.slice(at, at + n) });
-          at += n;
-        }
+        // Each batch's events from its own values (decoded once), not read back from the store just written.
+        const applied: AppliedBatch[] = group.map((b) => ({ batch: b, events: b.j === undefined ? [] : eventsOfBatch(b) }));
         const last = group[group.length - 1];
         this.lastT = last.t;
         this.o.onApplied(applied);

@@ -1,5 +1,5 @@
 /**
- * The sequencer's lease (cluster.failover; docs/decisions.md, "A standby sequencer"): one key, `sequencer`,
+ * The sequencer's lease (cluster.failover; docs/decisions/scale-out.md, "A standby sequencer"): one key, `sequencer`,
  * in the JetStream KV bucket `<stream lowercased>_cluster`, holding `{node, url, term}` of the node that may
  * write. The bucket's TTL (nats-server 2.9 has only a bucket-wide one) removes the key when its holder stops
  * renewing it; the term is the fencing token every replication record of the holder carries (wire.ts).
@@ -12,7 +12,7 @@
  *   watching it  a standby reads the key every pollMs (2.9 leaves no delete marker when a key expires, so
  *                a watcher would not hear of it)
  *
- * The value is authenticated (docs/decisions.md, "The cluster's threat model"): stored as JSON
+ * The value is authenticated (docs/decisions/scale-out.md, "The cluster's threat model"): stored as JSON
  * `{node, url, term, mac}`, `mac` the base64 of seal.ts's `lease` authenticator over the bucket, the key and
  * the three fields, so only a node can write a value another node believes. A value whose authenticator fails
  * (written by someone who could reach the bucket without the nodes' key) is a forgery, counted

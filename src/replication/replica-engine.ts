@@ -16,8 +16,8 @@ import { apiError } from '../domain/errors.ts';
 import type { JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { BalancesView, EngineStats, EngineSurface, OpenOrdersFilter, TradeSettlement, UnsettledView } from '../engine/engine.ts';
 import type { Store } from '../journal/env.ts';
-import { orderIndexOf, readOrder, readOrderAt, openOrdersOf } from '../journal/orders.ts';
-import { canonicalOfTables, hashState, lastTradeSide, loadMaterialized, verifyStore, type LastTrade } from '../journal/recovery.ts';
+import { orderIndexOf, readOrder, readOrderAt } from '../journal/orders.ts';
+import { canonicalOfTables, hashState, lastTradeSide, loadMaterialized, verifyStore, type CheckpointSource, type LastTrade, type VerifiedStore } from '../journal/recovery.ts';
 import { unsettledTrades } from '../journal/trades.ts';
 import type { MarketRow } from '../journal/writer.ts';
 import type { AppliedBatch } from './follower.ts';
@@ -39,9 +39,16 @@ export class ReplicaEngine implements EngineSurface {
   private readonly lastTrades: Map<string, LastTrade>;
   private appliedSeq: number;
 
-  /** Proves the store (the same check as the sequencer's start-up) and loads the markets and open orders. */
-  constructor(private readonly store: Store, private readonly sequencerUrl: string) {
-    const verified = verifyStore(store);
+  private proof: VerifiedStore | undefined;
+
+  /**
+   * Proves the store (the same check as the sequencer's start-up, from the newest checkpoint that proves it)
+   * and loads the markets and open orders.
+   */
+  constructor(private readonly store: Store, private readonly sequencerUrl: string, checkpoints?: CheckpointSource) {
+    orderIndexOf(store);
+    const verified = verifyStore(store, { checkpoints });
+    this.proof = verified;
     this.appliedSeq = verified.materialized.lastSeq;
     this.lastTrades = verified.lastTrades;
     for (const row of verified.materialized.markets) this.putMarket(row);
@@ -108,8 +115,20 @@ export class ReplicaEngine implements EngineSurface {
     return out.sort((a, b) => a.seq - b.seq);
   }
 
+  /** The committed books as this store holds them: the open orders it keeps in memory, read from the store. */
   bookSeed(): { markets: MarketRow[]; resting: OrderRecord[]; lastTrades: Array<[string, { pricePips: number; side: 'BUY' | 'SELL' }]> } {
-    return { markets: [...this.markets.values()], resting: openOrdersOf(this.store), lastTrades: [...this.lastTrades] };
+    const resting: OrderRecord[] = [];
+    for (const seq of [...this.open.keys()].sort((a, b) => a - b)) {
+      const rec = readOrderAt(this.store, seq);
+      if (rec !== undefined && rec.status === 'LIVE') resting.push(rec);
+    }
+    return { markets: [...this.markets.values()], resting, lastTrades: [...this.lastTrades] };
+  }
+
+  takeStartupProof(): VerifiedStore | undefined {
+    const p = this.proof;
+    this.proof = undefined;
+    return p;
   }
 
   restingOrders(conditionIds: ReadonlySet<string>): OrderRecord[] {

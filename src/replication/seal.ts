@@ -1,5 +1,5 @@
 /**
- * The cluster's keys and authenticators (docs/decisions.md, "The cluster's threat model"): NATS is transport,
+ * The cluster's keys and authenticators (docs/decisions/scale-out.md, "The cluster's threat model"): NATS is transport,
  * not a trust boundary, so whatever one node believes of another's message it believes because the message
  * carries an authenticator only the nodes can make. This module owns how those keys are derived and the
  * byte format of every authenticator; the modules that put one on a message (commands.ts, wire.ts, lease.ts)
@@ -12,6 +12,8 @@
  *   answers   AES-256-GCM: the sequencer's answer to one (it carries new API secrets and passphrases)
  *   records   HMAC-SHA256: each replication record on the journal stream
  *   lease     HMAC-SHA256: the sequencer lease's value
+ *   snapshots HMAC-SHA256: a snapshot's manifest in the object store (it names every file's SHA-256, so it
+ *             authenticates the whole snapshot: replication/snapshot-store.ts)
  *
  * so a key that leaks from one use (or a bug that reveals one) gives nothing for another.
  *
@@ -30,7 +32,7 @@
  */
 import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
 
-export type MacPurpose = 'records' | 'lease';
+export type MacPurpose = 'records' | 'lease' | 'snapshots';
 export type SealPurpose = 'commands' | 'answers';
 type Purpose = MacPurpose | SealPurpose;
 
@@ -59,7 +61,7 @@ export class ClusterKeys {
 
   private constructor(master: Uint8Array) {
     const derive = (p: Purpose) => Buffer.from(hkdfSync('sha256', master, SALT, `pm-exchange/cluster/${p}`, 32));
-    this.keys = { commands: derive('commands'), answers: derive('answers'), records: derive('records'), lease: derive('lease') };
+    this.keys = { commands: derive('commands'), answers: derive('answers'), records: derive('records'), lease: derive('lease'), snapshots: derive('snapshots') };
   }
 
   /** The purpose keys of a cluster whose nodes share `master` (auth.masterKey). */

@@ -9,7 +9,7 @@
  *   v     format version: 3 is written and read; a replica refuses any other (it cannot know what an
  *         unknown version means). Versions 1 and 2 carried an unkeyed digest that anyone could compute, so
  *         a record of theirs proves nothing and is refused like a forgery: a stream written by an older
- *         build is replaced, not read (README "Running more than one node": delete the stream and restart
+ *         build is replaced, not read (docs/cluster.md, "Running more than one node": delete the stream and restart
  *         the sequencer, which publishes its whole replication log again; the stores' own logs hold
  *         records, not wire bytes, and are unchanged)
  *   r     replication sequence: consecutive from 1, the message id (`Nats-Msg-Id: r<r>`, or `T<T>.r<r>` with a

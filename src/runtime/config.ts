@@ -254,7 +254,7 @@ export const ConfigSchema = Type.Object(
             'standby = a replica that keeps the replication log and takes over as sequencer when the lease is free (needs cluster.failover)',
         }),
         natsUrl: Type.String({ minLength: 1, description: 'the NATS server (JetStream enabled) of the sequencer and replicas' }),
-        natsUser: Type.String({ description: 'the NATS user this node connects as (empty: none); its permissions say what it may publish (README "Running more than one node")' }),
+        natsUser: Type.String({ description: 'the NATS user this node connects as (empty: none); its permissions say what it may publish (docs/cluster.md, "Running more than one node")' }),
         natsPassword: Type.String({ description: 'that user\'s password' }),
         insecure: Type.Boolean({
           description: 'tests only: a clustered node may connect to NATS with no credentials (refused otherwise; logged loudly at start). NATS is not a trust boundary either way: every message is authenticated',
@@ -274,6 +274,45 @@ export const ConfigSchema = Type.Object(
             leaseMs: Type.Integer({ minimum: 300, maximum: 600_000, description: 'the lease\'s time to live: a sequencer that stops renewing is replaced after it' }),
             renewMs: Type.Integer({ minimum: 50, maximum: 60_000, description: 'how often the holder renews the lease (it stops writing after leaseMs - renewMs without a renewal)' }),
             pollMs: Type.Integer({ minimum: 20, maximum: 60_000, description: 'how often a standby (and a replica, for its 421) reads the lease' }),
+          },
+          { additionalProperties: false },
+        ),
+      },
+      { additionalProperties: false },
+    ),
+    history: Type.Object(
+      {
+        checkpoints: Type.Object(
+          {
+            everyEvents: Type.Integer({
+              minimum: 1,
+              maximum: 1_000_000_000,
+              description: 'a checkpoint once this many journal events were committed since the last one: what a start after a crash replays at most',
+            }),
+            everySeconds: Type.Integer({ minimum: 1, maximum: 86_400 * 7, description: 'and at least this often while the journal moves' }),
+            keep: Type.Integer({ minimum: 1, maximum: 1000, description: 'automatic checkpoints kept (named ones are kept until removed)' }),
+            onShutdown: Type.Boolean({ description: 'an orderly stop writes a checkpoint at its last journal seq, so the next start replays nothing' }),
+          },
+          { additionalProperties: false },
+        ),
+        snapshots: Type.Object(
+          {
+            everySeconds: Type.Integer({
+              minimum: 1,
+              maximum: 86_400 * 7,
+              description: 'ROLE=sequencer: how often it ships a snapshot of its store for new and lagging followers (NATS object store), while the journal moves',
+            }),
+            keep: Type.Integer({ minimum: 1, maximum: 100, description: 'snapshots kept; the stream is purged below the oldest one kept' }),
+          },
+          { additionalProperties: false },
+        ),
+        journal: Type.Object(
+          {
+            retention: Type.Union([Type.Literal('archive'), Type.Literal('prune'), Type.Literal('keep')], {
+              description:
+                'the journal below the oldest checkpoint kept: archive = copied to gzip files then removed; prune = removed; keep = kept. Order events and fills stay either way (the API reads them)',
+            }),
+            archiveDir: Type.String({ description: 'where archive files go; empty = DATA_DIR/archive' }),
           },
           { additionalProperties: false },
         ),

@@ -1,7 +1,8 @@
 /**
  * The store's version check (journal/env.ts): a new store is stamped with the current version, a
  * version-4 store is upgraded in place (its order-id table dropped: the index is rebuilt from the
- * journal), a version-5 or version-6 store has its version raised (nothing to convert), and any other
+ * journal), a version-5, 6 or 7 store has its version raised (nothing to convert; a version-7 store's
+ * order-id index is read from its journal once, test/journal/orders.test.ts), and any other
  * version (an older one, or a newer store opened by an older build) is refused with both versions named.
  */
 import assert from 'node:assert/strict';
@@ -54,14 +55,30 @@ test('a version-5 store is raised to the current version with its tables untouch
   await s.close();
 });
 
-test('a version-6 store (before the trade lifecycle) is raised to version 7 and gains the trades table', async (t) => {
-  assert.equal(STORE_VERSION, 7);
+test('a version-6 store (before the trade lifecycle) is raised to the current version and gains the trades table', async (t) => {
   const dir = await legacyStore(6);
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   const s = openStore({ dataDir: dir, mapSize: 2 ** 26 });
-  assert.equal(s.meta.get('storeVersion'), 7);
+  assert.equal(s.meta.get('storeVersion'), STORE_VERSION);
   assert.equal(s.trades.getCount(), 0);
   await s.close();
+});
+
+test('a version-7 store (before the stored order-id index) is raised to version 8 without claiming a complete index', async (t) => {
+  assert.equal(STORE_VERSION, 8);
+  const dir = await legacyStore(7);
+  const fresh = mkdtempSync(join(tmpdir(), 'pm-env-'));
+  t.after(() => {
+    rmSync(dir, { recursive: true, force: true });
+    rmSync(fresh, { recursive: true, force: true });
+  });
+  const s = openStore({ dataDir: dir, mapSize: 2 ** 26 });
+  assert.equal(s.meta.get('storeVersion'), 8);
+  assert.equal(s.meta.get('orderIds:complete'), undefined, 'its index must be read from the journal once (orders.ts)');
+  await s.close();
+  const n = openStore({ dataDir: fresh, mapSize: 2 ** 26 });
+  assert.equal(n.meta.get('orderIds:complete'), true, 'a new store holds every order id from its first order');
+  await n.close();
 });
 
 test('a store of a newer version is refused: an older build never opens what it cannot read', async (t) => {

@@ -1,6 +1,6 @@
 /**
  * Orders in storage (journal/orders.ts): the `order` event holds what was submitted, the orders table only
- * the state under the same seq, an in-memory id -> seq index kept by the writer and rebuilt from the journal,
+ * the state under the same seq, an in-memory id -> seq index kept by the writer and stored as runs,
  * and reads by id that join the two into the record the engine held.
  */
 import assert from 'node:assert/strict';
@@ -105,8 +105,8 @@ test('an order reads back as the engine held it: submission from its event, stat
   assert.deepEqual(openOrdersOf(env.store).map((o) => o.orderId), [a.orderId, b.orderId], 'open orders, in seq order');
 });
 
-test('ids are found after a restart, from the replay or from a scan of the journal, and not before their commit', async (t) => {
-  const dir = mkdtempSync(join(tmpdir(), 'pm-orders-ix-'));
+test('ids are found after a restart, from the stored runs, and not before their commit', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'pm-orders-restart-'));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
   let store = openStore({ dataDir: dir, mapSize: 2 ** 28 });
   const w = new JournalWriter(store, 0, () => 1_700_000_000_000);
@@ -116,22 +116,44 @@ test('ids are found after a restart, from the replay or from a scan of the journ
   assert.equal(readOrder(store, recs[0]!.orderId), undefined, 'issued but not committed: not readable yet');
   await committed;
   assert.deepEqual(readOrder(store, recs[0]!.orderId), recs[0]);
+  assert.equal(store.orderIds.getCount(), 1, 'one run for the batch');
   await store.close();
 
-  // A reader of the closed store (no engine, no replay): the index comes from the journal's order events.
+  // A reader of the closed store (no engine, no replay): the index comes from the runs, not the journal.
   store = openStore({ dataDir: dir, mapSize: 2 ** 28 });
-  for (const r of recs) assert.deepEqual(readOrder(store, r.orderId), r);
-  await store.close();
-
-  // Start-up's replay builds the index as it reads the events and installs it: no second scan.
-  store = openStore({ dataDir: dir, mapSize: 2 ** 28 });
-  const replay = replayJournal(store);
-  assert.equal(replay.state.openOrders.length, 3);
   const scans: unknown[] = [];
   const getRange = store.journal.getRange.bind(store.journal);
   store.journal.getRange = ((o: unknown) => (scans.push(o), getRange(o as never))) as typeof getRange;
   for (const r of recs) assert.deepEqual(readOrder(store, r.orderId), r);
   assert.equal(orderIndexOf(store).size, 3);
-  assert.deepEqual(scans, [], 'the replay installed the index');
+  assert.deepEqual(scans, [], 'no scan of the journal');
+  assert.equal(replayJournal(store).state.openOrders.length, 3);
+  await store.close();
+});
+
+test('a store without runs (version 7) reads its journal\'s order events once and stores them as a run', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'pm-orders-legacy-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  let store = openStore({ dataDir: dir, mapSize: 2 ** 28 });
+  const w = new JournalWriter(store, 0, () => 1_700_000_000_000);
+  const recs = [21, 22].map((n) => accept(w, record(n)));
+  for (const r of recs) r.response = { status: 'live', makingAmount: 0, takingAmount: 0, tradeIds: [] };
+  await w.flush()!.committed;
+  // As a version-7 build left it: no runs, and nothing says the index is complete.
+  await store.orderIds.clearAsync();
+  await store.meta.remove('orderIds:complete');
+  await store.close();
+
+  store = openStore({ dataDir: dir, mapSize: 2 ** 28 });
+  for (const r of recs) assert.deepEqual(readOrder(store, r.orderId), r, 'found through the journal');
+  assert.equal(store.meta.get('orderIds:complete'), true);
+  assert.equal(store.orderIds.getCount(), 1, 'what the scan found, stored as one run');
+  await store.close();
+  store = openStore({ dataDir: dir, mapSize: 2 ** 28 });
+  const scans: unknown[] = [];
+  const getRange = store.journal.getRange.bind(store.journal);
+  store.journal.getRange = ((o: unknown) => (scans.push(o), getRange(o as never))) as typeof getRange;
+  for (const r of recs) assert.deepEqual(readOrder(store, r.orderId), r);
+  assert.deepEqual(scans, [], 'read once: from then on the runs hold them');
   await store.close();
 });

@@ -37,7 +37,7 @@ test('the signature pool and a shard worker start in a process run with V8 flags
   const src = (path: string) => JSON.stringify(new URL(`../../src/${path}`, import.meta.url).href);
   const script = `
     import { SigPool } from ${src('edge/auth/sig-pool.ts')};
-    import { startTsWorker } from ${src('engine/shard/thread.ts')};
+    import { startTsWorker } from ${src('engine/thread.ts')};
     const pool = new SigPool({ threads: 1 });
     const backend = await pool.backend();
     await pool.close();

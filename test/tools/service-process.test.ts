@@ -35,7 +35,7 @@ test('startFlags: the flags between node and --import tsx of the start script; n
 });
 
 test("npm start caps V8's concurrent marking at one thread", () => {
-  // docs/decisions.md, "The GC's marking threads": on the two cores of the reference machine, V8's default
+  // docs/decisions/hardening.md, "The GC's marking threads": on the two cores of the reference machine, V8's default
   // markers took the cores the order path's own threads need while a large heap was marked.
   assert.ok(startFlags().includes('--concurrent-marking-max-worker-num=1'), `start flags: ${startFlags().join(' ')}`);
 });

@@ -37,7 +37,7 @@ import { performance } from 'node:perf_hooks';
 import type { HttpRequest, HttpResponse, us_listen_socket } from 'uWebSockets.js';
 import { orderDigestBytes, orderDomainSeparator, recoverAddress, type OrderDomain, type OrderStruct, type Secp256k1Recover } from '../../../src/edge/auth/eip712.ts';
 import { loadUws } from '../../../src/edge/http/uws.ts';
-import { startTsWorker } from '../../../src/engine/shard/thread.ts';
+import { startTsWorker } from '../../../src/engine/thread.ts';
 import { openStore } from '../../../src/journal/env.ts';
 
 const MAX_BODY_BYTES = 64 * 1024;

@@ -439,7 +439,7 @@ type Headers = Readonly<Record<string, string>>;
  * Lowercase header names to try for one field, in order: `svc_x`, `poly_x`, then the hyphenated
  * `svc-x` and `poly-x`. The hyphenated spellings exist because underscores do not survive every hop:
  * nginx drops such headers by default, and the uWS build this edge runs on never answers a request
- * that carries one (docs/decisions.md, "Authentication").
+ * that carries one (docs/decisions/authentication.md, "Authentication").
  */
 function headerNames(field: string): readonly string[] {
   const hy = field.replace(/_/g, '-');
@@ -512,7 +512,7 @@ export interface AuthenticatorDeps {
   clock: Clock;
   /**
    * Under the sandbox's test clock, the machine's own: a signed timestamp is fresh within the skew of either
-   * (a client signs with its own clock, or with GET /time's; docs/decisions.md, "The test clock").
+   * (a client signs with its own clock, or with GET /time's; docs/decisions/sandbox.md, "The test clock").
    */
   wallClock?: Clock;
 }

@@ -13,7 +13,8 @@
  * wallet is deployed does not matter, as on the platform, where the address exists before its contract.
  *
  * The factories and init-code hashes are configuration (auth.walletFactories, beside the order domains);
- * config/default.json carries the platform's for every profile (docs/decisions.md, "Proxy and Safe wallets"):
+ * config/default.json carries the platform's for every profile (docs/decisions/authentication.md, "Proxy wallets and
+ * Safes"):
  *   proxy factory  0xaB45c5A4B0c941a2F231C04C3f49182e1A254052   Polymarket/proxy-factories README
  *   proxy hash     0xd21df8dc65880a8606f09fe0ce3df9b8869287ab0b058be05aa9e8af6330a00b
  *   Safe factory   0xaacFeEa03eb1561C4e67d661e40682Bd20E3541b   Polymarket/proxy-factories README,

@@ -3,7 +3,7 @@
  * the routes a read replica serves (replica-routes.ts). Separate because a single node never needs it; it
  * runs requests through pipeline/ and imports http/ (types), pipeline/ and refusals/, never routes/ or auth/.
  *
- * Requests a gateway forwards to the sequencer, both ends (ROLE=gateway; docs/decisions.md, "Gateways").
+ * Requests a gateway forwards to the sequencer, both ends (ROLE=gateway; docs/decisions/scale-out.md, "Gateways").
  * The transport is the command subscription (replication/commands.ts), wired by app.ts; this module holds
  * what the edge decides about it, on either side.
  *

@@ -8,7 +8,7 @@
  * and imports three C23 entry points (`__isoc23_sscanf`, `__isoc23_strtol`, `__isoc23_strtoul`) that older
  * glibc lacks. They differ from `__isoc99_sscanf`, `strtol` and `strtoul` only in also accepting a `0b`
  * prefix, so pointing those imports at the older names lets the same machine code load on glibc 2.36
- * (docs/decisions.md, "Which uWebSockets.js build"). edge/http/uws.ts decides when to use it.
+ * (docs/decisions/authentication.md, "Which uWebSockets.js build"). edge/http/uws.ts decides when to use it.
  *
  * What a retarget {from: S@V, to: T@V'} does, for every undefined dynamic symbol named S with version V:
  *   - its name becomes T: the offset of an existing `T\0` in .dynstr (a suffix of a longer string counts),

@@ -11,7 +11,7 @@
  *     imports retargeted to their C99 equivalents (elf-imports.ts) is written once to a cache directory
  *     and loaded; the copy's own SHA-256 is pinned too, so what loads is exactly what was tested. Any other
  *     input is refused with a message saying why. Nothing is compiled and nothing is committed.
- * docs/decisions.md ("Which uWebSockets.js build") records the choice and the alternatives.
+ * docs/decisions/authentication.md ("Which uWebSockets.js build") records the choice and the alternatives.
  *
  * UWS_HTTP_MAX_HEADERS_SIZE is read by uWS once, when the binary loads: the first call sets it from
  * `maxHeaderBytes`; a later call asking for another bound is refused rather than silently ignored.

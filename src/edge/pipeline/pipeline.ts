@@ -339,7 +339,7 @@ class RouteProcessor {
    * A write route on a gateway: through every stage that needs no state a lagging stream could lack (the bearer
    * token, the signed headers before the body, the HMAC, the caps per client address, key and wallet, the JSON,
    * an L1 signature, validation), then forwarded with what the gateway verified (a route's gatewayHints). Only
-   * what the sequencer would not refuse on those grounds reaches it (docs/decisions.md, "Gateways").
+   * what the sequencer would not refuse on those grounds reaches it (docs/decisions/scale-out.md, "Gateways").
    */
   private readonly forwarding: 'checked' | undefined;
   /** A route only the sequencer serves (what a replica refuses). */

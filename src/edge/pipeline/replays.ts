@@ -25,7 +25,8 @@
  * Answers that say nothing happened and invite a retry, 425, 429 and 503, are not remembered.
  *
  * The catch of a nonce-less scheme: two identical requests within the same second are one request. A bot
- * that sends `DELETE /cancel-all` twice in one second gets the first answer the second time; README says so.
+ * that sends `DELETE /cancel-all` twice in one second gets the first answer the second time; docs/http-api.md says
+ * so ("Replays").
  */
 import { apiError, type ApiError } from '../../domain/errors.ts';
 import type { Store } from '../../journal/env.ts';

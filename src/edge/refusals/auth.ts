@@ -23,7 +23,7 @@
  *      key's secret (it verifies over what arrived, or a mistake of step 7 reproduces it) the reason names
  *      which is wrong, the key's wallet included; to any other the three read the same (class
  *      auth_credentials, what the server signs over, never the wallet), and `Refusal.owner` carries the
- *      precise reason to the key's wallet's log (docs/decisions.md, "What a reason may tell a caller
+ *      precise reason to the key's wallet's log (docs/decisions/authentication.md, "What a reason may tell a caller
  *      without the secret");
  *   7. the HMAC, once the key's own checks pass: the common mistakes (hmac-mistakes.ts) are TRIED with the key's real
  *      secret, one HMAC each, and the first that reproduces the signature is named: another path of the

@@ -2,8 +2,8 @@
  * Room edge/refusals/: why a request was refused, in one header, and the diagnoses that say it (beside
  * auth/, whose checks they replay). Imports auth/, schemas/ and pipeline/route.ts (types); never routes/.
  *
- * Refusals that explain themselves (docs/decisions.md, "Refusals that explain themselves"): the contract's
- * body stays exactly the platform's (`Unauthorized/Invalid api key`, `invalid order signature`, ...), and
+ * Refusals that explain themselves (docs/decisions/authentication.md, "Refusals that explain themselves"): the
+ * contract's body stays exactly the platform's (`Unauthorized/Invalid api key`, `invalid order signature`, ...), and
  * one more response header says what was wrong and what was expected, in one line:
  *
  *   X-Refusal-Reason: L2 timestamp 1764300000 is 45 s behind this server (allowed 30 s)
@@ -46,7 +46,7 @@ export const REFUSAL_CLASSES = [
   'auth_passphrase',
   /**
    * The address, the passphrase or the HMAC does not check, and the request does not prove it holds the
-   * key's secret: which one is not said (docs/decisions.md, "What a reason may tell a caller without the
+   * key's secret: which one is not said (docs/decisions/authentication.md, "What a reason may tell a caller without the
    * secret"); the key's wallet reads which one on GET /refusals.
    */
   'auth_credentials',

@@ -497,7 +497,7 @@ export const MARKET_DATA_ROUTES: readonly RouteSpec<MarketDataDeps>[] = [
     path: '/markets-by-token/:token_id',
     group: 'clob',
     summary: "The token's market: its condition id and both of its tokens (outcome 0 is primary)",
-    description: 'Not in the spec: the platform client asks it before it builds a market order (docs/decisions.md, "Market data").',
+    description: 'Not in the spec: the platform client asks it before it builds a market order (docs/decisions/market-data.md, "Market data").',
     params: TokenParams,
     response: MarketByTokenReply,
     fieldMessages: TOKEN_MESSAGES,
@@ -511,7 +511,7 @@ export const MARKET_DATA_ROUTES: readonly RouteSpec<MarketDataDeps>[] = [
     description:
       'Not in the spec: the platform client reads t, mts, nr and fd before it builds a market order. mbf/tbf are the ' +
       'fee rates in basis points; fd expresses the taker fee tbf / 10^4 * min(p, 1-p) per token as the flat bound ' +
-      'r = tbf / 2 / 10^4, e = 0 (docs/decisions.md, "Market data").',
+      'r = tbf / 2 / 10^4, e = 0 (docs/decisions/market-data.md, "Market data").',
     params: ConditionParams,
     response: ClobMarketReply,
     fieldMessages: CONDITION_MESSAGES,

@@ -1,7 +1,7 @@
 /**
  * Liquidity rewards and order scoring (the platform client's isOrderScoring, areOrdersScoring, getCurrentRewards,
  * getRawRewardsForMarket, getEarningsForUserForDay, getTotalEarningsForUserForDay,
- * getUserEarningsAndMarketsConfig, getRewardPercentages). The rule is domain/rewards.ts (docs/decisions.md,
+ * getUserEarningsAndMarketsConfig, getRewardPercentages). The rule is domain/rewards.ts (docs/decisions/wallet-data.md,
  * "Liquidity rewards"): programs come from the catalog, scores from the open orders against the book's
  * midpoint now, earnings from the sampler's accruals (projections/rewards.ts, queries/rewards.ts).
  *

@@ -7,7 +7,7 @@
  * (config compat.shapes).
  *
  * One order's journey, in order, with the thread each stage runs on (what crosses to another thread wakes
- * it: on this project's VMs each wake-up costs more CPU than most stages; docs/decisions.md, "The order path's
+ * it: on this project's VMs each wake-up costs more CPU than most stages; docs/decisions/engine.md, "The order path's
  * cost"):
  *
  *   stage                                                      module                       thread
@@ -148,7 +148,10 @@ export interface TradingDeps {
   readonly marketData: Pick<MarketDataReader, 'tradeOut'> | undefined;
   readonly store: AppContext['store'];
   readonly views: AppContext['views'];
-  /** compat.shapes is clob-client-v2: orders answer the platform client's OpenOrder (docs/decisions.md). */
+  /**
+   * compat.shapes is clob-client-v2: orders answer the platform client's OpenOrder (docs/decisions/sandbox.md,
+   * "The platform's V2 client").
+   */
   readonly clientShapes: boolean;
   /** The exchange contracts a wallet's balance is "approved" for: the order domains' verifying contracts, lowercase. */
   readonly exchanges: readonly string[];
@@ -201,7 +204,8 @@ function orderView(d: Pick<TradingDeps, 'catalog'>, r: OrderRecord): OrderView {
   };
 }
 
-// Where the spec's Order and the platform client's OpenOrder disagree, compat.shapes picks (docs/decisions.md).
+// Where the spec's Order and the platform client's OpenOrder disagree, compat.shapes picks (docs/decisions/sandbox.md,
+// "The platform's V2 client").
 function clientOrder(d: Pick<TradingDeps, 'catalog'>, r: OrderRecord): ClientOpenOrder {
   return {
     id: r.orderId,

@@ -1,7 +1,7 @@
 /**
  * Catalog request and response schemas: GET /events, /events/slug/{slug}, /markets/slug/{slug},
  * /public-search, /tags (catalog group), and the order-book lists GET /markets and /sampling-markets
- * (clob group). Field decisions the spec leaves open are listed in docs/decisions.md ("Catalog").
+ * (clob group). Field decisions the spec leaves open are listed in docs/decisions/catalog.md ("Catalog").
  *
  * Query parameters arrive as text; validate.ts converts each by its schema kind (integers, booleans)
  * and a failure answers `{"type":"bad request","error":"<param> is invalid"}`.

@@ -6,7 +6,7 @@
  * builds a market order: GET /markets-by-token/{token_id}, /clob-markets/{condition_id}.
  *
  * Prices and sizes are minimal decimal strings; "" stands for a price that does not exist (an empty
- * book side, no trade yet). Token ids are uint256 decimal strings. Decisions: docs/decisions.md,
+ * book side, no trade yet). Token ids are uint256 decimal strings. Decisions: docs/decisions/market-data.md,
  * "Market data".
  */
 import { Type, type Static } from '@sinclair/typebox';

@@ -2,7 +2,7 @@
  * Liquidity rewards and order scoring (edge/routes/rewards.ts): the configured programs of the markets, which
  * open orders score, and what wallets earned. Shapes are the platform client's (MarketReward, UserEarning,
  * TotalUserEarning, UserRewardsEarning, RewardsPercentages, OrderScoring); the rule behind the numbers is
- * domain/rewards.ts (docs/decisions.md, "Liquidity rewards").
+ * domain/rewards.ts (docs/decisions/wallet-data.md, "Liquidity rewards").
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Str, strings } from './common.ts';

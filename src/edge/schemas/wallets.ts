@@ -5,7 +5,7 @@
  * booleans, comma lists) and the data group answers `unknown_field: <name>` for a parameter not listed
  * here, `missing_field: <name>` for an absent required one and `invalid_field: <name>` for a bad value
  * (type, range, enum, pattern, length). Defaults are applied by the route (queries/wallets/ documents
- * every number). Field decisions are in docs/decisions.md ("Wallet data").
+ * every number). Field decisions are in docs/decisions/wallet-data.md ("Wallet data").
  */
 import { Type, type Static } from '@sinclair/typebox';
 import { Str, numbers, strings } from './common.ts';
@@ -22,7 +22,7 @@ const Markets = Type.Array(ConditionId, {
 const Direction = Type.Union([Type.Literal('ASC'), Type.Literal('DESC')], { description: 'default DESC' });
 const Title = Type.String({ maxLength: 100, description: 'case-insensitive substring of the market title' });
 
-/** Orders of GET /positions and GET /closed-positions (docs/decisions.md, "Sorting and paging"). */
+/** Orders of GET /positions and GET /closed-positions (docs/decisions/wallet-data.md, "Sorting and paging"). */
 export const POSITION_SORTS = ['CURRENT', 'INITIAL', 'TOKENS', 'CASHPNL', 'PERCENTPNL', 'TITLE', 'RESOLVING', 'PRICE', 'AVGPRICE'] as const;
 export type PositionSort = (typeof POSITION_SORTS)[number];
 export const CLOSED_SORTS = ['REALIZEDPNL', 'TITLE', 'PRICE', 'AVGPRICE', 'TIMESTAMP'] as const;

@@ -157,7 +157,7 @@ class ReferenceBook implements MatchingBook {
 
   private validSize(cmd: PlaceCommand): boolean {
     const s = cmd.sizeUnits;
-    // Above 2^53 units a number is no longer an exact amount (docs/decisions.md, Units).
+    // Above 2^53 units a number is no longer an exact amount (docs/decisions/architecture.md, "Units").
     return Number.isSafeInteger(s) && s > 0 && s % LOT_UNITS === 0 && s >= this.params.minSizeUnits;
   }
 

@@ -4,7 +4,7 @@
  * (trade-lifecycle.ts). Separate because every unit of money moves here and only here; the shards never see it.
  *
  * The balance ledger of the sequencer: every wallet's USDC and outcome tokens, split into available and
- * reserved, in integer units. Pure: no I/O, no clock. It lives on the main thread only (docs/decisions.md,
+ * reserved, in integer units. Pure: no I/O, no clock. It lives on the main thread only (docs/decisions/architecture.md,
  * "Reservations and balances live in one place"), so it needs no locking and cannot overspend however
  * orders are spread over shards.
  *

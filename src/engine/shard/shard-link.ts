@@ -1,6 +1,6 @@
 /**
- * Room engine/shard/: the matching threads and the way to them: a shard worker (worker.ts) and the thread
- * that starts it (thread.ts), its rings (ring.ts) and their record layouts (protocol.ts), the books it builds
+ * Room engine/shard/: the matching threads and the way to them: a shard worker (worker.ts, started by
+ * engine/thread.ts), its rings (ring.ts) and their record layouts (protocol.ts), the books it builds
  * (book-factory.ts, book-json.ts), the sequencer's side of each shard (this file), the shard clock
  * (shard-clock.ts) and the published book snapshots (snapshots.ts). Separate because it is the only code that
  * crosses a thread: the worker imports book/ and this room alone, never the ledger, the journal or edge/.
@@ -80,7 +80,7 @@ import {
   type WorkerMessage,
 } from './protocol.ts';
 import { Ring } from './ring.ts';
-import { startTsWorker } from './thread.ts';
+import { startTsWorker } from '../thread.ts';
 
 /** The cancels of one request: answered together when the last of them has its RESULT. */
 export interface CancelBatch {

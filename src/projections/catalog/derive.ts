@@ -1,5 +1,5 @@
 /**
- * The catalog's derived identifiers (docs/decisions.md, "Catalog"): condition ids from question ids, token
+ * The catalog's derived identifiers (docs/decisions/catalog.md, "Catalog"): condition ids from question ids, token
  * ids from condition ids, neg-risk group ids from event ids; and the trading view of a market record.
  */
 import { encodePacked, hexToBigInt, keccak256 } from 'viem';

@@ -2,7 +2,7 @@
  * One position of a wallet view (LiveRow): the projection's state of it, its numbers, and its answer as
  * JSON text.
  *
- * Numbers (docs/decisions.md, "Wallet data"). Inside everything is an integer: sizes in units (10^-6
+ * Numbers (docs/decisions/wallet-data.md, "Wallet data"). Inside everything is an integer: sizes in units (10^-6
  * token), prices in micro-USDC per token, money in micro-USDC. Per position:
  *   initialValue  = round(size * avgPrice)          (half up, to 10^-6)
  *   currentValue  = round(size * curPrice)

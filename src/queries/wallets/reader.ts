@@ -15,7 +15,7 @@
  *   trade-rows.ts       trade rows rendered from their fills
  *   trades.ts           /trades pages: the rows not yet committed, then the committed ranges, merged
  *   page-cache.ts       rendered pages kept while nothing they show has changed
- * Numbers and fields follow docs/decisions.md, "Wallet data".
+ * Numbers and fields follow docs/decisions/wallet-data.md, "Wallet data".
  */
 import type { ClosedPosition, Position, Trade } from '../../edge/schemas/wallets.ts';
 import type { Store } from '../../journal/env.ts';

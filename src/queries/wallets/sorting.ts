@@ -1,5 +1,5 @@
 /**
- * The orders of a wallet view's rows (docs/decisions.md, "Sorting and paging"). Rows whose keys tie are
+ * The orders of a wallet view's rows (docs/decisions/wallet-data.md, "Sorting and paging"). Rows whose keys tie are
  * ordered by `ord`, their (conditionId, outcome) order, ascending whatever the direction: the documented
  * tie-break. So every order is total, and a row whose price moved can be taken out and put back at its
  * place (RowOrders.merge) instead of sorting every row again.

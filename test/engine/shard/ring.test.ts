@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
 import { HEADER_INTS, Ring } from '../../../src/engine/shard/ring.ts';
-import { startTsWorker } from '../../../src/engine/shard/thread.ts';
+import { startTsWorker } from '../../../src/engine/thread.ts';
 
 function push(r: Ring, v: number): boolean {
   const off = r.tryClaim();

@@ -12,7 +12,7 @@ import { CancelReason, FillKind, MatchCode, Side, Tif, type Outcome, type PlaceC
 import { BOOK_FACTORIES } from '../../../src/engine/shard/book-factory.ts';
 import * as P from '../../../src/engine/shard/protocol.ts';
 import { Ring } from '../../../src/engine/shard/ring.ts';
-import { startTsWorker } from '../../../src/engine/shard/thread.ts';
+import { startTsWorker } from '../../../src/engine/thread.ts';
 
 const T = 1_000_000;
 const MARKET = 1;

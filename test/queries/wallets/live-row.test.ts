@@ -1,6 +1,6 @@
 /**
  * One position of a wallet view (queries/wallets/live-row.ts): the exact integer helpers against BigInt,
- * the position numbers of docs/decisions.md ("Position numbers") for an open and a closed row, and the
+ * the position numbers of docs/decisions/wallet-data.md ("Position numbers") for an open and a closed row, and the
  * row's JSON text against the Position and ClosedPosition schemas, field for field in schema order.
  */
 import { test } from 'node:test';

@@ -8,7 +8,7 @@
  * tsx's API is resolved here, to an absolute URL, because a data: module has no base to resolve from.
  */
 import { Worker, type WorkerOptions } from 'node:worker_threads';
-import { withWorkerArgv } from '../../runtime/worker-argv.ts';
+import { withWorkerArgv } from '../runtime/worker-argv.ts';
 
 export function startTsWorker(entry: URL, options: WorkerOptions): Worker {
   const api = import.meta.resolve('tsx/esm/api');

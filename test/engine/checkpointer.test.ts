@@ -1,0 +1,143 @@
+/**
+ * The checkpointer (engine/checkpointer.ts) with its worker thread, on an engine that keeps trading: the
+ * policy writes checkpoints while orders commit (each one a proof of a consistent snapshot), keeps the newest
+ * `keep`, and retention then archives the journal below the oldest; what the API reads of old orders stays;
+ * a named checkpoint is kept apart; a stop writes one at the last seq; and the engine restarted from the
+ * checkpoints holds the state it had, without reading the pruned journal.
+ */
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { Checkpointer, type CheckpointPolicy } from '../../src/engine/checkpointer.ts';
+import { Engine } from '../../src/engine/engine.ts';
+import { metaKeys } from '../../src/journal/keys.ts';
+import { readOrder } from '../../src/journal/orders.ts';
+import { verifyStore } from '../../src/journal/recovery.ts';
+import { listArchives, readArchive } from '../../src/journal/retention.ts';
+import { silentLogger } from '../../src/runtime/log.ts';
+import { T, invariants, market, order, tempStore, until, wallet } from '../fixtures/engine-harness.ts';
+
+const policy: CheckpointPolicy = { everyEvents: 60, everySeconds: 3600, keep: 2, onShutdown: true, retention: 'archive', archiveDir: '' };
+
+test('checkpoints by policy while trading, retention below the oldest kept, a named one, one at the stop, a restart from them', async (t) => {
+  const env = tempStore('pm-checkpointer-');
+  t.after(() => env.cleanup());
+  let engine = await Engine.open({ store: env.store, shards: 1, log: silentLogger });
+  const journaled: number[] = [];
+  engine.onCommitted((events) => journaled.push(...events.map((e) => e.seq)));
+  const cp = new Checkpointer({ store: env.store, policy, log: silentLogger, committedSeq: () => engine.committedSeq });
+  cp.start();
+  const m = market(1);
+  engine.registerMarket(m);
+  for (let w = 1; w <= 4; w++) {
+    await engine.deposit(wallet(w), 1_000 * T);
+    await engine.split(wallet(w), m.conditionId, 200 * T);
+  }
+  const first = await engine.placeOrder(order({ wallet: wallet(1), tokenId: m.tokenIds[0], side: 'BUY', price: 3000, size: 5 * T }));
+  assert.ok(first.ok);
+  // Orders keep committing while the worker proves snapshots of the store.
+  let i = 0;
+  const trade = async () => {
+    const r = await engine.placeOrder(order({ wallet: wallet(1 + (i % 4)), tokenId: m.tokenIds[i % 2], side: i % 4 < 2 ? 'SELL' : 'BUY', price: 4900 + 100 * (i % 3), size: T * (1 + (i % 2)) }));
+    assert.ok(r.ok, `order ${i}: ${r.code}`);
+    i++;
+  };
+  // Three rounds: orders enough for the policy, then the checkpoint it writes (the worker proves while the
+  // next round's first orders commit).
+  for (let round = 1; round <= 3; round++) {
+    for (let k = 0; k < 40; k++) await trade();
+    await until(() => cp.stats().written >= round || cp.stats().failures > 0, 60_000);
+  }
+  assert.equal(cp.stats().failures, 0);
+  const autos = cp.checkpoints.list().filter((e) => e.name === 'auto');
+  assert.equal(autos.length, 2, 'the newest `keep` automatic checkpoints');
+
+  // A named checkpoint, apart from the policy's and never pruned by it.
+  const named = await cp.write('before-test');
+  assert.ok(named.entry !== undefined && named.from !== undefined, 'proved from the newest automatic one');
+  assert.ok(named.replayed < named.seq);
+
+  // Retention (after each automatic checkpoint, and once more here: nothing new to do): everything below the
+  // oldest kept automatic checkpoint has left the journal but the order events.
+  await cp.retain();
+  const line = cp.retentionLine();
+  assert.equal(cp.stats().prunedTo, line);
+  assert.equal(line, autos[1]!.seq);
+  assert.equal(env.store.meta.get(metaKeys.journalPrunedTo), line);
+  const left = [...env.store.journal.getRange({ end: line + 1 })].map(({ value }) => (value instanceof Uint8Array ? value[0] : -1));
+  assert.ok(left.length > 0 && left.every((k) => k === 1), 'only order records are left below the line');
+  assert.equal(readOrder(env.store, first.orderId)?.orderId, first.orderId, 'an old order still reads by id');
+  const archives = listArchives(join(env.dir, 'archive'));
+  assert.equal(archives[0]!.from, 1);
+  for (let k = 1; k < archives.length; k++) assert.equal(archives[k]!.from, archives[k - 1]!.to + 1, 'archives follow each other');
+  assert.equal(archives[archives.length - 1]!.to, line);
+  const archived = archives.flatMap((a) => readArchive(a.file).events.map((e) => e.seq));
+  assert.deepEqual(archived, journaled.filter((q) => q <= line), 'the archives hold every event that left, in order');
+
+  // A stop writes a checkpoint at the last seq; the restart replays nothing and holds the same state.
+  for (let k = 0; k < 7; k++) await trade();
+  const hash = engine.stateHash();
+  const lastSeq = engine.committedSeq;
+  await engine.close();
+  await cp.close();
+  assert.equal(cp.checkpoints.list().find((e) => e.name === 'auto')!.seq, lastSeq);
+  assert.throws(() => verifyStore(env.store), /journal was pruned up to seq/, 'the whole journal can no longer prove the store');
+  engine = await Engine.open({ store: env.store, shards: 1, log: silentLogger, checkpoints: cp.checkpoints });
+  const proof = engine.takeStartupProof()!;
+  assert.equal(proof.from?.seq, lastSeq);
+  assert.equal(proof.events, 0);
+  assert.equal(engine.stateHash(), hash);
+  assert.deepEqual(invariants(engine), []);
+  await engine.close();
+});
+
+test('a standby\'s kept replication log is cut at the rseq of the oldest kept checkpoint', async (t) => {
+  const env = tempStore('pm-checkpointer-log-');
+  t.after(() => env.cleanup());
+  const engine = await Engine.open({ store: env.store, shards: 1, log: silentLogger });
+  const m = market(1);
+  engine.registerMarket(m);
+  await engine.deposit(wallet(1), 10 * T);
+  await engine.close();
+  // As a standby's store holds them: the records it applied, and where it stands.
+  for (let r = 1; r <= 50; r++) env.store.replication.putSync(r, { t: r });
+  const cp = new Checkpointer({ store: env.store, policy: { ...policy, retention: 'keep', keep: 1 }, log: silentLogger, committedSeq: () => engine.committedSeq, pruneLog: true });
+  env.store.meta.putSync(metaKeys.replicaAppliedRseq, 30);
+  await cp.write('auto');
+  assert.equal(cp.checkpoints.header(cp.checkpoints.list()[0]!).rseq, 30, 'the checkpoint names the rseq it stands at');
+  await cp.retain();
+  assert.deepEqual([...env.store.replication.getKeys({})], Array.from({ length: 20 }, (_, i) => 31 + i), 'records up to it are gone, the rest stay');
+  await cp.close();
+});
+
+/** The nice value of each of this process's threads (Linux /proc: field 19 of a task's stat). */
+function threadNices(): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out.set(Number(tid), Number(rest[16]));
+  }
+  return out;
+}
+
+test('the checkpoint thread runs at the lowest CPU priority, the rest of the process at its own', { skip: existsSync('/proc/thread-self') ? false : 'needs Linux /proc' }, async (t) => {
+  const env = tempStore('pm-checkpointer-nice-');
+  const engine = await Engine.open({ store: env.store, shards: 1, log: silentLogger });
+  const before = threadNices();
+  const cp = new Checkpointer({ store: env.store, policy, log: silentLogger, committedSeq: () => engine.committedSeq });
+  t.after(async () => {
+    await cp.close();
+    await engine.close();
+    await env.cleanup();
+  });
+  await engine.deposit(wallet(1), 10 * T);
+  await cp.write('nice');
+  const after = threadNices();
+  const niced = [...after].filter(([tid, nice]) => !before.has(tid) && nice === 19);
+  assert.equal(niced.length, 1, `one new thread at nice 19: ${JSON.stringify([...after])}`);
+  assert.equal(after.get(process.pid), before.get(process.pid), 'the main thread keeps its priority');
+  assert.ok([...before].every(([tid, nice]) => !after.has(tid) || after.get(tid) === nice), 'no other thread changed');
+});

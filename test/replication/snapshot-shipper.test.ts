@@ -1,0 +1,328 @@
+/**
+ * Followers from a snapshot and a bounded stream (replication/snapshot-shipper.ts, snapshot-install.ts,
+ * journal/snapshots.ts), over a real nats-server:
+ *   - the sequencer ships snapshots and purges the stream below the oldest one kept; a replica that fell
+ *     behind the purge point and a new one from an empty store both start from the newest snapshot and end
+ *     with the sequencer's state hash and reads; a damaged newest snapshot gives way to the older one; the
+ *     replication log is cut where the stream was;
+ *   - under cluster.failover, a standby takes over after the stream was compacted with nothing acknowledged
+ *     lost; a new standby (as a deposed sequencer whose store was moved aside is: empty) starts from a
+ *     snapshot, the old sequencer's node, its records all in the stream, follows on from its own store;
+ *   - a sequencer SIGKILLed while it uploads a snapshot: the unfinished one is never installed (a new replica
+ *     takes the complete one before it), and the restarted sequencer's next shipment removes it;
+ *   - a manifest no node wrote (authenticated by another master key), naming the real files of a snapshot, is
+ *     never installed, counted (pm_snapshot_forged) on the follower, and removed by the sequencer's next prune.
+ * Every node runs as its role's user of tools/nats-config.ts (the object store and the purges included: the
+ * server logs no permissions violation of a node's user). Skipped, with the reason, where nats-server is missing; failing under CI.
+ */
+import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { pino } from 'pino';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { startApp, type App } from '../../src/app.ts';
+import { DEMO_WALLETS } from '../../src/demo/catalog.ts';
+import { startFailoverNode, type FailoverNode } from '../../src/failover.ts';
+import { openNatsLink, type NatsLink } from '../../src/replication/nats-link.ts';
+import { ClusterKeys } from '../../src/replication/seal.ts';
+import { SnapshotBucket, snapshotNameOf } from '../../src/replication/snapshot-store.ts';
+import { testConfig } from '../../src/runtime/config.ts';
+import { createLogger } from '../../src/runtime/log.ts';
+import { startNatsServer, type NatsServer } from '../../tools/nats-server.ts';
+import { startService, type ServiceProcess } from '../../tools/service-process.ts';
+import { CLUSTER_KEYS, MASTER_KEY, natsSkip, sameReads, until } from '../fixtures/cluster.ts';
+import { TestClient, units, type Creds } from '../fixtures/trading-client.ts';
+
+const skip = natsSkip();
+const log = createLogger('silent');
+const ADMIN = 'snap-admin';
+const LEASE = { leaseMs: 1500, renewMs: 300, pollMs: 100 };
+
+function config(role: string, nats: NatsServer, over: Record<string, unknown> = {}, dataDir = mkdtempSync(join(tmpdir(), `pm-snap-${role}-`))) {
+  return testConfig({
+    dataDir,
+    http: { port: 0 },
+    adminToken: ADMIN,
+    demo: false,
+    rateLimits: { enabled: false },
+    auth: { masterKey: MASTER_KEY, signatureThreads: 1 },
+    history: { snapshots: { everySeconds: 86_400, keep: 2 } },
+    cluster: { role, natsUrl: nats.url, ...nats.credentials(role), sequencerUrl: 'http://sequencer.test:8080' },
+    ...over,
+  });
+}
+
+const base = (app: App) => `http://127.0.0.1:${app.port}`;
+
+/** A connection as the operator's `admin` user (tools/nats-config.ts): what a test inspects and tampers with. */
+async function adminLink(nats: NatsServer): Promise<NatsLink> {
+  const admin = nats.users!.admin;
+  return (await openNatsLink({ natsUrl: nats.url, user: admin.user, password: admin.password }, log, () => false, 'test'))!;
+}
+
+/** No node's user (sequencer and standbys, gateway, replica) was refused anything by the server. */
+function noViolations(nats: NatsServer): void {
+  const lines = nats.log().split('\n').filter((l) => /Violation[^\n]*User "(sequencer|gateway|replica)"/.test(l));
+  assert.deepEqual(lines, [], 'the nodes need nothing their users are denied');
+}
+
+async function metric(base: string, name: string): Promise<number> {
+  const text = await (await fetch(`${base}/metrics`)).text();
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  assert.ok(line !== undefined, `${name} on ${base}/metrics`);
+  return Number(line.slice(name.length + 1));
+}
+
+async function streamFirst(nats: NatsServer): Promise<number> {
+  const link = await adminLink(nats);
+  try {
+    return (await link.jsm.streams.info('PM_JOURNAL')).state.first_seq;
+  } finally {
+    await link.close();
+  }
+}
+
+/** A funded wallet and a market of its own on `app` (admin routes), and a key. */
+async function trader(app: App, wallet: number): Promise<{ alice: TestClient; creds: Creds; token: string }> {
+  const admin = async (path: string, body: unknown) => {
+    const r = await fetch(`${base(app)}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    assert.equal(r.status, 200, `${path}: ${await r.clone().text()}`);
+  };
+  const cid = `0x${String(wallet).repeat(2).padStart(2, '0').repeat(32)}`;
+  await admin('/admin/events', [{ title: `Snap ${wallet}`, slug: `snap-${wallet}`, endDate: '2027-06-30T00:00:00Z', markets: [{ question: 'Kept?', conditionId: cid, orderPriceMinTickSize: 0.01, orderMinSize: '1' }] }]);
+  const alice = new TestClient(base(app), DEMO_WALLETS[wallet]!.privateKey, await TestClient.info(base(app)));
+  await admin(`/admin/wallets/${alice.address}/deposit`, { amount: '1000' });
+  const creds = await alice.createKey(1);
+  return { alice, creds, token: app.ctx.catalog.read.marketByCondition(cid)!.clobTokenIds[0]! };
+}
+
+test('a replica behind the purged stream and a new one start from the newest snapshot; a damaged one gives way to the older, a forged one is refused and counted', { skip }, async () => {
+  const nats = await startNatsServer({ secure: true });
+  const apps: App[] = [];
+  try {
+    const seq = await startApp(config('sequencer', nats), { log });
+    apps.push(seq);
+    const { alice, creds, token } = await trader(seq, 2);
+    const ids: string[] = [];
+    const place = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const r = await alice.place({ tokenId: token, side: 'BUY', makerAmount: units(0.1 + (ids.length % 30) * 0.01), takerAmount: units(1) });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        ids.push(r.body.orderID);
+      }
+    };
+    await place(10);
+    // A replica follows, then stops: it will fall behind what the stream keeps.
+    const r1Dir = mkdtempSync(join(tmpdir(), 'pm-snap-r1-'));
+    let r1 = await startApp(config('replica', nats, {}, r1Dir), { log });
+    apps.push(r1);
+    await until('r1 caught up', () => r1.replication.follower!.appliedSeq === seq.ctx.engine.committedSeq);
+    await r1.stop();
+    apps.splice(apps.indexOf(r1), 1);
+
+    await place(10);
+    const first = await seq.replication.shipper!.ship();
+    await place(10);
+    const second = await seq.replication.shipper!.ship();
+    assert.ok(second.rseq > first.rseq);
+    // Two kept: the stream begins after the older one, and the log is cut there too.
+    assert.equal(await streamFirst(nats), first.rseq + 1);
+    assert.equal([...seq.ctx.store.replication.getKeys({ end: first.rseq + 1 })].length, 0, 'the replication log holds nothing the stream dropped');
+    await place(5);
+
+    // The old replica is behind the purge point; a new one starts empty: both from the newest snapshot.
+    r1 = await startApp(config('replica', nats, {}, r1Dir), { log });
+    apps.push(r1);
+    const r2 = await startApp(config('replica', nats), { log });
+    apps.push(r2);
+    const target = seq.ctx.engine.committedSeq;
+    for (const r of [r1, r2]) await until('caught up from the snapshot', () => r.replication.follower!.appliedSeq === target);
+    const hash = seq.ctx.engine.stateHash();
+    assert.equal(r1.ctx.engine.stateHash(), hash);
+    assert.equal(r2.ctx.engine.stateHash(), hash);
+    const reads = [`/book?token_id=${token}`, `/trades?user=${alice.address}&limit=100`, `/positions?user=${alice.address}`, '/markets', '/events?limit=20'];
+    await sameReads([base(seq), base(r1), base(r2)], reads);
+    await sameReads([base(seq), base(r1), base(r2)], [...ids.slice(0, 3).map((id) => `/data/order/${id}`), '/data/orders'], { client: alice, creds });
+
+    // A newest snapshot that does not prove (its manifest's state hash is not its store's), and a manifest no
+    // node wrote (another master key) naming the real files of the newest one, as a newer shipment: the real
+    // one is installed, the forged one refused and counted.
+    const link = await adminLink(nats);
+    const bucket = (await SnapshotBucket.open(link, 'PM_JOURNAL', CLUSTER_KEYS))!;
+    const elsewhere = (await SnapshotBucket.open(link, 'PM_JOURNAL', ClusterKeys.fromMaster(Buffer.alloc(32, 7))))!;
+    const tmp = mkdtempSync(join(tmpdir(), 'pm-snap-bad-'));
+    await bucket.fetch(second, tmp);
+    const damaged = `s${String(second.rseq + 1).padStart(12, '0')}-0`;
+    await bucket.publish(tmp, { ...second, name: damaged, rseq: second.rseq + 1, stateHash: 'f'.repeat(64) });
+    const forged = snapshotNameOf(second.rseq, second.createdAt + 1);
+    await elsewhere.publish(tmp, { ...second, name: forged, createdAt: second.createdAt + 1 });
+    rmSync(tmp, { recursive: true, force: true });
+    assert.deepEqual((await bucket.list()).map((m) => m.name), [damaged, second.name, first.name], 'the forged manifest is no snapshot');
+    assert.equal(bucket.forged, 1);
+    const lines: Array<Record<string, unknown>> = [];
+    const r3 = await startApp(config('replica', nats), { log: pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) }) });
+    apps.push(r3);
+    await until('r3 caught up', () => r3.replication.follower!.appliedSeq === target);
+    assert.equal(r3.ctx.engine.stateHash(), hash);
+    assert.deepEqual(lines.filter((l) => l.msg === 'store installed from a snapshot; following the stream after it').map((l) => l.snapshot), [second.name]);
+    assert.ok(lines.some((l) => l.object === `${forged}/manifest` && /not authentic/.test(String(l.msg))), 'the forgery is logged');
+    assert.equal(await metric(base(r3), 'pm_snapshot_forged'), 1);
+    assert.equal(await metric(base(r3), 'pm_snapshot_unusable'), 1, 'the damaged one');
+    // The sequencer's next shipment removes what no node wrote, and counts it.
+    await seq.replication.shipper!.ship();
+    assert.ok((await bucket.list()).every((m) => m.name !== forged));
+    assert.equal(await metric(base(seq), 'pm_snapshot_forged'), 1);
+    await link.close();
+    noViolations(nats);
+  } finally {
+    for (const a of apps.reverse()) await a.stop().catch(() => undefined);
+    await nats.stop();
+  }
+});
+
+test('a standby takes over after the stream was compacted, nothing acknowledged lost; a new standby starts from a snapshot, the old sequencer follows on from its store', { skip }, async () => {
+  const nats = await startNatsServer({ secure: true });
+  const nodes: FailoverNode[] = [];
+  const fo = (role: string, name: string, dataDir?: string) =>
+    config(role, nats, { cluster: { role, natsUrl: nats.url, ...nats.credentials(role), failover: { enabled: true, nodeUrl: `http://${name}.test`, ...LEASE } } }, dataDir);
+  try {
+    const aDir = mkdtempSync(join(tmpdir(), 'pm-snap-a-'));
+    const a = await startFailoverNode(fo('sequencer', 'a', aDir), { log });
+    nodes.push(a);
+    const b = await startFailoverNode(fo('standby', 'b'), { log });
+    nodes.push(b);
+    const { alice, creds, token } = await trader(a.app, 3);
+    const acked: string[] = [];
+    const place = async (n: number) => {
+      for (let i = 0; i < n; i++) {
+        const r = await alice.place({ tokenId: token, side: 'BUY', makerAmount: units(0.1 + (acked.length % 30) * 0.01), takerAmount: units(1) });
+        assert.equal(r.status, 200, JSON.stringify(r.body));
+        acked.push(r.body.orderID);
+      }
+    };
+    await place(10);
+    await a.app.replication.shipper!.ship();
+    await place(10);
+    const kept = await a.app.replication.shipper!.ship();
+    await place(5);
+    assert.ok((await streamFirst(nats)) > 1, 'the stream was compacted');
+
+    // The sequencer dies (its lease left to run out); the standby takes over.
+    const changed = b.changed();
+    await a.stop();
+    nodes.splice(nodes.indexOf(a), 1);
+    await changed;
+    assert.equal(b.role, 'sequencer');
+    for (const id of acked) assert.ok(b.app.ctx.engine.getOrder(id) !== undefined, `acknowledged order ${id} survived the takeover`);
+    // The same wallet, key and market go on trading on the new sequencer.
+    const again = new TestClient(base(b.app), DEMO_WALLETS[3]!.privateKey, await TestClient.info(base(b.app)));
+    again.creds = creds;
+    const r = await again.place({ tokenId: token, side: 'BUY', makerAmount: units(0.2), takerAmount: units(1) });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+
+    // A new standby starts from the kept snapshot; the old sequencer's node comes back as a standby on its store.
+    const c = await startFailoverNode(fo('standby', 'c'), { log });
+    nodes.push(c);
+    const a2 = await startFailoverNode(fo('sequencer', 'a', aDir), { log });
+    nodes.push(a2);
+    assert.equal(a2.role, 'standby', 'the old sequencer finds the lease held and follows');
+    const target = b.app.ctx.engine.committedSeq;
+    for (const n of [c, a2]) await until('standby caught up', () => n.app.replication.follower!.appliedSeq === target);
+    const hash = b.app.ctx.engine.stateHash();
+    assert.equal(c.app.ctx.engine.stateHash(), hash);
+    assert.equal(a2.app.ctx.engine.stateHash(), hash);
+    assert.ok(kept.rseq > 0);
+    noViolations(nats);
+  } finally {
+    for (const n of nodes.reverse()) await n.stop().catch(() => undefined);
+    await nats.stop();
+  }
+});
+
+test('a sequencer killed while it ships a snapshot: the unfinished one is never used, and the next shipment removes it', { skip }, async () => {
+  const nats = await startNatsServer({ secure: true });
+  const cfgDir = mkdtempSync(join(tmpdir(), 'pm-snap-kill-'));
+  const configFile = join(cfgDir, 'config.json');
+  writeFileSync(configFile, JSON.stringify({ auth: { masterKey: MASTER_KEY, signatureThreads: 1 }, history: { snapshots: { everySeconds: 1, keep: 2 } } }));
+  const seqDir = mkdtempSync(join(tmpdir(), 'pm-snap-kill-seq-'));
+  const start = () =>
+    startService({ dataDir: seqDir, adminToken: ADMIN, env: { ROLE: 'sequencer', NATS_URL: nats.url, ...nats.env('sequencer'), SEQUENCER_URL: 'http://sequencer.test:8080', CONFIG_FILE: configFile, RATE_LIMITS: 'off', DEMO: 'static' }, startTimeoutMs: 120_000 });
+  const link = await adminLink(nats);
+  const apps: App[] = [];
+  let svc: ServiceProcess | undefined = await start();
+  // Deposits keep the journal moving: a snapshot every second.
+  let moving = true;
+  const mover = (async () => {
+    for (let i = 0; moving; i++) {
+      if (svc !== undefined) {
+        await fetch(`${svc.url}/admin/wallets/${DEMO_WALLETS[i % 4]!.address}/deposit`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ amount: '1' }) }).catch(() => undefined);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  try {
+    // Wait for a complete snapshot, then kill the sequencer in the middle of the next one's upload.
+    let bucket: SnapshotBucket | undefined;
+    await until('a complete snapshot', async () => {
+      bucket ??= await SnapshotBucket.open(link, 'PM_JOURNAL', CLUSTER_KEYS);
+      return bucket !== undefined && (await bucket.list()).length > 0;
+    }, 60_000);
+    const unfinished = async () => {
+      const complete = new Set((await bucket!.list()).map((m) => m.name));
+      const names = new Set((await (bucket as unknown as { os: { list(): Promise<Array<{ name: string }>> } }).os.list()).map((i) => i.name.slice(0, i.name.indexOf('/'))));
+      return [...names].filter((n) => !complete.has(n));
+    };
+    // The first chunk after a shipment's manifest was written (its metadata message names `<snapshot>/manifest`)
+    // is the next shipment's store file, many chunks long: kill at once, in the middle of that object. (Killing
+    // at any chunk could land on a one-chunk object's last chunk, or a manifest's, and leave nothing half done.)
+    const objects = link.nc.subscribe('$O.pm_journal_snapshots.>');
+    const shipping = svc;
+    await (async () => {
+      let manifestSeen = false;
+      for await (const m of objects) {
+        const meta = '$O.pm_journal_snapshots.M.';
+        if (m.subject.startsWith(meta)) {
+          manifestSeen ||= Buffer.from(m.subject.slice(meta.length), 'base64url').toString('utf8').endsWith('/manifest');
+        } else if (manifestSeen) {
+          shipping.child.kill('SIGKILL');
+          objects.unsubscribe();
+        }
+      }
+    })();
+    await svc.stop('SIGKILL');
+    svc = undefined;
+    // Killed in the middle of an object: its chunks are in the bucket's stream, no object owns them, and the
+    // snapshot they belong to has no manifest (objects of it may be complete: never a snapshot without one).
+    const orphans = await bucket!.orphanChunks();
+    assert.ok(orphans.length > 0, 'killed with a snapshot half shipped');
+    const partial = await unfinished();
+    const complete = await bucket!.list();
+    assert.ok(complete.every((m) => !partial.includes(m.name)));
+
+    // A new replica takes the newest complete snapshot and follows the stream to its end.
+    const rep = await startApp(config('replica', nats), { log });
+    apps.push(rep);
+    const last = (await link.jsm.streams.info('PM_JOURNAL')).state.last_seq;
+    await until('the replica applied the whole stream', () => rep.replication.follower!.appliedRseq === last, 60_000);
+    assert.equal(rep.replication.follower!.refusal, undefined);
+
+    // The sequencer back: its next complete shipment removes what the killed one left.
+    svc = await start();
+    await until(
+      'the unfinished shipment removed',
+      async () => (await unfinished()).every((n) => !partial.includes(n)) && (await bucket!.orphanChunks()).every((c) => !orphans.includes(c)),
+      60_000,
+    );
+    assert.ok((await bucket!.list()).some((m) => !complete.some((c) => c.name === m.name)), 'a newer complete snapshot');
+    noViolations(nats);
+  } finally {
+    moving = false;
+    await mover;
+    for (const a of apps) await a.stop().catch(() => undefined);
+    await svc?.stop('SIGTERM').catch(() => undefined);
+    await link.close();
+    await nats.stop();
+    rmSync(cfgDir, { recursive: true, force: true });
+  }
+});
