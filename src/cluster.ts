@@ -24,11 +24,11 @@ import { Publisher } from './replication/publisher.ts';
 import { ReplicaEngine } from './replication/replica-engine.ts';
 import { checkCredentials, type StreamSettings } from './replication/nats-link.ts';
 import { ClusterKeys } from './replication/seal.ts';
-import { loadMasterKey } from './edge/auth.ts';
+import { loadMasterKey } from './edge/auth/auth.ts';
 import { prepareFollowerStore } from './replication/snapshot-install.ts';
 import { SnapshotShipper } from './replication/snapshot-shipper.ts';
 import type { SnapshotManifest } from './journal/snapshots.ts';
-import type { Metrics } from './edge/metrics.ts';
+import type { Metrics } from './edge/pipeline/metrics.ts';
 import type { Config } from './runtime/config.ts';
 import type { Logger } from './runtime/log.ts';
 

@@ -7,8 +7,8 @@
 import type { ReplicaRole, SequencerRole } from './cluster.ts';
 import type { SnapshotShipper } from './replication/snapshot-shipper.ts';
 import type { CommandForwarder } from './replication/commands.ts';
-import type { AuthServices } from './edge/auth.ts';
-import type { Metrics } from './edge/metrics.ts';
+import type { AuthServices } from './edge/auth/auth.ts';
+import type { Metrics } from './edge/pipeline/metrics.ts';
 import { Checkpointer, type CheckpointPolicy } from './engine/checkpointer.ts';
 import { Engine, type EngineOptions, type EngineSurface } from './engine/engine.ts';
 import type { Store } from './journal/env.ts';

@@ -11,11 +11,16 @@
  *   edge/          reaches the engine only through engine/engine.ts (the facade), engine/book/api.ts
  *                  and engine/shard-router.ts, and storage only through queries/ (plus journal/env.ts
  *                  and journal/keys.ts)
+ *   edge/ rooms    each folder of edge/ imports only the rooms EDGE_ROOMS lists for it (below: the
+ *                  direction of the edge, transport -> pipeline -> auth -> API), and edge/ has no folder
+ *                  EDGE_ROOMS does not name; the files at edge/'s root (server.ts, routes.ts, context.ts)
+ *                  compose the rooms and may import any of them
  *   queries/       never engine/ internals; of edge/ only the wire types of edge/schemas/, as types
  *   projections/   never queries/; of edge/ only the wire types of edge/schemas/, as types
  *   replication/   imports only domain/, runtime/, journal/ and engine/engine.ts (the facade): the stream
  *                  below the read side, which app.ts and cluster.ts wire to it
- *   uWebSockets.js only in edge/; lmdb only in journal/; the NATS clients (@nats-io/*) only in replication/
+ *   uWebSockets.js only in edge/, and there only in http/, ws/ and its root files; lmdb only in journal/; the
+ *                  NATS clients (@nats-io/*) only in replication/
  *   no cycles      between files of src/, type-only imports included
  *
  * Every rule counts type-only imports (`import type`, `export type ... from`, `{ type A }`,
@@ -49,7 +54,45 @@ export const RULES = {
   replication: 'replication/ imports only domain/, runtime/, journal/ and engine/engine.ts',
   nats: 'only replication/ imports the NATS clients',
   cycle: 'no import cycles in src/, type-only imports included',
+  edgeRooms: 'a room of edge/ imports only the rooms EDGE_ROOMS allows it',
+  edgeRoomUnknown: 'every folder of edge/ is a room named in EDGE_ROOMS',
+  edgeUws: 'of edge/, only http/, ws/ and its root files import uWebSockets.js',
 } as const;
+
+/**
+ * The rooms of edge/ and, for each, what else of edge/ it may import: a room (its folder's name), `.` for
+ * the files at edge/'s root, or one file (`refusals/reason.ts`). A room's own files may always import each
+ * other. Nothing but edge/'s root imports routes/: the API is the top of the edge, and nothing below it
+ * knows which endpoints exist. Each room's main file opens with what it owns and why it is a room.
+ */
+export const EDGE_ROOMS: Readonly<Record<string, readonly string[]>> = {
+  // The uWS loader and the request lifecycle: bytes in, a Reply out. Knows no route, stage or credential;
+  // only the refusal header's type, which a Reply carries.
+  http: ['refusals/reason.ts'],
+  // Pure counters over caller keys: no request, no route.
+  limits: [],
+  // The wire types (TypeBox): the read side imports them too, so they stay below everything that serves.
+  schemas: ['refusals/reason.ts'],
+  // The stages every request passes (head, gate, sign, caps, body, schema, replay, handler). Runs the
+  // Authenticator it is given (auth/ implements pipeline's interface, never the reverse) and asks cluster/
+  // only which routes a replica serves.
+  pipeline: ['http', 'limits', 'refusals', 'cluster/replica-routes.ts'],
+  // Why a request was refused: diagnoses replayed after the decision, with auth's digests and the route's
+  // key kinds.
+  refusals: ['auth', 'schemas', 'pipeline/route.ts'],
+  // Keys, signatures, the signature pool, funders and the order checks: implement pipeline's interfaces.
+  auth: ['pipeline', 'refusals', 'schemas'],
+  // Gateway forwarding and replica routes: run requests through the pipeline on the sequencer's behalf.
+  cluster: ['http', 'pipeline', 'refusals'],
+  // Trading features with state of their own behind a route (heartbeats): engine and store, no edge.
+  trading: [],
+  // The sandbox's gates and faults (maintenance, injected faults, test controls, counterparties).
+  sandbox: ['auth', 'pipeline', 'schemas', 'ws/socket-faults.ts'],
+  // The WebSocket channels: their own lifecycle beside http/, the same credentials and caps.
+  ws: ['auth', 'limits', 'pipeline', 'refusals', 'schemas'],
+  // The API: one module per route group, handlers over the context (edge/context.ts). The top of the edge.
+  routes: ['.', 'auth', 'http/static-files.ts', 'pipeline', 'refusals', 'sandbox', 'schemas', 'trading'],
+};
 
 /**
  * Import cycles that exist on main today in code other sessions are changing; each is the sorted list of
@@ -230,6 +273,12 @@ function graph(srcDir: string): Map<string, Edge[]> {
   return edges;
 }
 
+/** The room of a file under edge/ (`edge/auth/auth.ts` -> `auth`), `.` for edge/'s own files. */
+function edgeRoomOf(rel: string): string {
+  const parts = rel.split('/');
+  return parts.length > 2 ? parts[1] : '.';
+}
+
 function ruleViolations(edges: Map<string, Edge[]>): Violation[] {
   const out: Violation[] = [];
   for (const [rel, list] of edges) {
@@ -237,6 +286,7 @@ function ruleViolations(edges: Map<string, Edge[]>): Violation[] {
     for (const { target, ref } of list) {
       const v = (rule: string) => out.push({ file: rel, target: ref.spec, rule });
       if (ref.spec === 'uWebSockets.js' && area !== 'edge') v(RULES.uws);
+      if (ref.spec === 'uWebSockets.js' && area === 'edge' && !['http', 'ws', '.'].includes(edgeRoomOf(rel))) v(RULES.edgeUws);
       if (ref.spec === 'lmdb' && area !== 'journal') v(RULES.lmdb);
       if (ref.spec.startsWith('@nats-io/') && area !== 'replication') v(RULES.nats);
       if (!ref.spec.startsWith('.')) continue;
@@ -258,6 +308,15 @@ function ruleViolations(edges: Map<string, Edge[]>): Violation[] {
       if (area === 'projections' && top === 'queries') v(RULES.projectionsQueries);
       if (area === 'replication' && !local && !['domain', 'runtime', 'journal'].includes(top) && target !== 'engine/engine.ts') v(RULES.replication);
       if (area === 'projections' && top === 'edge' && !wireTypes) v(RULES.projectionsEdge);
+      if (area === 'edge' && top === 'edge') {
+        const from = edgeRoomOf(rel);
+        const to = edgeRoomOf(target);
+        const allowed = EDGE_ROOMS[from];
+        if (from !== '.' && from !== to && allowed !== undefined && !allowed.includes(to) && !allowed.includes(target.slice('edge/'.length))) v(RULES.edgeRooms);
+      }
+    }
+    if (area === 'edge' && edgeRoomOf(rel) !== '.' && !Object.hasOwn(EDGE_ROOMS, edgeRoomOf(rel))) {
+      out.push({ file: rel, target: `edge/${edgeRoomOf(rel)}/`, rule: RULES.edgeRoomUnknown });
     }
   }
   return out;

@@ -1,5 +1,5 @@
 /**
- * Signing thread of tools/load.ts: EIP-712 order digests (the service's own encoder, src/edge/eip712.ts,
+ * Signing thread of tools/load.ts: EIP-712 order digests (the service's own encoder, src/edge/auth/eip712.ts,
  * which the tests hold against viem and the platform client's vectors) signed with the native secp256k1
  * binding. Signing is the expensive part of a client, so the load tool spreads it over one thread per
  * core before the timed window starts; nothing here runs while load is measured.
@@ -10,7 +10,7 @@
  */
 import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
-import { orderDigestBytes, type OrderStruct } from '../src/edge/eip712.ts';
+import { orderDigestBytes, type OrderStruct } from '../src/edge/auth/eip712.ts';
 
 /** An order to sign: its struct and which of `keys` signs it. */
 export interface SignJob {

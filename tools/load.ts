@@ -18,7 +18,7 @@
  *      its orders can reserve, and an API key per wallet (L1 EIP-712 ClobAuth, POST /auth/api-key, derive
  *      when the nonce is taken).
  *   2. pre-signing: every order the run can send is signed before the window (EIP-712 V2 struct of DESIGN
- *      section 5 under the domain of /exchange-info: src/edge/eip712.ts digest + native secp256k1, one
+ *      section 5 under the domain of /exchange-info: src/edge/auth/eip712.ts digest + native secp256k1, one
  *      thread per core) and serialized once (with `--batch N > 1`, also every request body: a JSON array
  *      of N consecutive order submissions). The first order of every wallet is re-hashed and recovered
  *      with viem, so a digest bug cannot hide behind the service using the same encoder.
@@ -71,7 +71,7 @@ import { parseArgs } from 'node:util';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { hashTypedData, keccak256, recoverAddress, toHex, type Hex } from 'viem';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { CLOB_AUTH_MESSAGE, CLOB_AUTH_TYPES, ORDER_TYPES, orderDomainSeparator, type OrderDomain, type OrderStruct } from '../src/edge/eip712.ts';
+import { CLOB_AUTH_MESSAGE, CLOB_AUTH_TYPES, ORDER_TYPES, orderDomainSeparator, type OrderDomain, type OrderStruct } from '../src/edge/auth/eip712.ts';
 import { startTsWorker } from '../src/engine/thread.ts';
 import { signAll, type SignJob, type SignReply, type SignRequest } from './load-sign-worker.ts';
 

@@ -2,7 +2,7 @@
  * Reading the service's /metrics (Prometheus text format) from the tools, tests and benchmarks: one sample's
  * value, one histogram's cumulative buckets, the difference between two scrapes (what happened over a
  * window), and quantiles estimated from buckets the way Prometheus' histogram_quantile does (linear within
- * the bucket that holds the rank). An estimate is only as fine as the buckets: src/edge/metrics.ts chose
+ * the bucket that holds the rank). An estimate is only as fine as the buckets: src/edge/pipeline/metrics.ts chose
  * them for that.
  */
 

@@ -35,7 +35,7 @@ import { MAX_ORDERS_PER_REQUEST } from '../src/edge/schemas/orders.ts';
 import { Desk, type DeskMarket, type DeskStats, type Holdings, type OrderState, type PlaceOutcome, type Venue } from '../src/demo/desk.ts';
 import { OrderSigner, type SignedOrder, type SigningWallet } from '../src/demo/order-signer.ts';
 import { LIVE_WALK, MAKER_PRESETS, TAKER_PRESETS } from '../src/demo/trading.ts';
-import type { OrderDomain } from '../src/edge/eip712.ts';
+import type { OrderDomain } from '../src/edge/auth/eip712.ts';
 import { HttpClient, l1Headers, l2Headers, textUnits, unitsText, type HttpAnswer } from './load.ts';
 
 const UNITS = 1_000_000;

@@ -2,7 +2,7 @@
  * HTTP edge throughput: what the full pipeline (copy -> rate limit -> query validation -> handler ->
  * serialization -> metrics -> corked answer) costs against a bare uWS route on the same machine in the
  * same run, on two uWS builds: the one the edge runs (`uWebSockets.js`, @btc-vision/uwebsockets.js
- * 20.56.0, as src/edge/uws.ts loads it) and the one it ran before (`uwebsockets` 3.0.6, a dev dependency
+ * 20.56.0, as src/edge/http/uws.ts loads it) and the one it ran before (`uwebsockets` 3.0.6, a dev dependency
  * kept for this comparison), so a build change shows as a ratio measured in one run.
  * Run alone: `npx tsx bench/edge/http.bench.ts`; or with the others: `npm run bench -- edge`.
  *
@@ -34,11 +34,11 @@ import { pathToFileURL } from 'node:url';
 import { runAutocannon, runAutocannonChild, type LoadOptions as AutocannonOptions, type LoadResult } from '../lib/autocannon.ts';
 import { Type } from '@sinclair/typebox';
 import { createRequire } from 'node:module';
-import { Metrics } from '../../src/edge/metrics.ts';
-import { RateLimiter } from '../../src/edge/rate-limit.ts';
-import { route } from '../../src/edge/route.ts';
+import { Metrics } from '../../src/edge/pipeline/metrics.ts';
+import { RateLimiter } from '../../src/edge/limits/rate-limit.ts';
+import { route } from '../../src/edge/pipeline/route.ts';
 import { startServer } from '../../src/edge/server.ts';
-import { loadUws, type Uws, type UwsBuild } from '../../src/edge/uws.ts';
+import { loadUws, type Uws, type UwsBuild } from '../../src/edge/http/uws.ts';
 import { systemClock } from '../../src/runtime/clock.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 

@@ -21,8 +21,8 @@
  */
 import { pathToFileURL } from 'node:url';
 import { Bench } from 'tinybench';
-import { RateLimiter, type BucketSpec } from '../../src/edge/rate-limit.ts';
-import { DEFAULT_BUCKETS, bucketsFor } from '../../src/edge/rate-limit-buckets.ts';
+import { RateLimiter, type BucketSpec } from '../../src/edge/limits/rate-limit.ts';
+import { DEFAULT_BUCKETS, bucketsFor } from '../../src/edge/limits/rate-limit-buckets.ts';
 
 const CALLERS = 10_000;
 const BATCH = 1_000;

@@ -4,7 +4,7 @@
  *
  * Workload: 4,096 distinct orders (V2 struct of DESIGN section 5) from 16 wallets, every fifth under
  * the neg-risk domain, signed before timing with the native secp256k1 binding over the hand-encoded
- * EIP-712 digest (src/edge/eip712.ts; tests check it against viem). The orders are reused cyclically.
+ * EIP-712 digest (src/edge/auth/eip712.ts; tests check it against viem). The orders are reused cyclically.
  * Measured, each for about a second after a warm-up:
  *   1. bare native recovery on one core, in-thread: `recoverAddress` (signature parse, ecdsaRecover,
  *      keccak of the public key) over precomputed digests. x os.availableParallelism() = the ceiling of
@@ -12,7 +12,7 @@
  *      comparison (what a failed native load would cost);
  *   2. EIP-712 order digests: viem `hashTypedData` vs the hand encoder;
  *   3. full verification in-thread (digest + recovery), the per-order work a pool worker does;
- *   4. the pool (src/edge/sig-pool.ts) with 2 worker threads, tasks of 1, 15 and 64 orders (maxBatch = call
+ *   4. the pool (src/edge/auth/sig-pool.ts) with 2 worker threads, tasks of 1, 15 and 64 orders (maxBatch = call
  *      size), then calls of 1 order with the default options (what the service sends: one call per HTTP
  *      request; the pool batches what queues while its threads are busy): 32 calls in flight, a new call
  *      issued as each completes, about 24,576 orders per run; the rate counts orders whose recovered
@@ -34,9 +34,9 @@ import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { hashTypedData, keccak256 } from 'viem';
-import { ApiKeyService, createAuthenticator } from '../../src/edge/auth.ts';
-import { ORDER_TYPES, orderDigestBytes, orderDomainSeparator, recoverAddress, type OrderDomains, type OrderStruct, type Secp256k1Recover } from '../../src/edge/eip712.ts';
-import { SigPool, type OrderToVerify } from '../../src/edge/sig-pool.ts';
+import { ApiKeyService, createAuthenticator } from '../../src/edge/auth/auth.ts';
+import { ORDER_TYPES, orderDigestBytes, orderDomainSeparator, recoverAddress, type OrderDomains, type OrderStruct, type Secp256k1Recover } from '../../src/edge/auth/eip712.ts';
+import { SigPool, type OrderToVerify } from '../../src/edge/auth/sig-pool.ts';
 import { openStore } from '../../src/journal/env.ts';
 import { ManualClock, nowSeconds } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';

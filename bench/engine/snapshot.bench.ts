@@ -1,7 +1,7 @@
 /**
  * Depth-snapshot serialization: the cost to the shard worker of publishing one changed market (the /book
  * bodies of both its tokens, hash included), the way the worker did it before (kept here as the oracle)
- * against src/engine/book-json.ts. Run alone: `npx tsx bench/engine/snapshot.bench.ts`; or with the other
+ * against src/engine/shard/book-json.ts. Run alone: `npx tsx bench/engine/snapshot.bench.ts`; or with the other
  * benchmarks: `npm run bench -- snapshot`.
  *
  * Workloads: one production book (src/engine/book/book.ts) per size, built by a seeded stream of resting
@@ -28,7 +28,7 @@ import { pathToFileURL } from 'node:url';
 import { Bench } from 'tinybench';
 import { LOT_UNITS, Side, Tif, type EventSink, type MarketParams, type MatchingBook, type PlaceCommand } from '../../src/engine/book/api.ts';
 import { createBook } from '../../src/engine/book/book.ts';
-import { bookBodies, bookFrame, type BookFrame } from '../../src/engine/book-json.ts';
+import { bookBodies, bookFrame, type BookFrame } from '../../src/engine/shard/book-json.ts';
 import { formatPips } from '../../src/domain/units.ts';
 import { oracleBookBody } from '../../test/fixtures/book-oracle.ts';
 

@@ -33,7 +33,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { loadUws } from '../../src/edge/uws.ts';
+import { loadUws } from '../../src/edge/http/uws.ts';
 import { startApp, type App } from '../../src/app.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { priceKey } from '../../src/journal/keys.ts';

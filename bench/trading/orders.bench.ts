@@ -24,7 +24,7 @@
  *      node:http keep-alive Agent, undici fetch): the client's CPU per order, which on a two-core machine
  *      is taken from the service.
  * Where a request's time goes at the fixed rate: the service's /metrics scraped before and after each
- * fixed-rate window (src/edge/metrics.ts): per request its order checks (signature recovery, the pool's
+ * fixed-rate window (src/edge/pipeline/metrics.ts): per request its order checks (signature recovery, the pool's
  * queue included) and its time in the engine (the commit included), each journal transaction's commit,
  * the service's own arrival-to-answer time per request, and the main thread's GC pauses, which stop every
  * request in flight. Quantiles are estimated from the histograms' buckets (tools/metrics-text.ts).
@@ -56,7 +56,7 @@ import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { keccak256 } from 'viem';
-import { orderDigestBytes, orderDomainSeparator, recoverAddress, type OrderStruct, type Secp256k1Recover } from '../../src/edge/eip712.ts';
+import { orderDigestBytes, orderDomainSeparator, recoverAddress, type OrderStruct, type Secp256k1Recover } from '../../src/edge/auth/eip712.ts';
 import { driveLoad, prepareLoad, verifyLoad, type LoadOptions, type RunStats, type Transport } from '../../tools/load.ts';
 import { countAbove, histogramDelta, histogramOf, quantileOf, type Histogram } from '../../tools/metrics-text.ts';
 import { cpuSeconds, startService, threadTimes, type ServiceProcess } from '../../tools/service-process.ts';
@@ -145,9 +145,9 @@ function ownStage(fn: string, url: string): Class | undefined {
   if (fn === '(program)' || fn === '(root)') return 'runtime / other';
   if (url.startsWith('node:internal/modules') || url.includes('/tsx/') || url.includes('cjs-module-lexer')) return STARTUP;
   if (/ecdsaRecover/.test(fn) || url.includes('/secp256k1/')) return 'secp256k1 recovery';
-  if (url.includes('/src/edge/eip712.ts') || url.includes('/src/edge/keccak.ts') || url.includes('/keccak/')) return 'EIP-712 hashing (keccak)';
-  if (url.includes('/src/edge/auth.ts') || url.startsWith('node:internal/crypto')) return 'HMAC (L2 auth)';
-  if (url.includes('/src/edge/order-check.ts') || url.includes('/src/edge/sig-') || url.includes('/piscina/') || url.startsWith('node:internal/worker') ||
+  if (url.includes('/src/edge/auth/eip712.ts') || url.includes('/src/edge/auth/keccak.ts') || url.includes('/keccak/')) return 'EIP-712 hashing (keccak)';
+  if (url.includes('/src/edge/auth/auth.ts') || url.startsWith('node:internal/crypto')) return 'HMAC (L2 auth)';
+  if (url.includes('/src/edge/auth/order-check.ts') || url.includes('/src/edge/auth/sig-') || url.includes('/piscina/') || url.startsWith('node:internal/worker') ||
       /^(MessageChannel|receiveMessageOnPort|postMessage)$/.test(fn)) {
     return 'order checks + worker messaging (signature pool)';
   }

@@ -51,7 +51,7 @@
  *     Without perf, the column falls back to /proc's read+write syscall counters (syscr + syscw), marked.
  *   - LMDB commits per order (the service's journal_commit_duration_seconds count; the floor's own count
  *     of distinct transactions) and the commit stalls: commits slower than 20 ms from puts to durable, and
- *     the slowest (the histogram's bucket for the service: STAGE_BUCKETS of src/edge/metrics.ts; exact for
+ *     the slowest (the histogram's bucket for the service: STAGE_BUCKETS of src/edge/pipeline/metrics.ts; exact for
  *     the floor).
  *   - client p50/p99 (exact, from the load tool; per request in batch windows), the run-queue wait of the
  *     process's threads per order (schedstat; large when the machine is crowded), and the machine's

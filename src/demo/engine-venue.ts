@@ -10,7 +10,7 @@
  */
 import { ApiError, errorByResult } from '../domain/errors.ts';
 import { MAX_ORDERS_PER_REQUEST } from '../edge/schemas/orders.ts';
-import { checkOrders, type OrderCheckDeps, type OrderCheckResult } from '../edge/order-check.ts';
+import { checkOrders, type OrderCheckDeps, type OrderCheckResult } from '../edge/auth/order-check.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { Sandbox } from '../edge/sandbox/sandbox.ts';
 import type { SignedOrder, SigningWallet } from './order-signer.ts';

@@ -26,11 +26,11 @@
 import { keccak256, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { UNITS } from '../domain/units.ts';
-import type { Funders } from '../edge/funders.ts';
-import { orderCheckDeps } from '../edge/order-check.ts';
-import type { ApiKeyService } from '../edge/auth.ts';
-import type { OrderDomains } from '../edge/eip712.ts';
-import type { SigPool } from '../edge/sig-pool.ts';
+import type { Funders } from '../edge/auth/funders.ts';
+import { orderCheckDeps } from '../edge/auth/order-check.ts';
+import type { ApiKeyService } from '../edge/auth/auth.ts';
+import type { OrderDomains } from '../edge/auth/eip712.ts';
+import type { SigPool } from '../edge/auth/sig-pool.ts';
 import type { Engine } from '../engine/engine.ts';
 import type { CatalogReader } from '../queries/catalog.ts';
 import type { Clock } from '../runtime/clock.ts';

@@ -1,14 +1,14 @@
 /**
  * Signs the demo traders' orders as any client does: the EIP-712 V2 `Order` struct under the service's
  * order domain (neg-risk markets under their own), as the submission POST /order takes. The digest is the
- * service's own encoder (edge/eip712.ts, which the tests hold against viem and the platform client's
+ * service's own encoder (edge/auth/eip712.ts, which the tests hold against viem and the platform client's
  * vectors) and the signature comes from the native secp256k1 binding (its JS build where no binary loads):
  * viem's pure-JS signing costs about a millisecond an order, which the demo's week of history could not
  * afford within its start-up budget.
  */
 import { createRequire } from 'node:module';
 import { ZERO_BYTES32 } from '../domain/ids.ts';
-import { orderDigestBytes, orderDomainSeparator, type OrderDomains, type OrderStruct } from '../edge/eip712.ts';
+import { orderDigestBytes, orderDomainSeparator, type OrderDomains, type OrderStruct } from '../edge/auth/eip712.ts';
 import type { OrderSubmission, OrderType } from '../edge/schemas/orders.ts';
 import { orderAmounts, type Leg } from './trading.ts';
 

@@ -8,7 +8,7 @@
  *   6xxx catalog                  7xxx wallet data        8xxx admin
  * Only the numeric code crosses a thread boundary (an Error subclass loses its class and fields through
  * postMessage), so the stages that answer with numbers take them from here: the ledger's LedgerCode
- * (engine/ledger.ts) and the matching core's MatchCode (engine/book/api.ts, exactly the 4xxx section).
+ * (engine/ledger/ledger.ts) and the matching core's MatchCode (engine/book/api.ts, exactly the 4xxx section).
  * `test/domain/errors.test.ts` checks the catalogue is complete, has no duplicates, and that every entry
  * lies in the range of the section it is written in.
  *

@@ -14,7 +14,7 @@
  * final `status` (MATCHED, CANCELED or CANCELED_MARKET_RESOLVED). An order rejected by matching with
  * nothing filled (killed FOK, FAK without a match, post-only that crosses) is never journaled.
  *
- * Trade lifecycle (engine/trade-lifecycle.ts). A fill without `deferred` is a CONFIRMED trade from its
+ * Trade lifecycle (engine/ledger/trade-lifecycle.ts). A fill without `deferred` is a CONFIRMED trade from its
  * commit on (the default). A `deferred` fill is a MATCHED trade: what it delivers (tokens to a buyer, USDC
  * to a seller, fees to the fee wallet) is held but not spendable until a `trade` event moves it to MINED;
  * later `trade` events move it to CONFIRMED, or through RETRYING to MINED or FAILED. A FAILED trade is
@@ -44,7 +44,7 @@ export type FillKindName = 'TRANSFER' | 'MINT' | 'MERGE';
 export type OrderStatusName = 'LIVE' | 'MATCHED' | 'CANCELED' | 'CANCELED_MARKET_RESOLVED';
 /** Why an order stopped: USER, EXPIRED, SELF_TRADE, MARKET_RESOLVED, UNFILLED (FAK/FOK remainder), FILLED. */
 export type StatusReason = 'USER' | 'EXPIRED' | 'SELF_TRADE' | 'MARKET_RESOLVED' | 'UNFILLED' | 'FILLED';
-/** Where a trade stands after its match (the platform's statuses, engine/trade-lifecycle.ts). */
+/** Where a trade stands after its match (the platform's statuses, engine/ledger/trade-lifecycle.ts). */
 export type TradeStatusName = 'MATCHED' | 'MINED' | 'CONFIRMED' | 'RETRYING' | 'FAILED';
 
 interface Base {

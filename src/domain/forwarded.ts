@@ -1,6 +1,6 @@
 /**
  * A request a gateway forwards to the sequencer and the sequencer's answer (ROLE=gateway; docs/decisions/scale-out.md,
- * "Gateways"): the one shape the edge's two ends (edge/forward.ts) and the transport that carries it
+ * "Gateways"): the one shape the edge's two ends (edge/cluster/forward.ts) and the transport that carries it
  * (replication/commands.ts, which owns its wire format) agree on.
  */
 
@@ -15,7 +15,7 @@ export interface ForwardedRequest {
   ip: string;
   /** Date.now() when it arrived at the gateway. */
   receivedAt: number;
-  /** What the gateway verified of it (edge/order-check.ts OrderHint per submission); opaque to the transport. */
+  /** What the gateway verified of it (edge/auth/order-check.ts OrderHint per submission); opaque to the transport. */
   hints?: unknown;
 }
 

@@ -18,7 +18,7 @@ export function parseNotificationId(id: string): number | undefined {
 
 /**
  * A notification's id as an API key's caller sees it: the slot for its own wallet's, `<type>-<slot>` for
- * those of its proxy wallet (type 1) or Safe (type 2) (edge/funders.ts), so the ids of a key's wallets
+ * those of its proxy wallet (type 1) or Safe (type 2) (edge/auth/funders.ts), so the ids of a key's wallets
  * never collide and DELETE /notifications, which the platform client sends without a signature_type, finds
  * the wallet from the id alone.
  */

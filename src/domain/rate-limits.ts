@@ -1,7 +1,7 @@
 /**
  * The spec's rate-limit caps (its "Limits" table, DESIGN section 8): the default of `rateLimits.buckets`,
  * which configuration may raise per bucket. Which routes charge which buckets is the edge's business
- * (edge/rate-limit-buckets.ts); how they are counted is edge/rate-limit.ts.
+ * (edge/limits/rate-limit-buckets.ts); how they are counted is edge/limits/rate-limit.ts.
  */
 
 export interface BucketSpec {
@@ -53,7 +53,7 @@ export const DEFAULT_BUCKETS: Record<string, BucketSpec> = {
 };
 
 /**
- * Not in the spec: the body bytes a caller may make the edge read per window (edge/rate-limit-bytes.ts),
+ * Not in the spec: the body bytes a caller may make the edge read per window (edge/limits/rate-limit-bytes.ts),
  * beside the request caps above, which count requests whatever their size. Per client address, every
  * request with a body; per API key as well on signed routes. A bot at its trading caps sending the largest
  * batches (15 orders, about 12 KB) reads 2 MB per 10 s; a 1 MiB body is the most one request carries.

@@ -19,7 +19,7 @@
  *   Safe   salt = keccak256(abi.encode(signer))         32 bytes   (libraries/PolySafeLib.sol)
  *
  * deriveFunder computes them (viem) for the factories it is given: the service's configuration
- * (auth.walletFactories, edge/funders.ts, which caches) and the console (from GET /exchange-info).
+ * (auth.walletFactories, edge/auth/funders.ts, which caches) and the console (from GET /exchange-info).
  */
 import { encodeAbiParameters, encodePacked, getCreate2Address, keccak256, type Hex } from 'viem';
 

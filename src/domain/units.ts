@@ -72,7 +72,7 @@ export type TickSize = (typeof TICK_SIZES)[number];
 export const tickToPips = (tick: TickSize): number => parsePips(tick)!;
 
 // ---- serialization fast paths ------------------------------------------------------------------------
-// The depth snapshots format every level of every changed book (engine/book-json.ts), often hundreds of
+// The depth snapshots format every level of every changed book (engine/shard/book-json.ts), often hundreds of
 // levels per publication: formatScaled's String/padStart/regex per value dominated the shard's CPU. These
 // give the same strings (test/engine/book-json.test.ts compares them over many values) without that work.
 

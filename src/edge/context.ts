@@ -1,16 +1,16 @@
 /**
  * What route handlers may use. app.ts builds the parts in dependency order and then one frozen context,
  * complete when created; each route module takes from it only what its dependencies interface lists
- * (edge/route.ts, RouteSpec). Each capability (catalog, engine, auth, projections) adds its member here
+ * (edge/pipeline/route.ts, RouteSpec). Each capability (catalog, engine, auth, projections) adds its member here
  * when it lands.
  */
 import type { Config } from '../runtime/config.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { Store } from '../journal/env.ts';
-import type { Metrics } from './metrics.ts';
+import type { Metrics } from './pipeline/metrics.ts';
 import type { ViewStore } from '../projections/projector.ts';
-import type { AuthServices } from './auth.ts';
+import type { AuthServices } from './auth/auth.ts';
 import type { WalletRefusals } from './refusals/wallets.ts';
 import type { CatalogReader } from '../queries/catalog.ts';
 import type { MarketDataReader } from '../queries/market-data.ts';
@@ -18,7 +18,7 @@ import type { CatalogWriter } from '../projections/catalog.ts';
 import type { TradingMarket } from '../projections/catalog-index.ts';
 import type { EngineSurface } from '../engine/engine.ts';
 import type { Sandbox } from './sandbox/sandbox.ts';
-import type { Heartbeats } from './heartbeats.ts';
+import type { Heartbeats } from './trading/heartbeats.ts';
 import type { RewardsReader } from '../queries/rewards.ts';
 import type { TestControls } from './sandbox/test-controls.ts';
 
@@ -60,7 +60,7 @@ export interface AppContext {
    * built from this context, /openapi.json included.
    */
   openapi(): Record<string, unknown>;
-  /** API keys, the signature pool and the edge's Authenticator (edge/auth.ts). */
+  /** API keys, the signature pool and the edge's Authenticator (edge/auth/auth.ts). */
   readonly auth: AuthServices;
   /** The wallets' last refusals, with their reasons (edge/refusals/wallets.ts, log.ts; GET /refusals). */
   readonly refusals: WalletRefusals;
@@ -80,7 +80,7 @@ export interface AppContext {
   };
   /** Maintenance windows, closed-only wallets and fault injection (edge/sandbox/sandbox.ts). */
   readonly sandbox: Sandbox;
-  /** The wallets' dead man's switches (POST /v1/heartbeats, edge/heartbeats.ts). */
+  /** The wallets' dead man's switches (POST /v1/heartbeats, edge/trading/heartbeats.ts). */
   readonly heartbeats: Heartbeats;
   /** Liquidity-reward programs and earnings (queries/rewards.ts). */
   readonly rewards: RewardsReader;

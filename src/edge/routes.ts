@@ -1,4 +1,8 @@
 /**
+ * Room edge/routes/ (this file is its table): the API, one module per route group, handlers over the
+ * context (context.ts). The top of the edge: it may use pipeline/, auth/, refusals/, sandbox/, schemas/,
+ * trading/ and http/static-files.ts, and nothing but this table imports it.
+ *
  * The route table: every endpoint the service answers, by group. Each group module holds its table as
  * data naming module-level handlers, which take that module's own dependencies interface (what it uses of
  * the context, nothing more) and are bound to it here; adding an endpoint is a change to one group module
@@ -7,7 +11,7 @@
  * faults), which leaves the routes it never touches as they are.
  */
 import type { AppContext } from './context.ts';
-import type { AnyRoute } from './route.ts';
+import type { AnyRoute } from './pipeline/route.ts';
 import { opsRoutes } from './routes/ops.ts';
 import { authRoutes } from './routes/auth.ts';
 import { catalogRoutes } from './routes/catalog.ts';

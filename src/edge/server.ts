@@ -1,20 +1,24 @@
 /**
+ * edge/'s root composes its rooms: this file (the uWS app and its listen socket), routes.ts (the route
+ * table) and context.ts (what handlers may use). The rooms, each with its header: http/, pipeline/, limits/,
+ * auth/ (refusals/ beside it), schemas/, routes/, ws/, sandbox/, cluster/, trading/.
+ *
  * The HTTP front end: creates the uWS app, mounts every route of the table (each request then runs the
  * stages of pipeline.ts), answers what no route matches, listens, and closes the listen socket on shutdown.
  */
 import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
 import { apiError } from '../domain/errors.ts';
 import { clientAddress } from '../domain/ip.ts';
-import { errorReply } from './error-reply.ts';
-import { InFlight, serve, type Incoming, type Outgoing, type Processor, type ServeOptions } from './http.ts';
-import { MAX_JSON_DEPTH } from './json-body.ts';
-import { processorFor, rateLimitHeaders, replayKindOf, serialize, walletBucketsOf, type Mounted, type PipelineDeps } from './pipeline.ts';
-import { bucketsFor } from './rate-limit-buckets.ts';
-import type { AnyRoute, HttpMethod } from './route.ts';
-import { loadUws, type Uws, type UwsBuild } from './uws.ts';
-import { compileRoute, paramNamesOf } from './validate.ts';
+import { errorReply } from './pipeline/error-reply.ts';
+import { InFlight, serve, type Incoming, type Outgoing, type Processor, type ServeOptions } from './http/http.ts';
+import { MAX_JSON_DEPTH } from './http/json-body.ts';
+import { processorFor, rateLimitHeaders, replayKindOf, serialize, walletBucketsOf, type Mounted, type PipelineDeps } from './pipeline/pipeline.ts';
+import { bucketsFor } from './limits/rate-limit-buckets.ts';
+import type { AnyRoute, HttpMethod } from './pipeline/route.ts';
+import { loadUws, type Uws, type UwsBuild } from './http/uws.ts';
+import { compileRoute, paramNamesOf } from './pipeline/validate.ts';
 
-export type { Authenticator } from './pipeline.ts';
+export type { Authenticator } from './pipeline/pipeline.ts';
 
 /** The pipeline's dependencies (pipeline.ts: admin token, limiter, metrics, log, clock, auth, replays, refusals) and the listener's. */
 export interface EdgeOptions extends PipelineDeps {
@@ -41,7 +45,7 @@ export interface EdgeServer {
   /** stopListening, then waits up to graceMs for in-flight requests. Returns whether all finished. */
   close(graceMs: number): Promise<boolean>;
   /**
-   * Runs a request that did not come off a socket (a gateway's forward, edge/forward.ts) through its route's
+   * Runs a request that did not come off a socket (a gateway's forward, edge/cluster/forward.ts) through its route's
    * processor, as uWS would route it; counted in flight like any other. No route: 404.
    */
   dispatch(req: Incoming): Promise<Outgoing>;

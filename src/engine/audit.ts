@@ -9,11 +9,11 @@
 import { USDC_ASSET } from '../journal/keys.ts';
 import { balanceMapKey, hashState, type CanonicalState } from '../journal/recovery.ts';
 import { Side } from './book/api.ts';
-import type { Ledger, ReservationView } from './ledger.ts';
-import type { MarketTable } from './market-table.ts';
-import type { OrderTable } from './order-table.ts';
-import { needOf } from './reservation.ts';
-import type { TradeLifecycle } from './trade-lifecycle.ts';
+import type { Ledger, ReservationView } from './ledger/ledger.ts';
+import type { MarketTable } from './markets/market-table.ts';
+import type { OrderTable } from './orders/order-table.ts';
+import { needOf } from './ledger/reservation.ts';
+import type { TradeLifecycle } from './ledger/trade-lifecycle.ts';
 
 /**
  * Balances (pending proceeds included), open orders, market resolutions, trades still settling and net

@@ -9,7 +9,7 @@ import type { OrderSubmission, TradingMarket } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
 import type { Timers } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/log.ts';
-import type { BookFactoryRef, BookKind } from './book-factory.ts';
+import type { BookFactoryRef, BookKind } from './shard/book-factory.ts';
 
 export interface EngineOptions {
   store: Store;

@@ -46,22 +46,22 @@ import { metaKeys } from '../journal/keys.ts';
 import { orderIndexOf, readOrder } from '../journal/orders.ts';
 import { verifyStore, type VerifiedStore } from '../journal/recovery.ts';
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
-import { Admission } from './admission.ts';
+import { Admission } from './orders/admission.ts';
 import { checkLedger, stateHash } from './audit.ts';
 import type { BalancesView, CancelResponse, EngineOptions, EngineStats, MarketInput, OpResult, OpenOrdersFilter, PlaceInput, PlaceResponse, ShardTime, TradeSettlement, UnsettledView } from './engine-types.ts';
 import { GroupCommit } from './group-commit.ts';
-import { Ledger } from './ledger.ts';
+import { Ledger } from './ledger/ledger.ts';
 import { Lifecycle } from './lifecycle.ts';
-import { MarketAdmin } from './market-admin.ts';
-import { MarketTable, rowOf } from './market-table.ts';
-import { OrderTable } from './order-table.ts';
-import { Settlement } from './settlement.ts';
-import { ShardClock } from './shard-clock.ts';
-import { ShardLink } from './shard-link.ts';
-import { Snapshots } from './snapshots.ts';
+import { MarketAdmin } from './markets/market-admin.ts';
+import { MarketTable, rowOf } from './markets/market-table.ts';
+import { OrderTable } from './orders/order-table.ts';
+import { Settlement } from './ledger/settlement.ts';
+import { ShardClock } from './shard/shard-clock.ts';
+import { ShardLink } from './shard/shard-link.ts';
+import { Snapshots } from './shard/snapshots.ts';
 import { startEngine } from './startup.ts';
-import { INSTANT_SETTLEMENT, TradeLifecycle } from './trade-lifecycle.ts';
-import { WalletOps } from './wallet-ops.ts';
+import { INSTANT_SETTLEMENT, TradeLifecycle } from './ledger/trade-lifecycle.ts';
+import { WalletOps } from './ledger/wallet-ops.ts';
 import { systemTimers } from '../runtime/clock.ts';
 
 export type { JournalEvent, OrderRecord } from '../domain/events.ts';
@@ -286,7 +286,7 @@ export class Engine {
   /**
    * Cancels the orders among `orderIds` that `signer` signed; any other id is 'order not found'. An API key's
    * cancels pass its address: an EOA's orders are signed by their wallet, a proxy's or Safe's by the EOA
-   * that controls it (edge/funders.ts), so the key reaches both.
+   * that controls it (edge/auth/funders.ts), so the key reaches both.
    */
   cancelOrders(signer: string, orderIds: string[]): Promise<CancelResponse> {
     return this.admission.cancelOrders(signer, orderIds);

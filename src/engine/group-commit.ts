@@ -31,9 +31,9 @@ import { USDC_ASSET } from '../journal/keys.ts';
 import type { JournalWriter } from '../journal/writer.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { CancelResponse, OpResult, PlaceResponse } from './engine-types.ts';
-import type { Ledger } from './ledger.ts';
+import type { Ledger } from './ledger/ledger.ts';
 import type { Lifecycle } from './lifecycle.ts';
-import { rejectResponse, type OrderTable } from './order-table.ts';
+import { rejectResponse, type OrderTable } from './orders/order-table.ts';
 
 /** What group commit needs of the journal writer (a fake one in tests). */
 export type CommitWriter = Pick<JournalWriter, 'flush' | 'putBalance' | 'putNetDeposits' | 'pending'>;

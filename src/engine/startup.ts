@@ -20,16 +20,16 @@ import { readFill } from '../journal/fill-codec.ts';
 import type { VerifiedStore } from '../journal/recovery.ts';
 import { USDC_ASSET } from '../journal/keys.ts';
 import type { Logger } from '../runtime/log.ts';
-import type { Admission } from './admission.ts';
+import type { Admission } from './orders/admission.ts';
 import { checkLedger, stateHash } from './audit.ts';
 import type { PlaceResponse } from './engine-types.ts';
-import type { Ledger } from './ledger.ts';
+import type { Ledger } from './ledger/ledger.ts';
 import type { Lifecycle } from './lifecycle.ts';
-import type { MarketAdmin } from './market-admin.ts';
-import type { MarketTable } from './market-table.ts';
-import type { OrderTable } from './order-table.ts';
-import type { ShardLink } from './shard-link.ts';
-import type { TradeLifecycle } from './trade-lifecycle.ts';
+import type { MarketAdmin } from './markets/market-admin.ts';
+import type { MarketTable } from './markets/market-table.ts';
+import type { OrderTable } from './orders/order-table.ts';
+import type { ShardLink } from './shard/shard-link.ts';
+import type { TradeLifecycle } from './ledger/trade-lifecycle.ts';
 
 export interface StartupParts {
   store: Store;

@@ -26,7 +26,7 @@
  *            resolution, a FAK remainder that never rested is nothing to remove)
  * Everything else (balances, splits, merges of wallets, redemptions) leaves the books alone.
  *
- * A state's body is the shard's format (engine/book-json.ts builds both, so the bytes cannot drift), with
+ * A state's body is the shard's format (engine/shard/book-json.ts builds both, so the bytes cannot drift), with
  * `timestamp` the unix second of the last committed event that changed the market's book (levels, last
  * trade, tick), so the same events give the same bodies and hashes on any process that applies them (the
  * read replicas of DESIGN section 12). Bodies are built lazily, once per version, when someone reads them:
@@ -48,7 +48,7 @@
 import type { FillEvent, JournalEvent, MarketEvent, SideName } from '../domain/events.ts';
 import { PIPS } from '../domain/units.ts';
 import type { Depth, Level } from '../engine/book/api.ts';
-import { bookBodies, bookFrame, type BookFrame } from '../engine/book-json.ts';
+import { bookBodies, bookFrame, type BookFrame } from '../engine/shard/book-json.ts';
 import { lastTradeSide } from '../journal/recovery.ts';
 
 export interface LastTrade {

@@ -18,7 +18,7 @@
  *                       ['wtr-d', wallet, fillSeq]        -> 0
  *                     every deferred fill of a wallet, whatever its trade's status (GET /data/trades).
  *
- * Deferred fills (the trade lifecycle, engine/trade-lifecycle.ts). The data API shows what the platform's
+ * Deferred fills (the trade lifecycle, engine/ledger/trade-lifecycle.ts). The data API shows what the platform's
  * chain shows: a deferred fill enters positions and /trades when its trade is MINED, never if it FAILED.
  * So a deferred fill adds only its 'wtr-d' rows; its MINED `trade` event applies the fill (read back from
  * the fills table) to both positions, at the move's seq and time, and writes its trade rows under the

@@ -10,7 +10,7 @@
  *   3. else the midpoint of a wider book;
  *   4. else no price.
  *
- * The published book is the shard's GET /book body (engine/book-json.ts): bids ascending and asks
+ * The published book is the shard's GET /book body (engine/shard/book-json.ts): bids ascending and asks
  * descending, so the best price of each side is its last level. Only the top of each side is read.
  *
  * Pure functions over pips. NO_PRICE (0) stands for a price that does not exist: an empty book side, a

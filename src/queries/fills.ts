@@ -37,7 +37,7 @@ function seqsOf(rows: ReadonlyArray<{ key: unknown; value: unknown }>): number[]
 
 /**
  * Journal seqs of every fill `wallet` took part in (either side, a self-trade once), ascending. Several
- * wallets (an API key's signer and its funders, edge/funders.ts): the fills of any of them, each once.
+ * wallets (an API key's signer and its funders, edge/auth/funders.ts): the fills of any of them, each once.
  */
 export function walletFillSeqs(views: ViewStore, wallet: string | readonly string[]): number[] {
   const lists: number[][] = [];

@@ -8,7 +8,7 @@
  * it is. Quotes read the best bid and ask of those same snapshots; each snapshot version is parsed once
  * (top-of-book cache), so a quote costs a map lookup while the book is unchanged.
  *
- * Shards publish a changed market at most once per interval (engine/worker.ts), so a snapshot may lag the
+ * Shards publish a changed market at most once per interval (engine/shard/worker.ts), so a snapshot may lag the
  * orders already acknowledged. Every route that reads a book or a quote goes through ensureSnapshots first:
  * when the engine says the market's snapshot may be stale, it asks for a fresh one and waits, so a client
  * that got an order acknowledged and then reads the book sees that order (read-your-writes). The committed
@@ -127,7 +127,7 @@ const bad = (detail: string) => apiError('PM_ERR_BAD_REQUEST', { detail });
  * No (r, e) gives min(p, 1 - p) exactly, so this is the flat bound e = 0, r = bps / 2 / 10^4: the fee at
  * p = 0.5, the most a token can cost at any price. The client evaluates the curve at the order's worst
  * price p and holds back `amount / p * r`; the engine reserves a FOK/FAK BUY's fee as
- * `bps / 10^4 * min(amount, min(p, 0.5) * amount / p)` (engine/ledger.ts, buyNeed), which this equals for
+ * `bps / 10^4 * min(amount, min(p, 0.5) * amount / p)` (engine/ledger/ledger.ts, buyNeed), which this equals for
  * p >= 0.5 and stays below for p < 0.5. So an order the client sized to a balance is never refused for
  * its fee. The closer-looking e = 1, r = 2 * bps / 10^4 (exact at 0.5, within 2x of the fee at any one
  * price) holds back `2 * bps / 10^4 * (1 - p)` per USDC, less than the reservation's `bps / 10^4 * 0.5 / p`

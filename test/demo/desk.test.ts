@@ -10,7 +10,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { Desk, type DeskMarket, type Holdings, type OrderState, type PlaceOutcome, type Venue } from '../../src/demo/desk.ts';
 import { OrderSigner, type SignedOrder, type SigningWallet } from '../../src/demo/order-signer.ts';
 import { LIVE_WALK, MAKER_PRESETS, TAKER_PRESETS } from '../../src/demo/trading.ts';
-import { orderDomainsOf } from '../../src/edge/order-check.ts';
+import { orderDomainsOf } from '../../src/edge/auth/order-check.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 
 const UNITS = 1_000_000;

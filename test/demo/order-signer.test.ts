@@ -8,8 +8,8 @@ import assert from 'node:assert/strict';
 import { hashTypedData, recoverAddress, keccak256, toHex, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { OrderSigner } from '../../src/demo/order-signer.ts';
-import { ORDER_TYPES } from '../../src/edge/eip712.ts';
-import { orderDomainsOf } from '../../src/edge/order-check.ts';
+import { ORDER_TYPES } from '../../src/edge/auth/eip712.ts';
+import { orderDomainsOf } from '../../src/edge/auth/order-check.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 
 const domains = orderDomainsOf(testConfig().auth);

@@ -4,7 +4,7 @@ import { readFileSync, readdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { Errors, apiError, errorByResult, formatMessage, isApiError, type ErrorCode } from '../../src/domain/errors.ts';
 import { MatchCode } from '../../src/engine/book/api.ts';
-import { LedgerCode } from '../../src/engine/ledger.ts';
+import { LedgerCode } from '../../src/engine/ledger/ledger.ts';
 
 const specs = Object.values(Errors);
 const catalogueSource = readFileSync(new URL('../../src/domain/errors.ts', import.meta.url), 'utf8');

@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_WALLETS } from '../../src/demo/catalog.ts';
 import { buildRoutes } from '../../src/edge/routes.ts';
-import type { AnyRoute, KeyKind } from '../../src/edge/route.ts';
+import type { AnyRoute, KeyKind } from '../../src/edge/pipeline/route.ts';
 import { startRouteApp, type RouteApp } from '../fixtures/route-contract.ts';
 import { TestClient, type Creds } from '../fixtures/trading-client.ts';
 

@@ -13,7 +13,7 @@
  * Profile settings for a test that must not take minutes: heartbeats time out after 2 s, rewards are
  * sampled every second. Signers: viem WalletClients over the public Hardhat test keys #5, #6, #7 with a
  * transport that throws (the client never needs an RPC). Identical signed requests within one second are
- * one request (edge/replays.ts): a mutating call repeated on purpose waits for the next second.
+ * one request (edge/pipeline/replays.ts): a mutating call repeated on purpose waits for the next second.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,6 +1,6 @@
 /**
  * One order stream, every way the order path can take it: lone orders whose signatures are recovered on
- * the receiving thread (the pool idle: edge/sig-pool.ts), lone orders sent to the signature pool, and the
+ * the receiving thread (the pool idle: edge/auth/sig-pool.ts), lone orders sent to the signature pool, and the
  * same orders in batches (POST /orders, always the pool). Each path gets a fresh service with the same
  * master key, so the same wallets get the same API keys, and the same pre-signed orders; the answers, the
  * books, the balances and the engine's state hash must be the same on every path.

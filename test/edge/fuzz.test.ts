@@ -26,12 +26,12 @@ import { createHmac } from 'node:crypto';
 import net from 'node:net';
 import { startApp, type App } from '../../src/app.ts';
 import { apiError, Errors } from '../../src/domain/errors.ts';
-import { DEFAULT_BUCKETS } from '../../src/edge/rate-limit-buckets.ts';
-import { route, type AnyRoute } from '../../src/edge/route.ts';
+import { DEFAULT_BUCKETS } from '../../src/edge/limits/rate-limit-buckets.ts';
+import { route, type AnyRoute } from '../../src/edge/pipeline/route.ts';
 import { buildRoutes } from '../../src/edge/routes.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
-import { paramNamesOf } from '../../src/edge/validate.ts';
+import { paramNamesOf } from '../../src/edge/pipeline/validate.ts';
 import { rawHttp, startTestServer, tempDir, waitFor, type RawResult } from '../fixtures/edge.ts';
 
 const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED) >>> 0 : (Date.now() ^ (process.pid << 16)) >>> 0;

@@ -1,13 +1,13 @@
 /**
  * The edge server's `dispatch` (src/edge/server.ts): a request that did not come off a socket (what a gateway
- * forwards, edge/forward.ts) reaches the route uWS would route it to, with its path parameters, through the
+ * forwards, edge/cluster/forward.ts) reaches the route uWS would route it to, with its path parameters, through the
  * same processor; no route is a 404; and it counts as in flight, so a drain waits for it.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Type } from '@sinclair/typebox';
-import type { Incoming } from '../../src/edge/http.ts';
-import type { AnyRoute } from '../../src/edge/route.ts';
+import type { Incoming } from '../../src/edge/http/http.ts';
+import type { AnyRoute } from '../../src/edge/pipeline/route.ts';
 import { CallerCache } from '../../src/edge/server.ts';
 import { startTestServer } from '../fixtures/edge.ts';
 

@@ -12,7 +12,7 @@ import net from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startApp } from '../../src/app.ts';
-import { route } from '../../src/edge/route.ts';
+import { route } from '../../src/edge/pipeline/route.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';

@@ -5,9 +5,9 @@
  */
 import type { OrderRecord } from '../../src/domain/events.ts';
 import { Side, Tif } from '../../src/engine/book/api.ts';
-import { Ledger } from '../../src/engine/ledger.ts';
-import { MarketTable, type MarketState } from '../../src/engine/market-table.ts';
-import { OrderTable, type OrderState } from '../../src/engine/order-table.ts';
+import { Ledger } from '../../src/engine/ledger/ledger.ts';
+import { MarketTable, type MarketState } from '../../src/engine/markets/market-table.ts';
+import { OrderTable, type OrderState } from '../../src/engine/orders/order-table.ts';
 
 export const T = 1_000_000;
 export const CONDITION = '0x' + 'c1'.repeat(32);

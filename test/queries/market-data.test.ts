@@ -20,7 +20,7 @@ import { priceKey } from '../../src/journal/keys.ts';
 import { putOrderRecord } from '../../src/journal/orders.ts';
 import { BuilderTradesProjection, MarketDataStore } from '../../src/projections/market-data.ts';
 import { MAX_HISTORY_POINTS, MarketDataReader, feeCurveOf, type BookSource, type HistoryParams } from '../../src/queries/market-data.ts';
-import { buyNeed } from '../../src/engine/ledger.ts';
+import { buyNeed } from '../../src/engine/ledger/fees.ts';
 import { adjustBuyAmountForFees } from '@polymarket/clob-client-v2';
 
 const CID = '0x' + 'c'.repeat(64);

@@ -36,7 +36,7 @@ test('a flag Node refuses in a worker\'s execArgv makes the workers inherit inst
 test('the signature pool and a shard worker start in a process run with V8 flags', () => {
   const src = (path: string) => JSON.stringify(new URL(`../../src/${path}`, import.meta.url).href);
   const script = `
-    import { SigPool } from ${src('edge/sig-pool.ts')};
+    import { SigPool } from ${src('edge/auth/sig-pool.ts')};
     import { startTsWorker } from ${src('engine/thread.ts')};
     const pool = new SigPool({ threads: 1 });
     const backend = await pool.backend();

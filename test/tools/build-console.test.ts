@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { HASHED_NAME, loadStaticFiles } from '../../src/edge/static-files.ts';
+import { HASHED_NAME, loadStaticFiles } from '../../src/edge/http/static-files.ts';
 import { buildConsole } from '../../tools/build-console.ts';
 
 test('the console builds into a page, a script and a style sheet that need nothing else', async (t) => {

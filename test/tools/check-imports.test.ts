@@ -1,9 +1,9 @@
 import { after, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { KNOWN_CYCLES, KNOWN_VIOLATIONS, RULES, check, findCycles, importsOf, type Violation } from '../../tools/check-imports.ts';
+import { EDGE_ROOMS, KNOWN_CYCLES, KNOWN_VIOLATIONS, RULES, check, findCycles, importsOf, type Violation } from '../../tools/check-imports.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -71,6 +71,19 @@ describe('each layer rule fails a tree that breaks it', () => {
     [RULES.replication, { 'replication/f.ts': "import type { Metrics } from '../edge/metrics.ts';\n" }],
     [RULES.replication, { 'replication/f.ts': "import { Projector } from '../projections/projector.ts';\n" }],
     [RULES.nats, { 'edge/n.ts': "import { connect } from '@nats-io/transport-node';\n" }],
+    [RULES.edgeRooms, { 'edge/http/http.ts': "import type { RouteDef } from '../pipeline/route.ts';\n" }],
+    [RULES.edgeRooms, { 'edge/http/uws.ts': "import type { AppContext } from '../context.ts';\n" }],
+    [RULES.edgeRooms, { 'edge/auth/auth.ts': "import { authRoutes } from '../routes/auth.ts';\n" }],
+    [RULES.edgeRooms, { 'edge/pipeline/pipeline.ts': "import type { AuthService } from '../auth/auth.ts';\n" }],
+    [RULES.edgeRooms, { 'edge/pipeline/pipeline.ts': "import { forward } from '../cluster/forward.ts';\n" }],
+    [RULES.edgeRooms, { 'edge/limits/rate-limit.ts': "import type { Metrics } from '../pipeline/metrics.ts';\n" }],
+    [RULES.edgeRooms, { 'edge/schemas/orders.ts': "import type { Funders } from '../auth/funders.ts';\n" }],
+    [RULES.edgeRooms, { 'edge/ws/channels.ts': "import { tradingRoutes } from '../routes/trading.ts';\n" }],
+    [RULES.edgeRooms, { 'edge/routes/trading.ts': "import { RateLimiter } from '../limits/rate-limit.ts';\n" }],
+    [RULES.edgeRooms, { 'edge/trading/heartbeats.ts': "import { apiError } from '../pipeline/error-reply.ts';\n" }],
+    [RULES.edgeRoomUnknown, { 'edge/misc/helpers.ts': 'export const x = 1;\n' }],
+    [RULES.edgeUws, { 'edge/routes/ops.ts': "import type { HttpResponse } from 'uWebSockets.js';\n" }],
+    [RULES.edgeUws, { 'edge/auth/auth.ts': "import type { HttpRequest } from 'uWebSockets.js';\n" }],
   ];
   for (const [rule, files] of cases) {
     test(`${rule}: ${Object.values(files)[0].trim()}`, () => {
@@ -96,6 +109,38 @@ test('what the rules allow passes', () => {
     'replication/r.ts': "import type { Engine } from '../engine/engine.ts';\nimport type { Store } from '../journal/env.ts';\nimport { jetstream } from '@nats-io/jetstream';\n",
   });
   assert.deepEqual(got, [], show(got));
+});
+
+test('the rooms of edge/ pass in their allowed directions, and the root composes any of them', () => {
+  const got = found({
+    'edge/server.ts': "import { serve } from './http/http.ts';\nimport { Pipeline } from './pipeline/pipeline.ts';\nimport { App } from 'uWebSockets.js';\n",
+    'edge/routes.ts': "import { tradingRoutes } from './routes/trading.ts';\n",
+    'edge/context.ts': "import type { AuthService } from './auth/auth.ts';\nimport type { Heartbeats } from './trading/heartbeats.ts';\n",
+    'edge/http/http.ts': "import { DepthScan } from './json-body.ts';\nimport type { Refusal } from '../refusals/reason.ts';\nimport type { HttpResponse } from 'uWebSockets.js';\n",
+    'edge/http/json-body.ts': 'export const MAX_JSON_DEPTH = 32;\n',
+    'edge/refusals/reason.ts': 'export type Refusal = string;\n',
+    'edge/pipeline/pipeline.ts': "import type { Incoming } from '../http/http.ts';\nimport { replicaServes } from '../cluster/replica-routes.ts';\nimport { bucketsFor } from '../limits/rate-limit-buckets.ts';\n",
+    'edge/cluster/replica-routes.ts': "export const replicaServes = 1;\n",
+    'edge/limits/rate-limit-buckets.ts': "import { DEFAULT_BUCKETS } from '../../domain/rate-limits.ts';\n",
+    'edge/auth/auth.ts': "import type { Authenticator } from '../pipeline/pipeline.ts';\nimport { explain } from '../refusals/reason.ts';\n",
+    'edge/ws/channels.ts': "import { AuthService } from '../auth/auth.ts';\nimport { App } from 'uWebSockets.js';\n",
+    'edge/routes/trading.ts': "import type { AppContext } from '../context.ts';\nimport { checkOrders } from '../auth/auth.ts';\nimport { Heartbeats } from '../trading/heartbeats.ts';\n",
+    'edge/trading/heartbeats.ts': "import type { Engine } from '../../engine/engine.ts';\n",
+    'domain/rate-limits.ts': 'export const DEFAULT_BUCKETS = {};\n',
+    'engine/engine.ts': 'export class Engine {}\n',
+  });
+  assert.deepEqual(got, [], show(got));
+});
+
+test('EDGE_ROOMS names exactly the folders of src/edge, and each room it allows exists', () => {
+  const edge = join(dirname(new URL(import.meta.url).pathname), '../../src/edge');
+  const folders = readdirSync(edge).filter((n) => statSync(join(edge, n)).isDirectory()).sort();
+  assert.deepEqual(Object.keys(EDGE_ROOMS).sort(), folders);
+  for (const [room, allowed] of Object.entries(EDGE_ROOMS)) {
+    for (const a of allowed) {
+      assert.ok(a === '.' || folders.includes(a) || statSync(join(edge, a), { throwIfNoEntry: false })?.isFile(), `EDGE_ROOMS.${room} allows ${a}, which is not in src/edge`);
+    }
+  }
 });
 
 describe('the cycle rule', () => {

@@ -8,7 +8,7 @@
  *   1. the body, copied chunk by chunk as uWS hands it over (uWS reuses the buffer), then JSON.parse;
  *   2. L2 auth: the API key's record, its passphrase and address, the timestamp within 60 s, and
  *      HMAC-SHA256(secret, timestamp + method + path + body) compared in constant time;
- *   3. per order: the EIP-712 digest (src/edge/eip712.ts, the service's own encoder: two keccak calls) and
+ *   3. per order: the EIP-712 digest (src/edge/auth/eip712.ts, the service's own encoder: two keccak calls) and
  *      one native secp256k1 recovery on this thread, which must give the order's signer, its maker, and
  *      the request's address;
  *   4. one round trip to a worker thread (worker.ts echoes it), per request: the hop to the shard;
@@ -35,8 +35,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import type { HttpRequest, HttpResponse, us_listen_socket } from 'uWebSockets.js';
-import { orderDigestBytes, orderDomainSeparator, recoverAddress, type OrderDomain, type OrderStruct, type Secp256k1Recover } from '../../../src/edge/eip712.ts';
-import { loadUws } from '../../../src/edge/uws.ts';
+import { orderDigestBytes, orderDomainSeparator, recoverAddress, type OrderDomain, type OrderStruct, type Secp256k1Recover } from '../../../src/edge/auth/eip712.ts';
+import { loadUws } from '../../../src/edge/http/uws.ts';
 import { startTsWorker } from '../../../src/engine/thread.ts';
 import { openStore } from '../../../src/journal/env.ts';
 

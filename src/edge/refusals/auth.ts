@@ -1,7 +1,7 @@
 /**
  * Why credentials were refused (refusals/reason.ts): the X-Refusal-Reason text of a 401 from an l2 route
  * (`Unauthorized/Invalid api key`) or an l1 route (`Invalid L1 Request headers`), and the error frame the
- * user channel sends before it closes with 4001. The decision is edge/auth.ts's and is already made when
+ * user channel sends before it closes with 4001. The decision is edge/auth/auth.ts's and is already made when
  * anything here runs: this module replays the authenticator's checks, in the authenticator's order, on the
  * refused request, and names the first one that fails. It is called on the refusal path only, so an
  * accepted request never pays for it, and it changes no answer.
@@ -25,7 +25,7 @@
  *      auth_credentials, what the server signs over, never the wallet), and `Refusal.owner` carries the
  *      precise reason to the key's wallet's log (docs/decisions/authentication.md, "What a reason may tell a caller
  *      without the secret");
- *   7. the HMAC, once the key's own checks pass: the common mistakes are TRIED with the key's real
+ *   7. the HMAC, once the key's own checks pass: the common mistakes (hmac-mistakes.ts) are TRIED with the key's real
  *      secret, one HMAC each, and the first that reproduces the signature is named: another path of the
  *      method (routes nearest the request's first), the query string or the full URL signed, a trailing
  *      slash, another method or its lower case, the body re-serialized (JSON.stringify, Python's
@@ -72,7 +72,7 @@
  * service, taken at their most before and given back after: past a share the reason says what failed and
  * that the variants were not tried.
  *
- * This module cannot import edge/auth.ts (which builds it: no import cycles), so what it must agree with
+ * This module cannot import edge/auth/auth.ts (which builds it: no import cycles), so what it must agree with
  * arrives as `rules` (auth.ts AUTH_RULES, the very functions and names the authenticator checks with) and
  * `keys` (ApiKeyService, which implements ExplainedKeys).
  */
@@ -80,12 +80,13 @@ import { timingSafeEqual } from 'node:crypto';
 import { parseAddress } from '../../domain/ids.ts';
 import { nowSeconds, type Clock } from '../../runtime/clock.ts';
 import type { Config } from '../../runtime/config.ts';
-import type { AuthDomain } from '../eip712.ts';
-import type { KeyKind } from '../route.ts';
-import type { SigPool } from '../sig-pool.ts';
+import type { AuthDomain } from '../auth/eip712.ts';
+import type { KeyKind } from '../pipeline/route.ts';
+import type { SigPool } from '../auth/sig-pool.ts';
 import { KNOWN_AUTH_DOMAINS, profileAdvice } from './known-domains.ts';
 import { DiagnosisBudget, RECOVERY_COST } from './budget.ts';
-import type { Refusal, RefusalClass } from './reason.ts';
+import { MAX_DIAGNOSED_BODY, bytesOf, jsonBodyForm, keyOrders, signingMistakes, type Signing } from './hmac-mistakes.ts';
+import { shown, type Refusal, type RefusalClass } from './reason.ts';
 
 type Headers = Readonly<Record<string, string>>;
 
@@ -95,8 +96,6 @@ export const MAX_HMAC_TRIES = 300;
 export const MAX_HMAC_BYTES = 256 * 1024;
 /** Other keys of the wallet tried as the HMAC key or compared as the passphrase. */
 export const MAX_OTHER_KEYS = 20;
-/** A body larger than this is not diagnosed: its HMAC is not computed again, nor any variant of it. */
-export const MAX_DIAGNOSED_BODY = 64 * 1024;
 
 /** The header fields of each family, as auth.ts names them: lowercase spellings in the order they are read. */
 export interface HeaderNames {
@@ -107,7 +106,7 @@ export interface HeaderNames {
 }
 
 /**
- * The authenticator's rules the diagnosis replays, handed over by edge/auth.ts (AUTH_RULES), which owns them
+ * The authenticator's rules the diagnosis replays, handed over by edge/auth/auth.ts (AUTH_RULES), which owns them
  * and checks with the same functions: the two cannot drift.
  */
 export interface AuthRules {
@@ -218,10 +217,6 @@ const platformName = (names: readonly string[]): string => names[1]!.toUpperCase
 /** Its hyphenated alias (POLY-API-KEY). */
 const hyphenName = (names: readonly string[]): string => names[3]!.toUpperCase();
 
-/** A value the caller sent, quoted and cut: only ever for public fields (addresses, timestamps, nonces, paths). */
-function shown(v: string, max = 48): string {
-  return JSON.stringify(v.length > max ? v.slice(0, max) + '...' : v);
-}
 
 const KIND_WORD: Record<KeyKind, string> = { trading: 'a trading key', readonly: 'a read-only key', builder: 'a builder key' };
 const CREATE_ROUTE: Record<KeyKind, string> = {
@@ -243,139 +238,6 @@ const sameBytes = (a: Buffer, b: Buffer): boolean => a.length === b.length && ti
 
 /** The secp256k1 group order halved: a signature with a larger s is the malleated twin of a low-s one (eip712.ts). */
 const HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
-
-// ---- Python's serializations, for the body variants ------------------------------------------------
-
-/** `json.dumps(v)` with its default separators (', ' and ': ') and ensure_ascii. Numbers as JavaScript writes them. */
-function pyDumps(v: unknown, ensureAscii: boolean): string {
-  if (v === null) return 'null';
-  if (typeof v === 'boolean' || typeof v === 'number') return JSON.stringify(v);
-  if (typeof v === 'string') {
-    const s = JSON.stringify(v);
-    // Python escapes everything outside ' '..'~' as \uXXXX (UTF-16 units), DEL included.
-    return ensureAscii ? s.replace(/[\u007f-\uffff]/g, (c) => '\\u' + c.charCodeAt(0).toString(16).padStart(4, '0')) : s;
-  }
-  if (Array.isArray(v)) return '[' + v.map((x) => pyDumps(x, ensureAscii)).join(', ') + ']';
-  return '{' + Object.entries(v as Record<string, unknown>).map(([k, x]) => pyDumps(k, ensureAscii) + ': ' + pyDumps(x, ensureAscii)).join(', ') + '}';
-}
-
-/** `str(v)` of the parsed value as Python writes it (single quotes, True/False/None). */
-function pyStr(v: unknown): string {
-  if (v === null) return 'None';
-  if (v === true) return 'True';
-  if (v === false) return 'False';
-  if (typeof v === 'number') return JSON.stringify(v);
-  if (typeof v === 'string') {
-    const q = v.includes("'") && !v.includes('"') ? '"' : "'";
-    return q + v.replace(/\\/g, '\\\\').replace(q === "'" ? /'/g : /"/g, '\\' + q).replace(/\n/g, '\\n').replace(/\r/g, '\\r').replace(/\t/g, '\\t') + q;
-  }
-  if (Array.isArray(v)) return '[' + v.map(pyStr).join(', ') + ']';
-  return '{' + Object.entries(v as Record<string, unknown>).map(([k, x]) => pyStr(k) + ': ' + pyStr(x)).join(', ') + '}';
-}
-
-/** JSON.stringify with every object's keys sorted. */
-function sortedJson(v: unknown): string {
-  if (v === null || typeof v !== 'object') return JSON.stringify(v);
-  if (Array.isArray(v)) return '[' + v.map(sortedJson).join(',') + ']';
-  const o = v as Record<string, unknown>;
-  return '{' + Object.keys(o).sort().map((k) => JSON.stringify(k) + ':' + sortedJson(o[k])).join(',') + '}';
-}
-
-/**
- * The key order the platform's official client writes an order submission in (clob-client-v2
- * `orderToJsonV2`): its top level, then the signed order's. Keys it does not write keep their place after.
- */
-const CLIENT_SUBMISSION_KEYS = ['deferExec', 'postOnly', 'order', 'owner', 'orderType'];
-const CLIENT_ORDER_KEYS = ['salt', 'maker', 'signer', 'taker', 'tokenId', 'makerAmount', 'takerAmount', 'side', 'signatureType', 'timestamp', 'expiration', 'metadata', 'builder', 'signature'];
-
-const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isSubmission = (v: unknown): v is Record<string, unknown> => isPlainObject(v) && isPlainObject(v.order);
-
-/** `o`'s keys in `order` first (those it has), then its others as they came. */
-function ordered(o: Record<string, unknown>, order: readonly string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of order) if (Object.hasOwn(o, k)) out[k] = o[k];
-  for (const k of Object.keys(o)) if (!Object.hasOwn(out, k)) out[k] = o[k];
-  return out;
-}
-
-/** An order submission (or POST /orders' array of them) compact, in the official client's key order; undefined for other bodies. */
-function clientOrderJson(v: unknown): string | undefined {
-  const one = (x: unknown) => (isSubmission(x) ? { ...ordered(x, CLIENT_SUBMISSION_KEYS), order: ordered(x.order as Record<string, unknown>, CLIENT_ORDER_KEYS) } : x);
-  if (isSubmission(v)) return JSON.stringify(ordered(one(v) as Record<string, unknown>, CLIENT_SUBMISSION_KEYS));
-  if (Array.isArray(v) && v.length > 0 && v.every(isSubmission)) return JSON.stringify(v.map((x) => ordered(one(x) as Record<string, unknown>, CLIENT_SUBMISSION_KEYS)));
-  return undefined;
-}
-
-/** Every order of `keys` but the one given (at most 5 keys: 119), for the top-level key-order variants. */
-function otherOrders(keys: readonly string[]): string[][] {
-  if (keys.length < 2 || keys.length > 5) return [];
-  const out: string[][] = [];
-  const walk = (done: string[], left: string[]) => {
-    if (left.length === 0) {
-      if (done.some((k, i) => k !== keys[i])) out.push(done);
-      return;
-    }
-    left.forEach((k, i) => walk([...done, k], [...left.slice(0, i), ...left.slice(i + 1)]));
-  };
-  walk([], [...keys]);
-  return out;
-}
-
-/**
- * What can be said of a JSON body whose signature none of the variants reproduced: that it is pretty-printed
- * (whitespace between its tokens), or that its keys are not in the order the platform's client writes them.
- * Undefined for a body that is not JSON, or compact in the client's order (or one the client never sends).
- */
-function bodyForm(body: Buffer, v: unknown): string | undefined {
-  const compact = JSON.stringify(v);
-  const facts: string[] = [];
-  if (Buffer.byteLength(compact) !== body.length) facts.push(`is pretty-printed (${body.length} bytes sent, ${Buffer.byteLength(compact)} compact)`);
-  const client = clientOrderJson(v);
-  if (client !== undefined && client !== compact) facts.push(`has its keys in another order than the platform's client writes them (${CLIENT_SUBMISSION_KEYS.join(', ')}; in the order: ${CLIENT_ORDER_KEYS.join(', ')})`);
-  if (facts.length === 0) return undefined;
-  return `the JSON body sent ${facts.join(', and ')}: its HMAC must be over exactly these bytes, so a client that signed one serialization of the body and sent another (re-serialized, reordered or pretty-printed after signing, by it or a library or proxy) fails here whatever its secret; sign the bytes you send`;
-}
-
-/** bodyForm of a body that parses as JSON (and is small enough to parse here), else undefined. */
-function jsonBodyForm(body: Buffer): string | undefined {
-  if (body.length === 0 || body.length > MAX_DIAGNOSED_BODY) return undefined;
-  try {
-    return bodyForm(body, JSON.parse(body.toString('utf8')));
-  } catch {
-    return undefined;
-  }
-}
-
-/** Edit distance, for ordering route paths nearest the request's first (paths are short). */
-function distance(a: string, b: string): number {
-  let prev = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const cur = [i];
-    for (let j = 1; j <= b.length; j++) cur[j] = Math.min(prev[j]! + 1, cur[j - 1]! + 1, prev[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-    prev = cur;
-  }
-  return prev[b.length]!;
-}
-
-// ---- the HMAC variants -----------------------------------------------------------------------------
-
-/** What one HMAC is computed over, and with what key. */
-interface Signing {
-  key: Buffer;
-  ts: string;
-  method: string;
-  path: string;
-  body: Buffer | string;
-}
-
-/** One mistake: how it changes the signing, and how the reason names it. */
-interface Alt {
-  what: string;
-  apply(s: Signing): Signing;
-}
-
-const bytesOf = (s: Signing): number => s.ts.length + s.method.length + s.path.length + Buffer.byteLength(s.body) + 64;
 
 // ---- the explainer ---------------------------------------------------------------------------------
 
@@ -555,132 +417,6 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
     return { key: m, apiKey, timestamp, signature, mismatch: mismatchOf(family, h, m, name) };
   }
 
-  /** The mistakes to try, by dimension, each without its no-op (a variant equal to what was received). */
-  function alternatives(req: RefusedRequest, s: Signing, m: KeyMaterial, apiKey: string): Alt[][] {
-    const P = req.path;
-    const M = req.method;
-    const B = s.body as Buffer;
-
-    const paths: Alt[] = [];
-    const seenPath = new Set<string>([P]);
-    const addPath = (p: string, what: string) => {
-      if (seenPath.has(p)) return;
-      seenPath.add(p);
-      paths.push({ what, apply: (x) => ({ ...x, path: p }) });
-    };
-    if (req.query !== '') addPath(`${P}?${req.query}`, `the request was signed over ${shown(`${P}?${req.query}`, 80)}: the query string is not signed (sign ${P})`);
-    const slash = P.length > 1 && P.endsWith('/') ? P.slice(0, -1) : P + '/';
-    addPath(slash, `the request was signed over path ${slash}, it arrived at ${P}`);
-    const host = req.headers['host'];
-    if (host !== undefined && host !== '') {
-      for (const scheme of ['https', 'http']) addPath(`${scheme}://${host}${P}`, `the request was signed over the full URL ${shown(`${scheme}://${host}${P}`, 80)}: sign the path only (${P})`);
-    }
-    const routes = deps
-      .paths(M)
-      .filter((p) => !p.includes(':'))
-      .map((p) => ({ p, d: distance(p, P) }))
-      .sort((a, b) => a.d - b.d || (a.p < b.p ? -1 : 1));
-    for (const { p } of routes) addPath(p, `the request was signed over path ${p}, it arrived at ${P}`);
-
-    const methods: Alt[] = [];
-    if (M.toLowerCase() !== M) methods.push({ what: `it was signed with the method in lower case (${M.toLowerCase()}): sign ${M}`, apply: (x) => ({ ...x, method: M.toLowerCase() }) });
-    for (const other of ['GET', 'POST', 'PUT', 'DELETE']) {
-      if (other !== M) methods.push({ what: `it was signed as a ${other} request, it arrived as ${M}`, apply: (x) => ({ ...x, method: other }) });
-    }
-
-    const bodies: Alt[] = [];
-    const seenBody = new Set<string>([B.toString('latin1')]);
-    const addBody = (text: string, what: string) => {
-      const b = Buffer.from(text);
-      const id = b.toString('latin1');
-      if (seenBody.has(id)) return;
-      seenBody.add(id);
-      bodies.push({ what, apply: (x) => ({ ...x, body: b }) });
-    };
-    if (B.length > 0) {
-      addBody('', `it was signed without the body: sign the ${B.length} body bytes sent, after the path`);
-      let parsed: { v: unknown } | undefined;
-      if (B.length <= MAX_DIAGNOSED_BODY) {
-        try {
-          parsed = { v: JSON.parse(B.toString('utf8')) };
-        } catch {
-          parsed = undefined;
-        }
-      }
-      if (parsed !== undefined) {
-        const v = parsed.v;
-        const exact = 'sign the exact bytes sent';
-        addBody(JSON.stringify(v), `it was signed over the body re-serialized compactly (JSON.stringify), not the ${B.length} bytes sent: ${exact}`);
-        addBody(pyDumps(v, true), `it was signed over the body as Python's json.dumps writes it (", " and ": " separators), not as sent: ${exact}`);
-        addBody(pyDumps(v, false), `it was signed over the body as Python's json.dumps(ensure_ascii=False) writes it, not as sent: ${exact}`);
-        addBody(pyStr(v).replace(/'/g, '"'), `it was signed over str(body) with ' replaced by " (py-clob-client's way; True/False/None stay Python's), not the JSON sent: ${exact}`);
-        addBody(pyStr(v), `it was signed over Python's str(body) (single quotes), not the JSON sent: ${exact}`);
-        addBody(sortedJson(v), `it was signed over the body with its keys sorted, not as sent: ${exact}`);
-        const client = clientOrderJson(v);
-        if (client !== undefined) addBody(client, `it was signed over the body with its keys in the order the platform's client writes them, compact; the body sent has them in another order or layout: ${exact}`);
-        for (const indent of [2, 4, '\t'] as const) {
-          addBody(JSON.stringify(v, null, indent), `it was signed over the body pretty-printed (indented by ${indent === '\t' ? 'tabs' : `${indent} spaces`}), and sent in another layout: ${exact}`);
-        }
-      }
-      addBody('[object Object]', 'it was signed over "[object Object]": an object was appended to the signing string, not its JSON text (sign the body text sent)');
-      const text = B.toString('latin1');
-      const trimmed = text.replace(/\s+$/, '');
-      if (trimmed !== text) bodies.push({ what: 'it was signed over the body without its trailing whitespace, which the body sent ends with: sign the exact bytes sent', apply: (x) => ({ ...x, body: Buffer.from(trimmed, 'latin1') }) });
-      else addBody(text + '\n', 'it was signed over the body with a trailing newline, which the body sent does not have: sign the exact bytes sent');
-    } else {
-      addBody('{}', 'it was signed over the body {}, but the request carries no body: sign nothing after the path');
-      addBody('undefined', 'it was signed over "undefined": a missing body was appended to the signing string as text (append nothing)');
-      addBody('null', 'it was signed over "null", but the request carries no body: sign nothing after the path');
-      addBody('""', 'it was signed over "\\"\\"", but the request carries no body: sign nothing after the path');
-    }
-
-    const ts = s.ts;
-    const stamps: Alt[] = [
-      { what: `it was signed over the timestamp in milliseconds (${ts}000): the header and the signature both take unix seconds`, apply: (x) => ({ ...x, ts: ts + '000' }) },
-      ...[Number(ts) - 1, Number(ts) + 1].map((t) => ({ what: `it was signed over timestamp ${t}, the header says ${ts}: sign the timestamp that is sent`, apply: (x: Signing) => ({ ...x, ts: String(t) }) })),
-    ];
-
-    const keyAlts: Alt[] = [];
-    const seenKeys: Buffer[] = [m.hmacKey];
-    const addKey = (k: Buffer, what: string) => {
-      if (k.length === 0 || seenKeys.some((x) => x.equals(k))) return;
-      seenKeys.push(k);
-      keyAlts.push({ what, apply: (x) => ({ ...x, key: k }) });
-    };
-    addKey(Buffer.from(m.secret), "it was keyed with the secret's text bytes: the key is the secret's base64url decoding");
-    addKey(Buffer.from(m.secret, 'hex'), 'it was keyed with the secret read as hex: the secret is base64url, and its decoding is the key');
-    if (/[-_]/.test(m.secret)) {
-      addKey(Buffer.from(m.secret.replace(/[-_]/g, ''), 'base64'), "it was keyed with the secret decoded as standard base64 that dropped its '-' and '_' (e.g. Python's base64.b64decode): decode it as url-safe base64");
-    }
-    addKey(Buffer.from(m.passphrase), 'it was keyed with the passphrase instead of the secret');
-    addKey(Buffer.from(apiKey), 'it was keyed with the API key instead of the secret');
-    for (const r of otherKeys(m.record.address, m.record.apiKey)) {
-      const other = keys.forDiagnosis(r.apiKey);
-      if (other === undefined) continue;
-      const state = r.revoked ? ', revoked' : '';
-      addKey(other.hmacKey, `it was keyed with the secret of API key ${r.apiKey} (${KIND_WORD[kindOf(r)]} of the same wallet${state}): send that key's id and passphrase with it, or sign with this key's secret`);
-    }
-    return [paths, bodies, methods, stamps, keyAlts];
-  }
-
-  /** The body with its top-level keys in every other order (compact): tried after the single mistakes, before pairs. */
-  function keyOrders(body: Buffer): Alt[] {
-    if (body.length === 0 || body.length > MAX_DIAGNOSED_BODY) return [];
-    let v: unknown;
-    try {
-      v = JSON.parse(body.toString('utf8'));
-    } catch {
-      return [];
-    }
-    if (!isPlainObject(v)) return [];
-    const o = v;
-    // Each body is made when tried: the tries and bytes bounds stop a large body's orders early.
-    return otherOrders(Object.keys(o)).map((keys) => ({
-      what: `it was signed over the same body with its keys in another order (${keys.join(', ')}), compact: sign the exact bytes sent`,
-      apply: (x: Signing) => ({ ...x, body: JSON.stringify(ordered(o, keys)) }),
-    }));
-  }
-
   /**
    * What the HMAC of a request whose key passed its own checks shows: whether it verifies with the key's
    * secret over what arrived, or which common mistake reproduces it (either proves the caller holds the
@@ -717,7 +453,15 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
       return r;
     };
     if (attempt(base)) return done({ verified: true, why: '' });
-    const dims = alternatives(req, base, v.key, v.apiKey);
+    const m = v.key;
+    const others = otherKeys(m.record.address, m.record.apiKey).flatMap((r) => {
+      const other = keys.forDiagnosis(r.apiKey);
+      if (other === undefined) return [];
+      const state = r.revoked ? ', revoked' : '';
+      return [{ hmacKey: other.hmacKey, what: `it was keyed with the secret of API key ${r.apiKey} (${KIND_WORD[kindOf(r)]} of the same wallet${state}): send that key's id and passphrase with it, or sign with this key's secret` }];
+    });
+    const context = { method: req.method, path: req.path, query: req.query, host: req.headers['host'], secret: m.secret, passphrase: m.passphrase, apiKey: v.apiKey, hmacKey: m.hmacKey, routePaths: deps.paths(req.method), otherKeys: others };
+    const dims = signingMistakes(context, base);
     for (const dim of dims) {
       for (const a of dim) {
         if (attempt(a.apply(base))) return done({ verified: false, found: a.what, why: '' });

@@ -9,7 +9,7 @@
  * config/clob-v2-compat.json and config/platform-domains.json; test/edge/refusals/known-domains.test.ts keeps
  * them and the `profile` of each entry here in step.
  */
-import type { AuthDomain, OrderDomain } from '../eip712.ts';
+import type { AuthDomain, OrderDomain } from '../auth/eip712.ts';
 
 /** The configuration profile (runtime/config.ts PROFILES) whose domains are a chain's. */
 export type DomainProfile = 'clob-v2' | 'platform';

@@ -1,4 +1,7 @@
 /**
+ * Room edge/refusals/: why a request was refused, in one header, and the diagnoses that say it (beside
+ * auth/, whose checks they replay). Imports auth/, schemas/ and pipeline/route.ts (types); never routes/.
+ *
  * Refusals that explain themselves (docs/decisions/authentication.md, "Refusals that explain themselves"): the
  * contract's body stays exactly the platform's (`Unauthorized/Invalid api key`, `invalid order signature`, ...), and
  * one more response header says what was wrong and what was expected, in one line:
@@ -116,4 +119,9 @@ export function withReasonText(error: string, reason: string): string {
 export function joinReasons(items: ReadonlyArray<{ index: number; refusal: Refusal }>): Refusal | undefined {
   if (items.length === 0) return undefined;
   return { class: items[0]!.refusal.class, text: items.map((i) => `order ${i.index}: ${i.refusal.text}`).join('; ') };
+}
+
+/** A value the caller sent, quoted and cut: only ever for public fields (addresses, timestamps, nonces, paths). */
+export function shown(v: string, max = 48): string {
+  return JSON.stringify(v.length > max ? v.slice(0, max) + '...' : v);
 }

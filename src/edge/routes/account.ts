@@ -1,13 +1,13 @@
 /**
  * A wallet's account routes beyond orders and balances (trading group, L2): its notifications (read with a
- * trading or read-only key, dropped with a trading key), its heartbeat (edge/heartbeats.ts: a trading key
+ * trading or read-only key, dropped with a trading key), its heartbeat (edge/trading/heartbeats.ts: a trading key
  * only, since a heartbeat left to lapse cancels every open order of the wallet), and its last refusals
  * (edge/refusals/wallets.ts: what X-Refusal-Reason said, for clients that hide response headers; unsigned,
  * with `address`, what that address's requests from the reader's own client address were refused for, so a
  * failing login can be diagnosed before there is a key).
  *
  * Notifications are a wallet's: the key's own, or with `signature_type` 1 or 2 its proxy wallet's or Safe's
- * (edge/funders.ts), whose ids carry the type (domain/notifications.ts keyNotificationId) so that a drop,
+ * (edge/auth/funders.ts), whose ids carry the type (domain/notifications.ts keyNotificationId) so that a drop,
  * which the platform client sends with ids alone, reaches the right wallet.
  *
  * Notifications are projected from the journal (projections/notifications.ts) and kept until dropped. A drop
@@ -20,9 +20,9 @@ import { keyNotificationId, parseKeyNotificationId } from '../../domain/notifica
 import { dropNotifications } from '../../projections/notifications.ts';
 import { walletNotifications } from '../../queries/notifications.ts';
 import type { AppContext } from '../context.ts';
-import { walletFor, type Funders } from '../funders.ts';
-import type { Heartbeats } from '../heartbeats.ts';
-import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../route.ts';
+import { walletFor, type Funders } from '../auth/funders.ts';
+import type { Heartbeats } from '../trading/heartbeats.ts';
+import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
 import { DropNotificationsQuery, Notification, NotificationsQuery } from '../schemas/notifications.ts';
 import type { WalletRefusals } from '../refusals/wallets.ts';
 import { RefusalsPage, RefusalsQuery } from '../schemas/refusals.ts';

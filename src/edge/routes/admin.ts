@@ -16,7 +16,7 @@ import { formatAsset } from '../../domain/ids.ts';
 import { formatUnits, parseUnits } from '../../domain/units.ts';
 import { getProfile } from '../../queries/catalog.ts';
 import type { AppContext, CatalogServices, EngineAdmin } from '../context.ts';
-import { bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../route.ts';
+import { bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
 import {
   AddressParams,
   AmountBody,

@@ -4,7 +4,7 @@
  * headers when a handler runs, so `caller.address` (and `caller.nonce` on L1, `caller.apiKey` on L2)
  * are proven.
  *
- * Read-only and builder keys (edge/auth.ts, "Key kinds") are managed with a trading key: create, list,
+ * Read-only and builder keys (edge/auth/auth.ts, "Key kinds") are managed with a trading key: create, list,
  * delete. A read-only key is valid for the wallet that created it (public check: GET
  * /auth/validate-readonly-api-key). A builder key is revoked by DELETE /auth/builder-api-key signed either
  * with a trading key of its wallet (every builder key of the wallet: the platform's V2 client sends no
@@ -13,9 +13,9 @@
  */
 import { Type } from '@sinclair/typebox';
 import { TICK_SIZES } from '../../domain/units.ts';
-import { authDomainOf, builderCodeOf, type ApiKeyRecord, type ApiKeyService } from '../auth.ts';
+import { authDomainOf, builderCodeOf, type ApiKeyRecord, type ApiKeyService } from '../auth/auth.ts';
 import type { AppContext } from '../context.ts';
-import { bindRoutes, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../route.ts';
+import { bindRoutes, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
 import {
   BuilderKeyCreated,
   BuilderKeysList,

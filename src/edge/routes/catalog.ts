@@ -15,7 +15,7 @@ import { parseConditionId } from '../../domain/ids.ts';
 import { MARKETS_PAGE_SIZE, normalizeCreatorParam, type CatalogReader } from '../../queries/catalog.ts';
 import type { MarketDataReader } from '../../queries/market-data.ts';
 import type { AppContext } from '../context.ts';
-import { bindRoutes, reply, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../route.ts';
+import { bindRoutes, reply, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
 import {
   CreatorOnlyQuery,
   EventListItem,

@@ -14,8 +14,8 @@ import { Type } from '@sinclair/typebox';
 import { apiError } from '../../domain/errors.ts';
 import { consoleDir } from '../../runtime/config.ts';
 import type { AppContext } from '../context.ts';
-import { bindRoutes, reply, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../route.ts';
-import { loadStaticFiles, matchesEtag, type StaticFile } from '../static-files.ts';
+import { bindRoutes, reply, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
+import { loadStaticFiles, matchesEtag, type StaticFile } from '../http/static-files.ts';
 
 export const CONSOLE_PAGE = 'index.html';
 

@@ -32,7 +32,7 @@ import type { CatalogReader } from '../../queries/catalog.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import type { AppContext } from '../context.ts';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../route.ts';
+import { bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
 import {
   BatchHistoryReply,
   BuilderCodeParams,

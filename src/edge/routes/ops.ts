@@ -6,7 +6,7 @@ import { Type } from '@sinclair/typebox';
 import { apiError } from '../../domain/errors.ts';
 import { nowSeconds } from '../../runtime/clock.ts';
 import type { AppContext } from '../context.ts';
-import { bindRoutes, reply, routeSpec, type AnyRoute, type RouteSpec } from '../route.ts';
+import { bindRoutes, reply, routeSpec, type AnyRoute, type RouteSpec } from '../pipeline/route.ts';
 
 /** What the ops routes use of the app context. */
 export type OpsContext = Pick<AppContext, 'state' | 'clock' | 'metrics' | 'openapi'>;

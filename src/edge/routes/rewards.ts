@@ -6,7 +6,7 @@
  * midpoint now, earnings from the sampler's accruals (projections/rewards.ts, queries/rewards.ts).
  *
  * The programs are public; the scoring and earnings of a wallet are L2 reads (trading or read-only key). An
- * order that is not the caller's (one its address signed, edge/funders.ts), or unknown, does not score (never
+ * order that is not the caller's (one its address signed, edge/auth/funders.ts), or unknown, does not score (never
  * revealed). Earnings accrue to the order's maker: the key's own wallet, or with `signature_type` 1 or 2 its
  * proxy wallet or Safe, as the platform client asks. Scoring reads the book after
  * every acknowledged change (ensureSnapshots), so an order answered a moment ago is measured against the book
@@ -20,13 +20,13 @@ import { orderScore, rewardProgram, utcDate, type RewardProgram } from '../../do
 import { isSampling } from '../../projections/catalog-index.ts';
 import { walletScores } from '../../projections/rewards.ts';
 import type { Engine } from '../../engine/engine.ts';
-import { walletFor, type Funders } from '../funders.ts';
+import { walletFor, type Funders } from '../auth/funders.ts';
 import type { CatalogReader } from '../../queries/catalog.ts';
 import type { MarketDataReader } from '../../queries/market-data.ts';
 import type { RewardsReader } from '../../queries/rewards.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import type { AppContext } from '../context.ts';
-import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../route.ts';
+import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
 import {
   MarketRewardsPage,
   OrderScoring,

@@ -7,7 +7,7 @@
 import { apiError } from '../../domain/errors.ts';
 import type { Logger } from '../../runtime/log.ts';
 import type { AppContext } from '../context.ts';
-import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../route.ts';
+import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
 import { AddressParams } from '../schemas/admin.ts';
 import {
   BanStatus,
@@ -20,7 +20,7 @@ import {
   StartMaintenanceBody,
 } from '../schemas/sandbox.ts';
 import { scenarioProblems } from '../sandbox/faults.ts';
-import type { Funders } from '../funders.ts';
+import type { Funders } from '../auth/funders.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 
 /**

@@ -11,7 +11,7 @@ import { formatPips, formatUnits, parsePips, parseUnits } from '../../domain/uni
 import type { PlaceResponse } from '../../engine/engine.ts';
 import type { TestClockState } from '../../runtime/clock.ts';
 import type { AppContext } from '../context.ts';
-import { bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../route.ts';
+import { bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
 import { HOUSE_MAKER, HOUSE_TAKER } from '../sandbox/counterparties.ts';
 import type { TestControls } from '../sandbox/test-controls.ts';
 import { AddressParams, WalletBalances } from '../schemas/admin.ts';

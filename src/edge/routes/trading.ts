@@ -11,19 +11,19 @@
  * cost"):
  *
  *   stage                                                      module                       thread
- *   bytes off the socket, head and body copied                 edge/http.ts                  main (uWS)
- *   sign: L2 headers before the body, the HMAC after it        edge/pipeline.ts, auth.ts     main
+ *   bytes off the socket, head and body copied                 edge/http/http.ts                  main (uWS)
+ *   sign: L2 headers before the body, the HMAC after it        edge/pipeline/pipeline.ts, auth.ts     main
  *   admit (rate limits), parse (JSON, nesting bounded)         pipeline.ts, rate-limit.ts    main
  *   dispatch: the body against OrderSubmission (TypeBox)       pipeline.ts, validate.ts      main
- *   placeOrder (below): checkOrders' rules, the order id       edge/order-check.ts           main
- *   the EIP-712 signature recovered                            edge/sig-pool.ts              main when the pool
+ *   placeOrder (below): checkOrders' rules, the order id       edge/auth/order-check.ts           main
+ *   the EIP-712 signature recovered                            edge/auth/sig-pool.ts              main when the pool
  *                                                              (sig-worker.ts)               is idle, else a pool
  *                                                                                            thread (batched)
  *   the sandbox's order rules (closed-only, post-only period)  edge/sandbox/sandbox.ts       main
- *   Engine.placeOrder: market, tick, size; R1 reserves         engine/admission.ts           main
- *   command ring -> the market's book matches -> result ring   engine/shard-link.ts,         shard worker
+ *   Engine.placeOrder: market, tick, size; R1 reserves         engine/orders/admission.ts           main
+ *   command ring -> the market's book matches -> result ring   engine/shard/shard-link.ts,         shard worker
  *                                                              worker.ts, book/
- *   drain: R2 settles fills, releases what cannot be spent     engine/settlement.ts          main
+ *   drain: R2 settles fills, releases what cannot be spent     engine/ledger/settlement.ts          main
  *   journal records and tables for this turn                   journal/writer.ts             main
  *   group commit: one LMDB transaction per turn, durable       engine/group-commit.ts        libuv (LMDB write
  *                                                                                            and fsync)
@@ -65,15 +65,15 @@ import type { Engine, PlaceResponse } from '../../engine/engine.ts';
 import type { CatalogReader } from '../../queries/catalog.ts';
 import type { MarketDataReader } from '../../queries/market-data.ts';
 import type { AppContext } from '../context.ts';
-import { errorReply } from '../error-reply.ts';
-import { walletFor, type Funders } from '../funders.ts';
-import type { Metrics } from '../metrics.ts';
-import { checkOrders, orderCheckDeps, orderHints, type NormalizedOrder, type OrderCaller, type OrderCheckDeps } from '../order-check.ts';
+import { errorReply } from '../pipeline/error-reply.ts';
+import { walletFor, type Funders } from '../auth/funders.ts';
+import type { Metrics } from '../pipeline/metrics.ts';
+import { checkOrders, orderCheckDeps, orderHints, type NormalizedOrder, type OrderCaller, type OrderCheckDeps } from '../auth/order-check.ts';
 import { admissionRefusal, shapeRefusal, withReason } from '../refusals/order.ts';
 import { headerValue, joinReasons, withReasonText, type Refusal } from '../refusals/reason.ts';
 import type { Sandbox } from '../sandbox/sandbox.ts';
 import { walletFills } from '../../queries/fills.ts';
-import { READ_KEYS, bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../route.ts';
+import { READ_KEYS, bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
 import {
   CancelMarketOrdersBody,
   CancelResult,

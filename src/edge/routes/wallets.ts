@@ -16,7 +16,7 @@ import type { TradesParams } from '../../queries/wallets/trades.ts';
 import type { AppContext } from '../context.ts';
 import { ipInCidrList } from '../../domain/ip.ts';
 import type { Logger } from '../../runtime/log.ts';
-import { bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../route.ts';
+import { bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
 import { Type } from '@sinclair/typebox';
 import { ClosedPosition, ClosedPositionsQuery, Position, PositionsQuery, Trade, TradesQuery } from '../schemas/wallets.ts';
 

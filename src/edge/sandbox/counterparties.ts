@@ -29,7 +29,7 @@ import { apiError, resultError } from '../../domain/errors.ts';
 import { PIPS } from '../../domain/units.ts';
 import type { CancelResponse, Engine, PlaceResponse } from '../../engine/engine.ts';
 import type { Clock } from '../../runtime/clock.ts';
-import { orderDigest, orderDomainSeparator, type OrderDomains } from '../eip712.ts';
+import { orderDigest, orderDomainSeparator, type OrderDomains } from '../auth/eip712.ts';
 
 export type CounterpartyEngine = Pick<
   Engine,

@@ -1,4 +1,9 @@
 /**
+ * Room edge/sandbox/: the sandbox's gates and faults (maintenance, closed-only wallets, injected faults,
+ * the test clock, test controls and their counterparties). Separate because none of it runs in a production
+ * profile's request path unless configured; it imports auth/, pipeline/, schemas/ and ws/socket-faults.ts,
+ * never routes/.
+ *
  * The sandbox's controls at the edge, in one place: maintenance windows (maintenance.ts), closed-only
  * wallets (closed-only.ts) and fault injection (faults.ts), plus the two ways they reach requests:
  *
@@ -27,8 +32,8 @@ import type { Store } from '../../journal/env.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import type { Config } from '../../runtime/config.ts';
 import type { Logger } from '../../runtime/log.ts';
-import type { Metrics } from '../metrics.ts';
-import type { AnyRoute, RouteRequest } from '../route.ts';
+import type { Metrics } from '../pipeline/metrics.ts';
+import type { AnyRoute, RouteRequest } from '../pipeline/route.ts';
 import type { SandboxState } from '../schemas/sandbox.ts';
 import { ClosedOnlyWallets } from './closed-only.ts';
 import { FaultInjector, readScenarioFile } from './faults.ts';

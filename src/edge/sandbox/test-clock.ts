@@ -9,7 +9,7 @@
  * now() (order checks, GTD expirations, journal times, maintenance windows and post-only periods, GET /time,
  * catalog and key dates), and the shards' GTD expiry. What does not: rate limits, socket idle times and
  * every other measure of how fast clients talk (the base clock: time they really spend), and the signed
- * headers' freshness, judged against either clock (edge/auth.ts).
+ * headers' freshness, judged against either clock (edge/auth/auth.ts).
  *
  * An advance. The clock is frozen for it (running again after it when it ran before), then moved step by
  * step to the earliest thing due until the target:

@@ -13,7 +13,7 @@ import type { Engine } from '../../engine/engine.ts';
 import type { Store } from '../../journal/env.ts';
 import type { TestClock } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/log.ts';
-import type { OrderDomains } from '../eip712.ts';
+import type { OrderDomains } from '../auth/eip712.ts';
 import { Counterparties } from './counterparties.ts';
 import { Scenarios, type ScenarioDeps } from './scenario.ts';
 import { TestClockControl } from './test-clock.ts';

@@ -1,4 +1,8 @@
 /**
+ * Room edge/schemas/: the wire types (TypeBox), one module per resource; the source of the handlers' and the
+ * read side's types (queries/ and projections/ import them as types). Below everything that serves: of edge/
+ * it imports only refusals/reason.ts.
+ *
  * Schema fragments every wire module uses: the plain string, number and boolean, and field lists of one
  * of them written as a table of names (`...strings('id', 'slug')` is `{ id: Str, slug: Str }`, in that
  * order, so documents keep their key order).

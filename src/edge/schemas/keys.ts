@@ -1,6 +1,6 @@
 /**
  * Schemas of the read-only and builder API-key routes (edge/routes/auth.ts). Both kinds are credential triples
- * of the trading key's form (edge/auth.ts): a read-only key signs the L2 headers of the routes that read, a
+ * of the trading key's form (edge/auth/auth.ts): a read-only key signs the L2 headers of the routes that read, a
  * builder key signs the builder headers. Decisions: docs/decisions/authentication.md, "Authentication".
  */
 import { Type, type Static } from '@sinclair/typebox';

@@ -1,4 +1,8 @@
 /**
+ * Room edge/ws/: the WebSocket channels (this file) and their injected socket faults (socket-faults.ts).
+ * Separate because a socket lives past a request: its own lifecycle beside http/, with the same credentials
+ * (auth/) and caps (limits/). Imports auth/, limits/, pipeline/ (metrics), refusals/ and schemas/; never routes/.
+ *
  * The platform's WebSocket channels on the edge's uWS app (DESIGN section 10): /ws/market and /ws/user,
  * subscriptions as topics, and the bounds that keep a socket from costing more than its share.
  *
@@ -12,7 +16,7 @@
  *                   market-custom:<token> and market-lifecycle
  *   user channel    user:<wallet> (no `markets`, or an empty list) or user:<wallet>:<cid> per market, only
  *                   ever for the wallets its credentials belong to: isolation is which topics it can join.
- *                   Those are the key's address and the proxy wallet and Safe it signs for (edge/funders.ts):
+ *                   Those are the key's address and the proxy wallet and Safe it signs for (edge/auth/funders.ts):
  *                   a proxy or Safe order's events are its maker's, so one subscription joins that topic of
  *                   each of the three (a funder's events reach its signer's key, as on the platform).
  *
@@ -49,7 +53,7 @@
  *   - dumps are charged by what they cost, per client address and per network (all their sockets
  *     together) and in all: a subscription with initial_dump (the default) costs one per book it dumps, at
  *     most dumpBooksPerAddress per dumpWindowSeconds for an address and dumpBooksPerNetwork for its network
- *     (RateLimiter's sliding window, edge/rate-limit.ts, which over-admits by at most one sub-window's
+ *     (RateLimiter's sliding window, edge/limits/rate-limit.ts, which over-admits by at most one sub-window's
  *     worth), and its bytes, at most dumpBytesPerSecond for all addresses together (a token bucket holding
  *     two seconds' worth), so that many addresses at their own budgets cannot send books faster than that
  *     (100 addresses sent 21.7 MB/s of them). A subscribe message whose dump would pass any of them is
@@ -78,7 +82,7 @@
  * and its subscriptions by maxSubscriptions). test/edge/ws/memory.test.ts checks that an 800-socket cycle
  * ends within 10% of the RSS it began with.
  *
- * Metrics (/metrics, edge/metrics.ts): open sockets and subscriptions per channel, frames and bytes sent
+ * Metrics (/metrics, edge/pipeline/metrics.ts): open sockets and subscriptions per channel, frames and bytes sent
  * (publishes count once per receiving socket), frames dropped by backpressure, closes by reason, sockets
  * stalled by a fault.
  *
@@ -99,11 +103,11 @@ import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_cont
 import { addressPrefix, clientAddress } from '../../domain/ip.ts';
 import type { Clock, Timers } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/log.ts';
-import { decodeSecret, type KeyVerifier } from '../auth.ts';
-import type { Funders } from '../funders.ts';
-import type { StreamMetrics } from '../metrics.ts';
-import { RateLimiter } from '../rate-limit.ts';
-import { bucketsFor } from '../rate-limit-buckets.ts';
+import { decodeSecret, type KeyVerifier } from '../auth/auth.ts';
+import type { Funders } from '../auth/funders.ts';
+import type { StreamMetrics } from '../pipeline/metrics.ts';
+import { RateLimiter } from '../limits/rate-limit.ts';
+import { bucketsFor } from '../limits/rate-limit-buckets.ts';
 import { headerValue, type Refusal } from '../refusals/reason.ts';
 import { MarketSubscribe, SubscriptionUpdate, UserSubscribe } from '../schemas/stream.ts';
 import { SocketFaults, type StreamFaultSource } from './socket-faults.ts';
@@ -164,7 +168,7 @@ export interface ChannelDeps {
   books: BookReader;
   markets: MarketReader;
   topics: Topics;
-  /** The API-key service's hot-path look-up (edge/auth.ts ApiKeyService.verifier). */
+  /** The API-key service's hot-path look-up (edge/auth/auth.ts ApiKeyService.verifier). */
   keys: { verifier(apiKey: string): KeyVerifier | undefined };
   /** The wallets a key's address signs for (its own, its proxy wallet, its Safe). */
   funders: Pick<Funders, 'walletsOf'>;

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { getContractConfig } from '@polymarket/clob-client-v2';
 import { KNOWN_AUTH_DOMAINS, KNOWN_ORDER_DOMAINS, platformOrderDomain } from '../../../src/edge/refusals/known-domains.ts';
 import { loadConfig } from '../../../src/runtime/config.ts';
-import { orderDomainsOf } from '../../../src/edge/order-check.ts';
+import { orderDomainsOf } from '../../../src/edge/auth/order-check.ts';
 
 const profile = (file: string) => loadConfig({ env: { CONFIG_FILE: `config/${file}` } });
 

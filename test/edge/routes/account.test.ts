@@ -10,7 +10,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
 import { isApiError } from '../../../src/domain/errors.ts';
-import type { AnyRoute } from '../../../src/edge/route.ts';
+import type { AnyRoute } from '../../../src/edge/pipeline/route.ts';
 import { accountRoutes, dropWalletNotifications, heartbeat } from '../../../src/edge/routes/account.ts';
 import { routeRequest } from '../../fixtures/route-request.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';

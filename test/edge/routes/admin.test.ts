@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { keccak256, toHex } from 'viem';
 import { Errors, isApiError } from '../../../src/domain/errors.ts';
 import type { EngineAdmin } from '../../../src/edge/context.ts';
-import type { AnyRoute } from '../../../src/edge/route.ts';
+import type { AnyRoute } from '../../../src/edge/pipeline/route.ts';
 import { adminRoutes, deposit, walletBalances, withdraw } from '../../../src/edge/routes/admin.ts';
 import { routeRequest } from '../../fixtures/route-request.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';

@@ -10,8 +10,8 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
-import type { ApiKeyRecord } from '../../../src/edge/auth.ts';
-import type { AnyRoute } from '../../../src/edge/route.ts';
+import type { ApiKeyRecord } from '../../../src/edge/auth/auth.ts';
+import type { AnyRoute } from '../../../src/edge/pipeline/route.ts';
 import { authRoutes, deleteReadonlyKey, listReadonlyKeys, revokeBuilderKeys, validateReadonlyKey, type AuthRouteDeps } from '../../../src/edge/routes/auth.ts';
 import { routeRequest } from '../../fixtures/route-request.ts';
 import { assertAnswers, assertGroupError, assertServes, resOf, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';

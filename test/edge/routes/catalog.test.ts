@@ -9,7 +9,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isApiError } from '../../../src/domain/errors.ts';
-import type { AnyRoute } from '../../../src/edge/route.ts';
+import type { AnyRoute } from '../../../src/edge/pipeline/route.ts';
 import { catalogRoutes, eventBySlug, marketsPage, type CatalogRouteDeps } from '../../../src/edge/routes/catalog.ts';
 import { routeRequest } from '../../fixtures/route-request.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';

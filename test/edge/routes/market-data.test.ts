@@ -14,7 +14,7 @@ import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
 import { isApiError } from '../../../src/domain/errors.ts';
-import { isReply, type AnyRoute } from '../../../src/edge/route.ts';
+import { isReply, type AnyRoute } from '../../../src/edge/pipeline/route.ts';
 import { builderTrades, marketDataRoutes, midpoint, pricesHistory, type MarketDataDeps } from '../../../src/edge/routes/market-data.ts';
 import { BUILDER_TRADES_PAGE_SIZE, type MarketDataReader } from '../../../src/queries/market-data.ts';
 import { routeRequest } from '../../fixtures/route-request.ts';

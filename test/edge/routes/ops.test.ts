@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { isApiError } from '../../../src/domain/errors.ts';
-import { isReply, type AnyRoute } from '../../../src/edge/route.ts';
+import { isReply, type AnyRoute } from '../../../src/edge/pipeline/route.ts';
 import { health, openapiDocument, opsDeps, opsRoutes, serverTime } from '../../../src/edge/routes/ops.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
 

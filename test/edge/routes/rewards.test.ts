@@ -11,7 +11,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
 import { isApiError } from '../../../src/domain/errors.ts';
-import type { AnyRoute } from '../../../src/edge/route.ts';
+import type { AnyRoute } from '../../../src/edge/pipeline/route.ts';
 import { ordersScoring, rewardsRoutes, userTotals, type RewardsDeps } from '../../../src/edge/routes/rewards.ts';
 import { routeRequest } from '../../fixtures/route-request.ts';
 import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';

@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
 import { Registry } from 'prom-client';
 import { isApiError } from '../../../src/domain/errors.ts';
-import type { AnyRoute } from '../../../src/edge/route.ts';
+import type { AnyRoute } from '../../../src/edge/pipeline/route.ts';
 import { banStatus, clearFaults, endMaintenance, putFaults, sandboxRoutes, startMaintenance } from '../../../src/edge/routes/sandbox.ts';
 import { FaultInjector } from '../../../src/edge/sandbox/faults.ts';
 import { MaintenanceWindows } from '../../../src/edge/sandbox/maintenance.ts';

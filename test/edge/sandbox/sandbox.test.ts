@@ -9,8 +9,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { isApiError } from '../../../src/domain/errors.ts';
-import { Metrics } from '../../../src/edge/metrics.ts';
-import type { AnyRoute } from '../../../src/edge/route.ts';
+import { Metrics } from '../../../src/edge/pipeline/metrics.ts';
+import type { AnyRoute } from '../../../src/edge/pipeline/route.ts';
 import { ORDER_ROUTES, Sandbox } from '../../../src/edge/sandbox/sandbox.ts';
 import { ManualClock } from '../../../src/runtime/clock.ts';
 import { testConfig } from '../../../src/runtime/config.ts';

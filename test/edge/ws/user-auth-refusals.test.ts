@@ -7,13 +7,13 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import WebSocket from 'ws';
-import { AUTH_RULES, ApiKeyService, type Credentials } from '../../../src/edge/auth.ts';
-import { Funders } from '../../../src/edge/funders.ts';
-import { Metrics } from '../../../src/edge/metrics.ts';
-import { RateLimiter } from '../../../src/edge/rate-limit.ts';
+import { AUTH_RULES, ApiKeyService, type Credentials } from '../../../src/edge/auth/auth.ts';
+import { Funders } from '../../../src/edge/auth/funders.ts';
+import { Metrics } from '../../../src/edge/pipeline/metrics.ts';
+import { RateLimiter } from '../../../src/edge/limits/rate-limit.ts';
 import { createAuthExplainer } from '../../../src/edge/refusals/auth.ts';
 import type { EdgeServer } from '../../../src/edge/server.ts';
-import { SigPool } from '../../../src/edge/sig-pool.ts';
+import { SigPool } from '../../../src/edge/auth/sig-pool.ts';
 import { StreamChannels, type ChannelDeps } from '../../../src/edge/ws/channels.ts';
 import { openStore, type Store } from '../../../src/journal/env.ts';
 import { systemClock } from '../../../src/runtime/clock.ts';
