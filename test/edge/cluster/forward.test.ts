@@ -18,6 +18,7 @@ import type { Incoming, Outgoing } from '../../../src/edge/http/http.ts';
 import { Metrics } from '../../../src/edge/pipeline/metrics.ts';
 import { processorFor, replayKindOf, type Authenticator, type Mounted, type PipelineDeps } from '../../../src/edge/pipeline/pipeline.ts';
 import { RateLimiter } from '../../../src/edge/limits/rate-limit.ts';
+import { BodyBudget } from '../../../src/edge/limits/rate-limit-bytes.ts';
 import { RefusalLog } from '../../../src/edge/refusals/log.ts';
 import { reply, type AnyRoute, type RouteRequest } from '../../../src/edge/pipeline/route.ts';
 import { compileRoute } from '../../../src/edge/pipeline/validate.ts';
@@ -120,6 +121,16 @@ test('unsigned, badly signed and made-up-key requests are refused at the gateway
   assert.equal((await ap(request('POST', '/admin/x', { authorization: 'Bearer nope' }))).status, 401);
   assert.equal((await ap(request('POST', '/admin/x', { authorization: 'Bearer tok' }))).status, 200);
   assert.equal(sent.length, 1);
+});
+
+test("a key the gateway does not hold yet: its body is read while the gateway catches up, charged to the client address (429 past it, the body unread)", async () => {
+  const { sent, gw } = fakeSequencer();
+  const bodies = new BodyBudget({ enabled: true, maxCallers: 64, perAddress: { limit: 150, windowSeconds: 10 }, perKey: { limit: 1000, windowSeconds: 10 } });
+  const p = processorFor(mounted(raw), deps({ gateway: gw, bodies }), who);
+  const madeUp = () => request('DELETE', '/cancel-all', { poly_api_key: 'made-up' }, 'x'.repeat(90));
+  assert.equal(p.beforeBody?.(madeUp(), 90), undefined, 'the first 90 bytes fit the address\'s 150');
+  assert.equal(p.beforeBody?.(madeUp(), 90)?.status, 429, 'the next 90 do not: a made-up key is no way around the byte budget');
+  assert.equal(sent.length, 0);
 });
 
 test('a route with gatewayHints: checked here (HMAC of a held key, schema), forwarded with the hints; a key not held here is forwarded whole only by a gateway that cannot catch up', async () => {
