@@ -47,10 +47,10 @@ import { ClusterKeys } from '../../src/replication/seal.ts';
 import { SnapshotBucket } from '../../src/replication/snapshot-store.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { createLogger } from '../../src/runtime/log.ts';
-import { runLoad, type LoadOptions, type Mix } from '../../tools/load.ts';
+import type { LoadOptions, Mix } from '../../tools/load.ts';
 import { natsServerAvailable, startNatsServer, type NatsServer } from '../../tools/nats-server.ts';
 import { startService, type ServiceProcess } from '../../tools/service-process.ts';
-import { runInChild, serveInChild } from '../lib/child.ts';
+import { runLoadChild } from '../lib/load-child.ts';
 import { natsRelay } from './cluster.bench.ts';
 
 const sizes = (process.env.HISTORY_ORDERS ?? '150000,450000,1500000').split(',').map(Number);
@@ -59,30 +59,14 @@ const ORDER_RATE = Number(process.env.ORDER_RATE ?? 1000);
 const P99_SECONDS = Number(process.env.P99_SECONDS ?? 8);
 const ADMIN = 'history-bench';
 const MASTER_KEY = 'hb'.repeat(32);
-const LOAD_FLAG = 'PM_HISTORY_BENCH_LOAD';
 
-interface LoadSummary {
-  acked: number;
-  errors: number;
-  elapsedS: number;
-  p50: number;
-  p99: number;
-  checkOk: boolean;
-  problems: string[];
-}
-
-async function loadInChild(o: LoadOptions): Promise<LoadSummary> {
-  const r = await runLoad({ ...o, progress: false, log: () => undefined });
-  return { acked: r.run.acked, errors: r.run.errors, elapsedS: r.run.elapsedS, p50: r.run.latencyMs.p50, p99: r.run.latencyMs.p99, checkOk: r.check?.ok ?? true, problems: r.check?.problems.slice(0, 3) ?? [] };
-}
-serveInChild(LOAD_FLAG, loadInChild);
 
 function check(cond: boolean, what: string): void {
   if (!cond) throw new Error(`history bench self-check failed: ${what}`);
 }
 
 const load = (url: string, o: Partial<LoadOptions> & { mix: Mix }) =>
-  runInChild<LoadOptions, LoadSummary>(import.meta.url, LOAD_FLAG, { url, adminToken: ADMIN, wallets: 20, markets: 8, connections: 16, verifySample: 100, ...o } as LoadOptions);
+  runLoadChild({ url, adminToken: ADMIN, wallets: 20, markets: 8, connections: 16, verifySample: 100, ...o } as LoadOptions);
 
 const mb = (b: number) => (b / 1e6).toFixed(0);
 const dirBytes = (dir: string): number => {
@@ -280,4 +264,4 @@ export default async function run(): Promise<void> {
   }
 }
 
-if (process.env[LOAD_FLAG] !== '1' && process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await run();
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await run();

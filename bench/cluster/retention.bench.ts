@@ -38,9 +38,9 @@ import { SnapshotBucket } from '../../src/replication/snapshot-store.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { createLogger } from '../../src/runtime/log.ts';
 import { verifyArchives } from '../../tools/journal-archive.ts';
-import { runLoad, type LoadOptions } from '../../tools/load.ts';
+import type { LoadOptions } from '../../tools/load.ts';
 import { natsServerAvailable, startNatsServer } from '../../tools/nats-server.ts';
-import { runInChild, serveInChild } from '../lib/child.ts';
+import { runLoadChild } from '../lib/load-child.ts';
 
 /** config/default.json's policy. */
 const defaults = testConfig().history;
@@ -51,21 +51,7 @@ const SNAPSHOT_SECONDS = Number(process.env.SNAPSHOT_SECONDS ?? defaults.snapsho
 const SAMPLE_SECONDS = Number(process.env.SAMPLE_SECONDS ?? Math.max(5, Math.round(SNAPSHOT_SECONDS / 3)));
 const ADMIN = 'retention-bench';
 const MASTER_KEY = 'rb'.repeat(32);
-const LOAD_FLAG = 'PM_RETENTION_BENCH_LOAD';
 
-interface LoadSummary {
-  acked: number;
-  errors: number;
-  elapsedS: number;
-  checkOk: boolean;
-  problems: string[];
-}
-
-async function loadInChild(o: LoadOptions): Promise<LoadSummary> {
-  const r = await runLoad({ ...o, progress: false, log: () => undefined });
-  return { acked: r.run.acked, errors: r.run.errors, elapsedS: r.run.elapsedS, checkOk: r.check?.ok ?? true, problems: r.check?.problems.slice(0, 3) ?? [] };
-}
-serveInChild(LOAD_FLAG, loadInChild);
 
 function check(cond: boolean, what: string): void {
   if (!cond) throw new Error(`retention bench self-check failed: ${what}`);
@@ -157,7 +143,7 @@ export default async function run(): Promise<void> {
         if (running) await sample();
       }
     })();
-    const r = await runInChild<LoadOptions, LoadSummary>(import.meta.url, LOAD_FLAG, {
+    const r = await runLoadChild({
       url,
       adminToken: ADMIN,
       wallets: 20,
@@ -218,4 +204,4 @@ export default async function run(): Promise<void> {
   }
 }
 
-if (process.env[LOAD_FLAG] !== '1' && process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await run();
+if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) await run();
