@@ -205,7 +205,11 @@ async function allOnSequencer(client: TestClient, acked: Map<string, number>, se
   }
 }
 
-test('under signed load through two gateways, the sequencer SIGKILLed twenty times in a row: each time the standby takes over within the lease time, the killed node comes back as the standby, and every acknowledged order is on the sequencer, none twice', { skip, timeout: 600_000 }, async (t) => {
+// Six kills in CI (each ~13 s on a 2-core machine: a lease, a takeover, a restart); FAILOVER_KILLS=20 for the
+// longer soak the decision log's figures came from.
+const KILLS = Math.max(2, Number(process.env.FAILOVER_KILLS ?? 6));
+
+test('under signed load through two gateways, the sequencer SIGKILLed again and again (six times; FAILOVER_KILLS for more): each time the standby takes over within the lease time, the killed node comes back as the standby, and every acknowledged order is on the sequencer, none twice', { skip, timeout: 600_000 }, async (t) => {
   const nats = await startNatsServer({ secure: true });
   const c = await cluster(nats);
   const procs: Proc[] = [];
@@ -236,7 +240,7 @@ test('under signed load through two gateways, the sequencer SIGKILLed twenty tim
     await until('orders acknowledged', () => load.acked.size >= 10);
     let [seq, standby] = [a, b];
     const takeovers: number[] = [];
-    for (let k = 0; k < 20; k++) {
+    for (let k = 0; k < KILLS; k++) {
       const before = load.acked.size;
       await seq.svc!.stop('SIGKILL');
       const t0 = Date.now();
@@ -250,11 +254,11 @@ test('under signed load through two gateways, the sequencer SIGKILLed twenty tim
     }
     await load.stop();
     const sorted = [...takeovers].sort((x, y) => x - y);
-    t.diagnostic(`takeovers (kill to the new sequencer taking orders, lease 1,200 ms): min ${sorted[0]} ms, median ${sorted[10]} ms, max ${sorted[19]} ms; ${load.acked.size} orders acknowledged, other answers ${JSON.stringify([...load.other])}`);
+    t.diagnostic(`takeovers (kill to the new sequencer taking orders, lease 1,200 ms): min ${sorted[0]} ms, median ${sorted[sorted.length >> 1]} ms, max ${sorted[sorted.length - 1]} ms; ${load.acked.size} orders acknowledged, other answers ${JSON.stringify([...load.other])}`);
     for (const ms of takeovers) assert.ok(ms < 1200 + 8000, `takeovers in ${takeovers.join(', ')} ms`);
     for (const s of load.other.keys()) assert.ok([503, 0].includes(s), `only refusals that invite a retry: ${JSON.stringify([...load.other])}`);
     await allOnSequencer(clients[0]!, load.acked, `http://127.0.0.1:${seq.port}`);
-    assert.ok(load.acked.size > 60, `${load.acked.size} orders acknowledged`);
+    assert.ok(load.acked.size > 3 * KILLS, `${load.acked.size} orders acknowledged`);
   } finally {
     for (const p of procs) await p.svc?.stop('SIGKILL').catch(() => undefined);
     await nats.stop();
