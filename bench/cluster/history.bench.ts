@@ -39,7 +39,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import { CheckpointStore } from '../../src/journal/checkpoints.ts';
 import { loadMasterKey } from '../../src/edge/auth/auth.ts';
 import { openNatsLink } from '../../src/replication/nats-link.ts';

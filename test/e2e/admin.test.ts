@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { keccak256, toHex } from 'viem';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import type { EngineAdmin } from '../../src/edge/context.ts';
 import { Errors } from '../../src/domain/errors.ts';
 import type { Engine } from '../../src/engine/engine.ts';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import type { Engine, PlaceInput } from '../../src/engine/engine.ts';
 import type { FillEvent } from '../../src/domain/events.ts';
 import { readJournal } from '../../src/journal/recovery.ts';

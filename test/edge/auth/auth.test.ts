@@ -23,7 +23,7 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { ClobClient } from '@polymarket/clob-client-v2';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { startApp, type App } from '../../../src/app.ts';
+import { startApp, type App } from '../../../src/node/app.ts';
 import { HEAD_DECIDES_ABOVE } from '../../../src/edge/pipeline/pipeline.ts';
 import { buildRoutes } from '../../../src/edge/routes.ts';
 import {

@@ -7,7 +7,7 @@
  * cannot catch up; the answer is the sequencer's,
  * and its refusal is sent and kept here; no sequencer answers 503 with Retry-After. On the sequencer's side a
  * forwarded request runs its route's processor with the gateway's client address and hints, and its refusal
- * travels back. Over real NATS and HTTP: test/cluster.test.ts.
+ * travels back. Over real NATS and HTTP: test/node/cluster.test.ts.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

@@ -4,7 +4,7 @@
  * batches apply), write answers carry the write sequence only where one is configured (a sequencer) and never
  * on a replica, a refusal past the caps (429) is never diagnosed, and with auth.reasonInBody a refusal's
  * reason follows the body's error text. Through real HTTP and the real auth:
- * test/e2e/refusals.test.ts, test/cluster.test.ts.
+ * test/e2e/refusals.test.ts, test/node/cluster.test.ts.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

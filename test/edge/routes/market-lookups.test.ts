@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { Value } from '@sinclair/typebox/value';
 import type { TSchema } from '@sinclair/typebox';
-import { startApp, type App } from '../../../src/app.ts';
+import { startApp, type App } from '../../../src/node/app.ts';
 import type { Engine } from '../../../src/engine/engine.ts';
 import { testConfig } from '../../../src/runtime/config.ts';
 import { silentLogger } from '../../../src/runtime/log.ts';

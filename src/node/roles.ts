@@ -5,18 +5,18 @@
  * replica whose writes go to the sequencer (`gateway`).
  */
 import type { ReplicaRole, SequencerRole } from './cluster.ts';
-import type { SnapshotShipper } from './replication/snapshot-shipper.ts';
-import type { CommandForwarder } from './replication/commands.ts';
-import type { AuthServices } from './edge/auth/auth.ts';
-import type { Metrics } from './edge/pipeline/metrics.ts';
-import { Checkpointer, type CheckpointPolicy } from './engine/checkpointer.ts';
-import { Engine, type EngineOptions, type EngineSurface } from './engine/engine.ts';
-import type { Store } from './journal/env.ts';
-import type { AuxDb, ReplicationLog } from './journal/replication-log.ts';
-import type { ViewSink, ViewWrites } from './projections/projector.ts';
-import type { Clock } from './runtime/clock.ts';
-import type { Config } from './runtime/config.ts';
-import type { Logger } from './runtime/log.ts';
+import type { SnapshotShipper } from '../replication/snapshot-shipper.ts';
+import type { CommandForwarder } from '../replication/commands.ts';
+import type { AuthServices } from '../edge/auth/auth.ts';
+import type { Metrics } from '../edge/pipeline/metrics.ts';
+import { Checkpointer, type CheckpointPolicy } from '../engine/checkpointer.ts';
+import { Engine, type EngineOptions, type EngineSurface } from '../engine/engine.ts';
+import type { Store } from '../journal/env.ts';
+import type { AuxDb, ReplicationLog } from '../journal/replication-log.ts';
+import type { ViewSink, ViewWrites } from '../projections/projector.ts';
+import type { Clock } from '../runtime/clock.ts';
+import type { Config } from '../runtime/config.ts';
+import type { Logger } from '../runtime/log.ts';
 
 /** What start-up has opened, closed newest first (app.ts's Closers). */
 export interface Closers {

@@ -9,15 +9,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { startApp } from '../src/app.ts';
-import type { ReplicationLog } from '../src/journal/replication-log.ts';
-import { metaKeys } from '../src/journal/keys.ts';
-import { ViewWrites } from '../src/projections/projector.ts';
-import { POSITIONS_PROJECTION } from '../src/projections/wallets.ts';
-import { testConfig } from '../src/runtime/config.ts';
-import { silentLogger } from '../src/runtime/log.ts';
-import { SampleLog } from '../src/roles.ts';
-import { T, market, order, wallet } from './fixtures/engine-harness.ts';
+import { startApp } from '../../src/node/app.ts';
+import type { ReplicationLog } from '../../src/journal/replication-log.ts';
+import { metaKeys } from '../../src/journal/keys.ts';
+import { ViewWrites } from '../../src/projections/projector.ts';
+import { POSITIONS_PROJECTION } from '../../src/projections/wallets.ts';
+import { testConfig } from '../../src/runtime/config.ts';
+import { silentLogger } from '../../src/runtime/log.ts';
+import { SampleLog } from '../../src/node/roles.ts';
+import { T, market, order, wallet } from '../fixtures/engine-harness.ts';
 
 test('sampler records are logged in the flush that issues the samples, in the order taken, once', () => {
   const logged: unknown[][] = [];

@@ -2,55 +2,55 @@
  * Composition root: opens the store, builds the context and the route table, starts the HTTP edge.
  * `main.ts` wraps it with configuration loading and signal handling; tests start it in process.
  */
-import { openStore, type Store } from './journal/env.ts';
-import { metaKeys } from './journal/keys.ts';
-import { readFill } from './journal/fill-codec.ts';
-import { CatalogWriter } from './projections/catalog.ts';
-import { CatalogReader } from './queries/catalog.ts';
-import { loadDemo } from './demo/catalog.ts';
-import { LIVE_DEMO_DEFAULTS, ReplayClock, startLiveDemo, type LiveDemo, type LiveDemoOptions } from './demo/live.ts';
-import { createAuthServices, type AuthServices } from './edge/auth/auth.ts';
-import type { Checkpointer } from './engine/checkpointer.ts';
-import type { EngineSurface } from './engine/engine.ts';
+import { openStore, type Store } from '../journal/env.ts';
+import { metaKeys } from '../journal/keys.ts';
+import { readFill } from '../journal/fill-codec.ts';
+import { CatalogWriter } from '../projections/catalog.ts';
+import { CatalogReader } from '../queries/catalog.ts';
+import { loadDemo } from '../demo/catalog.ts';
+import { LIVE_DEMO_DEFAULTS, ReplayClock, startLiveDemo, type LiveDemo, type LiveDemoOptions } from '../demo/live.ts';
+import { createAuthServices, type AuthServices } from '../edge/auth/auth.ts';
+import type { Checkpointer } from '../engine/checkpointer.ts';
+import type { EngineSurface } from '../engine/engine.ts';
 import { SampleLog, openEngine, openRole, prepareStore, startFollowing, type RoleParts } from './roles.ts';
-import type { Follower } from './replication/follower.ts';
-import type { Publisher } from './replication/publisher.ts';
-import type { SnapshotShipper } from './replication/snapshot-shipper.ts';
-import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from './projections/projector.ts';
-import { buildProjections } from './projections/registry.ts';
-import { CommittedBooks } from './projections/committed-books.ts';
-import { LIFECYCLE_TOPIC, StreamFeed, bookMessage, customTopic, marketTopic, userTopic } from './projections/stream-feed.ts';
-import { StreamChannels, type ChannelDeps } from './edge/ws/channels.ts';
-import { MarketDataStore, MidpointSampler } from './projections/market-data.ts';
-import { MarketDataReader, type BookSource } from './queries/market-data.ts';
-import { RewardsReader } from './queries/rewards.ts';
-import { RewardsSampler } from './projections/rewards.ts';
-import { bookMidpoint, rewardProgram } from './domain/rewards.ts';
-import { Heartbeats } from './edge/trading/heartbeats.ts';
-import type { AppContext, CatalogServices, EngineAdmin } from './edge/context.ts';
-import { Metrics } from './edge/pipeline/metrics.ts';
-import { buildOpenApi } from './edge/pipeline/openapi.ts';
-import { RateLimiter } from './edge/limits/rate-limit.ts';
-import { ReplayGuard } from './edge/pipeline/replays.ts';
-import type { RefusalDeps } from './edge/pipeline/pipeline.ts';
-import { RefusalLog } from './edge/refusals/log.ts';
-import { BodyBudget, DEFAULT_BODY_BYTES } from './edge/limits/rate-limit-bytes.ts';
-import { HmacStrikes } from './edge/limits/hmac-strikes.ts';
-import { KEYLESS_PER_WALLET, KEYLESS_WALLETS, WalletRefusals } from './edge/refusals/wallets.ts';
-import { headerValue } from './edge/refusals/reason.ts';
-import { platformOrderDomain } from './edge/refusals/known-domains.ts';
-import type { OrderDomains } from './edge/auth/eip712.ts';
-import { pendingAnswerBytes } from './edge/http/http.ts';
-import { buildRoutes } from './edge/routes.ts';
-import { resolveInCatalog } from './edge/routes/admin.ts';
-import { Sandbox } from './edge/sandbox/sandbox.ts';
-import { openTestControls, type TestControls } from './edge/sandbox/test-controls.ts';
-import { restoreTestClock } from './edge/sandbox/test-clock.ts';
-import { startServer, type EdgeServer } from './edge/server.ts';
-import { forwardedHandler, gateway } from './edge/cluster/forward.ts';
-import { testControlsOn, type Config } from './runtime/config.ts';
-import { TestClock, nowSeconds, systemClock, systemTimers, type Clock, type Timers } from './runtime/clock.ts';
-import { createLogger, type Logger } from './runtime/log.ts';
+import type { Follower } from '../replication/follower.ts';
+import type { Publisher } from '../replication/publisher.ts';
+import type { SnapshotShipper } from '../replication/snapshot-shipper.ts';
+import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from '../projections/projector.ts';
+import { buildProjections } from '../projections/registry.ts';
+import { CommittedBooks } from '../projections/committed-books.ts';
+import { LIFECYCLE_TOPIC, StreamFeed, bookMessage, customTopic, marketTopic, userTopic } from '../projections/stream-feed.ts';
+import { StreamChannels, type ChannelDeps } from '../edge/ws/channels.ts';
+import { MarketDataStore, MidpointSampler } from '../projections/market-data.ts';
+import { MarketDataReader, type BookSource } from '../queries/market-data.ts';
+import { RewardsReader } from '../queries/rewards.ts';
+import { RewardsSampler } from '../projections/rewards.ts';
+import { bookMidpoint, rewardProgram } from '../domain/rewards.ts';
+import { Heartbeats } from '../edge/trading/heartbeats.ts';
+import type { AppContext, CatalogServices, EngineAdmin } from '../edge/context.ts';
+import { Metrics } from '../edge/pipeline/metrics.ts';
+import { buildOpenApi } from '../edge/pipeline/openapi.ts';
+import { RateLimiter } from '../edge/limits/rate-limit.ts';
+import { ReplayGuard } from '../edge/pipeline/replays.ts';
+import type { RefusalDeps } from '../edge/pipeline/pipeline.ts';
+import { RefusalLog } from '../edge/refusals/log.ts';
+import { BodyBudget, DEFAULT_BODY_BYTES } from '../edge/limits/rate-limit-bytes.ts';
+import { HmacStrikes } from '../edge/limits/hmac-strikes.ts';
+import { KEYLESS_PER_WALLET, KEYLESS_WALLETS, WalletRefusals } from '../edge/refusals/wallets.ts';
+import { headerValue } from '../edge/refusals/reason.ts';
+import { platformOrderDomain } from '../edge/refusals/known-domains.ts';
+import type { OrderDomains } from '../edge/auth/eip712.ts';
+import { pendingAnswerBytes } from '../edge/http/http.ts';
+import { buildRoutes } from '../edge/routes.ts';
+import { resolveInCatalog } from '../edge/routes/admin.ts';
+import { Sandbox } from '../edge/sandbox/sandbox.ts';
+import { openTestControls, type TestControls } from '../edge/sandbox/test-controls.ts';
+import { restoreTestClock } from '../edge/sandbox/test-clock.ts';
+import { startServer, type EdgeServer } from '../edge/server.ts';
+import { forwardedHandler, gateway } from '../edge/cluster/forward.ts';
+import { testControlsOn, type Config } from '../runtime/config.ts';
+import { TestClock, nowSeconds, systemClock, systemTimers, type Clock, type Timers } from '../runtime/clock.ts';
+import { createLogger, type Logger } from '../runtime/log.ts';
 
 export const VERSION = '0.1.0';
 /**
@@ -103,7 +103,7 @@ export interface AppOptions {
   demo?: Partial<LiveDemoOptions>;
   /**
    * Test seam: awaited after each start-up step, once what the step opened is registered for closing. A
-   * throw fails the start at that point, as a real failure of the next step would (test/app.test.ts).
+   * throw fails the start at that point, as a real failure of the next step would (test/node/app.test.ts).
    */
   afterStep?: (step: StartStep) => void | Promise<void>;
   /** ROLE=sequencer under a lease (cluster.failover): the lease's term, which this sequencer's records carry. */

@@ -12,25 +12,25 @@
  *              serveCommands), the edge's side in edge/forward.ts
  */
 import { Histogram } from 'prom-client';
-import type { Store } from './journal/env.ts';
-import { metaKeys } from './journal/keys.ts';
-import type { CheckpointSource } from './journal/recovery.ts';
-import { ReplicationLog } from './journal/replication-log.ts';
-import { CommandForwarder, CommandServer, commandSubject, REPLAY_WINDOW_MS, type CommandAnswer, type CommandRequest } from './replication/commands.ts';
+import type { Store } from '../journal/env.ts';
+import { metaKeys } from '../journal/keys.ts';
+import type { CheckpointSource } from '../journal/recovery.ts';
+import { ReplicationLog } from '../journal/replication-log.ts';
+import { CommandForwarder, CommandServer, commandSubject, REPLAY_WINDOW_MS, type CommandAnswer, type CommandRequest } from '../replication/commands.ts';
 
-export { requestBytes } from './replication/commands.ts';
-import { Follower, type AppliedBatch } from './replication/follower.ts';
-import { Publisher } from './replication/publisher.ts';
-import { ReplicaEngine } from './replication/replica-engine.ts';
-import { checkCredentials, type StreamSettings } from './replication/nats-link.ts';
-import { ClusterKeys } from './replication/seal.ts';
-import { loadMasterKey } from './edge/auth/auth.ts';
-import { prepareFollowerStore } from './replication/snapshot-install.ts';
-import { SnapshotShipper } from './replication/snapshot-shipper.ts';
-import type { SnapshotManifest } from './journal/snapshots.ts';
-import type { Metrics } from './edge/pipeline/metrics.ts';
-import type { Config } from './runtime/config.ts';
-import type { Logger } from './runtime/log.ts';
+export { requestBytes } from '../replication/commands.ts';
+import { Follower, type AppliedBatch } from '../replication/follower.ts';
+import { Publisher } from '../replication/publisher.ts';
+import { ReplicaEngine } from '../replication/replica-engine.ts';
+import { checkCredentials, type StreamSettings } from '../replication/nats-link.ts';
+import { ClusterKeys } from '../replication/seal.ts';
+import { loadMasterKey } from '../edge/auth/auth.ts';
+import { prepareFollowerStore } from '../replication/snapshot-install.ts';
+import { SnapshotShipper } from '../replication/snapshot-shipper.ts';
+import type { SnapshotManifest } from '../journal/snapshots.ts';
+import type { Metrics } from '../edge/pipeline/metrics.ts';
+import type { Config } from '../runtime/config.ts';
+import type { Logger } from '../runtime/log.ts';
 
 /**
  * How a node of this configuration reaches the cluster: its NATS connection and the cluster's purpose keys

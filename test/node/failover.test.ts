@@ -1,31 +1,31 @@
 /**
- * The sequencer's lease and a standby's takeover (src/failover.ts), in process, over a real nats-server:
+ * The sequencer's lease and a standby's takeover (src/node/failover.ts), in process, over a real nats-server:
  * the sequencer takes the lease and acknowledges only what the stream confirmed; a standby follows with the
  * replication log; when the sequencer stops renewing, the standby takes over within the lease time, its
  * first record proves it applied the whole stream, and orders through a gateway go on with nothing
  * acknowledged lost and none twice; a replica's 421 names the lease holder. Killed processes under load:
- * test/cluster.test.ts. Skipped where nats-server is missing (failing under CI).
+ * test/node/cluster.test.ts. Skipped where nats-server is missing (failing under CI).
  */
 import assert from 'node:assert/strict';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, dirname, join } from 'node:path';
 import { test } from 'node:test';
-import { DEMO_WALLETS } from '../src/demo/catalog.ts';
-import { depositEvent } from '../src/domain/events.ts';
-import { prepareStandbyStore, startFailoverNode, type FailoverNode } from '../src/failover.ts';
-import { openStore } from '../src/journal/env.ts';
-import { metaKeys } from '../src/journal/keys.ts';
-import { ReplicationLog, readReplicatedBatch } from '../src/journal/replication-log.ts';
-import { JournalWriter } from '../src/journal/writer.ts';
-import { ensureStream, openNatsLink, streamLastRseq } from '../src/replication/nats-link.ts';
-import { encodeBatch } from '../src/replication/wire.ts';
-import { testConfig } from '../src/runtime/config.ts';
-import { createLogger } from '../src/runtime/log.ts';
-import { freePort, startNatsServer, type NatsServer } from '../tools/nats-server.ts';
-import { startService, type ServiceProcess } from '../tools/service-process.ts';
-import { CLUSTER_KEYS, MASTER_KEY, journalSeqOf, natsSkip, until } from './fixtures/cluster.ts';
-import { TestClient, units } from './fixtures/trading-client.ts';
+import { DEMO_WALLETS } from '../../src/demo/catalog.ts';
+import { depositEvent } from '../../src/domain/events.ts';
+import { prepareStandbyStore, startFailoverNode, type FailoverNode } from '../../src/node/failover.ts';
+import { openStore } from '../../src/journal/env.ts';
+import { metaKeys } from '../../src/journal/keys.ts';
+import { ReplicationLog, readReplicatedBatch } from '../../src/journal/replication-log.ts';
+import { JournalWriter } from '../../src/journal/writer.ts';
+import { ensureStream, openNatsLink, streamLastRseq } from '../../src/replication/nats-link.ts';
+import { encodeBatch } from '../../src/replication/wire.ts';
+import { testConfig } from '../../src/runtime/config.ts';
+import { createLogger } from '../../src/runtime/log.ts';
+import { freePort, startNatsServer, type NatsServer } from '../../tools/nats-server.ts';
+import { startService, type ServiceProcess } from '../../tools/service-process.ts';
+import { CLUSTER_KEYS, MASTER_KEY, journalSeqOf, natsSkip, until } from '../fixtures/cluster.ts';
+import { TestClient, units } from '../fixtures/trading-client.ts';
 
 const skip = natsSkip();
 const log = createLogger('silent');

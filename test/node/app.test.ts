@@ -1,5 +1,5 @@
 /**
- * The composition root (src/app.ts): one stack of closers serves a failed start and stop(). A start that
+ * The composition root (src/node/app.ts): one stack of closers serves a failed start and stop(). A start that
  * fails at any step, injected through AppOptions.afterStep or a real listen failure, closes everything it
  * opened: the store (its LMDB environment reports closed) and every thread and timer (the child process
  * that ran it exits by itself). stop() closes in the reverse order of opening, and a closer that fails
@@ -12,13 +12,13 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { START_STEPS, startApp } from '../src/app.ts';
-import { openStore, type Store } from '../src/journal/env.ts';
-import { testConfig } from '../src/runtime/config.ts';
-import { silentLogger } from '../src/runtime/log.ts';
-import { importsOf } from '../tools/check-imports.ts';
+import { START_STEPS, startApp } from '../../src/node/app.ts';
+import { openStore, type Store } from '../../src/journal/env.ts';
+import { testConfig } from '../../src/runtime/config.ts';
+import { silentLogger } from '../../src/runtime/log.ts';
+import { importsOf } from '../../tools/check-imports.ts';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const FIXTURE = 'test/fixtures/app-start-failure.ts';
 
 interface Outcome {
@@ -116,13 +116,13 @@ test('stop() closes newest first; a closer that fails is reported after the othe
 });
 
 test('ROLE=single loads neither cluster.ts, failover.ts nor the NATS clients: outside them, src/ names them only as types, and roles.ts and main.ts load them dynamically', () => {
-  const roles = importsOf(readFileSync(join(ROOT, 'src/roles.ts'), 'utf8'));
+  const roles = importsOf(readFileSync(join(ROOT, 'src/node/roles.ts'), 'utf8'));
   assert.ok(roles.some((r) => r.spec === './cluster.ts' && r.kind === 'dynamic'), 'cluster.ts is imported dynamically');
   const main = importsOf(readFileSync(join(ROOT, 'src/main.ts'), 'utf8'));
-  assert.ok(main.some((r) => r.spec === './failover.ts' && r.kind === 'dynamic'), 'failover.ts is imported dynamically');
+  assert.ok(main.some((r) => r.spec === './node/failover.ts' && r.kind === 'dynamic'), 'failover.ts is imported dynamically');
   const loaded: string[] = [];
   for (const rel of readdirSync(join(ROOT, 'src'), { recursive: true }) as string[]) {
-    if (!rel.endsWith('.ts') || rel === 'cluster.ts' || rel === 'failover.ts' || rel.startsWith('replication/')) continue;
+    if (!rel.endsWith('.ts') || rel === 'node/cluster.ts' || rel === 'node/failover.ts' || rel.startsWith('replication/')) continue;
     for (const r of importsOf(readFileSync(join(ROOT, 'src', rel), 'utf8'))) {
       if (/(^|\/)(cluster|failover)\.ts$|\/replication\/|^@nats-io\//.test(r.spec) && !r.typeOnly && r.kind !== 'dynamic') loaded.push(`${rel} -> ${r.spec}`);
     }

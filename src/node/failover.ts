@@ -29,16 +29,16 @@
 import { renameSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { startApp, type App, type AppOptions } from './app.ts';
-import { openStore } from './journal/env.ts';
-import { metaKeys } from './journal/keys.ts';
-import { readReplicatedBatch } from './journal/replication-log.ts';
-import { LeaseHolder, LeaseStore, LeaseWatcher, type LeaseValue } from './replication/lease.ts';
-import { openNatsLink, streamLastRseq, streamRecord, subjectOf, type NatsLink } from './replication/nats-link.ts';
-import type { ClusterKeys } from './replication/seal.ts';
-import { decodeBatch } from './replication/wire.ts';
+import { openStore } from '../journal/env.ts';
+import { metaKeys } from '../journal/keys.ts';
+import { readReplicatedBatch } from '../journal/replication-log.ts';
+import { LeaseHolder, LeaseStore, LeaseWatcher, type LeaseValue } from '../replication/lease.ts';
+import { openNatsLink, streamLastRseq, streamRecord, subjectOf, type NatsLink } from '../replication/nats-link.ts';
+import type { ClusterKeys } from '../replication/seal.ts';
+import { decodeBatch } from '../replication/wire.ts';
 import { settingsOf } from './cluster.ts';
-import type { Config } from './runtime/config.ts';
-import type { Logger } from './runtime/log.ts';
+import type { Config } from '../runtime/config.ts';
+import type { Logger } from '../runtime/log.ts';
 
 export class FailoverError extends Error {}
 
