@@ -18,7 +18,10 @@
  *   queries/       never engine/ internals; of edge/ only the wire types of edge/schemas/, as types
  *   projections/   never queries/; of edge/ only the wire types of edge/schemas/, as types
  *   replication/   imports only domain/, runtime/, journal/ and engine/engine.ts (the facade): the stream
- *                  below the read side, which app.ts and cluster.ts wire to it
+ *                  below the read side, which node/ wires to it
+ *   node/          a node's life (composition root, roles, failover) assembles every layer, so it may import
+ *                  any of src/ but harness/; only main.ts (the process) and harness/ (a node for test code)
+ *                  import it: nothing the node assembles knows how it is assembled
  *   uWebSockets.js only in edge/, and there only in http/, ws/ and its root files; lmdb only in journal/; the
  *                  NATS clients (@nats-io/*) only in replication/
  *   no cycles      between files of src/, type-only imports included
@@ -53,6 +56,8 @@ export const RULES = {
   lmdb: 'only journal/ imports lmdb',
   replication: 'replication/ imports only domain/, runtime/, journal/ and engine/engine.ts',
   nats: 'only replication/ imports the NATS clients',
+  nodeImporters: 'only main.ts and harness/ import node/',
+  nodeHarness: 'node/ never imports harness/',
   cycle: 'no import cycles in src/, type-only imports included',
   edgeRooms: 'a room of edge/ imports only the rooms EDGE_ROOMS allows it',
   edgeRoomUnknown: 'every folder of edge/ is a room named in EDGE_ROOMS',
@@ -308,6 +313,8 @@ function ruleViolations(edges: Map<string, Edge[]>): Violation[] {
       if (area === 'projections' && top === 'queries') v(RULES.projectionsQueries);
       if (area === 'replication' && !local && !['domain', 'runtime', 'journal'].includes(top) && target !== 'engine/engine.ts') v(RULES.replication);
       if (area === 'projections' && top === 'edge' && !wireTypes) v(RULES.projectionsEdge);
+      if (top === 'node' && !local && area !== 'harness' && rel !== 'main.ts') v(RULES.nodeImporters);
+      if (area === 'node' && top === 'harness') v(RULES.nodeHarness);
       if (area === 'edge' && top === 'edge') {
         const from = edgeRoomOf(rel);
         const to = edgeRoomOf(target);

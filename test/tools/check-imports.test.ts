@@ -71,6 +71,10 @@ describe('each layer rule fails a tree that breaks it', () => {
     [RULES.replication, { 'replication/f.ts': "import type { Metrics } from '../edge/metrics.ts';\n" }],
     [RULES.replication, { 'replication/f.ts': "import { Projector } from '../projections/projector.ts';\n" }],
     [RULES.nats, { 'edge/n.ts': "import { connect } from '@nats-io/transport-node';\n" }],
+    [RULES.nodeImporters, { 'edge/routes/admin.ts': "import type { App } from '../../node/app.ts';\n" }],
+    [RULES.nodeImporters, { 'demo/live.ts': "import { startApp } from '../node/app.ts';\n" }],
+    [RULES.nodeImporters, { 'queries/q.ts': "import type { RoleParts } from '../node/roles.ts';\n" }],
+    [RULES.nodeHarness, { 'node/app.ts': "import { startExchange } from '../harness/start.ts';\n" }],
     [RULES.edgeRooms, { 'edge/http/http.ts': "import type { RouteDef } from '../pipeline/route.ts';\n" }],
     [RULES.edgeRooms, { 'edge/http/uws.ts': "import type { AppContext } from '../context.ts';\n" }],
     [RULES.edgeRooms, { 'edge/auth/auth.ts': "import { authRoutes } from '../routes/auth.ts';\n" }],
@@ -107,6 +111,11 @@ test('what the rules allow passes', () => {
     'projections/c.ts': "import { type EventInput } from '../edge/schemas/admin.ts';\nimport type { Store } from '../journal/env.ts';\n",
     'demo/catalog.ts': "import type { EngineAdmin } from '../edge/context.ts';\nexport { UNITS } from '../domain/units.ts';\n",
     'replication/r.ts': "import type { Engine } from '../engine/engine.ts';\nimport type { Store } from '../journal/env.ts';\nimport { jetstream } from '@nats-io/jetstream';\n",
+    'node/app.ts': "import { Engine } from '../engine/engine.ts';\nimport { serve } from '../edge/context.ts';\nimport { r } from '../replication/r.ts';\nimport type { RoleParts } from './roles.ts';\n",
+    'node/roles.ts': "export type RoleParts = { cluster?: typeof import('./cluster.ts') };\n",
+    'node/cluster.ts': "import { Store } from '../journal/env.ts';\n",
+    'main.ts': "import { startApp } from './node/app.ts';\nawait import('./node/cluster.ts');\n",
+    'harness/start.ts': "import { startApp, type App } from '../node/app.ts';\n",
   });
   assert.deepEqual(got, [], show(got));
 });
