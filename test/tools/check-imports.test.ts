@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { EDGE_ROOMS, KNOWN_CYCLES, KNOWN_VIOLATIONS, RULES, check, findCycles, importsOf, type Violation } from '../../tools/check-imports.ts';
+import { EDGE_ROOMS, ENGINE_ROOMS, KNOWN_CYCLES, KNOWN_VIOLATIONS, RULES, check, findCycles, importsOf, type Violation } from '../../tools/check-imports.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -86,6 +86,12 @@ describe('each layer rule fails a tree that breaks it', () => {
     [RULES.edgeRooms, { 'edge/routes/trading.ts': "import { RateLimiter } from '../limits/rate-limit.ts';\n" }],
     [RULES.edgeRooms, { 'edge/trading/heartbeats.ts': "import { apiError } from '../pipeline/error-reply.ts';\n" }],
     [RULES.edgeRoomUnknown, { 'edge/misc/helpers.ts': 'export const x = 1;\n' }],
+    [RULES.engineRooms, { 'engine/orders/admission.ts': "import type { Engine } from '../engine.ts';\n" }],
+    [RULES.engineRooms, { 'engine/ledger/settlement.ts': "import { runStartup } from '../startup.ts';\n" }],
+    [RULES.engineRooms, { 'engine/shard/worker.ts': "import { Ledger } from '../ledger/ledger.ts';\n" }],
+    [RULES.engineRooms, { 'engine/shard/shard-link.ts': "import { admit } from '../orders/admission.ts';\n" }],
+    [RULES.engineRooms, { 'engine/markets/market-admin.ts': "import { OrderTable } from '../orders/order-table.ts';\n" }],
+    [RULES.engineRoomUnknown, { 'engine/misc/helpers.ts': 'export const x = 1;\n' }],
     [RULES.edgeUws, { 'edge/routes/ops.ts': "import type { HttpResponse } from 'uWebSockets.js';\n" }],
     [RULES.edgeUws, { 'edge/auth/auth.ts': "import type { HttpRequest } from 'uWebSockets.js';\n" }],
   ];
@@ -139,6 +145,31 @@ test('the rooms of edge/ pass in their allowed directions, and the root composes
     'engine/engine.ts': 'export class Engine {}\n',
   });
   assert.deepEqual(got, [], show(got));
+});
+
+test('the rooms of engine/ pass in their allowed directions, and the root composes any of them', () => {
+  const got = found({
+    'engine/engine.ts': "import { Ledger } from './ledger/ledger.ts';\nimport { admit } from './orders/admission.ts';\nimport { ShardLink } from './shard/shard-link.ts';\n",
+    'engine/engine-types.ts': 'export type EngineOptions = {};\n',
+    'engine/lifecycle.ts': 'export const open = 1;\n',
+    'engine/book/api.ts': 'export const Side = {};\n',
+    'engine/shard/shard-link.ts': "import { Side } from '../book/api.ts';\nimport type { OrderState } from '../orders/order-table.ts';\nimport { open } from '../lifecycle.ts';\n",
+    'engine/orders/order-table.ts': "import type { EngineOptions } from '../engine-types.ts';\n",
+    'engine/orders/admission.ts': "import { Ledger } from '../ledger/ledger.ts';\nimport type { ShardLink } from '../shard/shard-link.ts';\nimport { OrderTable } from './order-table.ts';\n",
+    'engine/ledger/ledger.ts': "import { Side } from '../book/api.ts';\nimport type { OrderState } from '../orders/order-table.ts';\n",
+  });
+  assert.deepEqual(got, [], show(got));
+});
+
+test('ENGINE_ROOMS names exactly the folders of src/engine, and each room it allows exists', () => {
+  const engine = join(dirname(new URL(import.meta.url).pathname), '../../src/engine');
+  const folders = readdirSync(engine).filter((n) => statSync(join(engine, n)).isDirectory()).sort();
+  assert.deepEqual(Object.keys(ENGINE_ROOMS).sort(), folders);
+  for (const [room, allowed] of Object.entries(ENGINE_ROOMS)) {
+    for (const a of allowed) {
+      assert.ok(folders.includes(a) || statSync(join(engine, a), { throwIfNoEntry: false })?.isFile(), `ENGINE_ROOMS.${room} allows ${a}, which is not in src/engine`);
+    }
+  }
 });
 
 test('EDGE_ROOMS names exactly the folders of src/edge, and each room it allows exists', () => {
