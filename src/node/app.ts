@@ -1,43 +1,56 @@
 /**
- * Composition root: opens the store, builds the context and the route table, starts the HTTP edge.
- * `main.ts` wraps it with configuration loading and signal handling; tests start it in process.
+ * A node's life, from start to stop: the top of src/. This folder assembles every layer below it, and only
+ * main.ts (the process) and harness/ (a node for test code) import it (tools/check-imports.ts). The roles are
+ * docs/cluster.md's; their decisions are docs/decisions/scale-out.md's.
+ *
+ *   start   main.ts loads the configuration and calls startApp, or, under the sequencer's lease, failover.ts's
+ *           startFailoverNode, which calls it for the role the lease gives. startApp runs START_STEPS in order
+ *           (store, auth, view-writes, engine, projections, catalog, signatures, demo, routes, listen); each
+ *           step registers what it opened on one stack (closers.ts) as soon as it is open, so a start that
+ *           fails at any step closes what it opened, newest first, and throws. Tests start it in process.
+ *   role    config.cluster.role decides which engine the node runs and what the cluster adds (roles.ts):
+ *             single     the default: the matching engine on its own store; no NATS client is ever loaded
+ *             sequencer  the engine, its committed records logged and published to the journal stream, and
+ *                        the gateways' commands served (cluster.ts, loaded with the NATS clients on demand)
+ *             replica    no engine of its own: a follower applies the stream to the store and a replica
+ *                        engine serves the reads; a write answers 421 naming the sequencer
+ *             gateway    a replica whose writes go to the sequencer as commands
+ *             standby    a follower ready to take the lease and become the sequencer (failover.ts)
+ *           A follower's new or lagging store is first replaced by the newest snapshot the sequencer shipped
+ *           (roles.ts prepareStore).
+ *   serve   the read side (read-models.ts: projections, committed books, catalog, market data, rewards)
+ *           follows the engine's commits; the listener (listener.ts) opens the routes and the WebSocket
+ *           channels last, once everything they read is open, and the node is ready.
+ *   change  a node changes role only under the lease (cluster.failover, failover.ts): a sequencer that loses
+ *           it is fenced at once (App.fence: writes 503, nothing more published) and comes back as a standby;
+ *           a standby that finds the lease vacant takes it and comes back as the sequencer on the same store.
+ *           A change of role is a stop and a new startApp, never a change in place.
+ *   stop    App.stop (main.ts on SIGTERM or SIGINT): no longer ready, the listener drains (sockets get 1001,
+ *           requests in flight finish within the grace period), then the closers run newest first, LMDB last.
+ *
+ * This file is the composition root: the steps in their order and the App they build. What a step wires
+ * lives beside it (read-models.ts, listener.ts), what the role adds in roles.ts and cluster.ts.
  */
 import { openStore, type Store } from '../journal/env.ts';
-import { metaKeys } from '../journal/keys.ts';
-import { readFill } from '../journal/fill-codec.ts';
-import { CatalogWriter } from '../projections/catalog.ts';
-import { CatalogReader } from '../queries/catalog.ts';
-import { loadDemo } from '../demo/catalog.ts';
 import { LIVE_DEMO_DEFAULTS, ReplayClock, startLiveDemo, type LiveDemo, type LiveDemoOptions } from '../demo/live.ts';
 import { createAuthServices, type AuthServices } from '../edge/auth/auth.ts';
 import type { Checkpointer } from '../engine/checkpointer.ts';
 import type { EngineSurface } from '../engine/engine.ts';
-import { SampleLog, openEngine, openRole, prepareStore, startFollowing, type RoleParts } from './roles.ts';
+import { SampleLog, openEngine, openRole, prepareStore, startFollowing } from './roles.ts';
 import type { Follower } from '../replication/follower.ts';
 import type { Publisher } from '../replication/publisher.ts';
 import type { SnapshotShipper } from '../replication/snapshot-shipper.ts';
-import { Projector, ViewStore, ViewWrites, type ViewWritesOptions } from '../projections/projector.ts';
-import { buildProjections } from '../projections/registry.ts';
-import { CommittedBooks } from '../projections/committed-books.ts';
-import { LIFECYCLE_TOPIC, StreamFeed, bookMessage, customTopic, marketTopic, userTopic } from '../projections/stream-feed.ts';
-import { StreamChannels, type ChannelDeps } from '../edge/ws/channels.ts';
-import { MarketDataStore, MidpointSampler } from '../projections/market-data.ts';
-import { MarketDataReader, type BookSource } from '../queries/market-data.ts';
+import { ViewWrites, type ViewWritesOptions } from '../projections/projector.ts';
 import { RewardsReader } from '../queries/rewards.ts';
-import { RewardsSampler } from '../projections/rewards.ts';
-import { bookMidpoint, rewardProgram } from '../domain/rewards.ts';
 import { Heartbeats } from '../edge/trading/heartbeats.ts';
-import type { AppContext, CatalogServices, EngineAdmin } from '../edge/context.ts';
+import type { AppContext } from '../edge/context.ts';
 import { Metrics } from '../edge/pipeline/metrics.ts';
 import { buildOpenApi } from '../edge/pipeline/openapi.ts';
 import { RateLimiter } from '../edge/limits/rate-limit.ts';
 import { ReplayGuard } from '../edge/pipeline/replays.ts';
 import type { RefusalDeps } from '../edge/pipeline/pipeline.ts';
 import { RefusalLog } from '../edge/refusals/log.ts';
-import { BodyBudget, DEFAULT_BODY_BYTES } from '../edge/limits/rate-limit-bytes.ts';
-import { HmacStrikes } from '../edge/limits/hmac-strikes.ts';
 import { KEYLESS_PER_WALLET, KEYLESS_WALLETS, WalletRefusals } from '../edge/refusals/wallets.ts';
-import { headerValue } from '../edge/refusals/reason.ts';
 import { platformOrderDomain } from '../edge/refusals/known-domains.ts';
 import type { OrderDomains } from '../edge/auth/eip712.ts';
 import { pendingAnswerBytes } from '../edge/http/http.ts';
@@ -46,19 +59,16 @@ import { resolveInCatalog } from '../edge/routes/admin.ts';
 import { Sandbox } from '../edge/sandbox/sandbox.ts';
 import { openTestControls, type TestControls } from '../edge/sandbox/test-controls.ts';
 import { restoreTestClock } from '../edge/sandbox/test-clock.ts';
-import { startServer, type EdgeServer } from '../edge/server.ts';
-import { forwardedHandler, gateway } from '../edge/cluster/forward.ts';
+import type { EdgeServer } from '../edge/server.ts';
+import { forwardedHandler } from '../edge/cluster/forward.ts';
 import { testControlsOn, type Config } from '../runtime/config.ts';
 import { TestClock, nowSeconds, systemClock, systemTimers, type Clock, type Timers } from '../runtime/clock.ts';
 import { createLogger, type Logger } from '../runtime/log.ts';
+import { Closers } from './closers.ts';
+import { listen, openStream, userAuthRefusal } from './listener.ts';
+import { livePricesOf, openBooks, openProjections, startCatalog, startRewards } from './read-models.ts';
 
 export const VERSION = '0.1.0';
-/**
- * ROLE=gateway: how long a request naming a key the gateway does not hold waits for it to apply the stream as
- * it stands, before the gateway leaves the request to the sequencer (edge/forward.ts). A healthy gateway is
- * milliseconds behind; this bounds what a lagging one adds to a fresh key's first request.
- */
-const KEY_CATCH_UP_MS = 1000;
 
 export interface App {
   readonly ctx: AppContext;
@@ -114,33 +124,6 @@ export interface AppOptions {
   leaseTerm?: () => number | undefined;
   /** Under a lease: forged lease values this node has read (replication/lease.ts), on /metrics `pm_lease_forged`. */
   leaseForged?: () => number;
-}
-
-/**
- * What start-up has opened, closed newest first: on a failed start and by stop(), so the two cannot drift.
- * Each closer runs once; one that throws is logged and the rest still run (the store is always closed),
- * and closeAll() then rejects with the first failure.
- */
-class Closers {
-  private readonly stack: { what: string; close: () => unknown }[] = [];
-  constructor(private readonly log: Logger) {}
-
-  add(what: string, close: () => unknown): void {
-    this.stack.push({ what, close });
-  }
-
-  async closeAll(): Promise<void> {
-    const failures: unknown[] = [];
-    for (let c = this.stack.pop(); c !== undefined; c = this.stack.pop()) {
-      try {
-        await c.close();
-      } catch (err) {
-        this.log.error({ err, closing: c.what }, 'close failed');
-        failures.push(err);
-      }
-    }
-    if (failures.length > 0) throw failures[0];
-  }
 }
 
 export async function startApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
@@ -328,25 +311,6 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
 }
 
 /**
- * The user channel's refused credentials explained (edge/refusals/auth.ts), counted and kept for the key's
- * wallet as the HTTP refusals are (pipeline.ts); absent under `auth.explainRefusals: false`.
- */
-function userAuthRefusal(auth: AuthServices, log: WalletRefusals, metrics: Metrics): ChannelDeps['refusals'] {
-  const explainer = auth.explainer;
-  if (explainer === undefined) return undefined;
-  return {
-    userAuth(credentials) {
-      const r = explainer.userChannel(credentials);
-      metrics.refused(r.class);
-      const wallet = explainer.walletOf({ poly_api_key: credentials.apiKey });
-      const kept = r.owner ?? r;
-      if (wallet !== undefined) log.record(wallet, { at: Date.now(), method: 'WS', path: '/ws/user', headers: [], class: kept.class, reason: headerValue(kept.text) });
-      return r;
-    },
-  };
-}
-
-/**
  * An order domain that is one of the platform's real exchanges (config/platform-domains.json, or the compat
  * profile's test chain) makes every order signed for this service valid there too: said at every start.
  */
@@ -357,140 +321,6 @@ function warnOfPlatformDomains(domains: OrderDomains, log: Logger): void {
     { exchanges: real.map((k) => k.label) },
     `orders signed for this service are valid on the platform's real exchange (${real[0]!.label}): trade here only with keys that hold nothing`,
   );
-}
-
-/**
- * The HTTP and WebSocket listener. Its closer drains it: sockets first (they get 1001 and a reason before
- * the listener closes and the app cuts what is left), then the requests in flight.
- */
-async function listen(o: {
-  config: Readonly<Config>;
-  routes: ReturnType<typeof buildRoutes>;
-  limiter: RateLimiter;
-  metrics: Metrics;
-  log: Logger;
-  clock: Clock;
-  auth: AuthServices;
-  replays: ReplayGuard;
-  refusals: RefusalDeps | undefined;
-  sockets: { mount: StreamChannels['mount']; close(): void };
-  role: RoleParts;
-  closers: Closers;
-  deposed: { why?: string };
-  sequencerUrl: () => string;
-}): Promise<{ server: EdgeServer; drain: (graceMs: number) => Promise<void> }> {
-  const { config, log, role } = o;
-  const server = await startServer({
-    routes: o.routes,
-    host: config.http.host,
-    port: config.http.port,
-    maxBodyBytes: config.http.maxBodyBytes,
-    maxHeaderBytes: config.http.maxHeaderBytes,
-    trustedProxies: config.http.trustedProxies,
-    adminToken: config.adminToken,
-    limiter: o.limiter,
-    metrics: o.metrics,
-    log,
-    clock: o.clock,
-    auth: o.auth.authenticator,
-    replays: o.replays,
-    refusals: o.refusals,
-    sockets: o.sockets.mount,
-    replica: role.replica === undefined ? undefined : { sequencerUrl: o.sequencerUrl },
-    deposed: role.sequencer === undefined ? undefined : () => o.deposed.why,
-    gateway:
-      role.gateway === undefined
-        ? undefined
-        : gateway(
-            (r) => role.gateway!.forward(r),
-            (r) => role.cluster!.requestBytes(r) <= role.gateway!.maxRequestBytes(),
-            () => role.replica!.follower.caughtUp(Math.min(config.cluster.forwardTimeoutMs, KEY_CATCH_UP_MS)),
-          ),
-    journalSeq: role.journalSeq,
-    writeSeq: role.writeSeq,
-    bodies: new BodyBudget({ enabled: config.rateLimits.enabled, maxCallers: config.rateLimits.maxCallers, ...DEFAULT_BODY_BYTES, ...config.rateLimits.bodyBytes }),
-    strikes: new HmacStrikes(),
-  });
-  // stop() drains with its own grace period; a failed start closes with the configured one.
-  let draining: Promise<void> | undefined;
-  const drain = (graceMs: number) =>
-    (draining ??= (o.sockets.close(), server.close(graceMs)).then((drained) => {
-      if (!drained) log.warn({ inFlight: server.inFlight.size }, 'shutdown grace period ended with requests in flight');
-    }));
-  o.closers.add('server', () => drain(config.shutdown.graceMs));
-  return { server, drain };
-}
-
-/**
- * The books as committed: GET /book, the quotes and the streams read this one state (docs/decisions/streaming.md,
- * "Streaming"), so a client applying the stream's deltas lands on what /book serves. With them the catalog
- * and market data, which read each other's prices and outcomes.
- */
-function openBooks(o: {
-  store: Store;
-  engine: EngineSurface;
-  clock: Clock;
-  timers: Timers;
-  marketDataStore: MarketDataStore;
-  log: Logger;
-  closers: Closers;
-  role: RoleParts;
-  samples: SampleLog | undefined;
-}) {
-  const { store, engine, clock, marketDataStore, role } = o;
-  const books = new CommittedBooks();
-  books.seed({ ...engine.bookSeed(), ts: clock.now() });
-  engine.onCommitted((events) => books.apply(events));
-  const catalog: CatalogServices = Object.freeze({
-    // The catalog's live prices come from market data (the midpoint, or the last trade when the spread is
-    // wider than 0.10), and market data labels outcomes from the catalog: each asks the other only when
-    // serving, so the two consts refer to each other through functions that run once both exist.
-    read: new CatalogReader(store, (tokenId) => marketData.displayPrice(tokenId)),
-    write: new CatalogWriter(store, clock),
-  });
-  const bookSource: BookSource = {
-    bookSnapshot: (tokenId) => books.book(tokenId),
-    lastTradePrice: (tokenId) => books.lastTrade(tokenId),
-    tokenOutcome: (tokenId) => engine.tokenOutcome(tokenId),
-    market: (conditionId) => engine.market(conditionId),
-    // Committed state is current by construction: an acknowledged order was applied before its answer left.
-    snapshotStale: () => false,
-    // Asked only for a token the engine knows and these books do not: its market is registered and its
-    // `market` event not yet committed (a reader that heard of it before its import was answered). The read
-    // waits for that commit, after which the books hold the market, rather than answering 503; an engine
-    // that stopped resolves at once, and the read answers 503.
-    refreshSnapshot: () => engine.afterCommit().then(() => undefined),
-  };
-  const marketData = new MarketDataReader(bookSource, marketDataStore, (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes);
-  // Records midpoints as books change (projections/market-data.ts); trade prices come from the projector.
-  // A replica samples nothing: a sample's time is when the sequencer took it, which its log carries.
-  if (role.replica === undefined) {
-    // A change is dated by its batch's journal time: when it happened, whenever its commit landed.
-    const bookChanges = {
-      onSnapshots: (l: (tokenIds: readonly string[], atMs?: number) => void) =>
-        books.onApplied((changes, events) => changes.length > 0 && l(changes.flatMap((c) => c.tokenIds), events.at(-1)?.ts)),
-    };
-    const samples = o.samples;
-    const onSample = samples && ((key: (string | number)[], pips: number) => samples.hold('m', key, pips));
-    const sampler = new MidpointSampler({ feed: bookChanges, md: marketDataStore, midpoint: (t) => marketData.midpointPips(t), now: () => clock.now(), timers: o.timers, log: o.log, onSample });
-    sampler.start();
-    o.closers.add('midpoint sampler', () => sampler.stop());
-  }
-  return { books, catalog, marketData };
-}
-
-/** The committed books as wallet data's live prices (AppContext.livePrices). */
-function livePricesOf(books: CommittedBooks): AppContext['livePrices'] {
-  return {
-    bookSnapshot: (tokenId: string) => books.book(tokenId),
-    lastTradePrice: (tokenId: string) => books.lastTrade(tokenId),
-    onChanged: (listener: (tokenIds: readonly string[]) => void) =>
-      books.onApplied((changes, events) => {
-        const tokens = changes.flatMap((c) => c.tokenIds);
-        for (const e of events) if (e.type === 'fill') tokens.push(e.takerTokenId, e.makerTokenId);
-        if (tokens.length > 0) listener(tokens);
-      }),
-  };
 }
 
 function watchMetrics(metrics: Metrics, engine: EngineSurface, auth: AuthServices, replays: ReplayGuard): void {
@@ -505,187 +335,4 @@ function watchMetrics(metrics: Metrics, engine: EngineSurface, auth: AuthService
   metrics.watch('http', () => ({ pendingAnswerBytes: pendingAnswerBytes() }), {
     pendingAnswerBytes: 'Answer bytes waiting for clients that read slowly (bounded by MAX_PENDING_BYTES, edge/http.ts)',
   });
-}
-
-/** Liquidity rewards: the sampler scores the open orders of the rewards markets every rewards.sampleSeconds. */
-function startRewards(o: {
-  config: Readonly<Config>;
-  views: ViewStore;
-  catalog: CatalogServices;
-  engine: EngineSurface;
-  clock: Clock;
-  timers: Timers;
-  log: Logger;
-  closers: Closers;
-  samples: SampleLog | undefined;
-}): void {
-  const { catalog, engine, clock, views, samples } = o;
-  // Accruals are sampled on the clock, not derived from the journal: a sequencer logs them for its replicas.
-  const logged: Pick<ViewStore, 'get' | 'put'> = {
-    get: (key) => views.get(key),
-    put: (key, value) => {
-      views.put(key, value);
-      samples?.hold('v', key, value);
-    },
-  };
-  const rewardsSampler = new RewardsSampler({
-    views: samples === undefined ? views : logged,
-    markets: () =>
-      catalog.read.samplingRecords().flatMap((m) => {
-        const program = rewardProgram(m);
-        return program === undefined ? [] : [{ conditionId: m.conditionId, token0: m.clobTokenIds[0], program }];
-      }),
-    // The midpoint of the very orders it scores: one state, even while the test clock advances ahead of commits.
-    midpoint: (_token0, orders) => bookMidpoint(orders),
-    orders: (cids) => engine.restingOrders(cids),
-    now: () => clock.now(),
-    timers: o.timers,
-    sampleSeconds: o.config.rewards.sampleSeconds,
-    log: o.log,
-  });
-  rewardsSampler.start();
-  o.closers.add('rewards sampler', () => rewardsSampler.stop());
-}
-
-/**
- * The read models: projections catch up with whatever the journal holds beyond their cursors, then follow
- * every later commit.
- */
-function openProjections(o: { store: Store; engine: EngineSurface; viewWrites: ViewWrites; log: Logger }) {
-  const { store, engine, viewWrites, log } = o;
-  const views = new ViewStore(store.views, viewWrites);
-  const prices = new ViewStore(store.prices, viewWrites);
-  const marketDataStore = new MarketDataStore(store, viewWrites);
-  const projector = new Projector(store, buildProjections({ store, views, prices, marketData: marketDataStore }), log, viewWrites);
-  projector.catchUp();
-  engine.onCommitted(projector.onCommitted);
-  return { views, prices, marketDataStore };
-}
-
-/**
- * The streaming channels: the feed turns each batch the committed books applied into frames, one per topic
- * that has subscribers, and the channels publish them on the edge's app (mounted by startServer).
- */
-function openStream(o: {
-  config: Readonly<Config>;
-  books: CommittedBooks;
-  engine: EngineSurface;
-  catalog: CatalogServices;
-  keys: AuthServices['keys'];
-  funders: AuthServices['funders'];
-  userAuthRefusal: ChannelDeps['refusals'];
-  limiter: RateLimiter;
-  metrics: Metrics;
-  clock: Clock;
-  log: Logger;
-  committed: { at: number };
-  store: Store;
-  faults: ChannelDeps['faults'];
-}): { mount: StreamChannels['mount']; close(): void } {
-  const { books, catalog } = o;
-  const metrics = o.metrics.stream();
-  const channels = new StreamChannels({
-    limits: o.config.stream,
-    books: {
-      token: (tokenId) => {
-        const t = books.tokenOf(tokenId);
-        return t?.tokenIds[t.outcome];
-      },
-      // One string per book version for every reader (bookMessage caches it on the version's body).
-      bookEvent: (tokenId) => {
-        const b = books.book(tokenId);
-        return b === undefined ? undefined : bookMessage(b);
-      },
-    },
-    // The catalog's markets as the engine registered them (every catalog market is, at start and on each
-    // change; a replica's engine has the journal's): a Map look-up, where the catalog's own look-up reads
-    // LMDB (2.4 µs for an unknown id, 15 µs for a known one), and a message may name 1,000 ids.
-    markets: { conditionId: (conditionId) => o.engine.market(conditionId)?.conditionId },
-    topics: { market: marketTopic, custom: customTopic, lifecycle: LIFECYCLE_TOPIC, user: userTopic },
-    keys: o.keys,
-    funders: o.funders,
-    refusals: o.userAuthRefusal,
-    limiter: o.limiter,
-    trustedProxies: o.config.http.trustedProxies,
-    clock: o.clock,
-    metrics,
-    log: o.log,
-    faults: o.faults,
-  });
-  const feed = new StreamFeed({
-    books,
-    sink: channels.sink,
-    order: (orderId) => o.engine.getOrder(orderId),
-    fill: (seq) => readFill(o.store.fills, seq),
-    outcomes: (conditionId) => catalog.read.marketByCondition(conditionId)?.outcomes,
-    published: () => metrics.published((performance.now() - o.committed.at) / 1000),
-    bookIntervalMs: o.config.stream.bookIntervalMs,
-    marketInfo: (conditionId) => {
-      const m = catalog.read.marketByCondition(conditionId);
-      if (m === undefined) return undefined;
-      const ev = catalog.read.event(m.eventId);
-      return {
-        id: m.id,
-        question: m.question,
-        slug: m.slug,
-        description: m.description,
-        outcomes: m.outcomes,
-        event: { id: ev?.id ?? '', ticker: ev?.ticker ?? '', slug: ev?.slug ?? '', title: ev?.title ?? '', description: ev?.description ?? '' },
-      };
-    },
-  });
-  books.onApplied(feed.onApplied);
-  o.keys.onRevoked((apiKey) => channels.revoked(apiKey));
-  return {
-    mount: channels.mount,
-    close: () => {
-      feed.close();
-      channels.close();
-    },
-  };
-}
-
-/**
- * Connects the catalog to the engine's market registry and loads the demo catalog into an empty store:
- * every stored market is registered, and every later change is passed on as it commits. A catalog write
- * resolves only once the engine has committed the `market` events it caused (projections/catalog/writer.ts),
- * and the committed books have applied them by then: an admin write is answered, like an order, after the
- * commit of what it changed, so the market's book (empty if nothing rests) is there for the first read that
- * follows on /book and the market channel, with its new tick. The start-up registrations are committed
- * before the listener opens, for the same reason. With `history`
- * (the live demo), a fresh store's clock is held `history.ms` back first, so the catalog and the demo
- * funding date from where the replayed history starts; the catalog's own dates stay based on today.
- */
-async function startCatalog(o: {
-  catalog: CatalogServices;
-  engine: EngineAdmin & Pick<EngineSurface, 'afterCommit'>;
-  store: Store;
-  config: Readonly<Config>;
-  clock: Clock;
-  log: Logger;
-  history?: { clock: ReplayClock; ms: number };
-}): Promise<void> {
-  const { catalog, engine, store, config, clock, log, history } = o;
-  const register = (markets: ReturnType<CatalogReader['tradingMarkets']>) => {
-    for (const m of markets) {
-      try {
-        engine.registerMarket(m);
-      } catch (err) {
-        log.error({ err, conditionId: m.conditionId }, 'engine refused a catalog market');
-      }
-    }
-    // Resolves once what these registrations journaled is durable; with nothing new, once a registration
-    // of the same parameters still in flight is. An engine that stopped resolves at once: its reads answer
-    // 503 anyway.
-    return engine.afterCommit();
-  };
-  await register(catalog.read.tradingMarkets());
-  catalog.write.onMarketsChanged(register);
-  if (config.demo !== 'off' && catalog.read.isEmpty() && store.meta.get(metaKeys.demoLoaded) === undefined) {
-    const today = clock.now();
-    history?.clock.hold(today - history.ms);
-    const { summary, funded } = await loadDemo(catalog.write, engine, today);
-    await store.meta.put(metaKeys.demoLoaded, new Date(clock.now()).toISOString());
-    log.info({ events: summary.events.created, markets: summary.markets.created, fundedWallets: funded }, 'demo catalog loaded');
-  }
 }

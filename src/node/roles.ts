@@ -17,11 +17,7 @@ import type { ViewSink, ViewWrites } from '../projections/projector.ts';
 import type { Clock } from '../runtime/clock.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Logger } from '../runtime/log.ts';
-
-/** What start-up has opened, closed newest first (app.ts's Closers). */
-export interface Closers {
-  add(what: string, close: () => unknown): void;
-}
+import type { Closers } from './closers.ts';
 
 /** What the cluster role adds (cluster.ts); ROLE=single loads none of it. */
 export interface RoleParts {
