@@ -19,6 +19,8 @@
  *                  direction of the edge, transport -> pipeline -> auth -> API), and edge/ has no folder
  *                  EDGE_ROOMS does not name; the files at edge/'s root (server.ts, routes.ts, context.ts)
  *                  compose the rooms and may import any of them
+ *   route groups   routes/ holds the interface's sections as sub-rooms (clob/, data/, catalog/) and the
+ *                  service's own routes at its root; no group imports another (edge/routes.ts binds them)
  *   queries/       never engine/ internals; of edge/ only the wire types of edge/schemas/, as types
  *   projections/   never queries/; of edge/ only the wire types of edge/schemas/, as types
  *   replication/   imports only domain/, runtime/, journal/ and engine/engine.ts (the facade): the stream
@@ -66,6 +68,7 @@ export const RULES = {
   edgeRooms: 'a room of edge/ imports only the rooms EDGE_ROOMS allows it',
   edgeRoomUnknown: 'every folder of edge/ is a room named in EDGE_ROOMS',
   edgeUws: 'of edge/, only http/, ws/ and its root files import uWebSockets.js',
+  routeGroups: 'a route group of edge/routes/ imports no other group',
   engineRooms: 'a room of engine/ imports only what ENGINE_ROOMS allows it',
   engineRoomUnknown: 'every folder of engine/ is a room named in ENGINE_ROOMS',
 } as const;
@@ -312,6 +315,12 @@ function roomOf(rel: string): string {
   return parts.length > 2 ? parts[1] : '.';
 }
 
+/** The group of a file under edge/routes/ (`edge/routes/clob/trading.ts` -> `clob`), `.` for routes/'s own files. */
+function routeGroupOf(rel: string): string {
+  const parts = rel.split('/');
+  return parts.length > 3 ? parts[2] : '.';
+}
+
 /** Whether `target` (relative to src/) is one the rooms table lets a file of `rel` (same area) import. */
 function roomAllows(rooms: Readonly<Record<string, readonly string[]>>, area: string, rel: string, target: string): boolean {
   const from = roomOf(rel);
@@ -352,6 +361,7 @@ function ruleViolations(edges: Map<string, Edge[]>): Violation[] {
       if (top === 'node' && !local && area !== 'harness' && rel !== 'main.ts') v(RULES.nodeImporters);
       if (area === 'node' && top === 'harness') v(RULES.nodeHarness);
       if (area === 'edge' && local && !roomAllows(EDGE_ROOMS, area, rel, target)) v(RULES.edgeRooms);
+      if (rel.startsWith('edge/routes/') && target.startsWith('edge/routes/') && routeGroupOf(rel) !== routeGroupOf(target)) v(RULES.routeGroups);
       if (area === 'engine' && local && !roomAllows(ENGINE_ROOMS, area, rel, target)) v(RULES.engineRooms);
     }
     if (area === 'edge' && roomOf(rel) !== '.' && !Object.hasOwn(EDGE_ROOMS, roomOf(rel))) {

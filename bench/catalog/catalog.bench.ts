@@ -40,7 +40,7 @@ import { pathToFileURL } from 'node:url';
 import type { AppContext } from '../../src/edge/context.ts';
 import { Metrics } from '../../src/edge/pipeline/metrics.ts';
 import { RateLimiter } from '../../src/edge/limits/rate-limit.ts';
-import { catalogRoutes } from '../../src/edge/routes/catalog.ts';
+import { catalogRoutes } from '../../src/edge/routes/catalog/catalog.ts';
 import { startServer } from '../../src/edge/server.ts';
 import { openStore } from '../../src/journal/env.ts';
 import { CatalogWriter } from '../../src/projections/catalog.ts';

@@ -75,7 +75,7 @@ import type { FillEvent, JournalEvent } from '../../src/domain/events.ts';
 import type { AppContext } from '../../src/edge/context.ts';
 import { Metrics } from '../../src/edge/pipeline/metrics.ts';
 import { RateLimiter } from '../../src/edge/limits/rate-limit.ts';
-import { walletRoutes } from '../../src/edge/routes/wallets.ts';
+import { walletRoutes } from '../../src/edge/routes/data/wallets.ts';
 import { reply, route } from '../../src/edge/pipeline/route.ts';
 import { startServer } from '../../src/edge/server.ts';
 import { runOpenLoopChild, type OpenLoopResult } from '../lib/open-loop.ts';

@@ -86,6 +86,9 @@ describe('each layer rule fails a tree that breaks it', () => {
     [RULES.edgeRooms, { 'edge/routes/trading.ts': "import { RateLimiter } from '../limits/rate-limit.ts';\n" }],
     [RULES.edgeRooms, { 'edge/trading/heartbeats.ts': "import { apiError } from '../pipeline/error-reply.ts';\n" }],
     [RULES.edgeRoomUnknown, { 'edge/misc/helpers.ts': 'export const x = 1;\n' }],
+    [RULES.routeGroups, { 'edge/routes/clob/trading.ts': "import { walletForm } from '../data/wallets.ts';\n" }],
+    [RULES.routeGroups, { 'edge/routes/admin.ts': "import { marketForm } from './catalog/catalog.ts';\n" }],
+    [RULES.routeGroups, { 'edge/routes/catalog/catalog.ts': "import { balancesOf } from '../admin.ts';\n" }],
     [RULES.engineRooms, { 'engine/orders/admission.ts': "import type { Engine } from '../engine.ts';\n" }],
     [RULES.engineRooms, { 'engine/ledger/settlement.ts': "import { runStartup } from '../startup.ts';\n" }],
     [RULES.engineRooms, { 'engine/shard/worker.ts': "import { Ledger } from '../ledger/ledger.ts';\n" }],
@@ -129,7 +132,11 @@ test('what the rules allow passes', () => {
 test('the rooms of edge/ pass in their allowed directions, and the root composes any of them', () => {
   const got = found({
     'edge/server.ts': "import { serve } from './http/http.ts';\nimport { Pipeline } from './pipeline/pipeline.ts';\nimport { App } from 'uWebSockets.js';\n",
-    'edge/routes.ts': "import { tradingRoutes } from './routes/trading.ts';\n",
+    'edge/routes.ts': "import { tradingRoutes } from './routes/clob/trading.ts';\nimport { adminRoutes } from './routes/admin.ts';\n",
+    'edge/routes/admin.ts': "import type { AppContext } from '../context.ts';\n",
+    'edge/routes/test-controls.ts': "import { balancesOf } from './admin.ts';\n",
+    'edge/routes/clob/auth.ts': "export const authRoutes = 1;\n",
+    'edge/routes/clob/account.ts': "import { authRoutes } from './auth.ts';\n",
     'edge/context.ts': "import type { AuthService } from './auth/auth.ts';\nimport type { Heartbeats } from './trading/heartbeats.ts';\n",
     'edge/http/http.ts': "import { DepthScan } from './json-body.ts';\nimport type { Refusal } from '../refusals/reason.ts';\nimport type { HttpResponse } from 'uWebSockets.js';\n",
     'edge/http/json-body.ts': 'export const MAX_JSON_DEPTH = 32;\n',

@@ -54,26 +54,26 @@
  * answer array). The body never changes, and an accepted order pays for none of it.
  */
 import { Type, type TSchema } from '@sinclair/typebox';
-import { apiError, resultError, type ApiError } from '../../domain/errors.ts';
-import { END_CURSOR, decodeCursor, encodeCursor, nextCursor } from '../../domain/cursor.ts';
-import { parseConditionId, parseOrderId, parseTokenId } from '../../domain/ids.ts';
-import { DEFAULT_OUTCOMES } from '../../domain/market-rules.ts';
-import { formatPips, formatUnits, parseUnits } from '../../domain/units.ts';
-import { nowSeconds } from '../../runtime/clock.ts';
-import type { FillEvent, OrderRecord } from '../../domain/events.ts';
-import type { Engine, PlaceResponse } from '../../engine/engine.ts';
-import type { CatalogReader } from '../../queries/catalog.ts';
-import type { MarketDataReader } from '../../queries/market-data.ts';
-import type { AppContext } from '../context.ts';
-import { errorReply } from '../pipeline/error-reply.ts';
-import { walletFor, type Funders } from '../auth/funders.ts';
-import type { Metrics } from '../pipeline/metrics.ts';
-import { checkOrders, orderCheckDeps, orderHints, type NormalizedOrder, type OrderCaller, type OrderCheckDeps } from '../auth/order-check.ts';
-import { admissionRefusal, shapeRefusal, withReason } from '../refusals/order.ts';
-import { headerValue, joinReasons, withReasonText, type Refusal } from '../refusals/reason.ts';
-import type { Sandbox } from '../sandbox/sandbox.ts';
-import { walletFills } from '../../queries/fills.ts';
-import { READ_KEYS, bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
+import { apiError, resultError, type ApiError } from '../../../domain/errors.ts';
+import { END_CURSOR, decodeCursor, encodeCursor, nextCursor } from '../../../domain/cursor.ts';
+import { parseConditionId, parseOrderId, parseTokenId } from '../../../domain/ids.ts';
+import { DEFAULT_OUTCOMES } from '../../../domain/market-rules.ts';
+import { formatPips, formatUnits, parseUnits } from '../../../domain/units.ts';
+import { nowSeconds } from '../../../runtime/clock.ts';
+import type { FillEvent, OrderRecord } from '../../../domain/events.ts';
+import type { Engine, PlaceResponse } from '../../../engine/engine.ts';
+import type { CatalogReader } from '../../../queries/catalog.ts';
+import type { MarketDataReader } from '../../../queries/market-data.ts';
+import type { AppContext } from '../../context.ts';
+import { errorReply } from '../../pipeline/error-reply.ts';
+import { walletFor, type Funders } from '../../auth/funders.ts';
+import type { Metrics } from '../../pipeline/metrics.ts';
+import { checkOrders, orderCheckDeps, orderHints, type NormalizedOrder, type OrderCaller, type OrderCheckDeps } from '../../auth/order-check.ts';
+import { admissionRefusal, shapeRefusal, withReason } from '../../refusals/order.ts';
+import { headerValue, joinReasons, withReasonText, type Refusal } from '../../refusals/reason.ts';
+import type { Sandbox } from '../../sandbox/sandbox.ts';
+import { walletFills } from '../../../queries/fills.ts';
+import { READ_KEYS, bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../../pipeline/route.ts';
 import {
   CancelMarketOrdersBody,
   CancelResult,
@@ -85,7 +85,7 @@ import {
   PostOrdersResult,
   ORDER_BODY_BYTES,
   ORDERS_BODY_BYTES,
-} from '../schemas/orders.ts';
+} from '../../schemas/orders.ts';
 import {
   BalanceAllowance,
   BalanceAllowanceQuery,
@@ -102,7 +102,7 @@ import {
   TradesPage,
   TradesQuery,
   WalletOpResult,
-} from '../schemas/trading.ts';
+} from '../../schemas/trading.ts';
 
 /** The engine's answer as the POST /order result (DESIGN section 7: decimal strings). */
 function orderResult(r: PlaceResponse): OrderResult {

@@ -12,21 +12,21 @@
  * every acknowledged change (ensureSnapshots), so an order answered a moment ago is measured against the book
  * that holds it.
  */
-import { apiError } from '../../domain/errors.ts';
-import { END_CURSOR, decodeCursor, nextCursor } from '../../domain/cursor.ts';
-import { parseConditionId, parseOrderId } from '../../domain/ids.ts';
-import type { OrderRecord } from '../../domain/events.ts';
-import { orderScore, rewardProgram, utcDate, type RewardProgram } from '../../domain/rewards.ts';
-import { isSampling } from '../../projections/catalog-index.ts';
-import { walletScores } from '../../projections/rewards.ts';
-import type { Engine } from '../../engine/engine.ts';
-import { walletFor, type Funders } from '../auth/funders.ts';
-import type { CatalogReader } from '../../queries/catalog.ts';
-import type { MarketDataReader } from '../../queries/market-data.ts';
-import type { RewardsReader } from '../../queries/rewards.ts';
-import type { Clock } from '../../runtime/clock.ts';
-import type { AppContext } from '../context.ts';
-import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
+import { apiError } from '../../../domain/errors.ts';
+import { END_CURSOR, decodeCursor, nextCursor } from '../../../domain/cursor.ts';
+import { parseConditionId, parseOrderId } from '../../../domain/ids.ts';
+import type { OrderRecord } from '../../../domain/events.ts';
+import { orderScore, rewardProgram, utcDate, type RewardProgram } from '../../../domain/rewards.ts';
+import { isSampling } from '../../../projections/catalog-index.ts';
+import { walletScores } from '../../../projections/rewards.ts';
+import type { Engine } from '../../../engine/engine.ts';
+import { walletFor, type Funders } from '../../auth/funders.ts';
+import type { CatalogReader } from '../../../queries/catalog.ts';
+import type { MarketDataReader } from '../../../queries/market-data.ts';
+import type { RewardsReader } from '../../../queries/rewards.ts';
+import type { Clock } from '../../../runtime/clock.ts';
+import type { AppContext } from '../../context.ts';
+import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../../pipeline/route.ts';
 import {
   MarketRewardsPage,
   OrderScoring,
@@ -42,7 +42,7 @@ import {
   UserMarketsQuery,
   UserRewardsEarningsPage,
   UserTotalQuery,
-} from '../schemas/rewards.ts';
+} from '../../schemas/rewards.ts';
 import { Type } from '@sinclair/typebox';
 
 const PAGE = 500;

@@ -15,17 +15,17 @@
  * handler asks for, and the answer waits for that commit, so a restart cannot bring a dropped one back.
  */
 import { Type } from '@sinclair/typebox';
-import { apiError } from '../../domain/errors.ts';
-import { keyNotificationId, parseKeyNotificationId } from '../../domain/notifications.ts';
-import { dropNotifications } from '../../projections/notifications.ts';
-import { walletNotifications } from '../../queries/notifications.ts';
-import type { AppContext } from '../context.ts';
-import { walletFor, type Funders } from '../auth/funders.ts';
-import type { Heartbeats } from '../trading/heartbeats.ts';
-import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
-import { DropNotificationsQuery, Notification, NotificationsQuery } from '../schemas/notifications.ts';
-import type { WalletRefusals } from '../refusals/wallets.ts';
-import { RefusalsPage, RefusalsQuery } from '../schemas/refusals.ts';
+import { apiError } from '../../../domain/errors.ts';
+import { keyNotificationId, parseKeyNotificationId } from '../../../domain/notifications.ts';
+import { dropNotifications } from '../../../projections/notifications.ts';
+import { walletNotifications } from '../../../queries/notifications.ts';
+import type { AppContext } from '../../context.ts';
+import { walletFor, type Funders } from '../../auth/funders.ts';
+import type { Heartbeats } from '../../trading/heartbeats.ts';
+import { READ_KEYS, bindRoutes, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../../pipeline/route.ts';
+import { DropNotificationsQuery, Notification, NotificationsQuery } from '../../schemas/notifications.ts';
+import type { WalletRefusals } from '../../refusals/wallets.ts';
+import { RefusalsPage, RefusalsQuery } from '../../schemas/refusals.ts';
 
 const HeartbeatBody = Type.Object({
   heartbeat_id: Type.Optional(

@@ -1,5 +1,5 @@
 /**
- * The catalog module (src/edge/routes/catalog.ts) through the real app over the demo catalog: every
+ * The catalog module (src/edge/routes/catalog/catalog.ts) through the real app over the demo catalog: every
  * listing and lookup answers in its schema and charges its buckets; bad parameters and unknown slugs answer
  * `{type, error}` on the catalog routes and `{error}` on the order-book listings (/markets,
  * /sampling-markets, the simplified forms) and GET /markets/{condition_id}. Catalog semantics: test/e2e/catalog.test.ts, test/queries/catalog.test.ts.
@@ -8,11 +8,11 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { isApiError } from '../../../src/domain/errors.ts';
-import type { AnyRoute } from '../../../src/edge/pipeline/route.ts';
-import { catalogRoutes, eventBySlug, marketsPage, type CatalogRouteDeps } from '../../../src/edge/routes/catalog.ts';
-import { routeRequest } from '../../fixtures/route-request.ts';
-import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
+import { isApiError } from '../../../../src/domain/errors.ts';
+import type { AnyRoute } from '../../../../src/edge/pipeline/route.ts';
+import { catalogRoutes, eventBySlug, marketsPage, type CatalogRouteDeps } from '../../../../src/edge/routes/catalog/catalog.ts';
+import { routeRequest } from '../../../fixtures/route-request.ts';
+import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../../fixtures/route-contract.ts';
 
 let h: RouteApp;
 let routes: AnyRoute[];

@@ -1,5 +1,5 @@
 /**
- * The auth module (src/edge/routes/auth.ts) through the real app: creating, deriving, listing and revoking
+ * The auth module (src/edge/routes/clob/auth.ts) through the real app: creating, deriving, listing and revoking
  * API keys, read-only keys (create, list, delete, the public validation) and builder keys (create, list,
  * revoke) and GET /exchange-info each answer in their schema and charge their buckets; missing or bad
  * L1/L2 headers and an unknown nonce answer in the trading group's form. Key semantics (nonces, secrets,
@@ -9,13 +9,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
-import type { ApiKeyRecord } from '../../../src/edge/auth/auth.ts';
-import type { AnyRoute } from '../../../src/edge/pipeline/route.ts';
-import { authRoutes, deleteReadonlyKey, listReadonlyKeys, revokeBuilderKeys, validateReadonlyKey, type AuthRouteDeps } from '../../../src/edge/routes/auth.ts';
-import { routeRequest } from '../../fixtures/route-request.ts';
-import { assertAnswers, assertGroupError, assertServes, resOf, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
-import { TestClient, type Creds } from '../../fixtures/trading-client.ts';
+import { DEMO_WALLETS } from '../../../../src/demo/catalog.ts';
+import type { ApiKeyRecord } from '../../../../src/edge/auth/auth.ts';
+import type { AnyRoute } from '../../../../src/edge/pipeline/route.ts';
+import { authRoutes, deleteReadonlyKey, listReadonlyKeys, revokeBuilderKeys, validateReadonlyKey, type AuthRouteDeps } from '../../../../src/edge/routes/clob/auth.ts';
+import { routeRequest } from '../../../fixtures/route-request.ts';
+import { assertAnswers, assertGroupError, assertServes, resOf, startRouteApp, type RouteApp, type RouteCase } from '../../../fixtures/route-contract.ts';
+import { TestClient, type Creds } from '../../../fixtures/trading-client.ts';
 
 let h: RouteApp;
 let routes: AnyRoute[];

@@ -8,17 +8,17 @@
  *
  * Defaults the schemas cannot carry are applied here; every number comes from queries/wallets/.
  */
-import { apiError, isApiError } from '../../domain/errors.ts';
-import type { LivePrices } from '../../queries/wallets/position-prices.ts';
-import type { ClosedParams, PositionsParams } from '../../queries/wallets/positions.ts';
-import { WalletDataReader } from '../../queries/wallets/reader.ts';
-import type { TradesParams } from '../../queries/wallets/trades.ts';
-import type { AppContext } from '../context.ts';
-import { ipInCidrList } from '../../domain/ip.ts';
-import type { Logger } from '../../runtime/log.ts';
-import { bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
+import { apiError, isApiError } from '../../../domain/errors.ts';
+import type { LivePrices } from '../../../queries/wallets/position-prices.ts';
+import type { ClosedParams, PositionsParams } from '../../../queries/wallets/positions.ts';
+import { WalletDataReader } from '../../../queries/wallets/reader.ts';
+import type { TradesParams } from '../../../queries/wallets/trades.ts';
+import type { AppContext } from '../../context.ts';
+import { ipInCidrList } from '../../../domain/ip.ts';
+import type { Logger } from '../../../runtime/log.ts';
+import { bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../../pipeline/route.ts';
 import { Type } from '@sinclair/typebox';
-import { ClosedPosition, ClosedPositionsQuery, Position, PositionsQuery, Trade, TradesQuery } from '../schemas/wallets.ts';
+import { ClosedPosition, ClosedPositionsQuery, Position, PositionsQuery, Trade, TradesQuery } from '../../schemas/wallets.ts';
 
 const lowerAll = (list: string[] | undefined) => list?.map((s) => s.toLowerCase());
 

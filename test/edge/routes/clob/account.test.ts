@@ -1,5 +1,5 @@
 /**
- * The account module (src/edge/routes/account.ts) through the real app, signed by a funded demo wallet:
+ * The account module (src/edge/routes/clob/account.ts) through the real app, signed by a funded demo wallet:
  * notifications (read, drop), the heartbeat and the wallet's refusals answer in their schema and charge their buckets; a bad id or
  * a missing signature answers `{"error": "<message>"}`. What they do: test/e2e/notifications.test.ts,
  * test/e2e/heartbeats.test.ts. Test harness: test/fixtures/route-contract.ts. The handlers alone, on
@@ -8,13 +8,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
-import { isApiError } from '../../../src/domain/errors.ts';
-import type { AnyRoute } from '../../../src/edge/pipeline/route.ts';
-import { accountRoutes, dropWalletNotifications, heartbeat } from '../../../src/edge/routes/account.ts';
-import { routeRequest } from '../../fixtures/route-request.ts';
-import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
-import { TestClient, units } from '../../fixtures/trading-client.ts';
+import { DEMO_WALLETS } from '../../../../src/demo/catalog.ts';
+import { isApiError } from '../../../../src/domain/errors.ts';
+import type { AnyRoute } from '../../../../src/edge/pipeline/route.ts';
+import { accountRoutes, dropWalletNotifications, heartbeat } from '../../../../src/edge/routes/clob/account.ts';
+import { routeRequest } from '../../../fixtures/route-request.ts';
+import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../../fixtures/route-contract.ts';
+import { TestClient, units } from '../../../fixtures/trading-client.ts';
 
 let h: RouteApp;
 let routes: AnyRoute[];

@@ -1,5 +1,5 @@
 /**
- * The wallet data module (src/edge/routes/wallets.ts) through the real app, after two demo wallets traded
+ * The wallet data module (src/edge/routes/data/wallets.ts) through the real app, after two demo wallets traded
  * once (a mint): trades, positions and closed positions each answer in their schema and charge their
  * buckets; an unknown, missing or bad parameter answers `{"error": "<kind>_field: <name>"}`. The numbers
  * in those answers: test/e2e/wallets.test.ts. Test harness: test/fixtures/route-contract.ts. The handlers
@@ -8,13 +8,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
-import { isApiError } from '../../../src/domain/errors.ts';
-import { isReply, type AnyRoute } from '../../../src/edge/pipeline/route.ts';
-import { allowlisted, closedPositions, positions, trades, walletRoutes, type WalletDeps } from '../../../src/edge/routes/wallets.ts';
-import { routeRequest } from '../../fixtures/route-request.ts';
-import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
-import { TestClient, units } from '../../fixtures/trading-client.ts';
+import { DEMO_WALLETS } from '../../../../src/demo/catalog.ts';
+import { isApiError } from '../../../../src/domain/errors.ts';
+import { isReply, type AnyRoute } from '../../../../src/edge/pipeline/route.ts';
+import { allowlisted, closedPositions, positions, trades, walletRoutes, type WalletDeps } from '../../../../src/edge/routes/data/wallets.ts';
+import { routeRequest } from '../../../fixtures/route-request.ts';
+import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../../fixtures/route-contract.ts';
+import { TestClient, units } from '../../../fixtures/trading-client.ts';
 
 let h: RouteApp;
 let routes: AnyRoute[];

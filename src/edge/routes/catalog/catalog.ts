@@ -8,14 +8,14 @@
  * compared lowercase. Unknown query parameters are ignored (DESIGN section 7).
  */
 import { Type } from '@sinclair/typebox';
-import { apiError } from '../../domain/errors.ts';
-import { END_CURSOR, decodeCursor, nextCursor } from '../../domain/cursor.ts';
-import { EVENT_COLUMNS, TAG_COLUMNS, parseOrder } from '../../projections/catalog-index.ts';
-import { parseConditionId } from '../../domain/ids.ts';
-import { MARKETS_PAGE_SIZE, normalizeCreatorParam, type CatalogReader } from '../../queries/catalog.ts';
-import type { MarketDataReader } from '../../queries/market-data.ts';
-import type { AppContext } from '../context.ts';
-import { bindRoutes, reply, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
+import { apiError } from '../../../domain/errors.ts';
+import { END_CURSOR, decodeCursor, nextCursor } from '../../../domain/cursor.ts';
+import { EVENT_COLUMNS, TAG_COLUMNS, parseOrder } from '../../../projections/catalog-index.ts';
+import { parseConditionId } from '../../../domain/ids.ts';
+import { MARKETS_PAGE_SIZE, normalizeCreatorParam, type CatalogReader } from '../../../queries/catalog.ts';
+import type { MarketDataReader } from '../../../queries/market-data.ts';
+import type { AppContext } from '../../context.ts';
+import { bindRoutes, reply, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../../pipeline/route.ts';
 import {
   CreatorOnlyQuery,
   EventListItem,
@@ -33,8 +33,8 @@ import {
   SlugParams,
   Tag,
   TagsQuery,
-} from '../schemas/catalog.ts';
-import { ConditionParams } from '../schemas/market-data.ts';
+} from '../../schemas/catalog.ts';
+import { ConditionParams } from '../../schemas/market-data.ts';
 
 const SLUG = new RegExp(SLUG_PATTERN);
 

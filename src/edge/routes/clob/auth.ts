@@ -12,10 +12,10 @@
  * the platform's V1 client revokes it).
  */
 import { Type } from '@sinclair/typebox';
-import { TICK_SIZES } from '../../domain/units.ts';
-import { authDomainOf, builderCodeOf, type ApiKeyRecord, type ApiKeyService } from '../auth/auth.ts';
-import type { AppContext } from '../context.ts';
-import { bindRoutes, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
+import { TICK_SIZES } from '../../../domain/units.ts';
+import { authDomainOf, builderCodeOf, type ApiKeyRecord, type ApiKeyService } from '../../auth/auth.ts';
+import type { AppContext } from '../../context.ts';
+import { bindRoutes, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../../pipeline/route.ts';
 import {
   BuilderKeyCreated,
   BuilderKeysList,
@@ -24,8 +24,8 @@ import {
   ReadonlyKeysList,
   ValidateReadonlyQuery,
   ValidateReadonlyReply,
-} from '../schemas/keys.ts';
-import { ApiCredentials, ApiKeysList, ExchangeInfo } from '../schemas/orders.ts';
+} from '../../schemas/keys.ts';
+import { ApiCredentials, ApiKeysList, ExchangeInfo } from '../../schemas/orders.ts';
 
 /** Set by the edge on every authenticated route; its absence is a wiring bug, not a client error. */
 function proven(c: Caller, field: 'address' | 'nonce' | 'apiKey'): string {

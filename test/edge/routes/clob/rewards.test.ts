@@ -1,5 +1,5 @@
 /**
- * The rewards module (src/edge/routes/rewards.ts) through the real app over the demo catalog (some of its
+ * The rewards module (src/edge/routes/clob/rewards.ts) through the real app over the demo catalog (some of its
  * markets have liquidity rewards), signed by a funded demo wallet with a scoring quote: order scoring, the
  * markets' programs and the wallet's earnings answer in their schema and charge their buckets; a bad date,
  * id or cursor answers `{"error": "<message>"}`. The rule and its numbers: test/domain/rewards.test.ts,
@@ -9,13 +9,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
-import { isApiError } from '../../../src/domain/errors.ts';
-import type { AnyRoute } from '../../../src/edge/pipeline/route.ts';
-import { ordersScoring, rewardsRoutes, userTotals, type RewardsDeps } from '../../../src/edge/routes/rewards.ts';
-import { routeRequest } from '../../fixtures/route-request.ts';
-import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
-import { TestClient, units } from '../../fixtures/trading-client.ts';
+import { DEMO_WALLETS } from '../../../../src/demo/catalog.ts';
+import { isApiError } from '../../../../src/domain/errors.ts';
+import type { AnyRoute } from '../../../../src/edge/pipeline/route.ts';
+import { ordersScoring, rewardsRoutes, userTotals, type RewardsDeps } from '../../../../src/edge/routes/clob/rewards.ts';
+import { routeRequest } from '../../../fixtures/route-request.ts';
+import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../../fixtures/route-contract.ts';
+import { TestClient, units } from '../../../fixtures/trading-client.ts';
 
 let h: RouteApp;
 let routes: AnyRoute[];

@@ -1,5 +1,5 @@
 /**
- * The trading module (src/edge/routes/trading.ts) through the real app and engine, signed by a funded demo
+ * The trading module (src/edge/routes/clob/trading.ts) through the real app and engine, signed by a funded demo
  * wallet: placing one order and a batch, reading orders, trades and balances, split, merge, redeem and
  * every cancel answer in their schema and charge their buckets (a batch charges one unit per order); a
  * bad payload, parameter or signature answers `{"error": "<message>"}`. The trading semantics:
@@ -9,13 +9,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
-import { Errors, isApiError } from '../../../src/domain/errors.ts';
-import type { AnyRoute } from '../../../src/edge/pipeline/route.ts';
-import { balanceAllowance, cancelMarketOrders, redeem, split, tradingRoutes, type TradingDeps } from '../../../src/edge/routes/trading.ts';
-import { routeRequest } from '../../fixtures/route-request.ts';
-import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
-import { TestClient, units } from '../../fixtures/trading-client.ts';
+import { DEMO_WALLETS } from '../../../../src/demo/catalog.ts';
+import { Errors, isApiError } from '../../../../src/domain/errors.ts';
+import type { AnyRoute } from '../../../../src/edge/pipeline/route.ts';
+import { balanceAllowance, cancelMarketOrders, redeem, split, tradingRoutes, type TradingDeps } from '../../../../src/edge/routes/clob/trading.ts';
+import { routeRequest } from '../../../fixtures/route-request.ts';
+import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../../fixtures/route-contract.ts';
+import { TestClient, units } from '../../../fixtures/trading-client.ts';
 
 let h: RouteApp;
 let routes: AnyRoute[];

@@ -1,5 +1,5 @@
 /**
- * The market data module (src/edge/routes/market-data.ts) through the real app, over a demo market with a
+ * The market data module (src/edge/routes/clob/market-data.ts) through the real app, over a demo market with a
  * trade and a two-sided book: every book, price, quote, spread, live activity, market look-up, history,
  * builder-trade and builder-fee route
  * answers in its schema and charges its buckets; a bad or unknown token, side, condition id or history
@@ -12,14 +12,14 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { DEMO_WALLETS } from '../../../src/demo/catalog.ts';
-import { isApiError } from '../../../src/domain/errors.ts';
-import { isReply, type AnyRoute } from '../../../src/edge/pipeline/route.ts';
-import { builderTrades, marketDataRoutes, midpoint, pricesHistory, type MarketDataDeps } from '../../../src/edge/routes/market-data.ts';
-import { BUILDER_TRADES_PAGE_SIZE, type MarketDataReader } from '../../../src/queries/market-data.ts';
-import { routeRequest } from '../../fixtures/route-request.ts';
-import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../fixtures/route-contract.ts';
-import { TestClient, units, type Creds } from '../../fixtures/trading-client.ts';
+import { DEMO_WALLETS } from '../../../../src/demo/catalog.ts';
+import { isApiError } from '../../../../src/domain/errors.ts';
+import { isReply, type AnyRoute } from '../../../../src/edge/pipeline/route.ts';
+import { builderTrades, marketDataRoutes, midpoint, pricesHistory, type MarketDataDeps } from '../../../../src/edge/routes/clob/market-data.ts';
+import { BUILDER_TRADES_PAGE_SIZE, type MarketDataReader } from '../../../../src/queries/market-data.ts';
+import { routeRequest } from '../../../fixtures/route-request.ts';
+import { assertAnswers, assertGroupError, assertServes, startRouteApp, type RouteApp, type RouteCase } from '../../../fixtures/route-contract.ts';
+import { TestClient, units, type Creds } from '../../../fixtures/trading-client.ts';
 
 let h: RouteApp;
 let routes: AnyRoute[];

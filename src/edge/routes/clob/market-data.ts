@@ -18,21 +18,21 @@
  * GET /book and POST /books pass the shard's pre-serialized snapshot through untouched: no parse, no
  * re-hash.
  */
-import { apiError, type ApiError } from '../../domain/errors.ts';
-import { END_CURSOR, decodeCursor } from '../../domain/cursor.ts';
-import { parseConditionId, parseTokenId } from '../../domain/ids.ts';
-import { pipsToNumber } from '../../domain/units.ts';
-import { getProfile } from '../../queries/catalog.ts';
-import { recentMarketFills } from '../../queries/fills.ts';
-import { BUILDER_TRADES_PAGE_SIZE, type HistoryParams, type MarketDataReader } from '../../queries/market-data.ts';
-import { DEFAULT_OUTCOMES } from '../../domain/market-rules.ts';
-import { formatPips, formatUnits } from '../../domain/units.ts';
-import type { Engine } from '../../engine/engine.ts';
-import type { CatalogReader } from '../../queries/catalog.ts';
-import type { Clock } from '../../runtime/clock.ts';
-import type { AppContext } from '../context.ts';
+import { apiError, type ApiError } from '../../../domain/errors.ts';
+import { END_CURSOR, decodeCursor } from '../../../domain/cursor.ts';
+import { parseConditionId, parseTokenId } from '../../../domain/ids.ts';
+import { pipsToNumber } from '../../../domain/units.ts';
+import { getProfile } from '../../../queries/catalog.ts';
+import { recentMarketFills } from '../../../queries/fills.ts';
+import { BUILDER_TRADES_PAGE_SIZE, type HistoryParams, type MarketDataReader } from '../../../queries/market-data.ts';
+import { DEFAULT_OUTCOMES } from '../../../domain/market-rules.ts';
+import { formatPips, formatUnits } from '../../../domain/units.ts';
+import type { Engine } from '../../../engine/engine.ts';
+import type { CatalogReader } from '../../../queries/catalog.ts';
+import type { Clock } from '../../../runtime/clock.ts';
+import type { AppContext } from '../../context.ts';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../pipeline/route.ts';
+import { bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../../pipeline/route.ts';
 import {
   BatchHistoryReply,
   BuilderCodeParams,
@@ -68,7 +68,7 @@ import {
   TokenParams,
   TokenQuery,
   VersionReply,
-} from '../schemas/market-data.ts';
+} from '../../schemas/market-data.ts';
 
 const NO_BOOK = 'No orderbook exists for the requested token id';
 const bad = (detail: string): ApiError => apiError('PM_ERR_BAD_REQUEST', { detail });
