@@ -44,7 +44,7 @@ import { catalogRoutes } from '../../src/edge/routes/catalog/catalog.ts';
 import { startServer } from '../../src/edge/server.ts';
 import { openStore } from '../../src/journal/env.ts';
 import { CatalogWriter } from '../../src/projections/catalog.ts';
-import { queryWords, words } from '../../src/projections/catalog-index.ts';
+import { queryWords, words } from '../../src/projections/catalog/catalog-index.ts';
 import { CatalogReader } from '../../src/queries/catalog.ts';
 import { systemClock } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';

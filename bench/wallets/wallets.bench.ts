@@ -80,7 +80,7 @@ import { reply, route } from '../../src/edge/pipeline/route.ts';
 import { startServer } from '../../src/edge/server.ts';
 import { runOpenLoopChild, type OpenLoopResult } from '../lib/open-loop.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
-import { encodeFillRecord, readFill, tradeIdOf } from '../../src/journal/fill-codec.ts';
+import { encodeFillRecord, readFill, tradeIdOf } from '../../src/journal/codecs/fill-codec.ts';
 import { MAKER_ROLE, TAKER_ROLE, metaKeys, prefixRange, walletViewKeys, type Key } from '../../src/journal/keys.ts';
 import { CatalogWriter } from '../../src/projections/catalog.ts';
 import { Projector, ViewStore, compareKeys } from '../../src/projections/projector.ts';

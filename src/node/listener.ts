@@ -5,7 +5,7 @@
  * requests' own path is edge/'s (edge/server.ts).
  */
 import type { Store } from '../journal/env.ts';
-import { readFill } from '../journal/fill-codec.ts';
+import { readFill } from '../journal/codecs/fill-codec.ts';
 import type { AuthServices } from '../edge/auth/auth.ts';
 import type { EngineSurface } from '../engine/engine.ts';
 import type { RoleParts } from './roles.ts';

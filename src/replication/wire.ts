@@ -33,7 +33,7 @@
  * anything reads it (a flipped bit inside a value would otherwise decode as another value).
  */
 import { Packr } from 'msgpackr';
-import { isTradeIdKey } from '../journal/fill-codec.ts';
+import { isTradeIdKey } from '../journal/codecs/fill-codec.ts';
 import type { ReplicatedBatch } from '../journal/replication-log.ts';
 import { MAC_BYTES, type ClusterKeys } from './seal.ts';
 

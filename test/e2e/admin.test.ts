@@ -16,7 +16,7 @@ import { startApp, type App } from '../../src/node/app.ts';
 import type { EngineAdmin } from '../../src/edge/context.ts';
 import { Errors } from '../../src/domain/errors.ts';
 import type { Engine } from '../../src/engine/engine.ts';
-import type { TradingMarket } from '../../src/projections/catalog-index.ts';
+import type { TradingMarket } from '../../src/projections/catalog/catalog-index.ts';
 import { getProfile } from '../../src/queries/catalog.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';

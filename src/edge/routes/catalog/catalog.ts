@@ -10,7 +10,7 @@
 import { Type } from '@sinclair/typebox';
 import { apiError } from '../../../domain/errors.ts';
 import { END_CURSOR, decodeCursor, nextCursor } from '../../../domain/cursor.ts';
-import { EVENT_COLUMNS, TAG_COLUMNS, parseOrder } from '../../../projections/catalog-index.ts';
+import { EVENT_COLUMNS, TAG_COLUMNS, parseOrder } from '../../../projections/catalog/catalog-index.ts';
 import { parseConditionId } from '../../../domain/ids.ts';
 import { MARKETS_PAGE_SIZE, normalizeCreatorParam, type CatalogReader } from '../../../queries/catalog.ts';
 import type { MarketDataReader } from '../../../queries/market-data.ts';

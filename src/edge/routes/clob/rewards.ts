@@ -17,7 +17,7 @@ import { END_CURSOR, decodeCursor, nextCursor } from '../../../domain/cursor.ts'
 import { parseConditionId, parseOrderId } from '../../../domain/ids.ts';
 import type { OrderRecord } from '../../../domain/events.ts';
 import { orderScore, rewardProgram, utcDate, type RewardProgram } from '../../../domain/rewards.ts';
-import { isSampling } from '../../../projections/catalog-index.ts';
+import { isSampling } from '../../../projections/catalog/catalog-index.ts';
 import { walletScores } from '../../../projections/rewards.ts';
 import type { Engine } from '../../../engine/engine.ts';
 import { walletFor, type Funders } from '../../auth/funders.ts';

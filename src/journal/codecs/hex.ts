@@ -1,6 +1,11 @@
 /**
- * What the journal's binary records (fill-codec.ts, order-codec.ts, status-codec.ts) share: hex text written as the bytes
- * it spells, and a bounded memo of the encoded bytes of texts that recur from record to record.
+ * Room journal/codecs/: the stored binary forms of the journal's hottest records, fills (fill-codec.ts), `order`
+ * events (order-codec.ts) and `status` events (status-codec.ts), and what they share (this file). Separate
+ * because each is a byte layout with its own version history, read and written by the journal's root files
+ * (writer.ts, orders.ts, recovery.ts) and by the readers, and they know nothing of LMDB: bytes in, records out.
+ *
+ * What the three share: hex text written as the bytes it spells, and a bounded memo of the encoded bytes of
+ * texts that recur from record to record.
  */
 
 /** Nibble value of a lowercase hex digit's char code, else -1. */

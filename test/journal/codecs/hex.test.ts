@@ -1,10 +1,10 @@
 /**
- * The pieces the journal's binary records share (journal/hex.ts): hex text as the bytes it spells, the
+ * The pieces the journal's binary records share (journal/codecs/hex.ts): hex text as the bytes it spells, the
  * bounded memo of recurring texts' bytes, and the slab records are carved from.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { RecordSlab, RecurringBytes, copyBytes, writeHexBytes } from '../../src/journal/hex.ts';
+import { RecordSlab, RecurringBytes, copyBytes, writeHexBytes } from '../../../src/journal/codecs/hex.ts';
 
 test('hex text is written as its bytes only when it is "0x" + lowercase hex of even length', () => {
   const b = new Uint8Array(8);

@@ -58,7 +58,7 @@
  * A build that predates the mixed form refuses to start on a store that has it (its writer rejects the key).
  */
 import { createHash } from 'node:crypto';
-import type { FillEvent, FillKindName, SideName } from '../domain/events.ts';
+import type { FillEvent, FillKindName, SideName } from '../../domain/events.ts';
 import { RecurringBytes, writeHexBytes } from './hex.ts';
 
 /** Most fills per block. */

@@ -1,5 +1,5 @@
 /**
- * The `status` event's binary record (journal/status-codec.ts): canonical events round-trip exactly (same
+ * The `status` event's binary record (journal/codecs/status-codec.ts): canonical events round-trip exactly (same
  * values, same key order), every field the record cannot hold exactly makes the writer keep the object,
  * and a journal mixing msgpack-object status events (older stores) with records reads and replays the same.
  */
@@ -8,13 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { depositEvent, orderAcceptedEvent, statusEvent, type JournalEvent, type OrderRecord, type OrderSignedParts, type OrderStatusEvent, type OrderStatusName, type StatusReason } from '../../src/domain/events.ts';
-import { openStore } from '../../src/journal/env.ts';
-import { journalEventOf } from '../../src/journal/order-codec.ts';
-import { hashState, readJournal, replayJournal } from '../../src/journal/recovery.ts';
-import { STATUS_RECORD_BYTES, STATUS_RECORD_KIND, decodeStatusEvent, encodeStatusEvent } from '../../src/journal/status-codec.ts';
-import { JournalWriter } from '../../src/journal/writer.ts';
-import { rng } from '../../src/demo/catalog.ts';
+import { depositEvent, orderAcceptedEvent, statusEvent, type JournalEvent, type OrderRecord, type OrderSignedParts, type OrderStatusEvent, type OrderStatusName, type StatusReason } from '../../../src/domain/events.ts';
+import { openStore } from '../../../src/journal/env.ts';
+import { journalEventOf } from '../../../src/journal/codecs/order-codec.ts';
+import { hashState, readJournal, replayJournal } from '../../../src/journal/recovery.ts';
+import { STATUS_RECORD_BYTES, STATUS_RECORD_KIND, decodeStatusEvent, encodeStatusEvent } from '../../../src/journal/codecs/status-codec.ts';
+import { JournalWriter } from '../../../src/journal/writer.ts';
+import { rng } from '../../../src/demo/catalog.ts';
 
 const hexOf = (r: () => number, bytes: number) => '0x' + Array.from({ length: bytes }, () => Math.floor(r() * 256).toString(16).padStart(2, '0')).join('');
 const STATUSES: OrderStatusName[] = ['LIVE', 'MATCHED', 'CANCELED', 'CANCELED_MARKET_RESOLVED'];

@@ -1,5 +1,5 @@
 /**
- * The stored form of fills (journal/fill-codec.ts): every kind, side and outcome round-trips with edge
+ * The stored form of fills (journal/codecs/fill-codec.ts): every kind, side and outcome round-trips with edge
  * values in every field; a record is exactly as long as its layout says (head, then tag, length and bytes
  * per string, hex stored as the bytes it spells) and its slot is padded to 8 bytes; the aligned and the
  * unaligned encoder write the same bytes; blocks are read by seq; a damaged record is refused.
@@ -7,7 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { FillEvent, FillKindName, SideName } from '../../src/domain/events.ts';
+import type { FillEvent, FillKindName, SideName } from '../../../src/domain/events.ts';
 import {
   SLOT_HEADER,
   blockRecords,
@@ -21,7 +21,7 @@ import {
   recordIn,
   writeSlot,
   type FillsTable,
-} from '../../src/journal/fill-codec.ts';
+} from '../../../src/journal/codecs/fill-codec.ts';
 
 const hex = (bytes: number, digit: string) => '0x' + digit.repeat(2 * bytes);
 

@@ -61,7 +61,7 @@
  * commits, as it does for its fill slabs (1 MB each, recycled). (With the journal's msgpack encoding,
  * lmdb-js in fact copies a Buffer's bytes into its own write buffer at put(); this does not rely on it.)
  */
-import type { JournalEvent, OrderAcceptedEvent, OrderTypeName, SideName } from '../domain/events.ts';
+import type { JournalEvent, OrderAcceptedEvent, OrderTypeName, SideName } from '../../domain/events.ts';
 import { RecordSlab, RecurringBytes, asBuffer, copyBytes, hexOf, keyCount, writeHexField, writeRecurringHex } from './hex.ts';
 import { STATUS_RECORD_KIND, decodeStatusEvent } from './status-codec.ts';
 

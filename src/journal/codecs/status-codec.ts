@@ -30,7 +30,7 @@
  *
  * Buffer ownership: records are carved from a RecordSlab (hex.ts), as order records are.
  */
-import type { OrderStatusEvent, OrderStatusName, StatusReason } from '../domain/events.ts';
+import type { OrderStatusEvent, OrderStatusName, StatusReason } from '../../domain/events.ts';
 import { RecordSlab, RecurringBytes, asBuffer, hexOf, keyCount, writeHexField, writeRecurringHex } from './hex.ts';
 
 /** Byte 0 of a status event's record (order-codec.ts's order records are kind 1). */

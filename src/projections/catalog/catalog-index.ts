@@ -21,8 +21,8 @@
  *            title, 2 of a tag label, 1 of a market question; `open` (not closed) breaks score ties.
  *            Query words match terms by prefix, so the range of a word is every term it starts.
  */
-import type { CatalogKind } from '../journal/keys.ts';
-import type { TickSize } from '../domain/units.ts';
+import type { CatalogKind } from '../../journal/keys.ts';
+import type { TickSize } from '../../domain/units.ts';
 
 // ---- stored records (db `catalog`, key [kind, id]) --------------------------------------------------
 
@@ -126,7 +126,7 @@ export interface MarketRec extends Stamped, Flagged {
 }
 
 /** What the engine needs of a market (engine.registerMarket): domain/events.ts owns the shape. */
-export type { TradingMarket } from '../domain/events.ts';
+export type { TradingMarket } from '../../domain/events.ts';
 
 export interface SearchDoc {
   /** [term, best weight] of every indexed term of the event. */

@@ -1,5 +1,5 @@
 /**
- * The `order` event's binary record (journal/order-codec.ts): canonical events round-trip exactly (same
+ * The `order` event's binary record (journal/codecs/order-codec.ts): canonical events round-trip exactly (same
  * values, same key order), every field the record cannot hold exactly makes the writer keep the object,
  * and a journal mixing old msgpack-object order events with records reads, replays and joins the same.
  */
@@ -8,13 +8,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { depositEvent, orderAcceptedEvent, statusEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord, type OrderSignedParts } from '../../src/domain/events.ts';
-import { openStore, type Store } from '../../src/journal/env.ts';
-import { ORDER_RECORD_KIND, decodeOrderEvent, encodeOrderEvent, journalEventOf, orderRecordHead } from '../../src/journal/order-codec.ts';
-import { openOrdersOf, readOrder } from '../../src/journal/orders.ts';
-import { hashState, readJournal, replayJournal } from '../../src/journal/recovery.ts';
-import { JournalWriter } from '../../src/journal/writer.ts';
-import { rng } from '../../src/demo/catalog.ts';
+import { depositEvent, orderAcceptedEvent, statusEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord, type OrderSignedParts } from '../../../src/domain/events.ts';
+import { openStore, type Store } from '../../../src/journal/env.ts';
+import { ORDER_RECORD_KIND, decodeOrderEvent, encodeOrderEvent, journalEventOf, orderRecordHead } from '../../../src/journal/codecs/order-codec.ts';
+import { openOrdersOf, readOrder } from '../../../src/journal/orders.ts';
+import { hashState, readJournal, replayJournal } from '../../../src/journal/recovery.ts';
+import { JournalWriter } from '../../../src/journal/writer.ts';
+import { rng } from '../../../src/demo/catalog.ts';
 
 const ZERO32 = '0x' + '0'.repeat(64);
 const hexOf = (r: () => number, bytes: number) => '0x' + Array.from({ length: bytes }, () => Math.floor(r() * 256).toString(16).padStart(2, '0')).join('');
