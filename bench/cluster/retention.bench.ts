@@ -31,7 +31,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startApp, type App } from '../../src/node/app.ts';
-import { loadMasterKey } from '../../src/edge/auth/auth.ts';
+import { loadMasterKey } from '../../src/edge/auth/credentials.ts';
 import { openNatsLink } from '../../src/replication/nats-link.ts';
 import { ClusterKeys } from '../../src/replication/seal.ts';
 import { SnapshotBucket } from '../../src/replication/snapshot-store.ts';

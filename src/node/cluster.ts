@@ -24,7 +24,7 @@ import { Publisher } from '../replication/publisher.ts';
 import { ReplicaEngine } from '../replication/replica-engine.ts';
 import { checkCredentials, type StreamSettings } from '../replication/nats-link.ts';
 import { ClusterKeys } from '../replication/seal.ts';
-import { loadMasterKey } from '../edge/auth/auth.ts';
+import { loadMasterKey } from '../edge/auth/credentials.ts';
 import { prepareFollowerStore } from '../replication/snapshot-install.ts';
 import { SnapshotShipper } from '../replication/snapshot-shipper.ts';
 import type { SnapshotManifest } from '../journal/snapshots.ts';

@@ -103,7 +103,8 @@ import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_cont
 import { addressPrefix, clientAddress } from '../../domain/ip.ts';
 import type { Clock, Timers } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/log.ts';
-import { decodeSecret, type KeyVerifier } from '../auth/auth.ts';
+import { decodeSecret } from '../auth/credentials.ts';
+import { type KeyVerifier } from '../auth/api-keys.ts';
 import type { Funders } from '../auth/funders.ts';
 import type { StreamMetrics } from '../pipeline/metrics.ts';
 import { RateLimiter } from '../limits/rate-limit.ts';

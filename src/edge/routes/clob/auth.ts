@@ -13,7 +13,9 @@
  */
 import { Type } from '@sinclair/typebox';
 import { TICK_SIZES } from '../../../domain/units.ts';
-import { authDomainOf, builderCodeOf, type ApiKeyRecord, type ApiKeyService } from '../../auth/auth.ts';
+import { authDomainOf } from '../../auth/auth.ts';
+import { builderCodeOf } from '../../auth/credentials.ts';
+import { type ApiKeyRecord, type ApiKeyService } from '../../auth/api-keys.ts';
 import type { AppContext } from '../../context.ts';
 import { bindRoutes, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../../pipeline/route.ts';
 import {

@@ -10,7 +10,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { DEMO_WALLETS } from '../../../../src/demo/catalog.ts';
-import type { ApiKeyRecord } from '../../../../src/edge/auth/auth.ts';
+import type { ApiKeyRecord } from '../../../../src/edge/auth/api-keys.ts';
 import type { AnyRoute } from '../../../../src/edge/pipeline/route.ts';
 import { authRoutes, deleteReadonlyKey, listReadonlyKeys, revokeBuilderKeys, validateReadonlyKey, type AuthRouteDeps } from '../../../../src/edge/routes/clob/auth.ts';
 import { routeRequest } from '../../../fixtures/route-request.ts';
