@@ -48,7 +48,7 @@ import { Metrics } from '../edge/pipeline/metrics.ts';
 import { buildOpenApi } from '../edge/pipeline/openapi.ts';
 import { RateLimiter } from '../edge/limits/rate-limit.ts';
 import { ReplayGuard } from '../edge/pipeline/replays.ts';
-import type { RefusalDeps } from '../edge/pipeline/pipeline.ts';
+import type { RefusalDeps } from '../edge/pipeline/ports.ts';
 import { RefusalLog } from '../edge/refusals/log.ts';
 import { KEYLESS_PER_WALLET, KEYLESS_WALLETS, WalletRefusals } from '../edge/refusals/wallets.ts';
 import { platformOrderDomain } from '../edge/refusals/known-domains.ts';

@@ -16,7 +16,7 @@ import type { CatalogServices } from '../edge/context.ts';
 import type { Metrics } from '../edge/pipeline/metrics.ts';
 import type { RateLimiter } from '../edge/limits/rate-limit.ts';
 import type { ReplayGuard } from '../edge/pipeline/replays.ts';
-import type { RefusalDeps } from '../edge/pipeline/pipeline.ts';
+import type { RefusalDeps } from '../edge/pipeline/ports.ts';
 import { BodyBudget, DEFAULT_BODY_BYTES } from '../edge/limits/rate-limit-bytes.ts';
 import { HmacStrikes } from '../edge/limits/hmac-strikes.ts';
 import type { WalletRefusals } from '../edge/refusals/wallets.ts';

@@ -44,7 +44,7 @@ import type { Logger } from '../../runtime/log.ts';
 import type { AuthDomain, OrderDomains } from './eip712.ts';
 import { Funders } from './funders.ts';
 import { orderDomainsOf } from './order-check.ts';
-import type { Authenticator, SignedCaller } from '../pipeline/pipeline.ts';
+import type { Authenticator, SignedCaller } from '../pipeline/ports.ts';
 import { createAuthExplainer, type AuthExplainer, type AuthRules } from '../refusals/auth.ts';
 import { SigPool } from './sig-pool.ts';
 import { builderCodeOf, decodeSecret, decodeSignature, digestForm, l2Digest, loadMasterKey } from './credentials.ts';

@@ -16,7 +16,9 @@ import type { ForwardedAnswer, ForwardedRequest } from '../../../src/domain/forw
 import { forwardedHandler, gateway } from '../../../src/edge/cluster/forward.ts';
 import type { Incoming, Outgoing } from '../../../src/edge/http/http.ts';
 import { Metrics } from '../../../src/edge/pipeline/metrics.ts';
-import { processorFor, replayKindOf, type Authenticator, type Mounted, type PipelineDeps } from '../../../src/edge/pipeline/pipeline.ts';
+import { processorFor } from '../../../src/edge/pipeline/pipeline.ts';
+import { replayKindOf, type Mounted } from '../../../src/edge/pipeline/mounted.ts';
+import { type Authenticator, type PipelineDeps } from '../../../src/edge/pipeline/ports.ts';
 import { RateLimiter } from '../../../src/edge/limits/rate-limit.ts';
 import { BodyBudget } from '../../../src/edge/limits/rate-limit-bytes.ts';
 import { RefusalLog } from '../../../src/edge/refusals/log.ts';
