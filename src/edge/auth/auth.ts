@@ -185,9 +185,17 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
   };
 
   /** The HMAC of a request whose headers passed; the digest when it matches (constant-time), else undefined. */
-  const signedDigest = (key: KeyVerifier, timestamp: string, signature: string, method: string, path: string, rawBody: Buffer | undefined): Buffer | undefined => {
+  /**
+   * The caller a family's headers sign for, once `key` passed that family's head (l2Key, builderKey: every
+   * header present and well-formed) and the HMAC over the request verifies; undefined when it does not.
+   */
+  const signedBy = (names: typeof BUILDER_NAMES, key: KeyVerifier, headers: Headers, method: string, path: string, rawBody: Buffer | undefined): SignedCaller | undefined => {
+    const apiKey = header(headers, names.apiKey)!;
+    const timestamp = header(headers, names.timestamp)!;
     const digest = l2Digest(key.hmacKey, timestamp, method, path, rawBody);
-    return timingSafeEqual(digest, decodeSignature(signature)!) ? digest : undefined;
+    if (!timingSafeEqual(digest, decodeSignature(header(headers, names.signature)!)!)) return undefined;
+    // The digest names the signed content whatever encoding the header used (replays.ts).
+    return { apiKey, address: key.address, keyKind: key.kind, replayKey: `${apiKey}|${digest.toString('hex')}`, expiresAt: Number(timestamp) + skew };
   };
 
   return {
@@ -207,31 +215,13 @@ export function createAuthenticator(deps: AuthenticatorDeps): Authenticator {
 
     l2(method, path, headers, rawBody) {
       const key = l2Key(headers);
-      if (key === undefined) return undefined;
-      // Present and well-formed: l2Key checked them.
-      const apiKey = header(headers, NAMES.apiKey)!;
-      const timestamp = header(headers, NAMES.timestamp)!;
-      const digest = signedDigest(key, timestamp, header(headers, NAMES.signature)!, method, path, rawBody);
-      if (digest === undefined) return undefined;
-      // The digest names the signed content whatever encoding the header used (replays.ts).
-      return { apiKey, address: key.address, keyKind: key.kind, replayKey: `${apiKey}|${digest.toString('hex')}`, expiresAt: Number(timestamp) + skew };
+      return key === undefined ? undefined : signedBy(NAMES, key, headers, method, path, rawBody);
     },
 
     builder(method, path, headers, rawBody): SignedCaller | undefined {
       const key = builderKey(headers);
-      if (key === undefined) return undefined;
-      const apiKey = header(headers, BUILDER_NAMES.apiKey)!;
-      const timestamp = header(headers, BUILDER_NAMES.timestamp)!;
-      const digest = signedDigest(key, timestamp, header(headers, BUILDER_NAMES.signature)!, method, path, rawBody);
-      if (digest === undefined) return undefined;
-      return {
-        apiKey,
-        address: key.address,
-        keyKind: 'builder',
-        builderCode: builderCodeOf(key.address),
-        replayKey: `${apiKey}|${digest.toString('hex')}`,
-        expiresAt: Number(timestamp) + skew,
-      };
+      const caller = key === undefined ? undefined : signedBy(BUILDER_NAMES, key, headers, method, path, rawBody);
+      return caller === undefined ? undefined : { ...caller, keyKind: 'builder', builderCode: builderCodeOf(caller.address) };
     },
 
     knowsKey(headers) {
