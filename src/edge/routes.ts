@@ -31,19 +31,22 @@ import { rewardsRoutes } from './routes/clob/rewards.ts';
 import { consoleRoutes } from './routes/console.ts';
 import { testControlRoutes } from './routes/test-controls.ts';
 
+/** The route groups, in the table's order. */
+const GROUPS: readonly ((ctx: AppContext) => AnyRoute[])[] = [
+  opsRoutes,
+  authRoutes,
+  catalogRoutes,
+  adminRoutes,
+  walletRoutes,
+  marketDataRoutes,
+  tradingRoutes,
+  sandboxRoutes,
+  accountRoutes,
+  rewardsRoutes,
+  consoleRoutes,
+  testControlRoutes,
+];
+
 export function buildRoutes(ctx: AppContext): AnyRoute[] {
-  return [
-    ...opsRoutes(ctx),
-    ...authRoutes(ctx),
-    ...catalogRoutes(ctx),
-    ...adminRoutes(ctx),
-    ...walletRoutes(ctx),
-    ...marketDataRoutes(ctx),
-    ...tradingRoutes(ctx),
-    ...sandboxRoutes(ctx),
-    ...accountRoutes(ctx),
-    ...rewardsRoutes(ctx),
-    ...consoleRoutes(ctx),
-    ...testControlRoutes(ctx),
-  ].map((r) => ctx.sandbox.gate(r));
+  return GROUPS.flatMap((group) => group(ctx)).map((r) => ctx.sandbox.gate(r));
 }
