@@ -10,7 +10,8 @@ import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from '
 import { apiError } from '../domain/errors.ts';
 import { clientAddress } from '../domain/ip.ts';
 import { errorReply } from './pipeline/error-reply.ts';
-import { InFlight, serve, type Incoming, type Outgoing, type Processor, type ServeOptions } from './http/http.ts';
+import { InFlight, serve, type Incoming, type Processor, type ServeOptions } from './http/http.ts';
+import { type Outgoing } from './http/answer.ts';
 import { MAX_JSON_DEPTH } from './http/json-body.ts';
 import { processorFor } from './pipeline/pipeline.ts';
 import { rateLimitHeaders, replayKindOf, serialize, walletBucketsOf, type Mounted } from './pipeline/mounted.ts';

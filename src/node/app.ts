@@ -53,7 +53,7 @@ import { RefusalLog } from '../edge/refusals/log.ts';
 import { KEYLESS_PER_WALLET, KEYLESS_WALLETS, WalletRefusals } from '../edge/refusals/wallets.ts';
 import { platformOrderDomain } from '../edge/refusals/known-domains.ts';
 import type { OrderDomains } from '../edge/auth/eip712.ts';
-import { pendingAnswerBytes } from '../edge/http/http.ts';
+import { pendingAnswerBytes } from '../edge/http/answer.ts';
 import { buildRoutes } from '../edge/routes.ts';
 import { resolveInCatalog } from '../edge/routes/admin.ts';
 import { Sandbox } from '../edge/sandbox/sandbox.ts';

@@ -28,7 +28,8 @@
 import { apiError } from '../../domain/errors.ts';
 import type { ForwardedAnswer, ForwardedRequest } from '../../domain/forwarded.ts';
 import { errorReply } from '../pipeline/error-reply.ts';
-import type { Incoming, Outgoing } from '../http/http.ts';
+import type { Incoming } from '../http/http.ts';
+import type { Outgoing } from '../http/answer.ts';
 import { RETRY_AFTER_SECONDS } from '../pipeline/pipeline.ts';
 import { serialize } from '../pipeline/mounted.ts';
 import { type Gateway } from '../pipeline/ports.ts';

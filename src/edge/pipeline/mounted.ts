@@ -4,7 +4,7 @@
  * by the stages (pipeline.ts), the server's table and unmatched-route answers (edge/server.ts) and a
  * gateway's forwarding (cluster/forward.ts).
  */
-import type { Outgoing } from '../http/http.ts';
+import type { Outgoing } from '../http/answer.ts';
 import type { RouteMetrics } from './metrics.ts';
 import type { Verdict } from '../limits/rate-limit.ts';
 import { WALLET_BUCKETS } from '../limits/rate-limit-buckets.ts';

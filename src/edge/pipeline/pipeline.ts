@@ -67,7 +67,8 @@
 import { timingSafeEqual } from 'node:crypto';
 import { apiError, type ApiError } from '../../domain/errors.ts';
 import { errorReply, problemError, toApiError } from './error-reply.ts';
-import type { Incoming, Outgoing, Processor } from '../http/http.ts';
+import type { Incoming, Processor } from '../http/http.ts';
+import type { Outgoing } from '../http/answer.ts';
 import { MAX_JSON_DEPTH, parseJsonBody, parseScannedJsonBody, type ParsedBody } from '../http/json-body.ts';
 import type { Charge, Verdict } from '../limits/rate-limit.ts';
 import { servedByReplica } from '../cluster/replica-routes.ts';

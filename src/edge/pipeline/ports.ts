@@ -8,7 +8,8 @@
  */
 import type { Clock } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/log.ts';
-import type { Incoming, Outgoing } from '../http/http.ts';
+import type { Incoming } from '../http/http.ts';
+import type { Outgoing } from '../http/answer.ts';
 import type { Metrics } from './metrics.ts';
 import type { RateLimiter } from '../limits/rate-limit.ts';
 import type { BodyBudget } from '../limits/rate-limit-bytes.ts';

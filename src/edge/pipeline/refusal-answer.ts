@@ -4,7 +4,8 @@
  * one reason the pipeline writes itself, a benched key's. Runs on the refusal path only; never changes a
  * status or the contract's body.
  */
-import type { Incoming, Outgoing } from '../http/http.ts';
+import type { Incoming } from '../http/http.ts';
+import type { Outgoing } from '../http/answer.ts';
 import type { HmacStrikes } from '../limits/hmac-strikes.ts';
 import { headerValue, REFUSAL_HEADER, withReasonText, type Refusal } from '../refusals/reason.ts';
 import type { RefusalDeps } from './ports.ts';

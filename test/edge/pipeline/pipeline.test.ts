@@ -9,7 +9,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Type } from '@sinclair/typebox';
-import type { Incoming, Outgoing } from '../../../src/edge/http/http.ts';
+import type { Incoming } from '../../../src/edge/http/http.ts';
+import type { Outgoing } from '../../../src/edge/http/answer.ts';
 import { Metrics } from '../../../src/edge/pipeline/metrics.ts';
 import { HEAD_DECIDES_ABOVE, processorFor } from '../../../src/edge/pipeline/pipeline.ts';
 import { replayKindOf, type Mounted } from '../../../src/edge/pipeline/mounted.ts';
