@@ -1,16 +1,9 @@
 /**
  * Market-data routes (clob group, `{error}` bodies): books, quotes (prices, midpoints, spreads, one or a
- * batch), last trades, a market's latest trades (live activity), price history, builder trades and builder
- * fees, and the look-ups the platform's client makes before it posts an order (tick size, neg risk, fee
- * rate, version) or builds a market order (market by token, market by condition id).
- *
- * GET /builder/trades is public, as the spec lists it and the platform's V2 client calls it (no headers,
- * `builder_code` in the query); a request that carries builder headers (`*_BUILDER_API_KEY`, ... signed with
- * a builder key, as the platform's V1 client sends them) must verify, and then lists that builder's trades.
- * L2 headers (`*_API_KEY`, ...: a trading or read-only key, as a client that signs every call sends them)
- * are not a builder's and are ignored: such a request is the public one, with the public rows.
- * Its answer is the spec's bare array with the cursor in `Next-Cursor`, or the V2 client's cursor envelope
- * of its BuilderTrade in the clob-client-v2 shapes (config compat.shapes).
+ * batch), last trades, a market's latest trades (live activity), builder fees, and the look-ups the
+ * platform's client makes before it posts an order (tick size, neg risk, fee rate, version) or builds a
+ * market order (market by token, market by condition id). Price history and builder trades are history.ts's;
+ * what both files share, market-data-deps.ts's.
  *
  * Token ids: malformed -> 400 `Invalid token id`; well-formed but no market has it -> 404 `No orderbook
  * exists for the requested token id` (batch routes add the offending `token_id` to the body). Condition
@@ -18,85 +11,28 @@
  * GET /book and POST /books pass the shard's pre-serialized snapshot through untouched: no parse, no
  * re-hash.
  */
-import { apiError, type ApiError } from '../../../domain/errors.ts';
-import { END_CURSOR, decodeCursor } from '../../../domain/cursor.ts';
+import { apiError } from '../../../domain/errors.ts';
 import { parseConditionId, parseTokenId } from '../../../domain/ids.ts';
 import { pipsToNumber } from '../../../domain/units.ts';
 import { getProfile } from '../../../queries/catalog.ts';
 import { recentMarketFills } from '../../../queries/fills.ts';
-import { BUILDER_TRADES_PAGE_SIZE, type HistoryParams, type MarketDataReader } from '../../../queries/market-data.ts';
+import { type MarketDataReader } from '../../../queries/market-data.ts';
 import { DEFAULT_OUTCOMES } from '../../../domain/market-rules.ts';
 import { formatPips, formatUnits } from '../../../domain/units.ts';
-import type { Engine } from '../../../engine/engine.ts';
-import type { CatalogReader } from '../../../queries/catalog.ts';
-import type { Clock } from '../../../runtime/clock.ts';
 import type { AppContext } from '../../context.ts';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { bindRoutes, reply, routeSpec, type AnyRoute, type Caller, type RequestOf, type RouteSpec } from '../../pipeline/route.ts';
-import {
-  BatchHistoryReply,
-  BuilderCodeParams,
-  BuilderFeesReply,
-  BuilderTrade,
-  ClientBuilderTradesPage,
-  BuilderTradesQuery,
-  ClobMarketReply,
-  ConditionParams,
-  FeeRateReply,
-  HistoryBatchBody,
-  HistoryQuery,
-  HistoryReply,
-  LastTradeReply,
-  LastTradesReply,
-  MarketByTokenReply,
-  BookBatch,
-  MAX_BOOKS_PER_REQUEST,
-  MAX_TOKENS_PER_REQUEST,
-  TOKEN_BATCH_BODY_BYTES,
-  MarketTradeEvent,
-  MidpointMap,
-  MidpointReply,
-  NegRiskReply,
-  OrderBookSummary,
-  PriceQuery,
-  PriceReply,
-  QuoteMap,
-  SpreadMap,
-  SpreadReply,
-  TickSizeReply,
-  TokenBatch,
-  TokenParams,
-  TokenQuery,
-  VersionReply,
-} from '../../schemas/market-data.ts';
+import { bindRoutes, reply, routeSpec, type AnyRoute, type RequestOf, type RouteSpec } from '../../pipeline/route.ts';
+import { BuilderCodeParams, BuilderFeesReply, ClobMarketReply, ConditionParams, FeeRateReply, LastTradeReply, LastTradesReply, MarketByTokenReply, BookBatch, MAX_BOOKS_PER_REQUEST, MAX_TOKENS_PER_REQUEST, TOKEN_BATCH_BODY_BYTES, MarketTradeEvent, MidpointMap, MidpointReply, NegRiskReply, OrderBookSummary, PriceQuery, PriceReply, QuoteMap, SpreadMap, SpreadReply, TickSizeReply, TokenBatch, TokenParams, TokenQuery, VersionReply } from '../../schemas/market-data.ts';
+import { bad, md, noBook, tokenOf, type Md, type MarketDataDeps } from './market-data-deps.ts';
+import { HISTORY_ROUTES, builderTradesRoute } from './history.ts';
 
-const NO_BOOK = 'No orderbook exists for the requested token id';
-const bad = (detail: string): ApiError => apiError('PM_ERR_BAD_REQUEST', { detail });
-const noBook = (tokenId?: string): ApiError => apiError('PM_ERR_NOT_FOUND_ENTITY', { detail: NO_BOOK }, tokenId === undefined ? undefined : { token_id: tokenId });
+
 
 const TOKEN_MESSAGES = { token_id: 'Invalid token id', side: 'Invalid side', body: 'Invalid payload' };
 const NO_MARKET = 'No orderbook exists for the requested condition id';
 /** Fills GET /markets/live-activity/{condition_id} answers: the latest, newest first. */
 export const LIVE_ACTIVITY_LIMIT = 100;
 const CONDITION_MESSAGES = { condition_id: 'Invalid condition id' };
-const HISTORY_MESSAGES = {
-  market: 'Invalid market: expected a token id',
-  startTs: 'Invalid startTs: expected unix seconds',
-  endTs: 'Invalid endTs: expected unix seconds',
-  start_ts: 'Invalid start_ts: expected unix seconds',
-  end_ts: 'Invalid end_ts: expected unix seconds',
-  interval: 'Invalid interval: expected one of 1m, 1h, 6h, 1d, 1w, max',
-  fidelity: 'Invalid fidelity: expected whole minutes from 1 to 525600',
-  markets: 'Invalid markets: expected 1 to 20 token ids',
-  body: 'Invalid payload',
-};
-
-/** A query token id that passed the schema's shape; the uint256 bound is the last check. */
-function tokenOf(raw: string): string {
-  const t = parseTokenId(raw);
-  if (t === undefined) throw bad('Invalid token id');
-  return t;
-}
 
 /** Token ids of a batch body, checked in order: count, shape, side, then that a market has each. */
 const tooManyTokens = (count: number, max: number) => bad(`Payload exceeds the limit: ${count} token ids, max allowed: ${max}`);
@@ -124,28 +60,6 @@ function bookOf(md: MarketDataReader, id: string): string {
   // Known token, snapshot requested, none published: only when the engine has stopped.
   if (json === undefined) throw apiError('PM_ERR_UNAVAILABLE');
   return json;
-}
-
-/**
- * What the market-data handlers use: the reader of books, quotes and history (absent in contexts without
- * market data: these routes then answer 503), the engine's markets and orders, the catalog's market texts,
- * the fill journal (store and views) for live activity, the clock, and which response shapes are configured.
- */
-export interface MarketDataDeps {
-  readonly marketData: MarketDataReader | undefined;
-  readonly engine: Pick<Engine, 'market' | 'getOrder'>;
-  readonly catalog: Pick<CatalogReader, 'marketByCondition'>;
-  readonly store: AppContext['store'];
-  readonly views: AppContext['views'];
-  readonly clock: Clock;
-  /** compat.shapes is clob-client-v2: GET /builder/trades answers the platform client's cursor envelope. */
-  readonly clientShapes: boolean;
-}
-type Md = Pick<MarketDataDeps, 'marketData'>;
-
-function md(d: Md): MarketDataReader {
-  if (d.marketData === undefined) throw apiError('PM_ERR_UNAVAILABLE');
-  return d.marketData;
 }
 
 /** The token of a single-token route, known to a market. */
@@ -298,57 +212,6 @@ export function clobMarket(d: Md, { params }: RequestOf<undefined, undefined, ty
 
 export function version() {
   return { version: 2 as const };
-}
-
-export function pricesHistory(d: Pick<MarketDataDeps, 'marketData' | 'clock'>, { query: q }: RequestOf<typeof HistoryQuery>) {
-  const r = md(d);
-  const id = tokenOf(q.market);
-  if (r.token(id) === undefined) throw noBook();
-  const params: HistoryParams = { startTs: q.startTs, endTs: q.endTs, interval: q.interval, fidelity: q.fidelity };
-  const w = r.historyWindow([id], params, Math.floor(d.clock.now() / 1000));
-  return { history: r.history(id, w) };
-}
-
-export function batchPricesHistory(d: Pick<MarketDataDeps, 'marketData' | 'clock'>, { body: b }: RequestOf<undefined, typeof HistoryBatchBody>) {
-  const r = md(d);
-  const ids = b.markets.map((m, i) => {
-    const t = parseTokenId(m);
-    if (t === undefined) throw bad(`Invalid token id at markets[${i}]`);
-    return t as string;
-  });
-  for (const id of ids) if (r.token(id) === undefined) throw noBook(id);
-  const params: HistoryParams = { startTs: b.start_ts, endTs: b.end_ts, interval: b.interval, fidelity: b.fidelity };
-  const w = r.historyWindow(ids, params, Math.floor(d.clock.now() / 1000));
-  const history: Record<string, { t: number; p: number }[]> = {};
-  for (const id of ids) history[id] ??= r.history(id, w);
-  return { history };
-}
-
-/** The builder trades filter of a query; a builder key's signature fixes the builder code. */
-function builderFilter(q: BuilderTradesQuery, caller: Caller) {
-  const opt = (s: string | undefined) => (s === undefined || s === '' ? undefined : s.toLowerCase());
-  const num = (s: string | undefined) => (s === undefined || s === '' ? undefined : Number(s));
-  let builderCode = opt(q.builder_code);
-  if (caller.builderCode !== undefined) {
-    if (builderCode !== undefined && builderCode !== caller.builderCode) throw bad('builder_code is not the code of the builder key that signed the request');
-    builderCode = caller.builderCode;
-  }
-  return { id: opt(q.id), makerAddress: opt(q.maker_address), market: opt(q.market), assetId: opt(q.asset_id), before: num(q.before), after: num(q.after), builderCode };
-}
-
-export function builderTrades(d: Pick<MarketDataDeps, 'marketData' | 'clientShapes'>, { query: q, caller }: RequestOf<typeof BuilderTradesQuery>) {
-  const offset = decodeCursor(q.next_cursor);
-  if (offset === undefined) throw bad('Invalid next_cursor');
-  const filter = builderFilter(q, caller);
-  if (d.clientShapes) {
-    if (offset === 'end') return { data: [], next_cursor: END_CURSOR, limit: BUILDER_TRADES_PAGE_SIZE, count: 0 };
-    const r = md(d);
-    const page = r.builderTrades(filter, offset, BUILDER_TRADES_PAGE_SIZE, (f, x) => r.clientBuilderTrade(f, x));
-    return { data: page.rows, next_cursor: page.next, limit: BUILDER_TRADES_PAGE_SIZE, count: page.rows.length };
-  }
-  if (offset === 'end') return reply({ body: [], headers: { 'Next-Cursor': END_CURSOR } });
-  const page = md(d).builderTrades(filter, offset);
-  return reply({ body: page.rows, headers: { 'Next-Cursor': page.next } });
 }
 
 interface TokenRouteFields<R> {
@@ -525,65 +388,7 @@ export const MARKET_DATA_ROUTES: readonly RouteSpec<MarketDataDeps>[] = [
     response: VersionReply,
     handler: version,
   }),
-  routeSpec({
-    method: 'GET',
-    path: '/prices-history',
-    group: 'clob',
-    summary: 'Recorded prices of a token (midpoints, and trade prices at trades), bucketed by fidelity',
-    description:
-      'Give `interval` or `startTs`/`endTs` (not both); neither means interval=max. Buckets are `fidelity` minutes wide, ' +
-      'aligned to the unix epoch; each bucket that holds a sample gives {t: bucket start, p: its last sample}. Without ' +
-      'fidelity the width is 1 minute, or the smallest that keeps the window within 50000 buckets.',
-    query: HistoryQuery,
-    response: HistoryReply,
-    fieldMessages: HISTORY_MESSAGES,
-    handler: pricesHistory,
-  }),
-  routeSpec({
-    method: 'POST',
-    path: '/batch-prices-history',
-    group: 'clob',
-    summary: 'Price history of up to 20 tokens over one window, keyed by token id',
-    description: 'Same rules as GET /prices-history; the window of interval=max starts at the earliest sample of the listed tokens.',
-    body: HistoryBatchBody,
-    response: BatchHistoryReply,
-    fieldMessages: HISTORY_MESSAGES,
-    handler: batchPricesHistory,
-  }),
 ];
-
-/** GET /builder/trades: its summary and answer follow compat.shapes. */
-export function builderTradesRoute(clientShapes: boolean): RouteSpec<MarketDataDeps> {
-return routeSpec({
-  method: 'GET',
-  path: '/builder/trades',
-  group: 'clob',
-  auth: 'l2',
-  keys: ['builder'],
-  authOptional: true,
-  summary: clientShapes
-    ? 'Trades whose taker order carried a non-zero builder code, oldest first, in the platform client\'s cursor envelope'
-    : 'Trades whose taker order carried a non-zero builder code, oldest first; next cursor in the Next-Cursor header',
-  description:
-    'One row per fill (its maker order in maker_orders). Filters combine (AND); an empty value means absent. ' +
-    `Pages of ${BUILDER_TRADES_PAGE_SIZE} rows; the next cursor is LTE= on the last page. Public; a request signed with ` +
-    'builder headers (a builder API key) lists that builder\'s trades, and a different builder_code is refused; ' +
-    'L2 headers (a trading or read-only key) are ignored.',
-  query: BuilderTradesQuery,
-  response: clientShapes ? ClientBuilderTradesPage : Type.Array(BuilderTrade),
-  fieldMessages: {
-    id: 'Invalid id',
-    maker_address: 'Invalid maker_address',
-    market: 'Invalid market',
-    asset_id: 'Invalid asset_id',
-    before: 'Invalid before: expected unix seconds',
-    after: 'Invalid after: expected unix seconds',
-    builder_code: 'Invalid builder_code',
-    next_cursor: 'Invalid next_cursor',
-  },
-  handler: builderTrades,
-});
-}
 
 export function marketDataRoutes(ctx: Pick<AppContext, 'marketData' | 'engine' | 'catalog' | 'store' | 'views' | 'clock' | 'config'>): AnyRoute[] {
   const clientShapes = ctx.config.compat.shapes === 'clob-client-v2';
@@ -596,5 +401,5 @@ export function marketDataRoutes(ctx: Pick<AppContext, 'marketData' | 'engine' |
     clock: ctx.clock,
     clientShapes,
   };
-  return bindRoutes(deps, [...MARKET_DATA_ROUTES, builderTradesRoute(clientShapes)]);
+  return bindRoutes(deps, [...MARKET_DATA_ROUTES, ...HISTORY_ROUTES, builderTradesRoute(clientShapes)]);
 }
