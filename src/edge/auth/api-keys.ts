@@ -22,7 +22,7 @@ import { apiError } from '../../domain/errors.ts';
 import type { Store } from '../../journal/env.ts';
 import { apiKeyByNonce, apiKeyRecordKey, masterKeyIdMetaKey } from '../../journal/keys.ts';
 import { nowSeconds, type Clock } from '../../runtime/clock.ts';
-import type { ExplainedKeys, KeyMaterial } from '../refusals/auth.ts';
+import type { ExplainedKeys, KeyMaterial } from '../refusals/auth-ports.ts';
 import type { KeyKind } from '../pipeline/route.ts';
 import { base64urlPadded, mac, deriveCredentials, masterKeyId, type Credentials } from './credentials.ts';
 
