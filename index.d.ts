@@ -39,7 +39,7 @@ export interface Exchange {
   readonly wallets: readonly TestWallet[];
   readonly admin: AdminClient;
   readonly scenario?: ScenarioReply;
-  /** The service itself (src/app.ts App). */
+  /** The service itself (src/node/app.ts App). */
   readonly app: unknown;
   close(): Promise<void>;
 }

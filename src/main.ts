@@ -3,7 +3,7 @@
  * app, and stop in order on SIGTERM/SIGINT: stop accepting, finish in-flight requests, flush LMDB,
  * exit 0.
  */
-import { startApp } from './app.ts';
+import { startApp } from './node/app.ts';
 import { ConfigError, loadConfig, type Config } from './runtime/config.ts';
 import { createLogger } from './runtime/log.ts';
 
@@ -21,7 +21,7 @@ try {
 const log = createLogger(config.log.level);
 // Under the sequencer's lease (cluster.failover) the node may change role while it runs (failover.ts).
 const failover = config.cluster.failover.enabled && config.cluster.role !== 'single';
-const node = failover ? await (await import('./failover.ts')).startFailoverNode(config, { log }) : undefined;
+const node = failover ? await (await import('./node/failover.ts')).startFailoverNode(config, { log }) : undefined;
 const app = node === undefined ? await startApp(config, { log }) : undefined;
 // The console's address as a browser on this machine opens it (a wildcard listen address is reached at 127.0.0.1).
 const wildcard = ['0.0.0.0', '::', '[::]'].includes(config.http.host);

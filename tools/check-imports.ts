@@ -8,6 +8,10 @@
  *   runtime/       imports only domain/
  *   engine/book/   imports only domain/ (and itself)
  *   engine/        never edge/
+ *   engine/ rooms  each folder of engine/ imports only what ENGINE_ROOMS lists for it (below: book/ under
+ *                  everything, then shard/, markets/, orders/ and ledger/ with the root's shared types and
+ *                  group commit); only the root's files (the facade, start-up, checkpoints, audit) compose the
+ *                  rooms, so no room reaches the facade; engine/ has no folder ENGINE_ROOMS does not name
  *   edge/          reaches the engine only through engine/engine.ts (the facade), engine/book/api.ts
  *                  and engine/shard-router.ts, and storage only through queries/ (plus journal/env.ts
  *                  and journal/keys.ts)
@@ -15,10 +19,15 @@
  *                  direction of the edge, transport -> pipeline -> auth -> API), and edge/ has no folder
  *                  EDGE_ROOMS does not name; the files at edge/'s root (server.ts, routes.ts, context.ts)
  *                  compose the rooms and may import any of them
+ *   route groups   routes/ holds the interface's sections as sub-rooms (clob/, data/, catalog/) and the
+ *                  service's own routes at its root; no group imports another (edge/routes.ts binds them)
  *   queries/       never engine/ internals; of edge/ only the wire types of edge/schemas/, as types
  *   projections/   never queries/; of edge/ only the wire types of edge/schemas/, as types
  *   replication/   imports only domain/, runtime/, journal/ and engine/engine.ts (the facade): the stream
- *                  below the read side, which app.ts and cluster.ts wire to it
+ *                  below the read side, which node/ wires to it
+ *   node/          a node's life (composition root, roles, failover) assembles every layer, so it may import
+ *                  any of src/ but harness/; only main.ts (the process) and harness/ (a node for test code)
+ *                  import it: nothing the node assembles knows how it is assembled
  *   uWebSockets.js only in edge/, and there only in http/, ws/ and its root files; lmdb only in journal/; the
  *                  NATS clients (@nats-io/*) only in replication/
  *   no cycles      between files of src/, type-only imports included
@@ -53,10 +62,15 @@ export const RULES = {
   lmdb: 'only journal/ imports lmdb',
   replication: 'replication/ imports only domain/, runtime/, journal/ and engine/engine.ts',
   nats: 'only replication/ imports the NATS clients',
+  nodeImporters: 'only main.ts and harness/ import node/',
+  nodeHarness: 'node/ never imports harness/',
   cycle: 'no import cycles in src/, type-only imports included',
   edgeRooms: 'a room of edge/ imports only the rooms EDGE_ROOMS allows it',
   edgeRoomUnknown: 'every folder of edge/ is a room named in EDGE_ROOMS',
   edgeUws: 'of edge/, only http/, ws/ and its root files import uWebSockets.js',
+  routeGroups: 'a route group of edge/routes/ imports no other group',
+  engineRooms: 'a room of engine/ imports only what ENGINE_ROOMS allows it',
+  engineRoomUnknown: 'every folder of engine/ is a room named in ENGINE_ROOMS',
 } as const;
 
 /**
@@ -92,6 +106,28 @@ export const EDGE_ROOMS: Readonly<Record<string, readonly string[]>> = {
   ws: ['auth', 'limits', 'pipeline', 'refusals', 'schemas'],
   // The API: one module per route group, handlers over the context (edge/context.ts). The top of the edge.
   routes: ['.', 'auth', 'http/static-files.ts', 'pipeline', 'refusals', 'sandbox', 'schemas', 'trading'],
+};
+
+/**
+ * The rooms of engine/ and, for each, what else of engine/ it may import: a room (its folder's name) or one
+ * file (`orders/order-table.ts`, a root file such as `lifecycle.ts`). A room's own files may always import
+ * each other. The root's files (engine.ts, the facade, and the start-up, checkpointer and audit it wires)
+ * may import any room; no room imports them back, except the small shared parts named here. Where two rooms
+ * name each other's single file, it is for the type of the table they share (an order's market, a market's
+ * fee schedule), not for behaviour.
+ */
+export const ENGINE_ROOMS: Readonly<Record<string, readonly string[]>> = {
+  // The matching book and its memory layout: below everything, imports only domain/ (RULES.book).
+  book: [],
+  // The shard threads and their transport (ring, protocol, worker, link): books in, results out. Of the
+  // tables above only the types of the rows a result updates.
+  shard: ['book', 'engine-types.ts', 'lifecycle.ts', 'thread.ts', 'markets/market-table.ts', 'orders/order-table.ts'],
+  // The market table and its administration (register, pause, resolve): tells the shards, charges the ledger.
+  markets: ['book', 'shard', 'ledger/ledger.ts', 'engine-types.ts', 'group-commit.ts', 'lifecycle.ts', 'shard-router.ts'],
+  // Admission and the order table: reserves on the ledger, sends to a shard's link.
+  orders: ['book', 'ledger', 'shard/shard-link.ts', 'markets/market-table.ts', 'engine-types.ts', 'group-commit.ts', 'lifecycle.ts'],
+  // Balances, reservations, settlement of fills and the trade lifecycle: applies what the shards report.
+  ledger: ['book', 'shard', 'markets/market-table.ts', 'orders/order-table.ts', 'engine-types.ts', 'group-commit.ts', 'lifecycle.ts'],
 };
 
 /**
@@ -273,10 +309,24 @@ function graph(srcDir: string): Map<string, Edge[]> {
   return edges;
 }
 
-/** The room of a file under edge/ (`edge/auth/auth.ts` -> `auth`), `.` for edge/'s own files. */
-function edgeRoomOf(rel: string): string {
+/** The room of a file under edge/ or engine/ (`edge/auth/auth.ts` -> `auth`), `.` for the area's own files. */
+function roomOf(rel: string): string {
   const parts = rel.split('/');
   return parts.length > 2 ? parts[1] : '.';
+}
+
+/** The group of a file under edge/routes/ (`edge/routes/clob/trading.ts` -> `clob`), `.` for routes/'s own files. */
+function routeGroupOf(rel: string): string {
+  const parts = rel.split('/');
+  return parts.length > 3 ? parts[2] : '.';
+}
+
+/** Whether `target` (relative to src/) is one the rooms table lets a file of `rel` (same area) import. */
+function roomAllows(rooms: Readonly<Record<string, readonly string[]>>, area: string, rel: string, target: string): boolean {
+  const from = roomOf(rel);
+  const to = roomOf(target);
+  const allowed = rooms[from];
+  return from === '.' || from === to || allowed === undefined || allowed.includes(to) || allowed.includes(target.slice(area.length + 1));
 }
 
 function ruleViolations(edges: Map<string, Edge[]>): Violation[] {
@@ -286,7 +336,7 @@ function ruleViolations(edges: Map<string, Edge[]>): Violation[] {
     for (const { target, ref } of list) {
       const v = (rule: string) => out.push({ file: rel, target: ref.spec, rule });
       if (ref.spec === 'uWebSockets.js' && area !== 'edge') v(RULES.uws);
-      if (ref.spec === 'uWebSockets.js' && area === 'edge' && !['http', 'ws', '.'].includes(edgeRoomOf(rel))) v(RULES.edgeUws);
+      if (ref.spec === 'uWebSockets.js' && area === 'edge' && !['http', 'ws', '.'].includes(roomOf(rel))) v(RULES.edgeUws);
       if (ref.spec === 'lmdb' && area !== 'journal') v(RULES.lmdb);
       if (ref.spec.startsWith('@nats-io/') && area !== 'replication') v(RULES.nats);
       if (!ref.spec.startsWith('.')) continue;
@@ -308,15 +358,17 @@ function ruleViolations(edges: Map<string, Edge[]>): Violation[] {
       if (area === 'projections' && top === 'queries') v(RULES.projectionsQueries);
       if (area === 'replication' && !local && !['domain', 'runtime', 'journal'].includes(top) && target !== 'engine/engine.ts') v(RULES.replication);
       if (area === 'projections' && top === 'edge' && !wireTypes) v(RULES.projectionsEdge);
-      if (area === 'edge' && top === 'edge') {
-        const from = edgeRoomOf(rel);
-        const to = edgeRoomOf(target);
-        const allowed = EDGE_ROOMS[from];
-        if (from !== '.' && from !== to && allowed !== undefined && !allowed.includes(to) && !allowed.includes(target.slice('edge/'.length))) v(RULES.edgeRooms);
-      }
+      if (top === 'node' && !local && area !== 'harness' && rel !== 'main.ts') v(RULES.nodeImporters);
+      if (area === 'node' && top === 'harness') v(RULES.nodeHarness);
+      if (area === 'edge' && local && !roomAllows(EDGE_ROOMS, area, rel, target)) v(RULES.edgeRooms);
+      if (rel.startsWith('edge/routes/') && target.startsWith('edge/routes/') && routeGroupOf(rel) !== routeGroupOf(target)) v(RULES.routeGroups);
+      if (area === 'engine' && local && !roomAllows(ENGINE_ROOMS, area, rel, target)) v(RULES.engineRooms);
     }
-    if (area === 'edge' && edgeRoomOf(rel) !== '.' && !Object.hasOwn(EDGE_ROOMS, edgeRoomOf(rel))) {
-      out.push({ file: rel, target: `edge/${edgeRoomOf(rel)}/`, rule: RULES.edgeRoomUnknown });
+    if (area === 'edge' && roomOf(rel) !== '.' && !Object.hasOwn(EDGE_ROOMS, roomOf(rel))) {
+      out.push({ file: rel, target: `edge/${roomOf(rel)}/`, rule: RULES.edgeRoomUnknown });
+    }
+    if (area === 'engine' && roomOf(rel) !== '.' && !Object.hasOwn(ENGINE_ROOMS, roomOf(rel))) {
+      out.push({ file: rel, target: `engine/${roomOf(rel)}/`, rule: RULES.engineRoomUnknown });
     }
   }
   return out;

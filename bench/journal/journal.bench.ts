@@ -28,7 +28,7 @@ import { isDeepStrictEqual } from 'node:util';
 import v8 from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { FillEvent, OrderRecord } from '../../src/domain/events.ts';
-import { readFill, readFillsFrom, tradeIdOf } from '../../src/journal/fill-codec.ts';
+import { readFill, readFillsFrom, tradeIdOf } from '../../src/journal/codecs/fill-codec.ts';
 import type { OrderStateRow } from '../../src/journal/orders.ts';
 import { openStore } from '../../src/journal/env.ts';
 import { metaKeys } from '../../src/journal/keys.ts';

@@ -34,7 +34,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { loadUws } from '../../src/edge/http/uws.ts';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { priceKey } from '../../src/journal/keys.ts';
 import { testConfig } from '../../src/runtime/config.ts';

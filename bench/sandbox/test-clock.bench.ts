@@ -22,7 +22,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import type { JournalEvent } from '../../src/domain/events.ts';
 import { readJournal } from '../../src/journal/recovery.ts';
 import { rewardKeys } from '../../src/journal/keys.ts';

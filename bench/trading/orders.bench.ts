@@ -146,7 +146,7 @@ function ownStage(fn: string, url: string): Class | undefined {
   if (url.startsWith('node:internal/modules') || url.includes('/tsx/') || url.includes('cjs-module-lexer')) return STARTUP;
   if (/ecdsaRecover/.test(fn) || url.includes('/secp256k1/')) return 'secp256k1 recovery';
   if (url.includes('/src/edge/auth/eip712.ts') || url.includes('/src/edge/auth/keccak.ts') || url.includes('/keccak/')) return 'EIP-712 hashing (keccak)';
-  if (url.includes('/src/edge/auth/auth.ts') || url.startsWith('node:internal/crypto')) return 'HMAC (L2 auth)';
+  if (url.includes('/src/edge/auth/auth.ts') || url.includes('/src/edge/auth/credentials.ts') || url.includes('/src/edge/auth/api-keys.ts') || url.startsWith('node:internal/crypto')) return 'HMAC (L2 auth)';
   if (url.includes('/src/edge/auth/order-check.ts') || url.includes('/src/edge/auth/sig-') || url.includes('/piscina/') || url.startsWith('node:internal/worker') ||
       /^(MessageChannel|receiveMessageOnPort|postMessage)$/.test(fn)) {
     return 'order checks + worker messaging (signature pool)';

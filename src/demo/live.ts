@@ -28,7 +28,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { UNITS } from '../domain/units.ts';
 import type { Funders } from '../edge/auth/funders.ts';
 import { orderCheckDeps } from '../edge/auth/order-check.ts';
-import type { ApiKeyService } from '../edge/auth/auth.ts';
+import type { ApiKeyService } from '../edge/auth/api-keys.ts';
 import type { OrderDomains } from '../edge/auth/eip712.ts';
 import type { SigPool } from '../edge/auth/sig-pool.ts';
 import type { Engine } from '../engine/engine.ts';

@@ -257,7 +257,7 @@ export type JournalEvent =
   | ResolveEvent
   | RedeemEvent;
 
-// The stored form of a fill is the journal's (journal/fill-codec.ts).
+// The stored form of a fill is the journal's (journal/codecs/fill-codec.ts).
 
 /** What an order signed that nothing reads after its `order` event is written: that event keeps them. */
 export type SignedOnly = 'salt' | 'timestamp' | 'signature';
@@ -267,7 +267,7 @@ export type OrderSignedParts = Pick<OrderSubmission, SignedOnly>;
  * Current state of an order as the orders table stores it and Engine.getOrder returns it. Without its
  * salt, timestamp and signature: the engine holds a record for every open order, and those three strings
  * were ~220 of the ~1,150 bytes of heap one cost (bench/engine/memory.bench.ts); its `order` event in the
- * journal keeps them (journal/order-codec.ts), and no answer shows them.
+ * journal keeps them (journal/codecs/order-codec.ts), and no answer shows them.
  */
 export interface OrderRecord extends Omit<OrderSubmission, SignedOnly>, OrderTerms {
   /** Journal sequence of its `order` event: its time priority. */

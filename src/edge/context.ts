@@ -15,7 +15,7 @@ import type { WalletRefusals } from './refusals/wallets.ts';
 import type { CatalogReader } from '../queries/catalog.ts';
 import type { MarketDataReader } from '../queries/market-data.ts';
 import type { CatalogWriter } from '../projections/catalog.ts';
-import type { TradingMarket } from '../projections/catalog-index.ts';
+import type { TradingMarket } from '../projections/catalog/catalog-index.ts';
 import type { EngineSurface } from '../engine/engine.ts';
 import type { Sandbox } from './sandbox/sandbox.ts';
 import type { Heartbeats } from './trading/heartbeats.ts';

@@ -11,15 +11,18 @@ import { apiError } from '../domain/errors.ts';
 import { clientAddress } from '../domain/ip.ts';
 import { CREDENTIAL_HEADER_NAMES } from './auth/auth.ts';
 import { errorReply } from './pipeline/error-reply.ts';
-import { InFlight, serve, type Incoming, type Outgoing, type Processor, type ServeOptions } from './http/http.ts';
+import { InFlight, serve, type Incoming, type Processor, type ServeOptions } from './http/http.ts';
+import { type Outgoing } from './http/answer.ts';
 import { MAX_JSON_DEPTH } from './http/json-body.ts';
-import { processorFor, rateLimitHeaders, replayKindOf, serialize, walletBucketsOf, type Mounted, type PipelineDeps } from './pipeline/pipeline.ts';
+import { processorFor } from './pipeline/pipeline.ts';
+import { rateLimitHeaders, replayKindOf, serialize, walletBucketsOf, type Mounted } from './pipeline/mounted.ts';
+import { type PipelineDeps } from './pipeline/ports.ts';
 import { bucketsFor } from './limits/rate-limit-buckets.ts';
 import type { AnyRoute, HttpMethod } from './pipeline/route.ts';
 import { loadUws, type Uws, type UwsBuild } from './http/uws.ts';
 import { compileRoute, paramNamesOf } from './pipeline/validate.ts';
 
-export type { Authenticator } from './pipeline/pipeline.ts';
+export type { Authenticator } from './pipeline/ports.ts';
 
 /** The pipeline's dependencies (pipeline.ts: admin token, limiter, metrics, log, clock, auth, replays, refusals) and the listener's. */
 export interface EdgeOptions extends PipelineDeps {

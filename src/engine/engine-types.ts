@@ -38,7 +38,7 @@ export interface EngineOptions {
   /**
    * Minimum ms between two snapshot publications of a market (readers who need newer ask for them: refreshSnapshot).
    * Default 20. `Infinity`: none but those asked for, for an engine whose books are read elsewhere (the
-   * service reads the committed books, src/roles.ts).
+   * service reads the committed books, src/node/roles.ts).
    */
   snapshotIntervalMs?: number;
   /** Told each journal transaction's seconds from its puts to durable (/metrics: journal_commit_duration_seconds). */

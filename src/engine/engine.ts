@@ -39,6 +39,10 @@
  * other parts: market-table.ts (markets and tokens), order-table.ts (orders in memory and what their records
  * share), snapshots.ts (published books), market-admin.ts (register, resolve), wallet-ops.ts (deposits,
  * split, merge, redeem, balances), audit.ts (state hash, ledger checks).
+ *
+ * Rooms. The parts live in folders by concern: book/ (the matching book, below everything), shard/ (the
+ * threads and their transport), markets/, orders/ and ledger/; the files here compose them, and no room
+ * imports this facade back (tools/check-imports.ts ENGINE_ROOMS holds every room's directions).
  */
 import type { JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';

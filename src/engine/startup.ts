@@ -16,7 +16,7 @@
  */
 import type { OrderRecord } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
-import { readFill } from '../journal/fill-codec.ts';
+import { readFill } from '../journal/codecs/fill-codec.ts';
 import type { VerifiedStore } from '../journal/recovery.ts';
 import { USDC_ASSET } from '../journal/keys.ts';
 import type { Logger } from '../runtime/log.ts';

@@ -6,7 +6,7 @@
  * the usage and exits 2; a failed start exits 1.
  */
 import { parseArgs } from 'node:util';
-import { VERSION } from '../app.ts';
+import { VERSION } from '../node/app.ts';
 import { startExchange, type ExchangeOptions } from './start.ts';
 
 export const USAGE = `usage: pm-exchange [options]

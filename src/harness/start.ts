@@ -19,7 +19,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApp, type App } from '../app.ts';
+import { startApp, type App } from '../node/app.ts';
 import { DEMO_FUNDING_UNITS, DEMO_WALLETS } from '../demo/catalog.ts';
 import type { Scenario, ScenarioReply } from '../edge/schemas/test-controls.ts';
 import { formatUnits } from '../domain/units.ts';

@@ -23,7 +23,7 @@ export const STORE_VERSION = 8;
  * from then on (it could not read what this build writes):
  *   4  also kept an `order-ids` table (order id -> seq), now an in-memory index (orders.ts)
  *      (orders.ts): the table is dropped;
- *   5  wrote `status` events as msgpack objects only. Version 6 writes them as status-codec.ts records,
+ *   5  wrote `status` events as msgpack objects only. Version 6 writes them as codecs/status-codec.ts records,
  *      which a version-5 build cannot decode; it reads both, so nothing is converted;
  *   6  had no trade lifecycle: no `trade` events, no deferred fills (the flag in a fill record's kind
  *      byte), no `trades` table. Its fills are all CONFIRMED trades, which version 7 reads as they are, so
@@ -46,7 +46,7 @@ export interface Store {
   readonly orders: Database<unknown, number>;
   /** Balances: key [wallet, asset] where asset is 'USDC' or a token id; value integer units held. */
   readonly balances: Database<unknown, (string | number)[]>;
-  /** Fills by journal seq; value: the binary record of fill-codec.ts (decode with decodeFill). */
+  /** Fills by journal seq; value: the binary record of codecs/fill-codec.ts (decode with decodeFill). */
   readonly fills: Database<Buffer, number>;
   /** Secondary indexes with empty values; the key is the whole entry. See keys.ts for each shape. */
   readonly indexes: Database<unknown, (string | number)[]>;

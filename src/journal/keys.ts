@@ -26,7 +26,7 @@ export const metaKeys = {
   /** State hash recorded at the last clean shutdown. */
   stateHash: 'stateHash',
   demoLoaded: 'demoLoaded',
-  /** 48 hex digits drawn when the store is created: the first 24 bytes of every trade id (fill-codec.ts). */
+  /** 48 hex digits drawn when the store is created: the first 24 bytes of every trade id (codecs/fill-codec.ts). */
   tradeIdPrefix: 'tradeIdPrefix',
   /** Per-projection cursor: last journal sequence the projection applied. */
   projectionCursor: (name: string) => `projection:${name}`,
@@ -110,7 +110,7 @@ export const engineMetaKeys = {
 // Catalog ids are decimal strings that fit a safe integer, so index keys hold them as numbers and
 // sort numerically. Index entries (db `indexes`) carry an empty value; bookkeeping records (db
 // `catalog`, beside the [kind, id] entities) hold small numbers or documents. See
-// projections/catalog-index.ts for what each scope, status code, column and term means.
+// projections/catalog/catalog-index.ts for what each scope, status code, column and term means.
 
 /** Event status code in index keys: active << 2 | closed << 1 | archived (0..7). */
 export type StatusCode = number;

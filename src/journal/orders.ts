@@ -2,7 +2,7 @@
  * Orders in storage. An order is two things that change at different rates:
  *   - what was submitted and derived at acceptance (wallet, token, side, amounts, signature, price, size,
  *     fee rates, ...): immutable, and already in the journal as the order's `order` event at its seq (a
- *     binary record of order-codec.ts, or a msgpack object: read through journalEventOf);
+ *     binary record of codecs/order-codec.ts, or a msgpack object: read through journalEventOf);
  *   - its state: status, size matched, trade ids, last update, and the answer it was given when placed.
  *
  * So the `orders` table keeps only the state, keyed by the order's seq (the seq of its `order` event), and
@@ -25,9 +25,9 @@
  */
 import type { OrderAcceptedEvent, OrderRecord, OrderSignedParts, OrderStatusName } from '../domain/events.ts';
 import type { Store } from './env.ts';
-import { tradeIdOf } from './fill-codec.ts';
+import { tradeIdOf } from './codecs/fill-codec.ts';
 import { metaKeys } from './keys.ts';
-import { encodeOrderEvent, journalEventOf } from './order-codec.ts';
+import { encodeOrderEvent, journalEventOf } from './codecs/order-codec.ts';
 import { OrderIndex, hashOrderId } from './order-index.ts';
 
 const STATUS: readonly OrderStatusName[] = ['LIVE', 'MATCHED', 'CANCELED', 'CANCELED_MARKET_RESOLVED'];

@@ -31,9 +31,9 @@ import { createHash } from 'node:crypto';
 import { FEE_WALLET, HOUSE_WALLET, type FillEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord, type OrderStatusEvent, type TradeEvent, type TradeStatusName } from '../domain/events.ts';
 import { CheckpointError, type Checkpoint, type CheckpointEntry, type CheckpointState } from './checkpoints.ts';
 import type { Store } from './env.ts';
-import { readFillsFrom } from './fill-codec.ts';
+import { readFillsFrom } from './codecs/fill-codec.ts';
 import { USDC_ASSET, engineMetaKeys, metaKeys } from './keys.ts';
-import { ORDER_RECORD_KIND, decodeOrderEvent, journalEventOf, orderRecordHead } from './order-codec.ts';
+import { ORDER_RECORD_KIND, decodeOrderEvent, journalEventOf, orderRecordHead } from './codecs/order-codec.ts';
 import { openOrdersOf } from './orders.ts';
 import { unsettledTrades, type TradeState } from './trades.ts';
 import type { MarketRow } from './writer.ts';
@@ -144,7 +144,7 @@ export function canonicalOfTables(m: MaterializedState): CanonicalState {
 
 /**
  * Events of the journal from `fromSeq` on, in order, complete: the `journal` table (every event but
- * fills; order and status events as order-codec.ts / status-codec.ts records or, from older stores and
+ * fills; order and status events as codecs/order-codec.ts / codecs/status-codec.ts records or, from older stores and
  * for events a record cannot hold, objects: journalEventOf) and the `fills` table merged by seq.
  * Start-up replay, projections catching up, tests.
  */

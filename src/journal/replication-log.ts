@@ -34,8 +34,8 @@
 import type { Store } from './env.ts';
 import { engineMetaKeys, metaKeys } from './keys.ts';
 import type { JournalEvent } from '../domain/events.ts';
-import { blockRecords, decodeFill } from './fill-codec.ts';
-import { ORDER_RECORD_KIND, journalEventOf, orderRecordHead } from './order-codec.ts';
+import { blockRecords, decodeFill } from './codecs/fill-codec.ts';
+import { ORDER_RECORD_KIND, journalEventOf, orderRecordHead } from './codecs/order-codec.ts';
 import { idRunOf, type OrderStateRow } from './orders.ts';
 
 export type AuxDb = 'c' | 'i' | 'p' | 'k' | 'm' | 'v';

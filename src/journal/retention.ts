@@ -19,7 +19,7 @@
  *   first   {v: 1, kind: 'pm-journal-archive', from, to, store, createdAt}   store: the trade-id prefix
  *   then    chunks, each a msgpack bin whose bytes are the msgpack of {e: [seq, value][], f: [key, block][]}:
  *           up to CHUNK events each, in seq order, the journal table's values as stored (order and status
- *           records as bytes, other events as objects), and the fill blocks (fill-codec.ts) holding the
+ *           records as bytes, other events as objects), and the fill blocks (codecs/fill-codec.ts) holding the
  *           range's fills, each block once, in key order
  *   last    {end: true, events, sha256}   events: journal table values; sha256: hex digest of every chunk's
  *           bytes, in order
@@ -32,9 +32,9 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { FillEvent, JournalEvent } from '../domain/events.ts';
 import type { Store } from './env.ts';
-import { blockRecords, decodeFill } from './fill-codec.ts';
+import { blockRecords, decodeFill } from './codecs/fill-codec.ts';
 import { metaKeys } from './keys.ts';
-import { ORDER_RECORD_KIND, journalEventOf } from './order-codec.ts';
+import { ORDER_RECORD_KIND, journalEventOf } from './codecs/order-codec.ts';
 
 export type RetentionPolicy = 'archive' | 'prune' | 'keep';
 

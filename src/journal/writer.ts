@@ -19,10 +19,10 @@
  *
  * Tables written (see env.ts and keys.ts for the shapes):
  *   journal[seq]           every event except fills, appended: `order` and `status` events as the binary
- *                          records of order-codec.ts and status-codec.ts (msgpack bin; the plain object
+ *                          records of codecs/order-codec.ts and codecs/status-codec.ts (msgpack bin; the plain object
  *                          when the record cannot hold the event exactly), every other event as its
- *                          msgpack object; read through journalEventOf (order-codec.ts)
- *   fills[seq]             every fill, as a binary record of fill-codec.ts, in blocks of up to 16 fills keyed
+ *                          msgpack object; read through journalEventOf (codecs/order-codec.ts)
+ *   fills[seq]             every fill, as a binary record of codecs/fill-codec.ts, in blocks of up to 16 fills keyed
  *                          by their first seq, appended; the journal is the union of the two tables by seq
  *                          (readJournal in recovery.ts merges them)
  *   orders[seq]            the latest state (status, size matched, fills, answer) of each order touched in
@@ -38,12 +38,12 @@
 import { randomBytes } from 'node:crypto';
 import type { FillEvent, JournalEvent, OrderRecord, TradeStatusName, TradingMarket } from '../domain/events.ts';
 import type { Store } from './env.ts';
-import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, newTradeIdKey, sealFills, writeSlot } from './fill-codec.ts';
+import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, newTradeIdKey, sealFills, writeSlot } from './codecs/fill-codec.ts';
 import { balanceKey, engineMetaKeys, metaKeys } from './keys.ts';
-import { encodeOrderEvent } from './order-codec.ts';
+import { encodeOrderEvent } from './codecs/order-codec.ts';
 import { indexOrderIds, putOrderState, stateRowOf } from './orders.ts';
 import type { BatchRows, ReplicationLog } from './replication-log.ts';
-import { encodeStatusEvent } from './status-codec.ts';
+import { encodeStatusEvent } from './codecs/status-codec.ts';
 import { tradeRow } from './trades.ts';
 
 /** What the engine-markets table stores per market. */
@@ -108,7 +108,7 @@ export class JournalWriter {
     this.seq = lastSeq;
     let prefix = store.meta.get(metaKeys.tradeIdPrefix) as string | undefined;
     if (prefix === undefined) {
-      // A fresh store's ids are mixed; an older store keeps its sequential ones (fill-codec.ts, TRADE IDS).
+      // A fresh store's ids are mixed; an older store keeps its sequential ones (codecs/fill-codec.ts, TRADE IDS).
       prefix = newTradeIdKey(randomBytes(24));
       store.meta.putSync(metaKeys.tradeIdPrefix, prefix);
     }

@@ -3,7 +3,7 @@
  * journal adds its projection here; the projector gives each its own cursor.
  */
 import type { Store } from '../journal/env.ts';
-import { readFill } from '../journal/fill-codec.ts';
+import { readFill } from '../journal/codecs/fill-codec.ts';
 import type { Projection, ViewStore } from './projector.ts';
 import { walletProjections } from './wallets.ts';
 import { BuilderTradesProjection, MarketDataStore, TradePriceProjection } from './market-data.ts';

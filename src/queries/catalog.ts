@@ -1,5 +1,5 @@
 /**
- * The catalog's read side: synchronous LMDB reads through the indexes of projections/catalog-index.ts.
+ * The catalog's read side: synchronous LMDB reads through the indexes of projections/catalog/catalog-index.ts.
  * No request scans the catalog: every list walks the range of its most selective index and stops as
  * soon as its page is full.
  *

@@ -18,7 +18,7 @@
  */
 import type { FillEvent } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
-import { readFill } from '../journal/fill-codec.ts';
+import { readFill } from '../journal/codecs/fill-codec.ts';
 import { MAKER_ROLE, TAKER_ROLE, prefixRange, walletViewKeys, type Key } from '../journal/keys.ts';
 import type { ViewStore } from '../projections/projector.ts';
 import type { TradeEntry } from '../projections/wallets.ts';

@@ -39,7 +39,7 @@ import type {
   MarketByTokenReply,
   Quote,
 } from '../edge/schemas/market-data.ts';
-import { readFill } from '../journal/fill-codec.ts';
+import { readFill } from '../journal/codecs/fill-codec.ts';
 import { tradeStateOf } from '../journal/trades.ts';
 import { builderTradeKeys, priceKey, type BuilderTradeDim } from '../journal/keys.ts';
 import type { BuilderTradeFields, BuilderTradeIdEntry, MarketDataStore } from '../projections/market-data.ts';

@@ -9,7 +9,7 @@
 import { rewardProgram, SECONDS_PER_DAY, type RewardProgram } from '../domain/rewards.ts';
 import type { MarketReward, TotalUserEarning, UserEarning, UserRewardsEarning } from '../edge/schemas/rewards.ts';
 import { rewardKeys } from '../journal/keys.ts';
-import type { MarketRec } from '../projections/catalog-index.ts';
+import type { MarketRec } from '../projections/catalog/catalog-index.ts';
 import type { ViewStore } from '../projections/projector.ts';
 import type { MarketDay, RewardAccrual } from '../projections/rewards.ts';
 import type { CatalogReader } from './catalog.ts';

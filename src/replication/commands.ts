@@ -32,7 +32,7 @@
  * refusal's class and text). decode* check the shape, so a malformed message is refused, never half read.
  * Version 1 (unsealed) is read by no build from this one on.
  */
-import { Packr } from 'msgpackr';
+import { isObj, packr, unpackObject } from './msgpack.ts';
 import type { Subscription } from '@nats-io/transport-node';
 import type { ForwardedAnswer, ForwardedRequest } from '../domain/forwarded.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -73,9 +73,6 @@ export function requestBytes(r: ForwardedRequest): number {
   return n;
 }
 
-const packr = new Packr({ useRecords: false, moreTypes: false });
-
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 const isStrings = (v: unknown): v is Record<string, string> => isObj(v) && Object.values(v).every((x) => typeof x === 'string');
 
 export function encodeRequests(reqs: readonly CommandRequest[], sentAt = Date.now()): Uint8Array {
@@ -87,13 +84,7 @@ export function encodeRequests(reqs: readonly CommandRequest[], sentAt = Date.no
 }
 
 function unpack(bytes: Uint8Array): Record<string, unknown> {
-  let v: unknown;
-  try {
-    v = packr.unpack(bytes);
-  } catch (e) {
-    throw new CommandWireError(`not msgpack: ${(e as Error).message}`);
-  }
-  if (!isObj(v)) throw new CommandWireError('not an object');
+  const v = unpackObject(bytes, (why) => new CommandWireError(why), 'an object');
   if (v.v !== COMMAND_VERSION) throw new CommandWireError(`unknown command version ${JSON.stringify(v.v)} (this build reads ${COMMAND_VERSION})`);
   return v;
 }

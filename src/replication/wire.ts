@@ -32,8 +32,8 @@
  * decodeBatch checks the authenticator and the shape, so a forged or corrupt message is refused before
  * anything reads it (a flipped bit inside a value would otherwise decode as another value).
  */
-import { Packr } from 'msgpackr';
-import { isTradeIdKey } from '../journal/fill-codec.ts';
+import { isObj, packr, unpackObject } from './msgpack.ts';
+import { isTradeIdKey } from '../journal/codecs/fill-codec.ts';
 import type { ReplicatedBatch } from '../journal/replication-log.ts';
 import { MAC_BYTES, type ClusterKeys } from './seal.ts';
 
@@ -42,10 +42,6 @@ export const WIRE_VERSION = 3;
 const READS = [3];
 
 export class WireError extends Error {}
-
-// Plain msgpack: no shared structures or records, so any msgpack decoder reads a batch; `undefined` keeps
-// msgpackr's encoding (as lmdb-js stores it), so a value round-trips exactly into the replica's tables.
-const packr = new Packr({ useRecords: false, moreTypes: false });
 
 /** Thrown for a record that is not authenticated by the nodes' key for this subject. */
 export class WireAuthError extends WireError {}
@@ -60,7 +56,6 @@ export function encodeBatch(b: ReplicatedBatch, keys: ClusterKeys, subject: stri
 }
 
 const isSeq = (n: unknown): n is number => Number.isSafeInteger(n) && (n as number) >= 0;
-const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 
 /** Decodes and checks a batch that arrived on `subject`; throws WireError naming what is wrong. */
 export function decodeBatch(bytes: Uint8Array, keys: ClusterKeys, subject: string): ReplicatedBatch {
@@ -69,13 +64,7 @@ export function decodeBatch(bytes: Uint8Array, keys: ClusterKeys, subject: strin
   if (!keys.verify('records', bytes.subarray(0, MAC_BYTES), [subject], body)) {
     throw new WireAuthError(`not authenticated by the nodes' key for ${subject} (forged, another stream's, or written by a build before wire version 3)`);
   }
-  let v: unknown;
-  try {
-    v = packr.unpack(body);
-  } catch (e) {
-    throw new WireError(`not msgpack: ${(e as Error).message}`);
-  }
-  if (!isObj(v)) throw new WireError('not a batch object');
+  const v = unpackObject(body, (why) => new WireError(why), 'a batch object');
   if (!READS.includes(v.v as number)) throw new WireError(`unknown batch version ${JSON.stringify(v.v)} (this build reads ${READS.join(' and ')})`);
   if (!isSeq(v.r) || v.r < 1) throw new WireError('bad replication sequence r');
   if (v.T !== undefined && (!isSeq(v.T) || v.T < 1)) throw new WireError('bad term T');

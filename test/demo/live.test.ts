@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import { DEMO_FUNDING_UNITS, DEMO_WALLETS, syntheticCatalog } from '../../src/demo/catalog.ts';
 import { DEMO_TRADERS } from '../../src/demo/live.ts';
 import { ManualClock } from '../../src/runtime/clock.ts';

@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import type { BookEvent } from '../../src/edge/schemas/stream.ts';
 import { metaKeys } from '../../src/journal/keys.ts';
 import { testConfig } from '../../src/runtime/config.ts';

@@ -12,7 +12,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import { DEMO_WALLETS } from '../../src/demo/catalog.ts';
 import { metaKeys } from '../../src/journal/keys.ts';
 import { readJournal } from '../../src/journal/recovery.ts';

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import { DEMO_WALLETS } from '../../src/demo/catalog.ts';
 import type { MarketBook } from '../../src/edge/schemas/catalog.ts';
 import { testConfig } from '../../src/runtime/config.ts';

@@ -17,7 +17,7 @@ import assert from 'node:assert/strict';
 import net from 'node:net';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { rawHttp, tempDir } from '../fixtures/edge.ts';

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { DEMO_WALLETS } from '../../src/demo/catalog.ts';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { sleep, tempDir } from '../fixtures/edge.ts';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import type { Engine, PlaceInput } from '../../src/engine/engine.ts';
 import type { FillEvent } from '../../src/domain/events.ts';
 import { readJournal } from '../../src/journal/recovery.ts';
@@ -602,7 +602,7 @@ test('GET /markets: tokens[].price from the live book (midpoint, last trade on a
   assert.deepEqual(await tokens(), [[UP, 'Up', 0, false], [DOWN, 'Down', 1, true]]);
 });
 
-// Known gap outside this file's code: edge/routes/catalog.ts serves GET /markets from snapshots without
+// Known gap outside this file's code: edge/routes/catalog/catalog.ts serves GET /markets from snapshots without
 // ensureSnapshots, so an acknowledged order may not move tokens[].price on the next request.
 test('GET /markets: tokens[].price reflects an acknowledged order on the very next request', async () => {
   const cid = '0x' + 'e6'.repeat(32);

@@ -22,7 +22,7 @@ import { join } from 'node:path';
 import { AssetType, ClobClient, OrderType, Side } from '@polymarket/clob-client-v2';
 import { createWalletClient, custom, getAddress, keccak256, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { StreamClient, type StreamEvent } from '../../tools/stream-client.ts';

@@ -25,7 +25,7 @@ import axios, { type AxiosResponse, type InternalAxiosRequestConfig } from 'axio
 import { ApiError, AssetType, ClobClient, OrderType, PriceHistoryInterval, Side, type ApiKeyCreds } from '@polymarket/clob-client-v2';
 import { createWalletClient, custom, keccak256, toHex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 

@@ -18,7 +18,7 @@ import { after, before, describe, test } from 'node:test';
 import { ApiError, ClobClient } from '@polymarket/clob-client-v2';
 import { createWalletClient, custom } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
-import type { App } from '../../src/app.ts';
+import type { App } from '../../src/node/app.ts';
 import { sampleOf } from '../../tools/metrics-text.ts';
 import { startTradingApp } from '../fixtures/trading-app.ts';
 import { TestClient, units, type Creds, type ExchangeInfo } from '../fixtures/trading-client.ts';

@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { pino } from 'pino';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import { seededUnit } from '../../src/domain/seeded.ts';
 import { ManualClock } from '../../src/runtime/clock.ts';
 import { testConfig } from '../../src/runtime/config.ts';

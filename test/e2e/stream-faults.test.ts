@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import { FaultInjector } from '../../src/edge/sandbox/faults.ts';
 import type { FaultScenario } from '../../src/edge/schemas/sandbox.ts';
 import type { PlaceInput } from '../../src/engine/engine.ts';

@@ -13,7 +13,7 @@ import { after, before, describe, test } from 'node:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import type { BookEvent, LastTradePriceEvent, PriceChangeEvent, UserOrderEvent, UserTradeEvent } from '../../src/edge/schemas/stream.ts';
 import type { PlaceInput } from '../../src/engine/engine.ts';
 import { testConfig } from '../../src/runtime/config.ts';

@@ -30,7 +30,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Value } from '@sinclair/typebox/value';
 import { Type, type TSchema } from '@sinclair/typebox';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
 import { metaKeys, type Key } from '../../src/journal/keys.ts';

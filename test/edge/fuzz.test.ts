@@ -24,7 +24,7 @@ import assert from 'node:assert/strict';
 import { Kind, Type, type TSchema } from '@sinclair/typebox';
 import { createHmac } from 'node:crypto';
 import net from 'node:net';
-import { startApp, type App } from '../../src/app.ts';
+import { startApp, type App } from '../../src/node/app.ts';
 import { apiError, Errors } from '../../src/domain/errors.ts';
 import { DEFAULT_BUCKETS } from '../../src/edge/limits/rate-limit-buckets.ts';
 import { route, type AnyRoute } from '../../src/edge/pipeline/route.ts';

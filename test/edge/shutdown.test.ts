@@ -11,7 +11,7 @@ import http from 'node:http';
 import net from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startApp } from '../../src/app.ts';
+import { startApp } from '../../src/node/app.ts';
 import { route } from '../../src/edge/pipeline/route.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';
 import { testConfig } from '../../src/runtime/config.ts';

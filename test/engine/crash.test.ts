@@ -13,7 +13,7 @@ import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { readFillsFrom } from '../../src/journal/fill-codec.ts';
+import { readFillsFrom } from '../../src/journal/codecs/fill-codec.ts';
 import { readOrder } from '../../src/journal/orders.ts';
 import { openStore } from '../../src/journal/env.ts';
 import { USDC_ASSET } from '../../src/journal/keys.ts';

@@ -68,7 +68,7 @@ function productionPackages(): string[] {
 }
 
 test('the tarball holds what runs and none of the repository\'s tests, benches or tools', () => {
-  for (const f of ['package.json', 'index.js', 'index.d.ts', 'bin/pm-exchange.js', 'src/app.ts', 'src/harness/start.ts', 'src/engine/shard/worker.ts', 'config/default.json', 'config/clob-v2-compat.json', 'README.md']) {
+  for (const f of ['package.json', 'index.js', 'index.d.ts', 'bin/pm-exchange.js', 'src/node/app.ts', 'src/harness/start.ts', 'src/engine/shard/worker.ts', 'config/default.json', 'config/clob-v2-compat.json', 'README.md']) {
     assert.ok(files.includes(f), `missing ${f}`);
   }
   assert.ok(files.some((f) => f.startsWith('dist/console/')), 'the built console');

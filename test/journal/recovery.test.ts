@@ -12,7 +12,7 @@ import { Engine } from '../../src/engine/engine.ts';
 import { writeCheckpoint } from '../../src/journal/checkpoint-writer.ts';
 import { CheckpointStore, type CheckpointState } from '../../src/journal/checkpoints.ts';
 import { balanceKey } from '../../src/journal/keys.ts';
-import { journalEventOf } from '../../src/journal/order-codec.ts';
+import { journalEventOf } from '../../src/journal/codecs/order-codec.ts';
 import { canonicalOfTables, hashState, loadMaterialized, replayJournal, verifyStore } from '../../src/journal/recovery.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { T, market, order, tempStore, wallet } from '../fixtures/engine-harness.ts';

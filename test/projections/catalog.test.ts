@@ -12,7 +12,7 @@ import { encodePacked, hexToBigInt, keccak256, toHex } from 'viem';
 import { openStore, type Store } from '../../src/journal/env.ts';
 import { catalogIx, catalogKey } from '../../src/journal/keys.ts';
 import { CatalogWriter, deriveConditionId, deriveTokenId, normalizeIso, type UpsertOutcome } from '../../src/projections/catalog.ts';
-import type { EventRec, MarketRec, TradingMarket } from '../../src/projections/catalog-index.ts';
+import type { EventRec, MarketRec, TradingMarket } from '../../src/projections/catalog/catalog-index.ts';
 import { CatalogReader, getProfile } from '../../src/queries/catalog.ts';
 import { ManualClock } from '../../src/runtime/clock.ts';
 import type { EventInput, MarketInput } from '../../src/edge/schemas/admin.ts';

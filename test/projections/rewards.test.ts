@@ -13,7 +13,7 @@ import type { OrderRecord } from '../../src/domain/events.ts';
 import type { RewardProgram } from '../../src/domain/rewards.ts';
 import { openStore } from '../../src/journal/env.ts';
 import { rewardKeys } from '../../src/journal/keys.ts';
-import type { MarketRec } from '../../src/projections/catalog-index.ts';
+import type { MarketRec } from '../../src/projections/catalog/catalog-index.ts';
 import { ViewStore } from '../../src/projections/projector.ts';
 import { RewardsSampler, walletScores, type RewardMarket } from '../../src/projections/rewards.ts';
 import type { CatalogReader } from '../../src/queries/catalog.ts';

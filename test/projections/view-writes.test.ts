@@ -16,7 +16,7 @@ import { readJournal } from '../../src/journal/recovery.ts';
 import { MarketDataStore, MidpointSampler, RangeOverlay } from '../../src/projections/market-data.ts';
 import { Projector, ViewStore, ViewWrites, type Projection } from '../../src/projections/projector.ts';
 import { buildProjections } from '../../src/projections/registry.ts';
-import { startApp } from '../../src/app.ts';
+import { startApp } from '../../src/node/app.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger, type Logger } from '../../src/runtime/log.ts';
 import { wallet } from '../fixtures/engine-harness.ts';

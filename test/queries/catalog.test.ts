@@ -28,7 +28,7 @@ import {
   type OrderTerm,
   type StatusFlag,
   type TagRec,
-} from '../../src/projections/catalog-index.ts';
+} from '../../src/projections/catalog/catalog-index.ts';
 import { CatalogReader, MARKETS_PAGE_SIZE, type EventListParams } from '../../src/queries/catalog.ts';
 import { ManualClock } from '../../src/runtime/clock.ts';
 import { EventListItem, EventSlugForm, MarketBook, MarketWithEvents, SamplingMarket, SearchResult, Tag } from '../../src/edge/schemas/catalog.ts';

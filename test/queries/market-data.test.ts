@@ -12,7 +12,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FillEvent, OrderRecord, OrderSignedParts } from '../../src/domain/events.ts';
-import { encodeFillRecord } from '../../src/journal/fill-codec.ts';
+import { encodeFillRecord } from '../../src/journal/codecs/fill-codec.ts';
 import { isApiError } from '../../src/domain/errors.ts';
 import { decodeCursor } from '../../src/domain/cursor.ts';
 import { openStore, type Store } from '../../src/journal/env.ts';

@@ -4,7 +4,7 @@
  * gateway's forwarder sends what one turn queued as one message and answers undefined when no sequencer
  * does. Messages are sealed: the sequencer takes only a command sealed by a gateway for its subject, within
  * the replay window and never twice; a gateway takes only the answer sealed for its command. The transport
- * over a real nats-server is test/cluster.test.ts's gateway test.
+ * over a real nats-server is test/node/cluster.test.ts's gateway test.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';

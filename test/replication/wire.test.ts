@@ -45,7 +45,7 @@ test('a batch round-trips: bytes stay bytes, objects stay objects, the version i
     f: batch.f!.map(([s, v]) => [s, [...v]]),
   });
   assert.ok(back.e![0][1] instanceof Uint8Array && back.f![0][1] instanceof Uint8Array);
-  // A fresh store's trade-id key (the mixed form, journal/fill-codec.ts) travels as an older store's does.
+  // A fresh store's trade-id key (the mixed form, journal/codecs/fill-codec.ts) travels as an older store's does.
   assert.equal(decodeBatch(encodeBatch({ ...batch, p: `2:${'cd'.repeat(24)}` })).p, `2:${'cd'.repeat(24)}`);
   assert.equal(WIRE_VERSION, 3);
   // A term travels.

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { EDGE_ROOMS, KNOWN_CYCLES, KNOWN_VIOLATIONS, RULES, check, findCycles, importsOf, type Violation } from '../../tools/check-imports.ts';
+import { EDGE_ROOMS, ENGINE_ROOMS, KNOWN_CYCLES, KNOWN_VIOLATIONS, RULES, check, findCycles, importsOf, type Violation } from '../../tools/check-imports.ts';
 
 const dirs: string[] = [];
 after(() => {
@@ -71,6 +71,10 @@ describe('each layer rule fails a tree that breaks it', () => {
     [RULES.replication, { 'replication/f.ts': "import type { Metrics } from '../edge/metrics.ts';\n" }],
     [RULES.replication, { 'replication/f.ts': "import { Projector } from '../projections/projector.ts';\n" }],
     [RULES.nats, { 'edge/n.ts': "import { connect } from '@nats-io/transport-node';\n" }],
+    [RULES.nodeImporters, { 'edge/routes/admin.ts': "import type { App } from '../../node/app.ts';\n" }],
+    [RULES.nodeImporters, { 'demo/live.ts': "import { startApp } from '../node/app.ts';\n" }],
+    [RULES.nodeImporters, { 'queries/q.ts': "import type { RoleParts } from '../node/roles.ts';\n" }],
+    [RULES.nodeHarness, { 'node/app.ts': "import { startExchange } from '../harness/start.ts';\n" }],
     [RULES.edgeRooms, { 'edge/http/http.ts': "import type { RouteDef } from '../pipeline/route.ts';\n" }],
     [RULES.edgeRooms, { 'edge/http/uws.ts': "import type { AppContext } from '../context.ts';\n" }],
     [RULES.edgeRooms, { 'edge/auth/auth.ts': "import { authRoutes } from '../routes/auth.ts';\n" }],
@@ -82,6 +86,15 @@ describe('each layer rule fails a tree that breaks it', () => {
     [RULES.edgeRooms, { 'edge/routes/trading.ts': "import { RateLimiter } from '../limits/rate-limit.ts';\n" }],
     [RULES.edgeRooms, { 'edge/trading/heartbeats.ts': "import { apiError } from '../pipeline/error-reply.ts';\n" }],
     [RULES.edgeRoomUnknown, { 'edge/misc/helpers.ts': 'export const x = 1;\n' }],
+    [RULES.routeGroups, { 'edge/routes/clob/trading.ts': "import { walletForm } from '../data/wallets.ts';\n" }],
+    [RULES.routeGroups, { 'edge/routes/admin.ts': "import { marketForm } from './catalog/catalog.ts';\n" }],
+    [RULES.routeGroups, { 'edge/routes/catalog/catalog.ts': "import { balancesOf } from '../admin.ts';\n" }],
+    [RULES.engineRooms, { 'engine/orders/admission.ts': "import type { Engine } from '../engine.ts';\n" }],
+    [RULES.engineRooms, { 'engine/ledger/settlement.ts': "import { runStartup } from '../startup.ts';\n" }],
+    [RULES.engineRooms, { 'engine/shard/worker.ts': "import { Ledger } from '../ledger/ledger.ts';\n" }],
+    [RULES.engineRooms, { 'engine/shard/shard-link.ts': "import { admit } from '../orders/admission.ts';\n" }],
+    [RULES.engineRooms, { 'engine/markets/market-admin.ts': "import { OrderTable } from '../orders/order-table.ts';\n" }],
+    [RULES.engineRoomUnknown, { 'engine/misc/helpers.ts': 'export const x = 1;\n' }],
     [RULES.edgeUws, { 'edge/routes/ops.ts': "import type { HttpResponse } from 'uWebSockets.js';\n" }],
     [RULES.edgeUws, { 'edge/auth/auth.ts': "import type { HttpRequest } from 'uWebSockets.js';\n" }],
   ];
@@ -107,6 +120,11 @@ test('what the rules allow passes', () => {
     'projections/c.ts': "import { type EventInput } from '../edge/schemas/admin.ts';\nimport type { Store } from '../journal/env.ts';\n",
     'demo/catalog.ts': "import type { EngineAdmin } from '../edge/context.ts';\nexport { UNITS } from '../domain/units.ts';\n",
     'replication/r.ts': "import type { Engine } from '../engine/engine.ts';\nimport type { Store } from '../journal/env.ts';\nimport { jetstream } from '@nats-io/jetstream';\n",
+    'node/app.ts': "import { Engine } from '../engine/engine.ts';\nimport { serve } from '../edge/context.ts';\nimport { r } from '../replication/r.ts';\nimport type { RoleParts } from './roles.ts';\n",
+    'node/roles.ts': "export type RoleParts = { cluster?: typeof import('./cluster.ts') };\n",
+    'node/cluster.ts': "import { Store } from '../journal/env.ts';\n",
+    'main.ts': "import { startApp } from './node/app.ts';\nawait import('./node/cluster.ts');\n",
+    'harness/start.ts': "import { startApp, type App } from '../node/app.ts';\n",
   });
   assert.deepEqual(got, [], show(got));
 });
@@ -114,7 +132,11 @@ test('what the rules allow passes', () => {
 test('the rooms of edge/ pass in their allowed directions, and the root composes any of them', () => {
   const got = found({
     'edge/server.ts': "import { serve } from './http/http.ts';\nimport { Pipeline } from './pipeline/pipeline.ts';\nimport { App } from 'uWebSockets.js';\n",
-    'edge/routes.ts': "import { tradingRoutes } from './routes/trading.ts';\n",
+    'edge/routes.ts': "import { tradingRoutes } from './routes/clob/trading.ts';\nimport { adminRoutes } from './routes/admin.ts';\n",
+    'edge/routes/admin.ts': "import type { AppContext } from '../context.ts';\n",
+    'edge/routes/test-controls.ts': "import { balancesOf } from './admin.ts';\n",
+    'edge/routes/clob/auth.ts': "export const authRoutes = 1;\n",
+    'edge/routes/clob/account.ts': "import { authRoutes } from './auth.ts';\n",
     'edge/context.ts': "import type { AuthService } from './auth/auth.ts';\nimport type { Heartbeats } from './trading/heartbeats.ts';\n",
     'edge/http/http.ts': "import { DepthScan } from './json-body.ts';\nimport type { Refusal } from '../refusals/reason.ts';\nimport type { HttpResponse } from 'uWebSockets.js';\n",
     'edge/http/json-body.ts': 'export const MAX_JSON_DEPTH = 32;\n',
@@ -130,6 +152,31 @@ test('the rooms of edge/ pass in their allowed directions, and the root composes
     'engine/engine.ts': 'export class Engine {}\n',
   });
   assert.deepEqual(got, [], show(got));
+});
+
+test('the rooms of engine/ pass in their allowed directions, and the root composes any of them', () => {
+  const got = found({
+    'engine/engine.ts': "import { Ledger } from './ledger/ledger.ts';\nimport { admit } from './orders/admission.ts';\nimport { ShardLink } from './shard/shard-link.ts';\n",
+    'engine/engine-types.ts': 'export type EngineOptions = {};\n',
+    'engine/lifecycle.ts': 'export const open = 1;\n',
+    'engine/book/api.ts': 'export const Side = {};\n',
+    'engine/shard/shard-link.ts': "import { Side } from '../book/api.ts';\nimport type { OrderState } from '../orders/order-table.ts';\nimport { open } from '../lifecycle.ts';\n",
+    'engine/orders/order-table.ts': "import type { EngineOptions } from '../engine-types.ts';\n",
+    'engine/orders/admission.ts': "import { Ledger } from '../ledger/ledger.ts';\nimport type { ShardLink } from '../shard/shard-link.ts';\nimport { OrderTable } from './order-table.ts';\n",
+    'engine/ledger/ledger.ts': "import { Side } from '../book/api.ts';\nimport type { OrderState } from '../orders/order-table.ts';\n",
+  });
+  assert.deepEqual(got, [], show(got));
+});
+
+test('ENGINE_ROOMS names exactly the folders of src/engine, and each room it allows exists', () => {
+  const engine = join(dirname(new URL(import.meta.url).pathname), '../../src/engine');
+  const folders = readdirSync(engine).filter((n) => statSync(join(engine, n)).isDirectory()).sort();
+  assert.deepEqual(Object.keys(ENGINE_ROOMS).sort(), folders);
+  for (const [room, allowed] of Object.entries(ENGINE_ROOMS)) {
+    for (const a of allowed) {
+      assert.ok(folders.includes(a) || statSync(join(engine, a), { throwIfNoEntry: false })?.isFile(), `ENGINE_ROOMS.${room} allows ${a}, which is not in src/engine`);
+    }
+  }
 });
 
 test('EDGE_ROOMS names exactly the folders of src/edge, and each room it allows exists', () => {

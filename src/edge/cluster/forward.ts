@@ -28,8 +28,11 @@
 import { apiError } from '../../domain/errors.ts';
 import type { ForwardedAnswer, ForwardedRequest } from '../../domain/forwarded.ts';
 import { errorReply } from '../pipeline/error-reply.ts';
-import type { Incoming, Outgoing } from '../http/http.ts';
-import { RETRY_AFTER_SECONDS, serialize, type Gateway } from '../pipeline/pipeline.ts';
+import type { Incoming } from '../http/http.ts';
+import type { Outgoing } from '../http/answer.ts';
+import { RETRY_AFTER_SECONDS } from '../pipeline/pipeline.ts';
+import { serialize } from '../pipeline/mounted.ts';
+import { type Gateway } from '../pipeline/ports.ts';
 import { REFUSAL_CLASSES, type RefusalClass } from '../refusals/reason.ts';
 
 /** The gateway's way to the sequencer; undefined when none answered. */

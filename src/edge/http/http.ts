@@ -1,6 +1,7 @@
 /**
  * Room edge/http/ (the transport): loading uWS (uws.ts, elf-imports.ts), a request's life on the socket
- * (this file), the JSON body's depth bound (json-body.ts) and static files from memory (static-files.ts).
+ * (this file) and how its answer leaves (answer.ts), the JSON body's depth bound (json-body.ts) and static
+ * files from memory (static-files.ts).
  * Separate because uWS's rules (copy synchronously, onAborted, cork) are kept in one place and nothing above
  * sees a raw request or response. It knows no route, stage or credential: of edge/ it imports only the
  * refusal header's type (refusals/reason.ts); tools/check-imports.ts EDGE_ROOMS holds every room's directions.
@@ -36,7 +37,7 @@
  *      draw a reset, but the answer is ahead of it: Node's http and curl read it even while writing a 16 MiB
  *      upload (loopback);
  *   4. hand a plain `Incoming` to the processor and check the flag after it settles;
- *   5. write the answer inside `cork` (one syscall; required outside the handler's synchronous top) with
+ *   5. write the answer (answer.ts) inside `cork` (one syscall; required outside the handler's synchronous top) with
  *      `tryEnd`, never `end`: `end` hands uWS whatever the socket cannot take, and uWS then goes on to the
  *      next pipelined request, so a client that pipelines requests and never reads made the process buffer
  *      every answer (seen: 5,000 pipelined GET /openapi.json on four sockets, 2.9 GB and a 7 s stall for
@@ -48,10 +49,9 @@
  *
  * Processors never see uWS objects; they return an `Outgoing` (or a promise of one).
  */
-import { STATUS_CODES } from 'node:http';
 import type { HttpRequest, HttpResponse } from 'uWebSockets.js';
 import { DepthScan } from './json-body.ts';
-import type { Refusal } from '../refusals/reason.ts';
+import { endAndClose, releasePending, writeAnswer, type AnswerSink, type Outgoing } from './answer.ts';
 
 export interface Incoming {
   method: string;
@@ -79,19 +79,6 @@ export interface Incoming {
    */
   forwarded?: boolean;
   hints?: unknown;
-}
-
-export interface Outgoing {
-  status: number;
-  headers?: Record<string, string>;
-  /** Serialized body. */
-  body: string;
-  /** Close the connection after answering (used when the request body was not read). */
-  close?: boolean;
-  /** Status and headers only (the answer to HEAD). */
-  noBody?: boolean;
-  /** Why the request was refused (route.ts Reply.refusal); the pipeline sends it as a header, never as body. */
-  refusal?: Refusal;
 }
 
 /** Turns a request into its answer; handed the request once its body is in (or at once, without one). */
@@ -170,105 +157,6 @@ export class InFlight {
 export const LINGER_BYTES = 16 * 1024 * 1024;
 /** How long a refused upload may take to arrive before the 413 is written anyway. */
 export const LINGER_MS = 3000;
-
-/** Bound of the answer bytes waiting for slow readers, all connections together (step 5). */
-export const MAX_PENDING_BYTES = 64 * 1024 * 1024;
-let pendingBytes = 0;
-
-/** Answer bytes waiting for slow readers right now (metrics, tests). */
-export function pendingAnswerBytes(): number {
-  return pendingBytes;
-}
-
-const statusLines = new Map<number, string>();
-export function statusLine(status: number): string {
-  let line = statusLines.get(status);
-  if (!line) {
-    line = `${status} ${STATUS_CODES[status] ?? 'Unknown'}`;
-    statusLines.set(status, line);
-  }
-  return line;
-}
-
-function writeHead(res: HttpResponse, out: Outgoing): void {
-  res.writeStatus(statusLine(out.status));
-  if (out.headers === undefined || out.headers['content-type'] === undefined) res.writeHeader('content-type', 'application/json');
-  if (out.headers) for (const k in out.headers) res.writeHeader(k, out.headers[k]);
-}
-
-/**
- * Who is told when a pending answer is complete; `pendingSize` is what it holds of MAX_PENDING_BYTES;
- * `aborted` once uWS reported the client gone (nothing may be written then).
- */
-export interface AnswerSink {
-  pendingSize: number;
-  aborted: boolean;
-  written(): void;
-}
-
-/** Gives back what a pending answer held (its client went away, or it completed). */
-export function releasePending(sink: AnswerSink): void {
-  pendingBytes -= sink.pendingSize;
-  sink.pendingSize = 0;
-}
-
-/**
- * Writes a whole answer on a response whose reader may be behind (step 5). Returns true when it is
- * complete; otherwise the rest is written as the socket drains and `sink.written()` is called then, or
- * the connection is closed (uWS then reports it aborted: the caller's onAborted must releasePending).
- */
-export function writeAnswer(res: HttpResponse, out: Outgoing, sink: AnswerSink): boolean {
-  if (out.close === true) {
-    // Written on the next turn: from inside its own parser callback uWS does not close the connection
-    // but goes on to the next pipelined request, which is what a refusal with a close must prevent. With
-    // the answer pending, uWS parses nothing more from the connection; if the client pipelined more, uWS
-    // closes the connection itself and this answer is not sent, but nothing after the refused request runs.
-    setImmediate(() => endAndClose(res, out, sink));
-    return false;
-  }
-  if (out.noBody === true) {
-    res.cork(() => {
-      writeHead(res, out);
-      res.endWithoutBody();
-    });
-    return true;
-  }
-  const size = Buffer.byteLength(out.body);
-  let complete = true;
-  res.cork(() => {
-    writeHead(res, out);
-    complete = res.tryEnd(out.body, size)[1];
-  });
-  if (complete) return true;
-  if (pendingBytes + size > MAX_PENDING_BYTES) {
-    res.close();
-    return false;
-  }
-  // The body's bytes from the write offset on; the offset counts body bytes only.
-  const bytes = Buffer.from(out.body);
-  pendingBytes += size;
-  sink.pendingSize = size;
-  res.onWritable((offset) => {
-    const [ok, finished] = res.tryEnd(bytes.subarray(offset), size);
-    if (finished) {
-      releasePending(sink);
-      sink.written();
-    }
-    return ok;
-  });
-  return false;
-}
-
-/** Writes an answer and closes the connection; only from outside uWS's parser callbacks (see writeAnswer). */
-function endAndClose(res: HttpResponse, out: Outgoing, sink: AnswerSink): void {
-  if (!sink.aborted) {
-    res.cork(() => {
-      writeHead(res, out);
-      res.end(out.body, true);
-    });
-  }
-  sink.written();
-}
 
 // uWS calls forEach's callback synchronously; module-level targets avoid a closure per request.
 let headerTarget: Record<string, string> = {};

@@ -1,8 +1,9 @@
 /**
- * Room edge/pipeline/: the stages every request passes (this file), what a route is (route.ts), the
- * compiled schemas (validate.ts), the one place that picks an error's status and body (error-reply.ts), the
- * replay guard (replays.ts), the OpenAPI document (openapi.ts) and the metrics the stages record (metrics.ts).
- * Separate because it is the order of checks, not any one check: it uses http/, limits/ and refusals/, runs
+ * Room edge/pipeline/: the stages every request passes (this file), what they are handed (ports.ts), what a
+ * route is (route.ts) and a route as mounted (mounted.ts), the compiled schemas (validate.ts), the one place
+ * that picks an error's status and body (error-reply.ts), how a refusal carries its reason (refusal-answer.ts),
+ * the replay guard (replays.ts), the OpenAPI document (openapi.ts) and the metrics the stages record
+ * (metrics.ts). Separate because it is the order of checks, not any one check: it uses http/, limits/ and refusals/, runs
  * the Authenticator it is handed (auth/ implements it) and asks cluster/ only which routes a replica serves.
  * It never imports auth/, routes/, ws/ or sandbox/.
  *
@@ -65,22 +66,19 @@
  */
 import { timingSafeEqual } from 'node:crypto';
 import { apiError, type ApiError } from '../../domain/errors.ts';
-import type { Clock } from '../../runtime/clock.ts';
-import type { Logger } from '../../runtime/log.ts';
 import { errorReply, problemError, toApiError } from './error-reply.ts';
-import { headerNamesOf, type Incoming, type Outgoing, type Processor } from '../http/http.ts';
+import type { Incoming, Processor } from '../http/http.ts';
+import type { Outgoing } from '../http/answer.ts';
 import { MAX_JSON_DEPTH, parseJsonBody, parseScannedJsonBody, type ParsedBody } from '../http/json-body.ts';
-import type { Metrics, RouteMetrics } from './metrics.ts';
-import type { Charge, RateLimiter, Verdict } from '../limits/rate-limit.ts';
-import type { BodyBudget } from '../limits/rate-limit-bytes.ts';
-import type { HmacStrikes } from '../limits/hmac-strikes.ts';
-import { WALLET_BUCKETS } from '../limits/rate-limit-buckets.ts';
+import type { Charge, Verdict } from '../limits/rate-limit.ts';
 import { servedByReplica } from '../cluster/replica-routes.ts';
-import type { ReplayGuard, ReplayKind } from './replays.ts';
-import { isReply, TRADING_KEYS, type AnyRoute, type Caller, type HttpMethod, type KeyKind, type Reply, type RouteRequest } from './route.ts';
-import type { CompiledRoute } from './validate.ts';
-import type { RefusalLog } from '../refusals/log.ts';
-import { headerValue, REFUSAL_HEADER, withReasonText, type Refusal, type RefusalClass } from '../refusals/reason.ts';
+import type { ReplayGuard } from './replays.ts';
+import { isReply, TRADING_KEYS, type Caller, type HttpMethod, type KeyKind, type RouteRequest } from './route.ts';
+import { type Refusal } from '../refusals/reason.ts';
+import { headersCouldSign, signedBy, type PipelineDeps, type SignedCaller } from './ports.ts';
+import { rateLimitHeaders, serialize, type Mounted } from './mounted.ts';
+import { benchedRefusal, explainRefusal } from './refusal-answer.ts';
+
 
 /** Seconds a client is told to wait before it retries at a node that cannot take its write now. */
 export const RETRY_AFTER_SECONDS = 1;
@@ -92,149 +90,6 @@ export const RETRY_AFTER_SECONDS = 1;
  */
 export const HEAD_DECIDES_ABOVE = 64 * 1024;
 
-/** Verifies signed headers. Implemented by auth.ts; absent = every signed route answers 401. */
-export interface Authenticator {
-  /**
-   * L2: API key + HMAC over `timestamp + METHOD + path + rawBody`. Undefined when anything fails.
-   * `replayKey` names the signed content (key and digest), valid until `expiresAt` (unix seconds).
-   */
-  l2(method: string, path: string, headers: Readonly<Record<string, string>>, rawBody: Buffer | undefined): SignedCaller | undefined;
-  /**
-   * Builder headers (`*_BUILDER_API_KEY`, `*_BUILDER_PASSPHRASE`, `*_BUILDER_TIMESTAMP`,
-   * `*_BUILDER_SIGNATURE`): a builder key + the same HMAC. Undefined when anything fails.
-   */
-  builder(method: string, path: string, headers: Readonly<Record<string, string>>, rawBody: Buffer | undefined): SignedCaller | undefined;
-  /**
-   * The part of `l2` the headers alone decide, everything but the HMAC: the kind of the key when it could pass
-   * once the body is in, else undefined. `l2` never passes where this refused.
-   */
-  l2Head(headers: Readonly<Record<string, string>>): KeyKind | undefined;
-  /** The same for `builder`: whether the builder headers could pass once the body is in. */
-  builderHead(headers: Readonly<Record<string, string>>): boolean;
-  /**
-   * Whether the headers fail, if at all, only on the address or passphrase: a usable key of one of `kinds`,
-   * a fresh timestamp, a signature of digest form. The HMAC of such a request can still prove that its caller
-   * holds the key's secret (refusals/auth.ts says what is wrong only then). Absent: never.
-   */
-  provable?(headers: Readonly<Record<string, string>>, kinds: readonly KeyKind[]): boolean;
-  /**
-   * Whether the request carries the API key header of a family that signs for these kinds (the L2 one for
-   * trading and read-only keys, the builder one for builder keys): an `authOptional` route's test.
-   */
-  presented(headers: Readonly<Record<string, string>>, kinds: readonly KeyKind[]): boolean;
-  /**
-   * Whether this node holds the key the API key header names (L2 or builder), in any state: a gateway whose
-   * stream lags may not hold a key issued a moment ago, and leaves such a request to the sequencer.
-   */
-  knowsKey(headers: Readonly<Record<string, string>>): boolean;
-  /** The API key header's value (L2 first, then builder), whatever it names; absent: keys are not charged their bytes nor benched. */
-  apiKeyOf?(headers: Readonly<Record<string, string>>): string | undefined;
-  /** L1: EIP-712 ClobAuth signature. Undefined when anything fails. */
-  l1(headers: Readonly<Record<string, string>>): Promise<(SignedCaller & { nonce: string }) | undefined>;
-}
-
-/** ROLE=gateway: the sequencer's answer to a request this node does not decide (forward.ts builds it). */
-export interface Gateway {
-  forward(req: Incoming, ip: string, hints?: unknown): Promise<Outgoing>;
-  /**
-   * Resolves true once this node has applied the whole stream as it stood when asked (so a key it still does
-   * not hold does not exist), false when it cannot tell within a bound (its stream lags or is away): then only
-   * the sequencer can decide.
-   */
-  caughtUp(): Promise<boolean>;
-}
-
-export interface SignedCaller {
-  address: string;
-  apiKey?: string;
-  /** l2 and builder: the kind of the key that signed. */
-  keyKind?: KeyKind;
-  /** Builder keys: their builder code. */
-  builderCode?: string;
-  replayKey: string;
-  expiresAt: number;
-}
-
-export interface PipelineDeps {
-  adminToken: string;
-  limiter: RateLimiter;
-  metrics: Metrics;
-  log: Logger;
-  clock: Clock;
-  auth?: Authenticator;
-  /** Remembers signed requests for their window so a replay changes nothing (replays.ts); absent: no protection. */
-  replays?: ReplayGuard;
-  /**
-   * ROLE=replica: where the sequencer is, named when a write route is refused (under a lease, the holder's
-   * URL as last read, else cluster.sequencerUrl).
-   */
-  replica?: { sequencerUrl: () => string };
-  /**
-   * A sequencer that lost its lease (failover.ts): why, while its writes answer 503 with Retry-After until it
-   * has become a standby; undefined while it holds the lease (and on every other node).
-   */
-  deposed?: () => string | undefined;
-  /** ROLE=gateway: what a replica would refuse goes to the sequencer instead (forward.ts). */
-  gateway?: Gateway;
-  /** The sequence the read state reflects (X-Journal-Seq on read routes, taken as the request begins). */
-  journalSeq?: () => number;
-  /**
-   * The sequence an answered write is covered by (X-Journal-Seq on the answers of write routes, taken as the
-   * answer leaves): a node whose reads report at least it holds the write (read-your-writes on a replica).
-   */
-  writeSeq?: () => number;
-  /** `auth.explainRefusals`: refusals explain themselves (refusals/reason.ts); absent, they say nothing more than the platform. */
-  refusals?: RefusalDeps;
-  /** The body bytes a caller may make the edge read (rate-limit-bytes.ts), charged before the body; absent: not charged. */
-  bodies?: BodyBudget;
-  /** Keys that keep failing their HMAC, refused before their bodies (hmac-strikes.ts); absent: none is. */
-  strikes?: HmacStrikes;
-}
-
-/** What the pipeline needs to explain a refusal and keep it for its wallet (app.ts builds it). */
-export interface RefusalDeps {
-  /** The auth diagnosis (refusals/auth.ts); absent without an Authenticator. */
-  auth?: {
-    /** `ip`: the client address, whose network pays for the diagnosis (refusals/budget.ts). */
-    l2(req: Incoming, kinds: readonly KeyKind[], ip: string): Refusal;
-    l1(headers: Readonly<Record<string, string>>, ip: string, otherHeaders?: readonly string[]): Promise<Refusal>;
-    walletOf(headers: Readonly<Record<string, string>>): string | undefined;
-  };
-  /** The wallets' last refusals (GET /refusals). */
-  log: Pick<RefusalLog, 'record'>;
-  /** Counts one refusal by class (/metrics `refusals_total`). */
-  count(cls: RefusalClass): void;
-  /** `auth.reasonInBody`: the reason is also appended to the body's `error` text (refusals/reason.ts withReasonText). */
-  inBody?: boolean;
-}
-
-/** A route as mounted: its compiled schemas, rate-limit buckets and metrics. */
-export interface Mounted {
-  route: AnyRoute;
-  compiled: CompiledRoute;
-  buckets: readonly string[];
-  /** The buckets also charged to the caller's wallet on signed routes (the trading windows). */
-  walletBuckets: readonly string[];
-  replay: ReplayKind;
-  label: string;
-  metrics: RouteMetrics;
-}
-
-export function serialize(r: Reply): Outgoing {
-  if (r.noBody === true) return { status: r.status, headers: r.headers, body: '', noBody: true };
-  const out: Outgoing = { status: r.status, headers: r.headers, body: r.raw ?? (r.body === undefined ? 'null' : JSON.stringify(r.body)) };
-  if (r.refusal !== undefined) out.refusal = r.refusal;
-  return out;
-}
-
-export function rateLimitHeaders(v: Verdict): Record<string, string> {
-  return {
-    'Retry-After': String(v.retryAfterSeconds),
-    'RateLimit-Limit': String(v.limit),
-    'RateLimit-Remaining': String(v.remaining),
-    'RateLimit-Reset': String(v.resetSeconds),
-  };
-}
 
 function sameSecret(given: string, expected: string): boolean {
   const a = Buffer.from(given);
@@ -242,75 +97,12 @@ function sameSecret(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** What the caller is replayed by: signed routes that change something, unless the route says otherwise. */
-export function replayKindOf(route: AnyRoute): ReplayKind {
-  if (route.replay !== undefined) return route.replay;
-  if (route.auth === 'l1') return 'memory';
-  if (route.auth === 'l2' && route.method !== 'GET') return 'memory';
-  return 'none';
-}
-
-export function walletBucketsOf(buckets: readonly string[]): readonly string[] {
-  return buckets.filter((b) => WALLET_BUCKETS.includes(b));
-}
 
 const JSON_NOT_FOUND = JSON.stringify({ error: 'not found' });
 
-/**
- * An error body (`{"error": "..."}`, its other fields and their order kept) with the reason appended to its
- * text; any other body as it was (POST /orders appends to each element's errorMsg itself).
- */
-function errorWithReason(body: string, reason: string): string {
-  let v: unknown;
-  try {
-    v = JSON.parse(body);
-  } catch {
-    return body;
-  }
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || typeof (v as { error?: unknown }).error !== 'string') return body;
-  const o = v as { error: string };
-  o.error = withReasonText(o.error, reason);
-  return JSON.stringify(o);
-}
 
 /** A body nested past the bound (json-body.ts), found by http.ts as it arrived or by the parse stage. */
 const tooDeep = (): ApiError => apiError('PM_ERR_JSON_TOO_DEEP', { max: MAX_JSON_DEPTH });
-
-/**
- * Why a benched key's request was refused on its headers (hmac-strikes.ts). Says no more than that its
- * requests kept failing their credential checks: which check is the key's wallet's to read (GET /refusals).
- */
-function benchedRefusal(apiKey: string, ms: number, s: HmacStrikes): Refusal {
-  return {
-    class: 'auth_credentials',
-    text: `API key ${apiKey.slice(0, 36).toLowerCase()} is refused on its headers, before its body, for ${Math.ceil(ms / 1000)} s more: ${s.strikes} of its requests failed their credential checks within ${s.windowMs / 1000} s (the key's wallet reads why on GET /refusals)`,
-  };
-}
-
-/**
- * The signed caller of an l2 request when its credentials verify and are of a kind the route accepts: the L2
- * headers (trading and read-only keys) first, then the builder headers where the route takes builder keys.
- */
-function signedBy(keys: readonly KeyKind[], a: Authenticator | undefined, req: Incoming): SignedCaller | undefined {
-  if (a === undefined) return undefined;
-  const byKey = keys.includes('trading') || keys.includes('readonly') ? a.l2(req.method, req.path, req.headers, req.body) : undefined;
-  const s = byKey ?? (keys.includes('builder') ? a.builder(req.method, req.path, req.headers, req.body) : undefined);
-  return s !== undefined && s.keyKind !== undefined && keys.includes(s.keyKind) ? s : undefined;
-}
-
-/**
- * `sign`'s first half: whether the credential headers could authenticate the request on a route taking `keys`,
- * everything but the HMAC checked. Never false where signedBy passes (it tries the same families in the same
- * way), so refusing on it before the body changes no answer, only when it is given.
- */
-function headersCouldSign(keys: readonly KeyKind[], a: Authenticator | undefined, req: Incoming): boolean {
-  if (a === undefined) return false;
-  if (keys.includes('trading') || keys.includes('readonly')) {
-    const kind = a.l2Head(req.headers);
-    if (kind !== undefined && keys.includes(kind)) return true;
-  }
-  return keys.includes('builder') && a.builderHead(req.headers);
-}
 
 /** One request on its way through the stages: what each stage found out. */
 interface Flow {
@@ -643,7 +435,7 @@ class RouteProcessor {
 
   private finish(req: Incoming, out: Outgoing): Outgoing {
     // A forwarded request's reason goes back to the gateway that answers it, which sends and keeps it.
-    if (out.refusal !== undefined && req.forwarded !== true) this.explained(req, out);
+    if (out.refusal !== undefined && req.forwarded !== true) explainRefusal(this.d.refusals, req, out, () => this.who(req).ip);
     if (this.seqOf !== undefined) out.headers = { ...out.headers, 'X-Journal-Seq': String(req.seq ?? this.seqOf()) };
     else if (this.writeSeqOf !== undefined) out.headers = { ...out.headers, 'X-Journal-Seq': String(this.writeSeqOf()) };
     this.m.metrics.observe(out.status, (Date.now() - req.receivedAt) / 1000);
@@ -654,24 +446,6 @@ class RouteProcessor {
     return this.finish(req, serialize(errorReply(e, headers)));
   }
 
-  /**
-   * A refusal's reason as the X-Refusal-Reason header, kept for the wallet the credentials name and counted;
-   * dropped when refusals do not explain themselves. `refusal` never leaves as part of the answer.
-   */
-  private explained(req: Incoming, out: Outgoing): void {
-    const r = out.refusal!;
-    out.refusal = undefined;
-    const d = this.d.refusals;
-    if (d === undefined) return;
-    const text = headerValue(r.text);
-    out.headers = { ...out.headers, [REFUSAL_HEADER]: text };
-    if (d.inBody === true) out.body = errorWithReason(out.body, text);
-    d.count(r.class);
-    const wallet = d.auth?.walletOf(req.headers);
-    // The key's wallet reads the full reason where the caller was told less (refusals/reason.ts `owner`).
-    const kept = r.owner ?? r;
-    if (wallet !== undefined) d.log.record(wallet, { at: Date.now(), method: req.method, path: req.path, headers: headerNamesOf(req), class: kept.class, reason: kept === r ? text : headerValue(kept.text), peer: this.who(req).ip });
-  }
 
   /**
    * An authentication failure, charged to the client address (random keys cannot dodge the caps); `explain`
@@ -713,3 +487,4 @@ export function processorFor(m: Mounted, d: PipelineDeps, who: (req: Incoming) =
   processor.beforeBody = p.beforeBody;
   return processor;
 }
+

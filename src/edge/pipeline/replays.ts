@@ -32,7 +32,7 @@ import { apiError, type ApiError } from '../../domain/errors.ts';
 import type { Store } from '../../journal/env.ts';
 import { replayKeys } from '../../journal/keys.ts';
 import type { Logger } from '../../runtime/log.ts';
-import type { Outgoing } from '../http/http.ts';
+import type { Outgoing } from '../http/answer.ts';
 
 /** Bound of the answers remembered in memory, all keys together; past it the oldest are forgotten. */
 export const MAX_REPLAY_BYTES = 64 * 1024 * 1024;

@@ -11,7 +11,7 @@
  */
 import type { AuthDomain, OrderDomain } from '../auth/eip712.ts';
 
-/** The configuration profile (runtime/config.ts PROFILES) whose domains are a chain's. */
+/** The configuration profile (runtime/config-schema.ts PROFILES) whose domains are a chain's. */
 export type DomainProfile = 'clob-v2' | 'platform';
 
 /** The platform's chains: Polygon mainnet and the Amoy test chain, and the profile that signs for each. */

@@ -1,7 +1,7 @@
 /**
  * Closed-only mode per wallet, as the platform's ban status names it: set by an admin (PUT
  * /admin/wallets/{address}/closed-only), reported to the wallet by GET /auth/ban-status/closed-only, and
- * enforced on its orders (routes/trading.ts): cancels and SELL orders, which can only reduce a position, are
+ * enforced on its orders (routes/clob/trading.ts): cancels and SELL orders, which can only reduce a position, are
  * accepted; a BUY is refused with 400 `'{address}' address in closed only mode`.
  *
  * The set survives restarts: it is one meta record (a sorted list of lowercase addresses), read once at

@@ -2,7 +2,7 @@
  * Maintenance windows: the platform's weekly matching-engine restart, reproduced. During a window every
  * order route answers 425 `{"error":"service not ready"}` (edge/sandbox/gate.ts): nothing is placed or
  * canceled, open orders stay on their books, reads keep working. A post-only period follows, in which an
- * order without `postOnly` is refused with 503 `post-only mode: ...` (routes/trading.ts) and cancels and
+ * order without `postOnly` is refused with 503 `post-only mode: ...` (routes/clob/trading.ts) and cancels and
  * post-only orders are accepted, as on the platform (its docs: two minutes after each restart).
  *
  * Windows come from the configuration (`sandbox.maintenance.weekly`: a day and a UTC time, each lasting

@@ -89,6 +89,15 @@ export const ClobRewardInput = Type.Object({
   rewardsDailyRate: Type.Number({ minimum: 0, maximum: 1e12 }),
 });
 
+/** The record dates and state flags markets and events share, at the same place in both. */
+const Lifecycle = {
+  createdAt: Opt(IsoDate),
+  updatedAt: Opt(IsoDate),
+  active: Opt(Type.Boolean()),
+  closed: Opt(Type.Boolean()),
+  archived: Opt(Type.Boolean()),
+};
+
 export const MarketInput = Type.Object({
   id: Opt(CatalogId),
   question: Type.String({ minLength: 1, maxLength: 1000 }),
@@ -104,11 +113,7 @@ export const MarketInput = Type.Object({
   outcomePrices: Opt(JsonOrList(Type.Union([Type.String({ maxLength: 20 }), Type.Number()]), 'two prices in [0, 1] shown before any trade')),
   startDate: Opt(IsoDate),
   endDate: Opt(IsoDate),
-  createdAt: Opt(IsoDate),
-  updatedAt: Opt(IsoDate),
-  active: Opt(Type.Boolean()),
-  closed: Opt(Type.Boolean()),
-  archived: Opt(Type.Boolean()),
+  ...Lifecycle,
   enableOrderBook: Opt(Type.Boolean()),
   acceptingOrders: Opt(Type.Boolean()),
   acceptingOrdersTimestamp: OptOrEmpty(IsoDate),
@@ -145,11 +150,7 @@ export const EventInput = Type.Object({
   startDate: Opt(IsoDate),
   creationDate: Opt(IsoDate),
   endDate: IsoDate,
-  createdAt: Opt(IsoDate),
-  updatedAt: Opt(IsoDate),
-  active: Opt(Type.Boolean()),
-  closed: Opt(Type.Boolean()),
-  archived: Opt(Type.Boolean()),
+  ...Lifecycle,
   negRisk: Opt(Type.Boolean()),
   creator: OptOrEmpty(Creator),
   tags: OptList(TagInput, 50),

@@ -1,5 +1,5 @@
 /**
- * Schemas of the read-only and builder API-key routes (edge/routes/auth.ts). Both kinds are credential triples
+ * Schemas of the read-only and builder API-key routes (edge/routes/clob/auth.ts). Both kinds are credential triples
  * of the trading key's form (edge/auth/auth.ts): a read-only key signs the L2 headers of the routes that read, a
  * builder key signs the builder headers. Decisions: docs/decisions/authentication.md, "Authentication".
  */

@@ -1,5 +1,5 @@
 /**
- * Liquidity rewards and order scoring (edge/routes/rewards.ts): the configured programs of the markets, which
+ * Liquidity rewards and order scoring (edge/routes/clob/rewards.ts): the configured programs of the markets, which
  * open orders score, and what wallets earned. Shapes are the platform client's (MarketReward, UserEarning,
  * TotalUserEarning, UserRewardsEarning, RewardsPercentages, OrderScoring); the rule behind the numbers is
  * domain/rewards.ts (docs/decisions/wallet-data.md, "Liquidity rewards").

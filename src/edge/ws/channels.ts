@@ -35,42 +35,10 @@
  * assets ignored: <ids>" or "unknown markets ignored: <ids>" (at most MAX_NAMED ids, then how many more),
  * so a typo costs nothing and is said.
  *
- * Bounds (configuration `stream`, defaults in config/default.json). Refusals are error frames
- * {"event_type":"error","error":"<what>: <why>"}, or HTTP answers to the upgrade, each counted in
- * ws_refusals_total{channel, reason}:
- *   - upgrades are rate-limited per client address like any route (rate-limit-buckets.ts: clob + ws-connect)
- *     and capped at maxSocketsPerAddress open sockets per address and maxSocketsPerNetwork per network (the
- *     address's /24, or /64 for IPv6: domain/ip.ts addressPrefix; at least what one address may hold), 429
- *     past any of them (reasons connect_rate, address_sockets, network_sockets), and at maxSockets open
- *     sockets in all, both channels (503 "too many connections", reason global_sockets: the service is
- *     full, not the caller too fast);
- *   - messages: maxMessagesPerSecond per socket, a token bucket of that many tokens refilled at that many
- *     per second (so a burst of N, then N a second), every message charged one token, PING included (a
- *     PING costs little, but a socket sending nothing else must not be free to flood). A message with no
- *     token left is not acted on and gets "too many messages: at most N per second" (reason rate). A socket
- *     with more than 2N messages refused within STRIKE_WINDOW_MS of the first of them is closed (4008,
- *     closes{reason="rate_limited"}): it is not reading the refusals;
- *   - dumps are charged by what they cost, per client address and per network (all their sockets
- *     together) and in all: a subscription with initial_dump (the default) costs one per book it dumps, at
- *     most dumpBooksPerAddress per dumpWindowSeconds for an address and dumpBooksPerNetwork for its network
- *     (RateLimiter's sliding window, edge/limits/rate-limit.ts, which over-admits by at most one sub-window's
- *     worth), and its bytes, at most dumpBytesPerSecond for all addresses together (a token bucket holding
- *     two seconds' worth), so that many addresses at their own budgets cannot send books faster than that
- *     (100 addresses sent 21.7 MB/s of them). A subscribe message whose dump would pass any of them is
- *     refused whole: nothing subscribed, nothing sent, "dump budget exceeded: ..." (reasons dump_budget,
- *     network_dumps, global_dumps). initial_dump false is free;
- *   - maxSubscriptionsPerSocket assets (market) or markets (user), maxSubscriptionsPerAddress and
- *     maxSubscriptionsPerNetwork over all of an address's or a network's sockets, and maxSubscriptions in
- *     all, both channels (a user socket on all of its markets holds one): a message past any of them is
- *     refused whole ("too many subscriptions: ...", reasons socket_subscriptions, address_subscriptions,
- *     network_subscriptions, global_subscriptions). Fair shares: with the defaults no address holds more
- *     than 1% of the sockets or subscriptions and no network more than 5%, so the 27 addresses that once
- *     held all 200,000 subscriptions hold at most 27% (and 5% from one /24);
- *   - incoming messages larger than maxMessageBytes close the socket (1009);
- *   - a socket's send buffer is bounded by maxBackpressureBytes: a frame that would pass it is dropped by
- *     uWS for that socket only, and the socket is then closed (4003, "slow consumer"), so a slow reader
- *     never holds memory or delays the others (publish never waits for a socket);
- *   - a socket that sends nothing (not even PING) for idleSeconds is closed (4002).
+ * Bounds (configuration `stream`; every one, with the refusal it answers, in bounds.ts's header): what one
+ * socket meets alone is enforced here (the connect rate, its message rate and size, its send buffer, its idle
+ * time); what sockets share per client address, per network and in all (sockets, subscriptions, dump
+ * budgets) is counted by bounds.ts's FairShares, which this file asks before it opens, subscribes or dumps.
  * Churn: a socket's subscriptions are a Set of what it joined, emptied on unsubscribe and dropped at close,
  * with its topics, so subscribe/unsubscribe cycles leave nothing behind.
  * Memory: uWS keeps its topics and their subscriber sets in C++, in glibc's main heap; freed at close, that
@@ -103,39 +71,16 @@ import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_cont
 import { addressPrefix, clientAddress } from '../../domain/ip.ts';
 import type { Clock, Timers } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/log.ts';
-import { decodeSecret, type KeyVerifier } from '../auth/auth.ts';
+import { decodeSecret } from '../auth/credentials.ts';
+import type { KeyVerifier } from '../auth/api-keys.ts';
 import type { Funders } from '../auth/funders.ts';
 import type { StreamMetrics } from '../pipeline/metrics.ts';
-import { RateLimiter } from '../limits/rate-limit.ts';
+import type { RateLimiter } from '../limits/rate-limit.ts';
 import { bucketsFor } from '../limits/rate-limit-buckets.ts';
 import { headerValue, type Refusal } from '../refusals/reason.ts';
 import { MarketSubscribe, SubscriptionUpdate, UserSubscribe } from '../schemas/stream.ts';
 import { SocketFaults, type StreamFaultSource } from './socket-faults.ts';
-
-export interface StreamLimits {
-  maxBackpressureBytes: number;
-  maxMessageBytes: number;
-  idleSeconds: number;
-  maxSocketsPerAddress: number;
-  maxSubscriptionsPerSocket: number;
-  /** Open sockets in all, both channels. */
-  maxSockets: number;
-  /** Subscriptions in all, both channels. */
-  maxSubscriptions: number;
-  maxMessagesPerSecond: number;
-  dumpBooksPerAddress: number;
-  dumpWindowSeconds: number;
-  /** Open sockets per network (/24, /64), both channels; never less than maxSocketsPerAddress. */
-  maxSocketsPerNetwork: number;
-  /** Subscriptions over all of an address's sockets, both channels. */
-  maxSubscriptionsPerAddress: number;
-  /** Subscriptions over all of a network's sockets; never less than maxSubscriptionsPerAddress. */
-  maxSubscriptionsPerNetwork: number;
-  /** Books the dumps of a network's addresses may send per dumpWindowSeconds; never less than dumpBooksPerAddress. */
-  dumpBooksPerNetwork: number;
-  /** Bytes of dumps all addresses together may be sent per second. */
-  dumpBytesPerSecond: number;
-}
+import { FairShares, type RefusalReason, type StreamLimits } from './bounds.ts';
 
 /** What the channels read of the books: whether a token exists, and the `book` event of its committed state. */
 export interface BookReader {
@@ -194,7 +139,7 @@ export const CloseCode = {
   UNAUTHORIZED: 4001,
   IDLE: 4002,
   SLOW: 4003,
-  /** Kept sending past its message rate (Bounds in the header). */
+  /** Kept sending past its message rate (bounds.ts, in its header). */
   RATE_LIMITED: 4008,
   SHUTDOWN: 1001,
   /** The drop fault's close frame when it is not abrupt. */
@@ -203,22 +148,6 @@ export const CloseCode = {
 
 /** Why a socket closed: the label of the closes counter, a closed set. */
 export type CloseReason = 'client' | 'idle' | 'slow_consumer' | 'unauthorized' | 'message_too_large' | 'rate_limited' | 'shutdown' | 'abnormal' | 'fault_drop';
-
-/** What a refusal was for: the label of the refusals counter, a closed set (Bounds in the header). */
-export type RefusalReason =
-  | 'shutdown'
-  | 'connect_rate'
-  | 'address_sockets'
-  | 'network_sockets'
-  | 'global_sockets'
-  | 'rate'
-  | 'dump_budget'
-  | 'network_dumps'
-  | 'global_dumps'
-  | 'socket_subscriptions'
-  | 'address_subscriptions'
-  | 'network_subscriptions'
-  | 'global_subscriptions';
 
 /** Refusals that close a socket for its message rate are counted over this long from the first (header). */
 export const STRIKE_WINDOW_MS = 5000;
@@ -260,15 +189,6 @@ const checkUpdate = TypeCompiler.Compile(SubscriptionUpdate);
 
 const ALL_MARKETS = '*';
 const decoder = new TextDecoder();
-const DUMP_BUCKET = ['dump'] as const;
-const DUMP_NETWORK_BUCKET = ['dump-network'] as const;
-
-/** A count per key that forgets a key at zero (the per-address and per-network tallies). */
-function tally(map: Map<string, number>, key: string, delta: number): void {
-  const n = (map.get(key) ?? 0) + delta;
-  if (n > 0) map.set(key, n);
-  else map.delete(key);
-}
 
 /** "unknown assets ignored: 1,2 (and 12 more)": the frame both channels send for ids nobody knows. */
 function ignored(what: 'assets' | 'markets', ids: readonly string[]): string {
@@ -281,20 +201,10 @@ export class StreamChannels {
   private readonly sockets = new Set<Socket>();
   /** User sockets by the API key that authenticated them (closed when it is revoked). */
   private readonly byKey = new Map<string, Set<Socket>>();
-  private readonly perAddress = new Map<string, number>();
-  private readonly perNetwork = new Map<string, number>();
-  /** Subscriptions held by open sockets per address and per network (fair shares of maxSubscriptions). */
-  private readonly subsPerAddress = new Map<string, number>();
-  private readonly subsPerNetwork = new Map<string, number>();
-  /** Bytes of dumps all addresses may still be sent now (a token bucket, refilled at dumpBytesPerSecond). */
-  private dumpBytes: number;
-  private dumpBytesAt = performance.now();
+  /** What sockets share per address, per network and in all (bounds.ts). */
+  private readonly shares: FairShares;
   /** User topics and their sockets (Memory, in the header: these are not uWS topics). */
   private readonly userTopics = new Map<string, Set<Socket>>();
-  /** Subscriptions held by open sockets, both channels (maxSubscriptions). */
-  private subscriptions = 0;
-  /** Books dumped per client address over dumpWindowSeconds. */
-  private readonly dumps: RateLimiter;
   private sweepTimer: NodeJS.Timeout | undefined;
   private closing = false;
   private readonly idleMs: number;
@@ -302,17 +212,7 @@ export class StreamChannels {
 
   constructor(private readonly d: ChannelDeps) {
     this.idleMs = d.limits.idleSeconds * 1000;
-    // Only addresses with a socket open, or one closed within the window, hold an entry; past maxCallers
-    // newcomers share one (rate-limit.ts), which only ever refuses more.
-    this.dumps = new RateLimiter({
-      enabled: true,
-      maxCallers: Math.max(1024, 4 * d.limits.maxSockets),
-      buckets: {
-        [DUMP_BUCKET[0]]: { limit: d.limits.dumpBooksPerAddress, windowSeconds: d.limits.dumpWindowSeconds },
-        [DUMP_NETWORK_BUCKET[0]]: { limit: Math.max(d.limits.dumpBooksPerNetwork, d.limits.dumpBooksPerAddress), windowSeconds: d.limits.dumpWindowSeconds },
-      },
-    });
-    this.dumpBytes = 2 * d.limits.dumpBytesPerSecond;
+    this.shares = new FairShares(d.limits);
     if (d.faults !== undefined) {
       const faults = new SocketFaults<Socket>(d.faults.source, d.faults.timers, {
         stall: (ws) => this.stall(ws),
@@ -409,11 +309,10 @@ export class StreamChannels {
     if (this.closing) return refuse('503 Service Unavailable', 'shutdown', 'service not ready');
     const v = this.d.limiter.take(`ip:${ip}`, buckets, 1, this.d.clock.now());
     if (!v.ok) return refuse('429 Too Many Requests', 'connect_rate', 'Too Many Requests');
-    if ((this.perAddress.get(ip) ?? 0) >= this.d.limits.maxSocketsPerAddress) return refuse('429 Too Many Requests', 'address_sockets', 'too many connections from this address');
     const network = addressPrefix(ip);
-    if ((this.perNetwork.get(network) ?? 0) >= this.networkSockets) return refuse('429 Too Many Requests', 'network_sockets', `too many connections from this network (${network})`);
     // uWS opens the socket within res.upgrade (opened() runs before it returns), so `sockets` is exact here.
-    if (this.sockets.size >= this.d.limits.maxSockets) return refuse('503 Service Unavailable', 'global_sockets', `too many connections: the service holds at most ${this.d.limits.maxSockets}`);
+    const full = this.shares.socketRefusal({ ip, network }, this.sockets.size);
+    if (full !== undefined) return refuse(full.status, full.reason, full.error);
     const now = performance.now();
     const conn: Conn = {
       channel,
@@ -439,8 +338,7 @@ export class StreamChannels {
   private opened(ws: Socket): void {
     const conn = ws.getUserData().conn;
     this.sockets.add(ws);
-    tally(this.perAddress, conn.ip, 1);
-    tally(this.perNetwork, conn.network, 1);
+    this.shares.opened(conn);
     this.d.metrics.opened(conn.channel);
     this.faults?.opened(ws, conn.channel);
   }
@@ -455,8 +353,7 @@ export class StreamChannels {
       same?.delete(ws);
       if (same?.size === 0) this.byKey.delete(conn.apiKey);
     }
-    tally(this.perAddress, conn.ip, -1);
-    tally(this.perNetwork, conn.network, -1);
+    this.shares.closed(conn);
     if (conn.channel === 'user') for (const id of conn.subs) this.leave(ws, conn, id);
     this.added(conn, -conn.subs.size);
     conn.subs.clear();
@@ -540,7 +437,7 @@ export class StreamChannels {
     else this.onUser(ws, conn, msg);
   }
 
-  /** Takes one token of the socket's message rate (Bounds in the header); false when none is left. */
+  /** Takes one token of the socket's message rate (bounds.ts, in its header); false when none is left. */
   private admit(conn: Conn): boolean {
     const rate = this.d.limits.maxMessagesPerSecond;
     const now = performance.now();
@@ -573,43 +470,16 @@ export class StreamChannels {
 
   /** The caps a subscription of `fresh` more must fit, per socket and in all; the refusal, when it does not. */
   private overCap(ws: Socket, conn: Conn, fresh: number, what: 'assets' | 'markets'): boolean {
-    const { maxSubscriptionsPerSocket: perSocket, maxSubscriptionsPerAddress: perAddress, maxSubscriptions: all } = this.d.limits;
-    if (conn.subs.size + fresh > perSocket) {
-      this.refuse(ws, conn, 'socket_subscriptions', `too many subscriptions: at most ${perSocket} ${what} per connection`);
-      return true;
-    }
-    if (fresh <= 0) return false;
-    if ((this.subsPerAddress.get(conn.ip) ?? 0) + fresh > perAddress) {
-      this.refuse(ws, conn, 'address_subscriptions', `too many subscriptions: an address holds at most ${perAddress} over all of its connections`);
-      return true;
-    }
-    if ((this.subsPerNetwork.get(conn.network) ?? 0) + fresh > this.networkSubscriptions) {
-      this.refuse(ws, conn, 'network_subscriptions', `too many subscriptions: a network (${conn.network}) holds at most ${this.networkSubscriptions} over all of its connections`);
-      return true;
-    }
-    if (this.subscriptions + fresh > all) {
-      this.refuse(ws, conn, 'global_subscriptions', `too many subscriptions: the service holds at most ${all} in all`);
-      return true;
-    }
-    return false;
+    const refused = this.shares.subscriptionRefusal(conn, conn.subs.size, fresh, what);
+    if (refused === undefined) return false;
+    this.refuse(ws, conn, refused.reason, refused.error);
+    return true;
   }
 
   private added(conn: Conn, n: number): void {
     if (n === 0) return;
-    this.subscriptions += n;
-    tally(this.subsPerAddress, conn.ip, n);
-    tally(this.subsPerNetwork, conn.network, n);
+    this.shares.added(conn, n);
     this.d.metrics.subscriptions(conn.channel, n);
-  }
-
-  /** A network's socket cap: never less than what one address may hold. */
-  private get networkSockets(): number {
-    return Math.max(this.d.limits.maxSocketsPerNetwork, this.d.limits.maxSocketsPerAddress);
-  }
-
-  /** A network's subscription cap: never less than what one address may hold. */
-  private get networkSubscriptions(): number {
-    return Math.max(this.d.limits.maxSubscriptionsPerNetwork, this.d.limits.maxSubscriptionsPerAddress);
   }
 
   private onMarket(ws: Socket, conn: Conn, msg: unknown): void {
@@ -658,7 +528,7 @@ export class StreamChannels {
     let books: string[] = [];
     if (dump && known.length > 0) {
       books = known.map((id) => this.d.books.bookEvent(id)!);
-      const refused = this.chargeDump(conn, books);
+      const refused = this.shares.chargeDump(conn, books);
       if (refused !== undefined) return this.refuse(ws, conn, refused.reason, `dump budget exceeded: ${refused.why}`);
     }
     // Subscribed before the dump is sent: a frame published after this is queued after the dump, and the
@@ -671,40 +541,6 @@ export class StreamChannels {
     this.added(conn, fresh.length);
     if (books.length > 0) this.send(ws, '[' + books.join(',') + ']');
     if (unknown.length > 0) this.error(ws, ignored('assets', unknown));
-  }
-
-  /**
-   * Charges a dump of `books` to the address's and the network's book budgets and to the bytes all dumps may
-   * take now; all or nothing. The refusal, when one of them lacks it.
-   */
-  private chargeDump(conn: Conn, books: readonly string[]): { reason: RefusalReason; why: string } | undefined {
-    const { dumpBooksPerAddress: perAddress, dumpWindowSeconds: window, dumpBytesPerSecond: rate } = this.d.limits;
-    const now = performance.now();
-    this.dumpBytes = Math.min(2 * rate, this.dumpBytes + ((now - this.dumpBytesAt) / 1000) * rate);
-    this.dumpBytesAt = now;
-    let bytes = 0;
-    for (const b of books) bytes += b.length;
-    if (bytes > this.dumpBytes) {
-      const mb = (n: number) => (n / 2 ** 20).toFixed(1);
-      const why =
-        bytes > 2 * rate
-          ? `this dump is ${mb(bytes)} MiB of books, more than the ${mb(2 * rate)} MiB the service sends in two seconds to everyone; subscribe to fewer assets at a time`
-          : `the service sends at most ${mb(rate)} MiB of books a second to everyone, this dump is ${mb(bytes)} MiB; retry in ${Math.max(1, Math.ceil((bytes - this.dumpBytes) / rate))} s`;
-      return { reason: 'global_dumps', why };
-    }
-    const v = this.dumps.takeAll([{ caller: `a:${conn.ip}`, buckets: DUMP_BUCKET }, { caller: `n:${conn.network}`, buckets: DUMP_NETWORK_BUCKET }], books.length, now);
-    if (!v.ok) {
-      if (v.bucket === DUMP_NETWORK_BUCKET[0]) {
-        return { reason: 'network_dumps', why: `at most ${v.limit} books per ${window} s per network (${conn.network}), this dump is ${books.length}; retry in ${v.retryAfterSeconds} s` };
-      }
-      const why =
-        books.length > perAddress
-          ? `this dump is ${books.length} books, an address may receive at most ${perAddress} per ${window} s`
-          : `at most ${perAddress} books per ${window} s per address, this dump is ${books.length}; retry in ${v.retryAfterSeconds} s`;
-      return { reason: 'dump_budget', why };
-    }
-    this.dumpBytes -= bytes;
-    return undefined;
   }
 
   private onUser(ws: Socket, conn: Conn, msg: unknown): void {

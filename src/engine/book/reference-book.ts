@@ -202,15 +202,7 @@ class ReferenceBook implements MatchingBook {
   }
 
   private emitCancel(sink: EventSink, o: RefOrder, reason: CancelReason): void {
-    const c: Cancel = {
-      handle: o.handle,
-      owner: o.owner,
-      outcome: o.outcome,
-      side: o.side,
-      pricePips: o.pricePips,
-      remainingUnits: o.remainingUnits,
-      reason,
-    };
+    const c: Cancel = { ...restingOf(o), reason };
     sink.cancel(c);
   }
 
@@ -390,20 +382,17 @@ class ReferenceBook implements MatchingBook {
   }
 
   orders(): ReturnType<MatchingBook['orders']> {
-    return this.allInPriorityOrder().map((o) => ({
-      handle: o.handle,
-      owner: o.owner,
-      outcome: o.outcome,
-      side: o.side,
-      pricePips: o.pricePips,
-      remainingUnits: o.remainingUnits,
-      expiresAt: o.expiresAt,
-    }));
+    return this.allInPriorityOrder().map((o) => ({ ...restingOf(o), expiresAt: o.expiresAt }));
   }
 
   size(): number {
     return this.byHandle.size;
   }
+}
+
+/** What a cancel and the order list say of a resting order, in their field order. */
+function restingOf(o: RefOrder): Omit<Cancel, 'reason'> {
+  return { handle: o.handle, owner: o.owner, outcome: o.outcome, side: o.side, pricePips: o.pricePips, remainingUnits: o.remainingUnits };
 }
 
 export function createReferenceBook(params: MarketParams): MatchingBook {

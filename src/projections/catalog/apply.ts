@@ -5,7 +5,7 @@
  */
 import type { Store } from '../../journal/env.ts';
 import { catalogIx, catalogKey, catalogMetaKeys, type CatalogKind, type Key } from '../../journal/keys.ts';
-import { EVENT_COLUMNS, eventTerms, sameValue, type EventRec, type MarketRec, type SearchDoc, type TagRec } from '../catalog-index.ts';
+import { EVENT_COLUMNS, eventTerms, sameValue, type EventRec, type MarketRec, type SearchDoc, type TagRec } from './catalog-index.ts';
 import { diffKeys, eventCountKeys, eventKeys, marketKeys, postingKeys, seriesKeys, tagKeys } from './index-keys.ts';
 import { getRec } from './lookups.ts';
 import type { Plan } from './planner.ts';

@@ -5,7 +5,7 @@
 import { encodePacked, hexToBigInt, keccak256 } from 'viem';
 import { ZERO_ADDRESS } from '../../domain/ids.ts';
 import { tickToPips } from '../../domain/units.ts';
-import { tradable, type MarketRec, type TradingMarket } from '../catalog-index.ts';
+import { tradable, type MarketRec, type TradingMarket } from './catalog-index.ts';
 
 /** The oracle address in the derived condition id (no oracle contract exists here). */
 export const CATALOG_ORACLE = ZERO_ADDRESS as `0x${string}`;

@@ -19,7 +19,7 @@ import {
   type SearchDoc,
   type SeriesRec,
   type TagRec,
-} from '../catalog-index.ts';
+} from './catalog-index.ts';
 
 const EMPTY = Buffer.alloc(0);
 

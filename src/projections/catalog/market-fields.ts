@@ -7,7 +7,7 @@ import type { MarketInput } from '../../edge/schemas/admin.ts';
 import { DEFAULT_OUTCOMES, LOT_UNITS } from '../../domain/market-rules.ts';
 import { parseTokenId } from '../../domain/ids.ts';
 import { formatScaled, parseScaled, parseUnits, UNITS } from '../../domain/units.ts';
-import type { MarketRec } from '../catalog-index.ts';
+import type { MarketRec } from './catalog-index.ts';
 import { present, stringPair, type Problem } from './input.ts';
 
 const DEFAULT_MIN_SIZE_UNITS = 5 * UNITS;

@@ -7,7 +7,7 @@ import type { TickSize } from '../../domain/units.ts';
 import type { Store } from '../../journal/env.ts';
 import { catalogMetaKeys, type CatalogKind } from '../../journal/keys.ts';
 import type { EventInput, MarketInput, SeriesInput, TagInput } from '../../edge/schemas/admin.ts';
-import { sameValue, slugify, type EventRec, type MarketRec, type SeriesRec, type TagRec } from '../catalog-index.ts';
+import { sameValue, slugify, type EventRec, type MarketRec, type SeriesRec, type TagRec } from './catalog-index.ts';
 import { deriveConditionId, deriveNegRiskMarketId, TokenMemo } from './derive.ts';
 import { given, idText, normalizeCreator, normalizeIso, present, type Problem } from './input.ts';
 import { minSizeOf, outcomesOf, pricesOf, tokenIdsOf } from './market-fields.ts';

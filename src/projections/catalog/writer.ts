@@ -11,7 +11,7 @@ import type { Store } from '../../journal/env.ts';
 import { profileKey } from '../../journal/keys.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import type { EventInput, MarketStatusBody, Profile, ProfileBody } from '../../edge/schemas/admin.ts';
-import { sameValue, type MarketRec, type TradingMarket } from '../catalog-index.ts';
+import { sameValue, type MarketRec, type TradingMarket } from './catalog-index.ts';
 import { applyPlan, bumpGeneration, writeMarket } from './apply.ts';
 import { TokenMemo, toTradingMarket } from './derive.ts';
 import type { Problem } from './input.ts';

@@ -18,7 +18,7 @@ import {
   type EventRec,
   type OrderTerm,
   type StatusFlag,
-} from '../../projections/catalog-index.ts';
+} from '../../projections/catalog/catalog-index.ts';
 import { firstIndexedId } from '../../projections/catalog.ts';
 import { scopeCount } from './counts.ts';
 import type { EventListParams } from './params.ts';

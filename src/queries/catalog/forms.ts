@@ -4,7 +4,7 @@
  */
 import { UNITS } from '../../domain/units.ts';
 import type { EventListItem, EventSummary, MarketBook, MarketCatalog, SamplingMarket, SimplifiedMarket, Tag } from '../../edge/schemas/catalog.ts';
-import type { EventRec, MarketRec, TagRec } from '../../projections/catalog-index.ts';
+import type { EventRec, MarketRec, TagRec } from '../../projections/catalog/catalog-index.ts';
 
 /**
  * Current price of a token by the rule of queries/current-price.ts (midpoint, last trade past a 0.10

@@ -1,5 +1,5 @@
 /** The catalog's query parameters as the routes parse them, and the page shape of the market lists. */
-import type { EventRec, OrderTerm, StatusFlag, TagRec } from '../../projections/catalog-index.ts';
+import type { EventRec, OrderTerm, StatusFlag, TagRec } from '../../projections/catalog/catalog-index.ts';
 
 export interface EventListParams {
   limit: number;

@@ -1,5 +1,5 @@
 /**
- * CatalogReader: synchronous LMDB reads of the catalog through the indexes of projections/catalog-index.ts,
+ * CatalogReader: synchronous LMDB reads of the catalog through the indexes of projections/catalog/catalog-index.ts,
  * with per-generation caches of list items, tag forms and search rankings. No request scans the catalog:
  * every list walks the range of its most selective index and stops as soon as its page is full.
  */
@@ -17,7 +17,7 @@ import type {
 } from '../../edge/schemas/catalog.ts';
 import type { Store } from '../../journal/env.ts';
 import { catalogIx, catalogKey, catalogMetaKeys, catalogRange, type CatalogKind, type Key } from '../../journal/keys.ts';
-import { TAG_COLUMNS, queryWords, scopeAll, scopeCreator, type EventRec, type MarketRec, type SeriesRec, type TagRec, type TradingMarket } from '../../projections/catalog-index.ts';
+import { TAG_COLUMNS, queryWords, scopeAll, scopeCreator, type EventRec, type MarketRec, type SeriesRec, type TagRec, type TradingMarket } from '../../projections/catalog/catalog-index.ts';
 import { firstIndexedId, toTradingMarket } from '../../projections/catalog.ts';
 import { eventListIds } from './event-list.ts';
 import { eventListItem, eventSummary, marketBook, marketCatalog, samplingMarket, simplifiedMarket, tagForm, tokenPrice, type PriceSource } from './forms.ts';

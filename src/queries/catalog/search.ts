@@ -1,11 +1,11 @@
 /**
- * GET /public-search over the term postings of projections/catalog-index.ts: events matching every query
+ * GET /public-search over the term postings of projections/catalog/catalog-index.ts: events matching every query
  * word, ranked (the rarest word drives; the others are intersected by walking their postings or, when
  * those are much larger, by reading each candidate's search document), and tags whose label matches.
  */
 import type { Store } from '../../journal/env.ts';
 import { catalogIx, catalogKey, catalogMetaKeys, type Key } from '../../journal/keys.ts';
-import { scopeAll, scopeCreator, scopeTag, type SearchDoc, type TagRec } from '../../projections/catalog-index.ts';
+import { scopeAll, scopeCreator, scopeTag, type SearchDoc, type TagRec } from '../../projections/catalog/catalog-index.ts';
 import { scopeCount } from './counts.ts';
 
 /**

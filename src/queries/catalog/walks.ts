@@ -1,11 +1,11 @@
 /**
- * Ordered walks over the catalog's sort indexes (projections/catalog-index.ts): ranges merged in value
+ * Ordered walks over the catalog's sort indexes (projections/catalog/catalog-index.ts): ranges merged in value
  * then id order, pages read from partitions with ties ordered by the full comparator, and the partitions
  * that leading boolean order fields make of the status codes.
  */
 import type { Store } from '../../journal/env.ts';
 import type { Key } from '../../journal/keys.ts';
-import { STATUS_BITS, compareFull, compareIndexValues, type OrderTerm, type StatusFlag } from '../../projections/catalog-index.ts';
+import { STATUS_BITS, compareFull, compareIndexValues, type OrderTerm, type StatusFlag } from '../../projections/catalog/catalog-index.ts';
 
 /** An index row: sort value, id, and the range's status code (events; 0 for tags). */
 export type Entry = [value: string | number, id: number, status: number];

@@ -15,7 +15,7 @@ import { DEFAULT_OUTCOMES } from '../../domain/market-rules.ts';
 import { UNITS_PER_PIP, parsePips } from '../../domain/units.ts';
 import type { Store } from '../../journal/env.ts';
 import { catalogMetaKeys } from '../../journal/keys.ts';
-import type { EventRec, MarketRec } from '../../projections/catalog-index.ts';
+import type { EventRec, MarketRec } from '../../projections/catalog/catalog-index.ts';
 import type { CatalogReader } from '../catalog.ts';
 
 /** Lifetime of a catalog metadata entry (jittered between half and all of it). */

@@ -1,6 +1,6 @@
 /**
  * The rows of GET /trades as JSON text (TradeRows). A row is one party's side of a fill, rendered from the
- * fill (read only through `fill(seq)`: the stored form belongs to journal/fill-codec.ts), the market's
+ * fill (read only through `fill(seq)`: the stored form belongs to journal/codecs/fill-codec.ts), the market's
  * catalog metadata (market-meta.ts) and the wallet's profile. Fills never change, so a rendered row is
  * kept (bounded, about least recently used first out) and reused while the metadata and profile entries it
  * was written from are still the cached ones: the newest trades of a wallet or market are what clients
@@ -9,7 +9,7 @@
 import type { FillEvent } from '../../domain/events.ts';
 import { pipsToNumber, unitsToNumber } from '../../domain/units.ts';
 import type { Store } from '../../journal/env.ts';
-import { readFill } from '../../journal/fill-codec.ts';
+import { readFill } from '../../journal/codecs/fill-codec.ts';
 import { TAKER_ROLE } from '../../journal/keys.ts';
 import { getProfile } from '../catalog.ts';
 import type { MarketMeta, MarketMetas } from './market-meta.ts';
@@ -105,7 +105,7 @@ export class TradeRows {
 
   /**
    * The fill stored at `seq`. The only place the wallet data reads the fills table: its storage form
-   * belongs to the journal (journal/fill-codec.ts).
+   * belongs to the journal (journal/codecs/fill-codec.ts).
    */
   private fill(seq: number): FillEvent | undefined {
     return readFill(this.store.fills, seq);

@@ -23,20 +23,11 @@ import net from 'node:net';
 import { join } from 'node:path';
 import { ClobClient } from '@polymarket/clob-client-v2';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import { startApp, type App } from '../../../src/app.ts';
+import { startApp, type App } from '../../../src/node/app.ts';
 import { HEAD_DECIDES_ABOVE } from '../../../src/edge/pipeline/pipeline.ts';
 import { buildRoutes } from '../../../src/edge/routes.ts';
-import {
-  ApiKeyService,
-  MASTER_KEY_FILE,
-  decodeSecret,
-  decodeSignature,
-  deriveCredentials,
-  encodeSignature,
-  l2Digest,
-  loadMasterKey,
-  type Credentials,
-} from '../../../src/edge/auth/auth.ts';
+import { ApiKeyService } from '../../../src/edge/auth/api-keys.ts';
+import { MASTER_KEY_FILE, decodeSecret, decodeSignature, deriveCredentials, encodeSignature, l2Digest, loadMasterKey, type Credentials } from '../../../src/edge/auth/credentials.ts';
 import { openStore } from '../../../src/journal/env.ts';
 import { ManualClock, nowSeconds } from '../../../src/runtime/clock.ts';
 import { testConfig } from '../../../src/runtime/config.ts';

@@ -7,16 +7,19 @@
  * cannot catch up; the answer is the sequencer's,
  * and its refusal is sent and kept here; no sequencer answers 503 with Retry-After. On the sequencer's side a
  * forwarded request runs its route's processor with the gateway's client address and hints, and its refusal
- * travels back. Over real NATS and HTTP: test/cluster.test.ts.
+ * travels back. Over real NATS and HTTP: test/node/cluster.test.ts.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Type } from '@sinclair/typebox';
 import type { ForwardedAnswer, ForwardedRequest } from '../../../src/domain/forwarded.ts';
 import { forwardedHandler, gateway } from '../../../src/edge/cluster/forward.ts';
-import type { Incoming, Outgoing } from '../../../src/edge/http/http.ts';
+import type { Incoming } from '../../../src/edge/http/http.ts';
+import type { Outgoing } from '../../../src/edge/http/answer.ts';
 import { Metrics } from '../../../src/edge/pipeline/metrics.ts';
-import { processorFor, replayKindOf, type Authenticator, type Mounted, type PipelineDeps } from '../../../src/edge/pipeline/pipeline.ts';
+import { processorFor } from '../../../src/edge/pipeline/pipeline.ts';
+import { replayKindOf, type Mounted } from '../../../src/edge/pipeline/mounted.ts';
+import { type Authenticator, type PipelineDeps } from '../../../src/edge/pipeline/ports.ts';
 import { RateLimiter } from '../../../src/edge/limits/rate-limit.ts';
 import { BodyBudget } from '../../../src/edge/limits/rate-limit-bytes.ts';
 import { RefusalLog } from '../../../src/edge/refusals/log.ts';

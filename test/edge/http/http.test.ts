@@ -12,7 +12,7 @@ import net from 'node:net';
 import { pino } from 'pino';
 import { Type } from '@sinclair/typebox';
 import type { us_listen_socket } from 'uWebSockets.js';
-import { startApp, type App } from '../../../src/app.ts';
+import { startApp, type App } from '../../../src/node/app.ts';
 import { apiError } from '../../../src/domain/errors.ts';
 import { route } from '../../../src/edge/pipeline/route.ts';
 import { testConfig } from '../../../src/runtime/config.ts';

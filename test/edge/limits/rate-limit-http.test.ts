@@ -8,7 +8,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
-import { startApp } from '../../../src/app.ts';
+import { startApp } from '../../../src/node/app.ts';
 import { sampleOf as sample } from '../../../tools/metrics-text.ts';
 import { route, type AnyRoute } from '../../../src/edge/pipeline/route.ts';
 import { ManualClock } from '../../../src/runtime/clock.ts';

@@ -9,7 +9,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { Type } from '@sinclair/typebox';
-import { startApp, VERSION, type App } from '../../../src/app.ts';
+import { startApp, VERSION, type App } from '../../../src/node/app.ts';
 import { buildOpenApi } from '../../../src/edge/pipeline/openapi.ts';
 import { route, type AnyRoute } from '../../../src/edge/pipeline/route.ts';
 import { buildRoutes } from '../../../src/edge/routes.ts';

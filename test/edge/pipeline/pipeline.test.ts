@@ -4,14 +4,17 @@
  * batches apply), write answers carry the write sequence only where one is configured (a sequencer) and never
  * on a replica, a refusal past the caps (429) is never diagnosed, and with auth.reasonInBody a refusal's
  * reason follows the body's error text. Through real HTTP and the real auth:
- * test/e2e/refusals.test.ts, test/cluster.test.ts.
+ * test/e2e/refusals.test.ts, test/node/cluster.test.ts.
  */
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { Type } from '@sinclair/typebox';
-import type { Incoming, Outgoing } from '../../../src/edge/http/http.ts';
+import type { Incoming } from '../../../src/edge/http/http.ts';
+import type { Outgoing } from '../../../src/edge/http/answer.ts';
 import { Metrics } from '../../../src/edge/pipeline/metrics.ts';
-import { HEAD_DECIDES_ABOVE, processorFor, replayKindOf, type Authenticator, type Mounted, type PipelineDeps } from '../../../src/edge/pipeline/pipeline.ts';
+import { HEAD_DECIDES_ABOVE, processorFor } from '../../../src/edge/pipeline/pipeline.ts';
+import { replayKindOf, type Mounted } from '../../../src/edge/pipeline/mounted.ts';
+import { type Authenticator, type PipelineDeps } from '../../../src/edge/pipeline/ports.ts';
 import { HmacStrikes } from '../../../src/edge/limits/hmac-strikes.ts';
 import { RateLimiter } from '../../../src/edge/limits/rate-limit.ts';
 import { BodyBudget } from '../../../src/edge/limits/rate-limit-bytes.ts';

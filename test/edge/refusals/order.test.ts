@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import { getAddress } from 'viem';
 import { OrderBuilder, Side, orderToJsonV1, orderToJsonV2 } from '@polymarket/clob-client-v2';
 import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts';
-import type { App } from '../../../src/app.ts';
+import type { App } from '../../../src/node/app.ts';
 import { apiError, resultError, Errors } from '../../../src/domain/errors.ts';
 import { type OrderDomain, type OrderStruct } from '../../../src/edge/auth/eip712.ts';
 import { signedSubmission, typedOrder, type SignedSubmission } from '../../fixtures/typed-order.ts';

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import type { App } from '../../../src/app.ts';
+import type { App } from '../../../src/node/app.ts';
 import { T, order, wallet } from '../../fixtures/engine-harness.ts';
 import { importEvent, metric as readMetric, startStreamApp } from './stream-app.ts';
 import { XffClient } from './xff-client.ts';

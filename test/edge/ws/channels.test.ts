@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { startApp, type App } from '../../../src/app.ts';
+import { startApp, type App } from '../../../src/node/app.ts';
 import { testConfig } from '../../../src/runtime/config.ts';
 import { silentLogger } from '../../../src/runtime/log.ts';
 import type { BookEvent, PriceChangeEvent } from '../../../src/edge/schemas/stream.ts';

@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { after, before, test } from 'node:test';
 import v8 from 'node:v8';
 import vm from 'node:vm';
-import type { App } from '../../../src/app.ts';
+import type { App } from '../../../src/node/app.ts';
 import { wallet } from '../../fixtures/engine-harness.ts';
 import { importEvent, metric as readMetric, startStreamApp } from './stream-app.ts';
 import { XffClient } from './xff-client.ts';

@@ -7,7 +7,9 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import WebSocket from 'ws';
-import { AUTH_RULES, ApiKeyService, type Credentials } from '../../../src/edge/auth/auth.ts';
+import { AUTH_RULES } from '../../../src/edge/auth/auth.ts';
+import { ApiKeyService } from '../../../src/edge/auth/api-keys.ts';
+import { type Credentials } from '../../../src/edge/auth/credentials.ts';
 import { Funders } from '../../../src/edge/auth/funders.ts';
 import { Metrics } from '../../../src/edge/pipeline/metrics.ts';
 import { RateLimiter } from '../../../src/edge/limits/rate-limit.ts';

@@ -15,7 +15,7 @@ import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { TradeEvent } from '../../../src/domain/events.ts';
 import { Engine, type TradeSettlement } from '../../../src/engine/engine.ts';
-import { readFillsFrom } from '../../../src/journal/fill-codec.ts';
+import { readFillsFrom } from '../../../src/journal/codecs/fill-codec.ts';
 import { openStore } from '../../../src/journal/env.ts';
 import { USDC_ASSET } from '../../../src/journal/keys.ts';
 import { readOrder } from '../../../src/journal/orders.ts';

@@ -14,7 +14,7 @@ import { Errors } from '../../../src/domain/errors.ts';
 import { FEE_WALLET, type FillEvent, type JournalEvent, type TradeEvent } from '../../../src/domain/events.ts';
 import { seededUnit } from '../../../src/domain/seeded.ts';
 import { Engine, type TradeSettlement } from '../../../src/engine/engine.ts';
-import { readFill, tradeIdSeq } from '../../../src/journal/fill-codec.ts';
+import { readFill, tradeIdSeq } from '../../../src/journal/codecs/fill-codec.ts';
 import { metaKeys } from '../../../src/journal/keys.ts';
 import { readJournal, verifyStore } from '../../../src/journal/recovery.ts';
 import { tradeStateOf } from '../../../src/journal/trades.ts';

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { minSizeOf, outcomesOf, pricesOf, tokenIdsOf } from '../../../src/projections/catalog/market-fields.ts';
 import type { Problem } from '../../../src/projections/catalog/input.ts';
-import type { MarketRec } from '../../../src/projections/catalog-index.ts';
+import type { MarketRec } from '../../../src/projections/catalog/catalog-index.ts';
 import type { MarketInput } from '../../../src/edge/schemas/admin.ts';
 
 const m = (extra: Partial<MarketInput>): MarketInput => ({ question: 'q', ...extra });

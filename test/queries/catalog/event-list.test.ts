@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { openStore, type Store } from '../../../src/journal/env.ts';
 import { catalogKey, catalogRange } from '../../../src/journal/keys.ts';
 import { CatalogWriter } from '../../../src/projections/catalog.ts';
-import { EVENT_COLUMNS, compareFull, statusCode, statusCodesFor, type EventRec, type OrderTerm, type TagRec } from '../../../src/projections/catalog-index.ts';
+import { EVENT_COLUMNS, compareFull, statusCode, statusCodesFor, type EventRec, type OrderTerm, type TagRec } from '../../../src/projections/catalog/catalog-index.ts';
 import { eventListIds } from '../../../src/queries/catalog/event-list.ts';
 import type { EventListParams } from '../../../src/queries/catalog/params.ts';
 import { ManualClock } from '../../../src/runtime/clock.ts';

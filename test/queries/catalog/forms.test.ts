@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { Value } from '@sinclair/typebox/value';
 import { EventListItem, EventSummary, MarketBook, MarketCatalog, SamplingMarket, SimplifiedMarket, Tag } from '../../../src/edge/schemas/catalog.ts';
 import { eventListItem, eventSummary, marketBook, marketCatalog, samplingMarket, simplifiedMarket, tagForm, tokenPrice } from '../../../src/queries/catalog/forms.ts';
-import type { EventRec, MarketRec, TagRec } from '../../../src/projections/catalog-index.ts';
+import type { EventRec, MarketRec, TagRec } from '../../../src/projections/catalog/catalog-index.ts';
 
 const at = '2026-01-01T00:00:00.000Z';
 const tag: TagRec = { id: '3', label: 'Crypto', slug: 'crypto', requiresTranslation: false, createdAt: at, updatedAt: at };

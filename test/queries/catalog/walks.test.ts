@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { comparator, partitionByFlags, readPage, type Entry } from '../../../src/queries/catalog/walks.ts';
-import { EVENT_COLUMNS, type EventRec } from '../../../src/projections/catalog-index.ts';
+import { EVENT_COLUMNS, type EventRec } from '../../../src/projections/catalog/catalog-index.ts';
 
 const rows = (...values: [string | number, number][]): Entry[] => values.map(([v, id]) => [v, id, 0]);
 

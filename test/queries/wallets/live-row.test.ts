@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Value } from '@sinclair/typebox/value';
 import { ClosedPosition, Position } from '../../../src/edge/schemas/wallets.ts';
-import type { EventRec, MarketRec } from '../../../src/projections/catalog-index.ts';
+import type { EventRec, MarketRec } from '../../../src/projections/catalog/catalog-index.ts';
 import type { MarketFacts, PositionState } from '../../../src/projections/wallets.ts';
 import { LiveRow, mulMicro, percent4 } from '../../../src/queries/wallets/live-row.ts';
 import { marketMetaOf } from '../../../src/queries/wallets/market-meta.ts';

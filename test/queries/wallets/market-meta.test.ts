@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Store } from '../../../src/journal/env.ts';
-import type { EventRec, MarketRec } from '../../../src/projections/catalog-index.ts';
+import type { EventRec, MarketRec } from '../../../src/projections/catalog/catalog-index.ts';
 import type { CatalogReader } from '../../../src/queries/catalog.ts';
 import { META_TTL_MS, MarketMetas, marketMetaOf } from '../../../src/queries/wallets/market-meta.ts';
 

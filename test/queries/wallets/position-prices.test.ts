@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ViewStore } from '../../../src/projections/projector.ts';
 import { WalletViewChanges, type MarketFacts, type PositionState } from '../../../src/projections/wallets.ts';
-import type { MarketRec } from '../../../src/projections/catalog-index.ts';
+import type { MarketRec } from '../../../src/projections/catalog/catalog-index.ts';
 import { LiveRow } from '../../../src/queries/wallets/live-row.ts';
 import { marketMetaOf } from '../../../src/queries/wallets/market-meta.ts';
 import { PositionPrices, type LivePrices } from '../../../src/queries/wallets/position-prices.ts';

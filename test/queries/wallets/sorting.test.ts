@@ -7,7 +7,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { CLOSED_SORTS, POSITION_SORTS, type ClosedSort, type PositionSort } from '../../../src/edge/schemas/wallets.ts';
-import type { MarketRec } from '../../../src/projections/catalog-index.ts';
+import type { MarketRec } from '../../../src/projections/catalog/catalog-index.ts';
 import type { PositionState } from '../../../src/projections/wallets.ts';
 import { LiveRow } from '../../../src/queries/wallets/live-row.ts';
 import { marketMetaOf } from '../../../src/queries/wallets/market-meta.ts';
