@@ -47,6 +47,8 @@ import { Sandbox } from './edge/sandbox/sandbox.ts';
 import { openTestControls, type TestControls } from './edge/sandbox/test-controls.ts';
 import { restoreTestClock } from './edge/sandbox/test-clock.ts';
 import { startServer, type EdgeServer } from './edge/server.ts';
+import type { SnapshotControl } from './edge/sandbox/snapshots.ts';
+import { SnapshotHost } from './revert.ts';
 import { forwardedHandler, gateway } from './edge/cluster/forward.ts';
 import { testControlsOn, type Config } from './runtime/config.ts';
 import { TestClock, nowSeconds, systemClock, systemTimers, type Clock, type Timers } from './runtime/clock.ts';
@@ -78,6 +80,10 @@ export interface App {
    * refused (never acknowledged). Its reads go on until it stops.
    */
   fence(why: string): void;
+  /** The sandbox's snapshots (src/revert.ts): issues the view writes held and waits for their commit, so the store holds every read. */
+  quiesce(): Promise<void>;
+  /** The sandbox's revert (src/revert.ts): closes what start-up opened, as stop() does, except the listener; sockets get 1012 "service restart". */
+  suspend(): Promise<void>;
 }
 
 /** The start-up steps, in order; each has opened (and registered for closing) what it names. */
@@ -114,6 +120,10 @@ export interface AppOptions {
   leaseTerm?: () => number | undefined;
   /** Under a lease: forged lease values this node has read (replication/lease.ts), on /metrics `pm_lease_forged`. */
   leaseForged?: () => number;
+  /** A sandbox revert (src/revert.ts): serve behind this listener, rebound to the new routes, instead of opening one. */
+  listener?: EdgeServer;
+  /** The sandbox's named snapshots (src/revert.ts), for the test controls' routes. */
+  snapshots?: SnapshotControl;
 }
 
 /**
@@ -129,9 +139,11 @@ class Closers {
     this.stack.push({ what, close });
   }
 
-  async closeAll(): Promise<void> {
+  /** Closes all, newest first; the one named `skip` is dropped unrun (a revert keeps the listener). */
+  async closeAll(skip?: string): Promise<void> {
     const failures: unknown[] = [];
     for (let c = this.stack.pop(); c !== undefined; c = this.stack.pop()) {
+      if (c.what === skip) continue;
       try {
         await c.close();
       } catch (err) {
@@ -145,6 +157,46 @@ class Closers {
 
 export async function startApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
   const log = opts.log ?? createLogger(config.log.level);
+  // Named snapshots and revert (src/revert.ts) where the test controls run on a node of its own: each
+  // revert opens the app again through the same steps, behind the same listener and rate limits.
+  if (testControlsOn(config) && config.cluster.role === 'single' && opts.store === undefined) {
+    const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
+    const host = await SnapshotHost.start(config, log, (hooks) => openOnce(config, { ...opts, ...hooks, limiter }, log));
+    return revertible(host);
+  }
+  return openOnce(config, opts, log);
+}
+
+/** The app over a snapshot host: every member reads the generation running now. */
+function revertible(host: SnapshotHost<App>): App {
+  return {
+    get ctx() {
+      return host.current.ctx;
+    },
+    get server() {
+      return host.current.server;
+    },
+    get port() {
+      return host.current.port;
+    },
+    get demo() {
+      return host.current.demo;
+    },
+    get replication() {
+      return host.current.replication;
+    },
+    get checkpointer() {
+      return host.current.checkpointer;
+    },
+    stop: (graceMs?: number) => host.stop(graceMs),
+    fence: (why: string) => host.current.fence(why),
+    quiesce: () => host.current.quiesce(),
+    suspend: () => host.current.suspend(),
+  };
+}
+
+/** One opening of the app: every start-up step, each resource registered for closing as it opens. */
+async function openOnce(config: Readonly<Config>, opts: AppOptions, log: Logger): Promise<App> {
   const closers = new Closers(log);
   try {
     return await openApp(config, opts, log, closers);
@@ -252,6 +304,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
           domains: auth.orderDomains,
           catalog,
           resolve: (conditionId, winner) => resolveInCatalog({ catalog, engine }, conditionId, winner),
+          snapshots: opts.snapshots,
         }) : undefined;
   closers.add('heartbeats', () => heartbeats.close());
 
@@ -293,7 +346,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const explained: RefusalDeps | undefined = auth.explainer && { auth: auth.explainer, log: refusals, count: (c) => metrics.refused(c), inBody: config.auth.reasonInBody };
   const deposed: { why?: string } = {};
   const sequencerUrl = () => opts.leaseHolderUrl?.() || config.cluster.sequencerUrl;
-  const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock: base, auth, replays, refusals: explained, sockets: stream, role, closers, deposed, sequencerUrl });
+  const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock: base, auth, replays, refusals: explained, sockets: stream, role, closers, deposed, sequencerUrl, listener: opts.listener });
   // ROLE=sequencer: what gateways forward runs through the same routes (edge/forward.ts). Closed before the
   // server drains, after answering what it holds.
   const commands = role.sequencer === undefined ? undefined : role.cluster!.serveCommands(config, log, metrics, forwardedHandler(server.dispatch), opts.term);
@@ -321,6 +374,18 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
         ctx.state.ready = false;
         await drain(graceMs);
         await closers.closeAll();
+      })();
+      return stopping;
+    },
+    async quiesce() {
+      viewWrites.flush();
+      await store.root.flushed;
+    },
+    suspend() {
+      stopping ??= (async () => {
+        ctx.state.ready = false;
+        stream.close(true);
+        await closers.closeAll('server');
       })();
       return stopping;
     },
@@ -378,9 +443,10 @@ async function listen(o: {
   closers: Closers;
   deposed: { why?: string };
   sequencerUrl: () => string;
+  listener: EdgeServer | undefined;
 }): Promise<{ server: EdgeServer; drain: (graceMs: number) => Promise<void> }> {
   const { config, log, role } = o;
-  const server = await startServer({
+  const edge: Parameters<typeof startServer>[0] = {
     routes: o.routes,
     host: config.http.host,
     port: config.http.port,
@@ -410,7 +476,10 @@ async function listen(o: {
     writeSeq: role.writeSeq,
     bodies: new BodyBudget({ enabled: config.rateLimits.enabled, maxCallers: config.rateLimits.maxCallers, ...DEFAULT_BODY_BYTES, ...config.rateLimits.bodyBytes }),
     strikes: new HmacStrikes(),
-  });
+  };
+  // After a revert the listener stays: the new routes are served behind it (src/revert.ts).
+  const server = o.listener ?? (await startServer(edge));
+  if (o.listener !== undefined) o.listener.rebind(edge);
   // stop() drains with its own grace period; a failed start closes with the configured one.
   let draining: Promise<void> | undefined;
   const drain = (graceMs: number) =>
@@ -581,7 +650,7 @@ function openStream(o: {
   committed: { at: number };
   store: Store;
   faults: ChannelDeps['faults'];
-}): { mount: StreamChannels['mount']; close(): void } {
+}): { mount: StreamChannels['mount']; close(restart?: boolean): void } {
   const { books, catalog } = o;
   const metrics = o.metrics.stream();
   const channels = new StreamChannels({
@@ -638,9 +707,9 @@ function openStream(o: {
   o.keys.onRevoked((apiKey) => channels.revoked(apiKey));
   return {
     mount: channels.mount,
-    close: () => {
+    close: (restart?: boolean) => {
       feed.close();
-      channels.close();
+      channels.close(restart);
     },
   };
 }

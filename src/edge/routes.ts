@@ -24,6 +24,7 @@ import { accountRoutes } from './routes/account.ts';
 import { rewardsRoutes } from './routes/rewards.ts';
 import { consoleRoutes } from './routes/console.ts';
 import { testControlRoutes } from './routes/test-controls.ts';
+import { snapshotRoutes } from './routes/snapshots.ts';
 
 export function buildRoutes(ctx: AppContext): AnyRoute[] {
   return [
@@ -39,5 +40,6 @@ export function buildRoutes(ctx: AppContext): AnyRoute[] {
     ...rewardsRoutes(ctx),
     ...consoleRoutes(ctx),
     ...testControlRoutes(ctx),
+    ...snapshotRoutes(ctx),
   ].map((r) => ctx.sandbox.gate(r));
 }
