@@ -80,8 +80,11 @@ export interface App {
    * refused (never acknowledged). Its reads go on until it stops.
    */
   fence(why: string): void;
-  /** The sandbox's snapshots (src/revert.ts): issues the view writes held and waits for their commit, so the store holds every read. */
-  quiesce(): Promise<void>;
+  /**
+   * The sandbox's snapshots (src/revert.ts): issues the view writes held and waits for their commit, so the
+   * store holds every read; answers each book's instant of last change and the journal seq they stand at.
+   */
+  quiesce(): Promise<{ seq: number; times: Array<[string, number]> }>;
   /** The sandbox's revert (src/revert.ts): closes what start-up opened, as stop() does, except the listener; sockets get 1012 "service restart". */
   suspend(): Promise<void>;
 }
@@ -124,6 +127,8 @@ export interface AppOptions {
   listener?: EdgeServer;
   /** The sandbox's named snapshots (src/revert.ts), for the test controls' routes. */
   snapshots?: SnapshotControl;
+  /** A sandbox revert: each book's instant of last change in the snapshot (else a start's books carry the start's time). */
+  bookTimes?: ReadonlyMap<string, number>;
 }
 
 /**
@@ -269,7 +274,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const { views, prices, marketDataStore } = openProjections({ store, engine, viewWrites, log });
   // A sequencer logs its samplers' writes for its replicas in the flush that issues the samples themselves.
   const samples = role.sequencer && new SampleLog(role.sequencer.log, viewWrites);
-  const { books, catalog, marketData } = openBooks({ store, engine, clock, timers, marketDataStore, log, closers, role, samples });
+  const { books, catalog, marketData } = openBooks({ store, engine, clock, timers, marketDataStore, log, closers, role, samples, times: opts.bookTimes });
   watchMetrics(metrics, engine, auth, replays);
   // A replica applies the stream once every read model listens to its engine.
   startFollowing(role, closers);
@@ -378,8 +383,11 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
       return stopping;
     },
     async quiesce() {
+      const seq = books.seq;
+      const times = books.times();
       viewWrites.flush();
       await store.root.flushed;
+      return { seq, times };
     },
     suspend() {
       stopping ??= (async () => {
@@ -505,10 +513,11 @@ function openBooks(o: {
   closers: Closers;
   role: RoleParts;
   samples: SampleLog | undefined;
+  times: ReadonlyMap<string, number> | undefined;
 }) {
   const { store, engine, clock, marketDataStore, role } = o;
   const books = new CommittedBooks();
-  books.seed({ ...engine.bookSeed(), ts: clock.now() });
+  books.seed({ ...engine.bookSeed(), ts: clock.now(), times: o.times });
   engine.onCommitted((events) => books.apply(events));
   const catalog: CatalogServices = Object.freeze({
     // The catalog's live prices come from market data (the midpoint, or the last trade when the spread is

@@ -45,7 +45,7 @@ import type { ExportSnapshotReply, RevertReply, SnapshotInfo, SnapshotList, Take
 import type { ClockState } from './edge/schemas/test-controls.ts';
 import type { EdgeServer } from './edge/server.ts';
 import { DATA_FILE, fileSha256, type SnapshotManifest } from './journal/snapshots.ts';
-import { NamedSnapshotError, NamedSnapshots, dropAside, installCopy, restoreAside, stateManifest, type SnapshotInfo as StoredInfo } from './journal/named-snapshots.ts';
+import { NamedSnapshotError, NamedSnapshots, dropAside, installCopy, restoreAside, stateManifest, type NamedManifest, type SnapshotInfo as StoredInfo } from './journal/named-snapshots.ts';
 import type { Config } from './runtime/config.ts';
 import type { Logger } from './runtime/log.ts';
 
@@ -61,8 +61,8 @@ export interface Generation {
     readonly engine: { readonly committedSeq: number; stateHash(): string };
     readonly controls?: { readonly clock: { state(): { now: number; frozen: boolean; offsetMs: number } } };
   };
-  /** Issues the view writes held and waits for their commit: the store then holds every read. */
-  quiesce(): Promise<void>;
+  /** Issues the view writes held and waits for their commit: the store then holds every read. Answers the books' instants of last change. */
+  quiesce(): Promise<{ seq: number; times: Array<[string, number]> }>;
   /** Closes what start-up opened except the listener; sockets get 1012 "service restart". */
   suspend(): Promise<void>;
   stop(graceMs?: number): Promise<void>;
@@ -72,6 +72,8 @@ export interface Generation {
 export interface OpenHooks {
   listener?: EdgeServer;
   snapshots: SnapshotControl;
+  /** The snapshot's books' instants of last change, so /book and the streams answer its bodies byte for byte. */
+  bookTimes?: ReadonlyMap<string, number>;
 }
 
 const wireInfo = (s: StoredInfo): SnapshotInfo => ({ name: s.name, seq: s.journalSeq, stateHash: s.stateHash, bytes: s.bytes, createdAt: new Date(s.createdAt).toISOString() });
@@ -96,6 +98,8 @@ function clockOf(g: Generation): ClockState | undefined {
 
 export class SnapshotHost<G extends Generation> implements SnapshotControl {
   private gen!: G;
+  /** The state file's book times, for the first opening when it was installed. */
+  private loaded: { bookTimes?: ReadonlyMap<string, number> } = {};
   private reverting: Promise<unknown> | undefined;
   private stopped = false;
 
@@ -111,7 +115,7 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
     const snapshots = new NamedSnapshots(join(config.dataDir, 'snapshots'), config.sandbox.snapshots.max);
     const host = new SnapshotHost(config, log, snapshots, open);
     if (config.sandbox.state !== '') await host.loadState(config.sandbox.state);
-    host.gen = await open({ snapshots: host });
+    host.gen = await open({ snapshots: host, ...host.loaded });
     return host;
   }
 
@@ -128,7 +132,8 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
       this.log.warn({ state: path, snapshot: info.name }, 'DATA_DIR holds a store: started from it, the state file is kept as a snapshot and not loaded');
       return;
     }
-    const { dir } = this.snapshots.get(info.name);
+    const { dir, manifest } = this.snapshots.get(info.name);
+    this.loaded = { bookTimes: bookTimesOf(manifest) };
     installCopy(dir, this.config.dataDir);
     dropAside(this.config.dataDir);
     const key = join(dir, MASTER_KEY);
@@ -146,9 +151,9 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
       const checkpointer = g.checkpointer;
       if (checkpointer === undefined) throw apiError('PM_ERR_UNAVAILABLE');
       const info = await this.snapshots.take(name, async (dir) => {
-        await g.quiesce();
+        const books = await g.quiesce();
         const m = await checkpointer.snapshot(dir, name);
-        return this.withMasterKey(dir, m);
+        return { ...(await this.withMasterKey(dir, m)), books };
       });
       this.log.info({ snapshot: info.name, seq: info.journalSeq, bytes: info.bytes }, 'snapshot taken');
       return wireInfo(info);
@@ -192,7 +197,7 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
   }
 
   revert(name: string): Promise<RevertReply> {
-    let snapshot: { dir: string; manifest: SnapshotManifest };
+    let snapshot: { dir: string; manifest: NamedManifest };
     try {
       snapshot = this.snapshots.get(name);
     } catch (e) {
@@ -204,7 +209,7 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
     return run;
   }
 
-  private async revertTo(name: string, dir: string, manifest: SnapshotManifest): Promise<RevertReply> {
+  private async revertTo(name: string, dir: string, manifest: NamedManifest): Promise<RevertReply> {
     if (this.stopped) throw apiError('PM_ERR_UNAVAILABLE');
     const t0 = performance.now();
     const old = this.gen;
@@ -216,7 +221,7 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
     await old.suspend();
     installCopy(dir, this.config.dataDir);
     try {
-      this.gen = await this.open({ listener: server, snapshots: this });
+      this.gen = await this.open({ listener: server, snapshots: this, bookTimes: bookTimesOf(manifest) });
     } catch (err) {
       this.log.error({ err, snapshot: name }, 'revert: the service did not start on the snapshot; starting again on the state before it');
       restoreAside(this.config.dataDir);
@@ -248,6 +253,12 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
     await this.reverting;
     await this.gen.stop(graceMs);
   }
+}
+
+/** A snapshot's book times, when they stand at its journal seq (nothing committed between the two). */
+function bookTimesOf(m: NamedManifest): ReadonlyMap<string, number> | undefined {
+  if (m.books === undefined || m.books.seq !== m.journalSeq || !Array.isArray(m.books.times)) return undefined;
+  return new Map(m.books.times);
 }
 
 /** Resolves once at most `n` requests are in flight on the server, or after `ms`. */

@@ -59,6 +59,15 @@ export interface SnapshotInfo {
   createdAt: number;
 }
 
+/**
+ * A named snapshot's manifest: journal/snapshots.ts's, plus what the store does not hold but a read shows:
+ * each book's instant of last change (its `timestamp` and hash), valid when `seq` is the snapshot's journal
+ * seq (nothing was committed between the two).
+ */
+export interface NamedManifest extends SnapshotManifest {
+  books?: { seq: number; times: Array<[conditionId: string, ms: number]> };
+}
+
 export type NamedSnapshotProblem = 'name' | 'exists' | 'limit' | 'unknown' | 'damaged';
 
 export class NamedSnapshotError extends Error {
@@ -67,7 +76,7 @@ export class NamedSnapshotError extends Error {
   }
 }
 
-const infoOf = (m: SnapshotManifest): SnapshotInfo => ({
+const infoOf = (m: NamedManifest): SnapshotInfo => ({
   name: m.name,
   journalSeq: m.journalSeq,
   stateHash: m.stateHash,
@@ -95,9 +104,9 @@ function writeSynced(file: string, text: string): void {
 }
 
 /** The manifest of a snapshot directory, or undefined when it has none that reads as one. */
-export function readManifest(dir: string): SnapshotManifest | undefined {
+export function readManifest(dir: string): NamedManifest | undefined {
   try {
-    const m = JSON.parse(readFileSync(join(dir, MANIFEST_FILE), 'utf8')) as SnapshotManifest;
+    const m = JSON.parse(readFileSync(join(dir, MANIFEST_FILE), 'utf8')) as NamedManifest;
     if (typeof m !== 'object' || m === null || !Array.isArray(m.files) || !Number.isSafeInteger(m.journalSeq) || typeof m.name !== 'string') return undefined;
     return m;
   } catch {
@@ -109,7 +118,7 @@ export function readManifest(dir: string): SnapshotManifest | undefined {
  * Checks a snapshot directory against its manifest: every file's size and digest, then its store proves
  * from its checkpoint to the manifest's state hash. Throws NamedSnapshotError('damaged') naming what differs.
  */
-export async function verifySnapshotDir(dir: string, m: SnapshotManifest): Promise<void> {
+export async function verifySnapshotDir(dir: string, m: NamedManifest): Promise<void> {
   if (m.v !== SNAPSHOT_FORMAT) throw new NamedSnapshotError('damaged', `snapshot ${m.name}: format ${m.v}, this build reads ${SNAPSHOT_FORMAT}`);
   for (const f of m.files) {
     if (f.name.includes('..') || f.name.startsWith('/')) throw new NamedSnapshotError('damaged', `snapshot ${m.name}: file name ${JSON.stringify(f.name)}`);
@@ -193,7 +202,7 @@ export class NamedSnapshots {
   }
 
   /** A snapshot's directory and manifest; NamedSnapshotError('unknown') when there is none of that name. */
-  get(name: string): { dir: string; manifest: SnapshotManifest } {
+  get(name: string): { dir: string; manifest: NamedManifest } {
     NamedSnapshots.checkName(name);
     const dir = join(this.dir, name);
     const manifest = readManifest(dir);
@@ -222,7 +231,7 @@ export class NamedSnapshots {
    * checkpoint thread) and returns its manifest; then the manifest is written and the directory moved into
    * place. Nothing is listed until it is whole.
    */
-  async take(name: string, make: (dir: string) => Promise<SnapshotManifest>): Promise<SnapshotInfo> {
+  async take(name: string, make: (dir: string) => Promise<NamedManifest>): Promise<SnapshotInfo> {
     this.checkRoom(name);
     this.taking.add(name);
     mkdirSync(this.dir, { recursive: true });
@@ -237,7 +246,7 @@ export class NamedSnapshots {
     }
   }
 
-  private async place(tmp: string, name: string, manifest: SnapshotManifest): Promise<void> {
+  private async place(tmp: string, name: string, manifest: NamedManifest): Promise<void> {
     writeSynced(join(tmp, MANIFEST_FILE), JSON.stringify({ ...manifest, name }));
     syncDir(tmp);
     renameSync(tmp, join(this.dir, name));
@@ -307,13 +316,13 @@ export class NamedSnapshots {
 }
 
 /** The manifest of a state file: a snapshot directory's, or a packed file's. NamedSnapshotError('damaged') when it has none. */
-export function stateManifest(path: string): SnapshotManifest {
+export function stateManifest(path: string): NamedManifest {
   const manifest = statSync(path).isDirectory() ? readManifest(path) : readPackedManifest(path).manifest;
   if (manifest === undefined) throw new NamedSnapshotError('damaged', `${path}: not a snapshot directory (no ${MANIFEST_FILE})`);
   return manifest;
 }
 
-function readPackedManifest(file: string): { manifest: SnapshotManifest; offset: number } {
+function readPackedManifest(file: string): { manifest: NamedManifest; offset: number } {
   const fd = openSync(file, 'r');
   try {
     const head = Buffer.alloc(12);
@@ -322,9 +331,9 @@ function readPackedManifest(file: string): { manifest: SnapshotManifest; offset:
     if (m > MAX_MANIFEST_BYTES) throw new NamedSnapshotError('damaged', `${file}: manifest of ${m} bytes`);
     const body = Buffer.alloc(m);
     if (readSync(fd, body, 0, m, 12) !== m) throw new NamedSnapshotError('damaged', `${file}: truncated`);
-    let manifest: SnapshotManifest;
+    let manifest: NamedManifest;
     try {
-      manifest = JSON.parse(body.toString('utf8')) as SnapshotManifest;
+      manifest = JSON.parse(body.toString('utf8')) as NamedManifest;
     } catch {
       throw new NamedSnapshotError('damaged', `${file}: its manifest is not JSON`);
     }
