@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
+import { startService } from '../../tools/service-process.ts';
 import { StreamClient } from '../../tools/stream-client.ts';
 import { startTradingApp, type TradingApp } from '../fixtures/trading-app.ts';
 import { tempDir } from '../fixtures/temp-dirs.ts';
@@ -239,4 +240,44 @@ test('a snapshot survives a restart of the process and can be reverted to after 
   await ok(second, 'POST', '/admin/snapshots/kept/revert');
   assert.equal((await ok(second, 'GET', '/admin/state-hash')).stateHash, snap.stateHash);
   assert.equal(JSON.parse((await text(second, `/book?token_id=${yes}`)).slice(4)).bids.length, 0);
+});
+
+test('kill -9 while a snapshot is taken leaves no half snapshot listed; the next start cleans up and the others still revert', { timeout: 180_000 }, async () => {
+  const dataDir = tempDir('pm-snap-kill-');
+  const dir = join(dataDir, 'snapshots');
+  let svc = await startService({ dataDir, adminToken: 't', env: { RATE_LIMITS: 'off', DEMO: 'static' } });
+  try {
+    const post = (base: string, path: string, body: unknown = {}) => fetch(`${base}${path}`, { method: 'POST', headers: { authorization: 'Bearer t', 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const whole = await (await post(svc.url, '/admin/snapshots', { name: 'whole' })).json() as any;
+    assert.equal(whole.name, 'whole');
+    // Kill the process once the half-made directory exists; a snapshot that finished first is another try.
+    let killed = false;
+    for (let attempt = 0; attempt < 5 && !killed; attempt++) {
+      const name = `cut-${attempt}`;
+      void post(svc.url, '/admin/snapshots', { name }).catch(() => undefined);
+      for (const end = Date.now() + 30_000; Date.now() < end; ) {
+        const names = existsSync(dir) ? readdirSync(dir) : [];
+        if (names.includes(name)) break;
+        if (names.some((n) => n.startsWith(`.tmp-${name}-`))) {
+          await svc.stop('SIGKILL');
+          killed = true;
+          break;
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    assert.ok(killed, 'the process was killed while a snapshot was being taken');
+    assert.ok(readdirSync(dir).some((n) => n.startsWith('.tmp-')), 'it left a half-made directory');
+    svc = await startService({ dataDir, adminToken: 't', env: { RATE_LIMITS: 'off', DEMO: 'static' } });
+    const listed = await (await fetch(`${svc.url}/admin/snapshots`, { headers: { authorization: 'Bearer t' } })).json() as any;
+    const names = listed.snapshots.map((s: any) => s.name);
+    assert.equal(names[0], 'whole');
+    assert.ok(names.every((n: string) => n === 'whole' || /^cut-\d$/.test(n)), JSON.stringify(names));
+    assert.deepEqual(readdirSync(dir).filter((n) => n.startsWith('.tmp-')), [], 'the next start removed it');
+    for (const n of names) assert.equal((await post(svc.url, `/admin/snapshots/${n}/revert`)).status, 200, n);
+    const hash = await (await fetch(`${svc.url}/admin/state-hash`, { headers: { authorization: 'Bearer t' } })).json() as any;
+    assert.equal(hash.stateHash, listed.snapshots.at(-1).stateHash);
+  } finally {
+    await svc.stop('SIGKILL');
+  }
 });
