@@ -393,6 +393,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
       stopping ??= (async () => {
         ctx.state.ready = false;
         stream.close(true);
+        role.checkpointer?.discard();
         await closers.closeAll('server');
       })();
       return stopping;

@@ -216,10 +216,20 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
     const server = old.server;
     server.hold({ ...serialize(errorReply(apiError('PM_ERR_REVERTING', { name }))), headers: { 'Retry-After': '1' } });
     const from = { seq: old.ctx.engine.committedSeq, stateHash: old.ctx.engine.stateHash() };
+    const phases = { drainMs: 0, stopMs: 0, copyMs: 0, startMs: 0 };
+    let t = performance.now();
+    const lap = (k: keyof typeof phases) => {
+      const now = performance.now();
+      phases[k] = Math.round(now - t);
+      t = now;
+    };
     // The revert's own request stays in flight until its answer: wait for the others.
     await drainedBut(server, 1, this.config.shutdown.graceMs);
+    lap('drainMs');
     await old.suspend();
+    lap('stopMs');
     installCopy(dir, this.config.dataDir);
+    lap('copyMs');
     try {
       this.gen = await this.open({ listener: server, snapshots: this, bookTimes: bookTimesOf(manifest) });
     } catch (err) {
@@ -233,9 +243,10 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
       }
       throw apiError('PM_ERR_REVERT_FAILED', { name, detail: (err as Error).message });
     }
+    lap('startMs');
     dropAside(this.config.dataDir);
     const tookMs = performance.now() - t0;
-    const record = { at: new Date().toISOString(), snapshot: name, seq: manifest.journalSeq, stateHash: manifest.stateHash, from, tookMs: Math.round(tookMs) };
+    const record = { at: new Date().toISOString(), snapshot: name, seq: manifest.journalSeq, stateHash: manifest.stateHash, from, tookMs: Math.round(tookMs), ...phases };
     appendFileSync(join(this.snapshots.dir, REVERT_LOG), JSON.stringify(record) + '\n');
     this.log.info(record, 'reverted to snapshot');
     const clock = clockOf(this.gen);
@@ -244,6 +255,7 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
       from,
       ...(clock !== undefined ? { clock } : {}),
       tookMs,
+      phases,
     };
   }
 

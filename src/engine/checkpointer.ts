@@ -72,6 +72,7 @@ export interface StartupProof {
 }
 
 export class Checkpointer {
+  private discarded = false;
   readonly checkpoints: CheckpointStore;
   private worker: Worker | undefined;
   private nextId = 1;
@@ -272,8 +273,13 @@ export class Checkpointer {
 
   /**
    * Stops the policy; call it once the engine has stopped (its last batch committed). `onShutdown`: writes a
-   * checkpoint at the journal's last seq first. Then the worker ends.
+   * checkpoint at the journal's last seq first (not after discard()). Then the worker ends.
    */
+  /** The store is about to be replaced (a sandbox revert, src/revert.ts): close() writes no checkpoint nothing will start from. */
+  discard(): void {
+    this.discarded = true;
+  }
+
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.closed = true;
@@ -281,7 +287,7 @@ export class Checkpointer {
     try {
       // Here, not on the worker: nothing else runs any more, and a stop should not wait for a thread to start.
       const keep = this.o.policy.keep;
-      if (this.o.policy.onShutdown && this.o.committedSeq() > this.counters.seq) await this.queued(AUTO_NAME, async () => writeCheckpoint(this.o.store, this.checkpoints, AUTO_NAME, { keep }));
+      if (!this.discarded && this.o.policy.onShutdown && this.o.committedSeq() > this.counters.seq) await this.queued(AUTO_NAME, async () => writeCheckpoint(this.o.store, this.checkpoints, AUTO_NAME, { keep }));
     } catch (err) {
       this.o.log.error({ err }, 'checkpoint at shutdown not written');
     } finally {

@@ -43,6 +43,15 @@ export const RevertReply = Type.Object({
   from: Type.Object({ seq: Type.Integer(), stateHash: Type.String() }, { description: 'where the exchange stood before the revert (recorded in DATA_DIR/snapshots/reverts.jsonl)' }),
   clock: Type.Optional(ClockState),
   tookMs: Type.Number({ description: 'how long the service took to stop and start again on the snapshot' }),
+  phases: Type.Object(
+    {
+      drainMs: Type.Integer({ description: 'the requests in flight finishing' }),
+      stopMs: Type.Integer({ description: 'the service closing (sockets, timers, matching threads, projections, store)' }),
+      copyMs: Type.Integer({ description: 'the snapshot\'s store copied in' }),
+      startMs: Type.Integer({ description: 'the service starting on it (start-up\'s steps)' }),
+    },
+    { description: 'where the time went' },
+  ),
 });
 export type RevertReply = Static<typeof RevertReply>;
 
