@@ -495,7 +495,8 @@ async function listen(o: {
     (draining ??= (o.sockets.close(), server.close(graceMs)).then((drained) => {
       if (!drained) log.warn({ inFlight: server.inFlight.size }, 'shutdown grace period ended with requests in flight');
     }));
-  o.closers.add('server', () => drain(config.shutdown.graceMs));
+  // A borrowed listener (a revert's) outlives a failed start: the revert starts again behind it.
+  o.closers.add('server', () => (o.listener === undefined ? drain(config.shutdown.graceMs) : o.sockets.close()));
   return { server, drain };
 }
 

@@ -78,8 +78,11 @@ export interface OpenHooks {
 
 const wireInfo = (s: StoredInfo): SnapshotInfo => ({ name: s.name, seq: s.journalSeq, stateHash: s.stateHash, bytes: s.bytes, createdAt: new Date(s.createdAt).toISOString() });
 
-/** A named-snapshot refusal in the contract's terms. */
-function asApiError(e: unknown, name: string, max: number): unknown {
+/** A named-snapshot refusal in the contract's terms; a file the caller named that cannot be read or written is its `field`'s fault. */
+function asApiError(e: unknown, name: string, max: number, field?: string): unknown {
+  if (field !== undefined && typeof (e as NodeJS.ErrnoException)?.code === 'string' && (e as NodeJS.ErrnoException).syscall !== undefined) {
+    return apiError('PM_ERR_ADMIN_INVALID', undefined, { errors: [`${field}: ${(e as Error).message}`] });
+  }
   if (!(e instanceof NamedSnapshotError)) return e;
   switch (e.problem) {
     case 'unknown': return apiError('PM_ERR_SNAPSHOT_UNKNOWN', { name });
@@ -144,9 +147,13 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
   // ---- SnapshotControl ----
 
   async take(body: TakeSnapshotBody): Promise<SnapshotInfo> {
-    const name = body.name ?? this.snapshots.freshName();
+    let name = body.name ?? '';
     try {
-      if (body.state !== undefined) return wireInfo(await this.snapshots.importState(body.state, body.name));
+      if (body.state !== undefined) {
+        name = body.name ?? stateManifest(body.state).name;
+        return wireInfo(await this.snapshots.importState(body.state, name));
+      }
+      name = body.name ?? this.snapshots.freshName();
       const g = this.gen;
       const checkpointer = g.checkpointer;
       if (checkpointer === undefined) throw apiError('PM_ERR_UNAVAILABLE');
@@ -158,7 +165,7 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
       this.log.info({ snapshot: info.name, seq: info.journalSeq, bytes: info.bytes }, 'snapshot taken');
       return wireInfo(info);
     } catch (e) {
-      throw asApiError(e, name, this.snapshots.max);
+      throw asApiError(e, name, this.snapshots.max, 'state');
     }
   }
 
@@ -190,9 +197,7 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
       const info = await this.snapshots.pack(name, path);
       return { snapshot: wireInfo(info), path, bytes: statSync(path).size };
     } catch (e) {
-      const err = asApiError(e, name, this.snapshots.max);
-      if (err === e && (e as NodeJS.ErrnoException).code !== undefined) throw apiError('PM_ERR_ADMIN_INVALID', undefined, { errors: [`path: ${(e as Error).message}`] });
-      throw err;
+      throw asApiError(e, name, this.snapshots.max, 'path');
     }
   }
 

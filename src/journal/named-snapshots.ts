@@ -30,9 +30,9 @@
  * (a snapshot directory copied out of a data dir) is checked the same way.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, copyFileSync, cpSync, createReadStream, createWriteStream, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, copyFileSync, cpSync, createReadStream, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { once } from 'node:events';
+import { open } from 'node:fs/promises';
 import { CheckpointStore } from './checkpoints.ts';
 import { openStore } from './env.ts';
 import { metaKeys } from './keys.ts';
@@ -262,27 +262,23 @@ export class NamedSnapshots {
     rmSync(gone, { recursive: true, force: true });
   }
 
-  /** Writes snapshot `name` packed into one file (a state file), atomically (a temporary file, renamed). */
+  /** Writes snapshot `name` packed into one file (a state file), atomically (a temporary file, fsynced, renamed). */
   async pack(name: string, file: string): Promise<SnapshotInfo> {
     const { dir, manifest } = this.get(name);
     const head = Buffer.from(JSON.stringify(manifest));
     const len = Buffer.alloc(4);
     len.writeUInt32LE(head.length);
     const tmp = `${file}.tmp-${randomBytes(4).toString('hex')}`;
-    const out = createWriteStream(tmp);
+    // Opened first: a path that cannot be written is refused here, before a byte is read.
+    const out = await open(tmp, 'w');
     try {
-      out.write(Buffer.concat([PACK_MAGIC, len, head]));
-      for (const f of manifest.files) {
-        for await (const chunk of createReadStream(join(dir, f.name))) if (!out.write(chunk)) await once(out, 'drain');
-      }
-      out.end();
-      await once(out, 'finish');
-      const fd = openSync(tmp, 'r+');
-      fsyncSync(fd);
-      closeSync(fd);
+      await out.write(Buffer.concat([PACK_MAGIC, len, head]));
+      for (const f of manifest.files) for await (const chunk of createReadStream(join(dir, f.name))) await out.write(chunk as Buffer);
+      await out.sync();
+      await out.close();
       renameSync(tmp, file);
     } catch (e) {
-      out.destroy();
+      await out.close().catch(() => undefined);
       rmSync(tmp, { force: true });
       throw e;
     }

@@ -16,6 +16,9 @@ import { join } from 'node:path';
 import { after, test } from 'node:test';
 import { startService } from '../../tools/service-process.ts';
 import { StreamClient } from '../../tools/stream-client.ts';
+import { startApp } from '../../src/app.ts';
+import { testConfig } from '../../src/runtime/config.ts';
+import { silentLogger } from '../../src/runtime/log.ts';
 import { startTradingApp, type TradingApp } from '../fixtures/trading-app.ts';
 import { tempDir } from '../fixtures/temp-dirs.ts';
 import { TestClient, units } from '../fixtures/trading-client.ts';
@@ -183,6 +186,45 @@ test('requests that arrive during a revert are answered 503 with the reason, and
   assert.equal((await ok(h, 'GET', '/admin/state-hash')).stateHash, snap.stateHash);
 });
 
+test('a revert whose start fails starts again on the state before it, behind the same port, and says why (500)', { timeout: 60_000 }, async () => {
+  // The start-up seam (AppOptions.afterStep) fails the second opening's projections step once.
+  let opened = 0;
+  let failOnce = false;
+  const app = await startApp(
+    testConfig({ dataDir: tempDir('pm-snap-fail-'), http: { port: 0 }, adminToken: 't', demo: false, rateLimits: { enabled: false }, auth: { signatureThreads: 1, masterKey: 'cd'.repeat(32) } }),
+    {
+      log: silentLogger,
+      afterStep: (step) => {
+        if (step !== 'store') return;
+        opened++;
+        if (failOnce && opened === 2) throw new Error('the start failed on purpose');
+      },
+    },
+  );
+  try {
+    const base = `http://127.0.0.1:${app.port}`;
+    const call = async (method: string, path: string, body?: unknown) => {
+      const r = await fetch(`${base}${path}`, { method, headers: { authorization: 'Bearer t', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+      return { status: r.status, body: (await r.json()) as any };
+    };
+    const snap = await call('POST', '/admin/snapshots', { name: 'before' });
+    await call('POST', `/admin/wallets/0x${'1'.repeat(40)}/deposit`, { amount: '5' });
+    const moved = (await call('GET', '/admin/state-hash')).body;
+    assert.notEqual(moved.stateHash, snap.body.stateHash);
+    failOnce = true;
+    const r = await call('POST', '/admin/snapshots/before/revert');
+    assert.equal(r.status, 500);
+    assert.match(r.body.error, /revert to snapshot before failed: the start failed on purpose/);
+    assert.deepEqual((await call('GET', '/admin/state-hash')).body, moved, 'the state before the revert serves again, on the same port');
+    assert.equal(opened, 3);
+    const again = await call('POST', '/admin/snapshots/before/revert');
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.equal((await call('GET', '/admin/state-hash')).body.stateHash, snap.body.stateHash);
+  } finally {
+    await app.stop(1000);
+  }
+});
+
 test('refusals change nothing: unknown 404, bad name 400, a taken name and the bound 409, no admin token 401', async () => {
   const h = await start({ sandbox: { snapshots: { max: 2 } } });
   await ok(h, 'POST', '/admin/snapshots', { name: 'one' });
@@ -199,6 +241,9 @@ test('refusals change nothing: unknown 404, bad name 400, a taken name and the b
   await refused('POST', '/admin/snapshots/Bad.Name/revert', undefined, 400, /invalid|name/);
   await refused('POST', '/admin/snapshots', { name: '../x' }, 400, /invalid|name/);
   await refused('POST', '/admin/snapshots', { name: 'x'.repeat(65) }, 400, /invalid|name/);
+  await refused('POST', '/admin/snapshots', { name: 'imported', state: '/nonexistent/state.pmsnap' }, 400, /state: ENOENT/);
+  await refused('POST', '/admin/snapshots/one/export', { path: '/nonexistent/dir/out.pmsnap' }, 400, /path: ENOENT/);
+  await refused('POST', '/admin/snapshots/one/export', { path: 'relative.pmsnap' }, 400, /invalid/);
   await refused('POST', '/admin/snapshots', { name: 'one' }, 409, /snapshot one already exists/);
   await refused('POST', '/admin/snapshots', { name: 'one', extra: 1 }, 400, /invalid/);
   await refused('POST', '/admin/snapshots', {}, 200, /snapshot-1/);
