@@ -219,7 +219,8 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
     const t0 = performance.now();
     const old = this.gen;
     const server = old.server;
-    server.hold({ ...serialize(errorReply(apiError('PM_ERR_REVERTING', { name }))), headers: { 'Retry-After': '1' } });
+    const held = { ...serialize(errorReply(apiError('PM_ERR_REVERTING', { name }))), headers: { 'Retry-After': '1' } };
+    server.hold(held);
     const from = { seq: old.ctx.engine.committedSeq, stateHash: old.ctx.engine.stateHash() };
     const phases = { drainMs: 0, stopMs: 0, copyMs: 0, startMs: 0 };
     let t = performance.now();
@@ -239,6 +240,8 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
       this.gen = await this.open({ listener: server, snapshots: this, bookTimes: bookTimesOf(manifest) });
     } catch (err) {
       this.log.error({ err, snapshot: name }, 'revert: the service did not start on the snapshot; starting again on the state before it');
+      // A start that failed after it was serving let go of the hold: held again until the next one serves.
+      server.hold(held);
       restoreAside(this.config.dataDir);
       try {
         this.gen = await this.open({ listener: server, snapshots: this });
