@@ -5,6 +5,10 @@
  *
  * The HTTP front end: creates the uWS app, mounts every route of the table (each request then runs the
  * stages of pipeline.ts), answers what no route matches, listens, and closes the listen socket on shutdown.
+ * A sandbox revert (src/revert.ts) keeps the listener and its connections while the service behind it
+ * restarts: `hold` answers every new request with one reply meanwhile, `rebind` then serves the same table
+ * over the new dependencies (each route's handler reads a slot that the rebind refills, since uWS mounts a
+ * route once).
  */
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_listen_socket } from 'uWebSockets.js';
 import { apiError } from '../domain/errors.ts';
