@@ -58,6 +58,8 @@ export interface Incoming {
   path: string;
   query: string;
   headers: Record<string, string>;
+  /** The names of the headers that arrived and were not copied into `headers` (ServeOptions.keptHeaders), in arrival order. */
+  otherHeaders?: readonly string[] | undefined;
   params: string[];
   /** Direct peer address (text form). */
   peer: string;
@@ -107,9 +109,16 @@ export interface Processor {
 export interface ServeOptions {
   /** The route's method: uWS matched it, so there is no need to ask; '' = the request's own (any route). */
   method: string;
-  /** Copy every header (signed routes hash and read many), or only these lowercase names. */
+  /** See every header (signed routes read many, and their refusals name what arrived), or only these lowercase names. */
   allHeaders: boolean;
   headerNames: readonly string[];
+  /**
+   * With `allHeaders`: the names copied into `headers` (what the route and its refusals read); every other
+   * header's name goes to `otherHeaders`, its value dropped. Absent: every header is copied. A header name
+   * made an object's key is internalized by V8 (its string table, old space): 38 made-up names a request cost
+   * 4.6x the CPU of keeping them in an array, and full collections besides (issue 39's refusal-log flood).
+   */
+  keptHeaders?: ReadonlySet<string>;
   paramCount: number;
   /** Read a body for this route. */
   readBody: boolean;
@@ -261,11 +270,17 @@ function endAndClose(res: HttpResponse, out: Outgoing, sink: AnswerSink): void {
   sink.written();
 }
 
-// uWS calls forEach's callback synchronously; a module-level target avoids a closure per request.
+// uWS calls forEach's callback synchronously; module-level targets avoid a closure per request.
 let headerTarget: Record<string, string> = {};
+let keptTarget: ReadonlySet<string> | undefined;
+let otherTarget: string[] | undefined;
 let framingBad = false;
 function copyHeader(k: string, v: string): void {
   if (k === 'content-length' || k === 'transfer-encoding') noteFraming(k, v);
+  else if (keptTarget !== undefined && !keptTarget.has(k)) {
+    (otherTarget ??= []).push(k);
+    return;
+  }
   headerTarget[k] = v;
 }
 
@@ -442,13 +457,23 @@ class Exchange implements AnswerSink {
   }
 }
 
+/** Every header name that arrived: those copied into `headers`, then the others (ServeOptions.keptHeaders). */
+export function headerNamesOf(req: Pick<Incoming, 'headers' | 'otherHeaders'>): string[] {
+  const names = Object.keys(req.headers);
+  return req.otherHeaders === undefined ? names : names.concat(req.otherHeaders);
+}
+
 /** Copies the request, reads the body, runs the processor and answers. Attach as a uWS route handler. */
 export function serve(res: HttpResponse, req: HttpRequest, opts: ServeOptions, processor: Processor): void {
   const headers: Record<string, string> = {};
+  let otherHeaders: string[] | undefined;
   if (opts.allHeaders) {
     headerTarget = headers;
+    keptTarget = opts.keptHeaders;
+    otherTarget = undefined;
     framingBad = false;
     req.forEach(copyHeader);
+    otherHeaders = otherTarget;
   } else {
     for (const name of opts.headerNames) {
       const v = req.getHeader(name);
@@ -465,6 +490,7 @@ export function serve(res: HttpResponse, req: HttpRequest, opts: ServeOptions, p
     path: req.getUrl(),
     query: req.getQuery() ?? '',
     headers,
+    otherHeaders,
     params,
     peer: Buffer.from(res.getRemoteAddressAsText()).toString(),
     body: undefined,

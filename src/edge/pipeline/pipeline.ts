@@ -68,7 +68,7 @@ import { apiError, type ApiError } from '../../domain/errors.ts';
 import type { Clock } from '../../runtime/clock.ts';
 import type { Logger } from '../../runtime/log.ts';
 import { errorReply, problemError, toApiError } from './error-reply.ts';
-import type { Incoming, Outgoing, Processor } from '../http/http.ts';
+import { headerNamesOf, type Incoming, type Outgoing, type Processor } from '../http/http.ts';
 import { MAX_JSON_DEPTH, parseJsonBody, parseScannedJsonBody, type ParsedBody } from '../http/json-body.ts';
 import type { Metrics, RouteMetrics } from './metrics.ts';
 import type { Charge, RateLimiter, Verdict } from '../limits/rate-limit.ts';
@@ -197,7 +197,7 @@ export interface RefusalDeps {
   auth?: {
     /** `ip`: the client address, whose network pays for the diagnosis (refusals/budget.ts). */
     l2(req: Incoming, kinds: readonly KeyKind[], ip: string): Refusal;
-    l1(headers: Readonly<Record<string, string>>, ip: string): Promise<Refusal>;
+    l1(headers: Readonly<Record<string, string>>, ip: string, otherHeaders?: readonly string[]): Promise<Refusal>;
     walletOf(headers: Readonly<Record<string, string>>): string | undefined;
   };
   /** The wallets' last refusals (GET /refusals). */
@@ -553,7 +553,7 @@ class RouteProcessor {
     const e = apiError('PM_ERR_L1_HEADERS');
     const explain = this.d.refusals?.auth;
     if (explain === undefined) return this.fail(req, e);
-    return explain.l1(req.headers, ip).then(
+    return explain.l1(req.headers, ip, req.otherHeaders).then(
       (r) => {
         e.reason = r;
         return this.fail(req, e);
@@ -670,7 +670,7 @@ class RouteProcessor {
     const wallet = d.auth?.walletOf(req.headers);
     // The key's wallet reads the full reason where the caller was told less (refusals/reason.ts `owner`).
     const kept = r.owner ?? r;
-    if (wallet !== undefined) d.log.record(wallet, { at: Date.now(), method: req.method, path: req.path, headers: Object.keys(req.headers), class: kept.class, reason: kept === r ? text : headerValue(kept.text), peer: this.who(req).ip });
+    if (wallet !== undefined) d.log.record(wallet, { at: Date.now(), method: req.method, path: req.path, headers: headerNamesOf(req), class: kept.class, reason: kept === r ? text : headerValue(kept.text), peer: this.who(req).ip });
   }
 
   /**

@@ -173,6 +173,8 @@ export interface RefusedRequest {
   /** The raw query string, without '?'. */
   query: string;
   headers: Headers;
+  /** Names that arrived and were not copied into `headers` (http.ts `otherHeaders`). */
+  otherHeaders?: readonly string[] | undefined;
   body: Buffer | undefined;
 }
 
@@ -183,7 +185,7 @@ export interface AuthExplainer {
    */
   l2(req: RefusedRequest, kinds: readonly KeyKind[], ip?: string): Refusal;
   /** L1 refused (PM_ERR_L1_HEADERS): why; tries the known ClobAuth domains on the signature pool. */
-  l1(headers: Headers, ip?: string): Promise<Refusal>;
+  l1(headers: Headers, ip?: string, otherHeaders?: readonly string[]): Promise<Refusal>;
   /** The user channel refused its auth message: why. */
   userChannel(auth: { apiKey: string; secret: string; passphrase: string }): Refusal;
   /**
@@ -276,10 +278,10 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
   const known = new Set<string>([...Object.values(rules.l2).flat(), ...Object.values(rules.builder).flat()]);
 
   /** Headers that arrived, look like the missing fields, and are not read (`x-poly-api-key`, `poly_apikey`). */
-  function nearMisses(h: Headers, fields: ReadonlyArray<readonly string[]>): string[] {
+  function nearMisses(req: Pick<RefusedRequest, 'headers' | 'otherHeaders'>, fields: ReadonlyArray<readonly string[]>): string[] {
     const tokens = fields.map((names) => names[0]!.slice(4).replace(/[^a-z]/g, ''));
     const out: string[] = [];
-    for (const name of Object.keys(h)) {
+    for (const name of [...Object.keys(req.headers), ...(req.otherHeaders ?? [])]) {
       // No spelling of a credential header is longer; a request may carry many made-up long names.
       if (name.length > 40 || known.has(name)) continue;
       const flat = name.replace(/[^a-z]/g, '');
@@ -357,7 +359,8 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
   }
 
   /** auth.ts l2Key / builderKey replayed: the first check that fails, else what the HMAC diagnosis needs. */
-  function head(family: Family, h: Headers, kinds: readonly KeyKind[]): HeadVerdict {
+  function head(family: Family, req: Pick<RefusedRequest, 'headers' | 'otherHeaders'>, kinds: readonly KeyKind[]): HeadVerdict {
+    const h = req.headers;
     const names = family === 'L2' ? rules.l2 : rules.builder;
     const fields: Array<[string, readonly string[]]> =
       family === 'L2'
@@ -369,7 +372,7 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
       const all = missing.length === fields.length;
       let text = `missing ${family} header${missing.length > 1 ? 's' : ''} ${list}${all ? ` (none of the ${fields.length} arrived)` : ''}`;
       text += `; the SVC_ spellings are read too, and underscored names also hyphenated (${hyphenName(missing[0]!)})`;
-      const misses = nearMisses(h, missing);
+      const misses = nearMisses(req, missing);
       if (misses.length > 0) text += `; arrived but not read: ${misses.join(', ')}`;
       else if (all) text += '; a proxy such as nginx drops underscored header names unless underscores_in_headers is on';
       return { refusal: refusal('auth_header', text) };
@@ -532,7 +535,7 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
 
   /** One family's diagnosis: its header checks, then its credentials once the body is in. */
   function family(f: Family, req: RefusedRequest, kinds: readonly KeyKind[], ip: string | undefined): Refusal {
-    const v = head(f, req.headers, kinds);
+    const v = head(f, req, kinds);
     if ('refusal' in v) return v.refusal;
     return credentials(f, req, v, ip);
   }
@@ -566,13 +569,13 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
       return !hasL2 && hasBuilder ? and(a, `; the builder headers that arrived do not sign this route (it takes ${takes(kinds)})`) : a;
     },
 
-    async l1(headers, ip) {
+    async l1(headers, ip, otherHeaders) {
       const n = rules.l2;
       const present = [n.address, n.signature, n.timestamp].map((names) => rules.header(headers, names));
       const missing = [n.address, n.signature, n.timestamp].filter((_, i) => present[i] === undefined);
       if (missing.length > 0) {
         let text = `missing L1 header${missing.length > 1 ? 's' : ''} ${missing.map(platformName).join(', ')} (POLY_NONCE is optional, default 0); the SVC_ spellings are read too, and underscored names also hyphenated (${hyphenName(missing[0]!)})`;
-        const misses = nearMisses(headers, missing);
+        const misses = nearMisses({ headers, otherHeaders }, missing);
         if (misses.length > 0) text += `; arrived but not read: ${misses.join(', ')}`;
         return refusal('auth_header', text);
       }

@@ -17,7 +17,7 @@
  * V8 may be a slice that keeps the whole original alive; an object's keys are the very strings of the
  * request): MAX_METHOD_CHARS, MAX_PATH_CHARS, MAX_HEADER_NAMES names of at most MAX_HEADER_NAME_CHARS each,
  * MAX_REASON_CHARS, MAX_PEER_CHARS. An entry is accounted at two bytes a character plus fixed overheads (`entryBytes`),
- * at most about 7.5 KB; the log keeps at most `perWallet` entries a wallet, `maxWallets` wallets and
+ * at most about 6 KB (the header names held as one string, see KeptEntry); the log keeps at most `perWallet` entries a wallet, `maxWallets` wallets and
  * `maxBytes` (MAX_LOG_BYTES, 16 MiB) accounted in all, the least recently refused wallet leaving first
  * when a bound is passed. test/edge/refusals/log.test.ts floods it with the worst entries and measures the
  * heap; test/e2e/memory-bounds.test.ts does the same to a running service over HTTP and measures its RSS.
@@ -66,30 +66,51 @@ export function ownCopy(s: string, max: number): string {
 
 const charBytes = (s: string): number => STRING_OVERHEAD + 2 * s.length;
 
-/** An entry's accounted size: two bytes a character (a string with one non-Latin-1 character is two-byte in V8) plus overheads. */
-export function entryBytes(e: RefusalEntry): number {
+/**
+ * An entry as the log holds it: the header names in one string (a newline cannot be in a header name), so a
+ * refusal is six strings for the collector to trace, not forty-six. Under a refusal flood every new entry
+ * evicts an old one from old space, and the collector's work is per object.
+ */
+interface KeptEntry {
+  readonly at: number;
+  readonly method: string;
+  readonly path: string;
+  readonly headers: string;
+  readonly class: RefusalClass;
+  readonly reason: string;
+  readonly peer?: string;
+}
+
+function keptBytes(e: KeptEntry): number {
   let n = ENTRY_OVERHEAD + charBytes(e.method) + charBytes(e.path) + charBytes(e.reason);
-  for (const h of e.headers) n += 8 + charBytes(h);
+  if (e.headers !== '') n += charBytes(e.headers);
   if (e.peer !== undefined) n += charBytes(e.peer);
   return n;
 }
 
+/** An entry's accounted size: two bytes a character (a string with one non-Latin-1 character is two-byte in V8) plus overheads. */
+export function entryBytes(e: RefusalEntry): number {
+  return keptBytes({ ...e, headers: e.headers.join('\n') });
+}
+
 /** The entry as kept: every field cut to its bound and copied (see the header). */
-function bounded(e: RefusalEntry): RefusalEntry {
+function bounded(e: RefusalEntry): KeptEntry {
   const names = e.headers.length > MAX_HEADER_NAMES ? e.headers.slice(0, MAX_HEADER_NAMES) : e.headers;
   return {
     at: e.at,
     method: ownCopy(e.method, MAX_METHOD_CHARS),
     path: ownCopy(e.path, MAX_PATH_CHARS),
-    headers: names.map((h) => ownCopy(h, MAX_HEADER_NAME_CHARS)),
+    headers: ownCopy(names.map((h) => (h.length > MAX_HEADER_NAME_CHARS ? h.slice(0, MAX_HEADER_NAME_CHARS - 3) + '...' : h)).join('\n'), MAX_HEADER_NAMES * (MAX_HEADER_NAME_CHARS + 1)),
     class: e.class,
     reason: ownCopy(e.reason, MAX_REASON_CHARS),
     ...(e.peer !== undefined && { peer: ownCopy(e.peer, MAX_PEER_CHARS) }),
   };
 }
 
+const shownEntry = (e: KeptEntry): RefusalEntry => ({ ...e, headers: e.headers === '' ? [] : e.headers.split('\n') });
+
 interface WalletLog {
-  entries: RefusalEntry[];
+  entries: KeptEntry[];
   /** Their accounted bytes, WALLET_OVERHEAD included. */
   bytes: number;
 }
@@ -119,12 +140,12 @@ export class RefusalLog {
     }
     this.byWallet.set(wallet, log);
     const kept = bounded(e);
-    const size = entryBytes(kept);
+    const size = keptBytes(kept);
     log.entries.push(kept);
     log.bytes += size;
     this.held += size;
     if (log.entries.length > this.perWallet) {
-      const gone = entryBytes(log.entries.shift()!);
+      const gone = keptBytes(log.entries.shift()!);
       log.bytes -= gone;
       this.held -= gone;
     }
@@ -134,7 +155,7 @@ export class RefusalLog {
 
   /** The wallet's refusals, newest first. */
   list(wallet: string): RefusalEntry[] {
-    return (this.byWallet.get(wallet)?.entries ?? []).slice().reverse();
+    return (this.byWallet.get(wallet)?.entries ?? []).map(shownEntry).reverse();
   }
 
   get wallets(): number {

@@ -17,7 +17,7 @@ import { apiError } from '../../../src/domain/errors.ts';
 import { route } from '../../../src/edge/pipeline/route.ts';
 import { testConfig } from '../../../src/runtime/config.ts';
 import { silentLogger } from '../../../src/runtime/log.ts';
-import { InFlight, LINGER_BYTES, LINGER_MS, serve, type Incoming, type Processor, type ServeOptions } from '../../../src/edge/http/http.ts';
+import { InFlight, LINGER_BYTES, LINGER_MS, headerNamesOf, serve, type Incoming, type Processor, type ServeOptions } from '../../../src/edge/http/http.ts';
 import { ManualClock } from '../../../src/runtime/clock.ts';
 import { loadUws } from '../../../src/edge/http/uws.ts';
 import { get, rawHttp, sleep, startTestServer, tempDir, waitFor, type TestServer } from '../../fixtures/edge.ts';
@@ -472,6 +472,34 @@ test('serve(): a beforeBody refusal is answered before any body byte is sent; th
     const through = await rawHttp(port, postHead('/through', 2) + '{}', { responses: 1, timeoutMs: 3000 });
     assert.deepEqual(through.responses.map((r) => r.status), [200]);
     assert.deepEqual(ran, ['/next', '/through'], 'the processor never ran for a refused request');
+    await waitFor(() => opts.tracker.size === 0, 2000, 'no request left in flight');
+  } finally {
+    uws.us_listen_socket_close(token);
+  }
+});
+
+test('serve(): a route that sees every header keeps only the names it reads as keys; the others arrive as names, in order, framing still checked', async () => {
+  const { uws } = loadUws(16384);
+  const seen: Array<{ headers: Record<string, string>; other: readonly string[] | undefined; names: string[] }> = [];
+  const processor: Processor = (incoming) => (seen.push({ headers: { ...incoming.headers }, other: incoming.otherHeaders, names: headerNamesOf(incoming) }), { status: 200, body: '"ran"' });
+  const opts: ServeOptions = {
+    method: 'POST', allHeaders: true, headerNames: [], keptHeaders: new Set(['poly_address', 'host']), paramCount: 0, readBody: true, maxBodyBytes: CAP,
+    tooLarge: () => ({ status: 413, body: '{}' }), badFraming: () => ({ status: 400, body: '{}' }), onFault: () => ({ status: 500, body: '{}' }), tracker: new InFlight(),
+  };
+  const bare = uws.App().post('/*', (res, req) => serve(res, req, opts, processor));
+  const token = await new Promise<us_listen_socket>((resolve) => bare.listen('127.0.0.1', 0, (t) => resolve(t)));
+  try {
+    const port = uws.us_socket_local_port(token);
+    const made = Array.from({ length: 5 }, (_, i) => `x-${i}-${'q'.repeat(300)}`);
+    const head = `POST /k HTTP/1.1\r\nHost: x\r\nPOLY_ADDRESS: 0xab\r\n${made.map((n) => `${n}: 1\r\n`).join('')}Content-Length: 2\r\n\r\n{}`;
+    const r = await rawHttp(port, head, { responses: 1, timeoutMs: 3000 });
+    assert.deepEqual(r.responses.map((x) => x.status), [200]);
+    assert.deepEqual(seen[0]!.headers, { host: 'x', poly_address: '0xab', 'content-length': '2' }, 'only the kept names (and framing) are keys');
+    assert.deepEqual(seen[0]!.other, made, 'the made-up names, in arrival order');
+    assert.deepEqual(seen[0]!.names.sort(), ['content-length', 'host', 'poly_address', ...made].sort());
+    // Framing headers are kept whatever the set says, so a conflict is still refused.
+    const twice = await rawHttp(port, 'POST /k HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', { timeoutMs: 3000 });
+    assert.deepEqual(twice.responses.map((x) => x.status), [400]);
     await waitFor(() => opts.tracker.size === 0, 2000, 'no request left in flight');
   } finally {
     uws.us_listen_socket_close(token);
