@@ -20,6 +20,8 @@ export interface ExchangeOptions {
   frozen?: boolean;
   /** A scenario started once the exchange is up: the object, or a JSON file's path. */
   scenario?: Scenario | string;
+  /** A state file to start from (a packed snapshot written by `admin.exportSnapshot`, or a snapshot directory); also kept as a snapshot to revert to. */
+  state?: string;
   /** Level of the service's log on stderr; default `silent`. */
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
@@ -143,6 +145,33 @@ export interface ScenarioReply {
   events: Array<{ at: string; do: string; state: 'pending' | 'done' | 'failed' | 'canceled'; error?: string }>;
 }
 
+/** A named snapshot (POST /admin/snapshots). */
+export interface SnapshotInfo {
+  name: string;
+  seq: number;
+  stateHash: string;
+  bytes: number;
+  createdAt: string;
+}
+
+export interface SnapshotList {
+  snapshots: SnapshotInfo[];
+  max: number;
+}
+
+export interface RevertReply {
+  snapshot: SnapshotInfo;
+  from: { seq: number; stateHash: string };
+  clock?: ClockState;
+  tookMs: number;
+}
+
+export interface ExportSnapshotReply {
+  snapshot: SnapshotInfo;
+  path: string;
+  bytes: number;
+}
+
 export declare class AdminError extends Error {
   readonly status: number;
   readonly body: { error?: string; errors?: unknown[] } & Record<string, unknown>;
@@ -170,6 +199,13 @@ export declare class AdminClient {
   startScenario(s: Scenario): Promise<ScenarioReply>;
   scenarios(): Promise<ScenarioReply[]>;
   cancelScenarios(): Promise<ScenarioReply[]>;
+  snapshot(name?: string): Promise<SnapshotInfo>;
+  importState(path: string, name?: string): Promise<SnapshotInfo>;
+  snapshots(): Promise<SnapshotList>;
+  deleteSnapshot(name: string): Promise<SnapshotInfo>;
+  revert(name: string): Promise<RevertReply>;
+  exportSnapshot(name: string, path: string): Promise<ExportSnapshotReply>;
+  stateHash(): Promise<{ seq: number; stateHash: string }>;
   call<T>(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown): Promise<T>;
 }
 

@@ -5,14 +5,16 @@
  *
  *   startExchange()       the exchange in this process, on a free port, a store of its own, funded test
  *                         wallets; `close()` removes it all;
- *   admin.startScenario   a fresh market per test, with named counterparty wallets, its books, and timed
- *                         events (a taker sweeping the book five seconds in);
+ *   admin.startScenario   a market with named counterparty wallets, its books, and timed events (a taker
+ *                         sweeping the book five seconds in);
+ *   admin.snapshot/revert the arranged world saved once, and every test started from it: whatever the test
+ *                         before did (orders resting, trades, a resolved market, the clock moved) is undone;
  *   admin.fill            a counterparty taking the bot's resting order;
  *   admin.advance         the exchange's clock moved: GTD quotes expire, trades settle, scripts run (a
  *                         sweep, the market's resolution), at their own times, in order;
  *
- * The exchange is started once for the file (a start is under a second, but a market per test is cheaper
- * still); each test begins with a market of its own and the bot holding no orders anywhere.
+ * The exchange is started once for the file and the world arranged once; each test begins from a revert to
+ * that snapshot: the same market quoted 0.40 / 0.46, the bot holding no orders, the clock where it stood.
  *
  * Run it with the repository's tests (`npm test`), or alone: node --import tsx --test examples/quoting-bot.test.ts
  * From another project, `import { startExchange } from 'pm-exchange'` is the same (docs/sandbox.md, "Drive it
@@ -35,7 +37,7 @@ const TTL = 120;
 let ex: Exchange;
 let client: ClobClient;
 let bot: QuotingBot;
-let markets = 0;
+let scenario: Awaited<ReturnType<Exchange['admin']['startScenario']>>;
 
 before(async () => {
   ex = await startExchange({
@@ -50,21 +52,22 @@ before(async () => {
   const signer = createWalletClient({ account, transport: custom({ request: async () => Promise.reject(new Error('no RPC here')) }) });
   const creds = await new ClobClient({ host: ex.url, chain: 80002, signer: signer as never }).createOrDeriveApiKey();
   client = new ClobClient({ host: ex.url, chain: 80002, signer: signer as never, creds, useServerTime: true, throwOnError: true });
+  // The world every test starts from: a market maker "mm" quotes 0.40 / 0.46, and a taker waits.
+  scenario = await ex.admin.startScenario({
+    market: { question: 'Will the bot\'s tests pass?' },
+    wallets: { mm: { usdc: '1000', yes: '500' }, taker: { usdc: '1000' } },
+    books: [{ token: 'yes', maker: 'mm', bids: [{ price: '0.40', size: '100' }], asks: [{ price: '0.46', size: '100' }] }],
+  });
+  await ex.admin.snapshot('arranged');
 });
 
 after(() => ex.close());
 
-// Each test gets a market of its own: a market maker "mm" quotes 0.40 / 0.46 around it, and a taker waits.
-let scenario: Awaited<ReturnType<Exchange['admin']['startScenario']>>;
+// Each test starts from the arranged world: what the test before left (its quotes, fills, a resolution, the
+// clock it moved) is undone by the revert, as a contract test's evm_revert undoes its chain.
 beforeEach(async () => {
-  scenario = await ex.admin.startScenario({
-    market: { question: `Will the bot's test ${++markets} pass?` },
-    wallets: { mm: { usdc: '1000', yes: '500' }, taker: { usdc: '1000' } },
-    books: [{ token: 'yes', maker: 'mm', bids: [{ price: '0.40', size: '100' }], asks: [{ price: '0.46', size: '100' }] }],
-  });
+  await ex.admin.revert('arranged');
   bot = new QuotingBot(client, { conditionId: scenario.market.conditionId, tokenId: scenario.market.yes, tick: 0.01 }, { size: 10, ttlSeconds: TTL });
-  // What an earlier test left resting in its own market must not expire or fill during this one.
-  await client.cancelAll();
 });
 
 /** The bot's available USDC or tokens of one outcome, in 6-decimal units (as the client reads them). */

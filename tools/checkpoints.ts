@@ -1,5 +1,5 @@
 /**
- * An operator's hands on a store's checkpoints (src/journal/checkpoints.ts; docs/cluster.md, "History:
+ * An operator's hands on a store's checkpoints (src/journal/checkpoints/checkpoints.ts; docs/cluster.md, "History:
  * checkpoints, retention, snapshots"):
  *
  *   npx tsx tools/checkpoints.ts list   [--data-dir DIR]              name, journal seq, state hash, time, bytes
@@ -8,7 +8,7 @@
  *   npx tsx tools/checkpoints.ts import FILE [NAME] [--data-dir DIR]  FILE (checked) into the store's checkpoints
  *   npx tsx tools/checkpoints.ts remove NAME [--data-dir DIR]
  *
- * `write` reads the store through one LMDB read transaction (journal/checkpoint-writer.ts), so it may run
+ * `write` reads the store through one LMDB read transaction (journal/checkpoints/checkpoint-writer.ts), so it may run
  * beside a running service; the proof replays what followed the newest checkpoint. An imported checkpoint is
  * used by a start only on the store it was taken from (its header names it) and only when it proves the
  * tables there (journal/recovery.ts). Exit code 1 on any failure.
@@ -16,8 +16,8 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { writeCheckpoint } from '../src/journal/checkpoint-writer.ts';
-import { CheckpointStore } from '../src/journal/checkpoints.ts';
+import { writeCheckpoint } from '../src/journal/checkpoints/checkpoint-writer.ts';
+import { CheckpointStore } from '../src/journal/checkpoints/checkpoints.ts';
 import { openStore } from '../src/journal/env.ts';
 
 /** The command line (exported for the tests); returns the exit code. */

@@ -15,7 +15,7 @@
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { CheckpointStore } from '../src/journal/checkpoints.ts';
+import { CheckpointStore } from '../src/journal/checkpoints/checkpoints.ts';
 import { hashState, replayEvents, type ReplayResult } from '../src/journal/recovery.ts';
 import { listArchives, readArchive, type ArchiveEntry } from '../src/journal/retention.ts';
 import type { JournalEvent } from '../src/domain/events.ts';

@@ -40,7 +40,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { startApp, type App } from '../../src/node/app.ts';
-import { CheckpointStore } from '../../src/journal/checkpoints.ts';
+import { CheckpointStore } from '../../src/journal/checkpoints/checkpoints.ts';
 import { loadMasterKey } from '../../src/edge/auth/credentials.ts';
 import { openNatsLink } from '../../src/replication/nats-link.ts';
 import { ClusterKeys } from '../../src/replication/seal.ts';

@@ -36,7 +36,7 @@ import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, sta
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { CheckpointStore } from '../../src/journal/checkpoints.ts';
+import { CheckpointStore } from '../../src/journal/checkpoints/checkpoints.ts';
 import { openStore } from '../../src/journal/env.ts';
 import { metaKeys } from '../../src/journal/keys.ts';
 import { archiveJournal, listArchives, readArchive } from '../../src/journal/retention.ts';

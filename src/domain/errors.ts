@@ -67,6 +67,12 @@ export const Errors = define({
     message: 'this node is no longer the sequencer: retry',
     doc: 'A sequencer that lost its lease (cluster.failover) answers writes so until it has become a standby; header Retry-After. Send writes to a gateway, or to the new lease holder a replica names.',
   },
+  PM_ERR_REVERTING: {
+    result: 17,
+    status: 503,
+    message: 'reverting to snapshot {name}: retry',
+    doc: 'A sandbox revert (POST /admin/snapshots/{name}/revert) is under way: every request that arrives meanwhile is answered so, nothing applied; header Retry-After. The revert\'s own answer comes once the snapshot\'s state serves.',
+  },
   PM_ERR_POST_ONLY_MODE: { result: 13, status: 503, message: 'post-only mode: only post-only orders and cancels are allowed', doc: 'The post-only period after a maintenance window: an order without postOnly is refused (body adds `code` and `retry_after_seconds`, header Retry-After).' },
 
   // ---- 1xxx order validation -------------------------------------------------------------------
@@ -148,6 +154,16 @@ export const Errors = define({
     status: 400,
     message: 'the test clock only moves forward: {to} is before its time {now}',
     doc: 'POST /admin/clock/advance to a time before the exchange\'s: time never goes back (the journal\'s times would).',
+  },
+  // Named snapshots and revert (src/node/revert.ts, journal/checkpoints/named-snapshots.ts): 811x.
+  PM_ERR_SNAPSHOT_UNKNOWN: { result: 8111, status: 404, message: 'snapshot {name} not found', doc: 'A snapshot route names a snapshot that is not listed (never taken, deleted, or its taking did not finish).' },
+  PM_ERR_SNAPSHOT_EXISTS: { result: 8112, status: 409, message: 'snapshot {name} already exists', doc: 'POST /admin/snapshots with a name taken: delete it first, or choose another.' },
+  PM_ERR_SNAPSHOT_LIMIT: { result: 8113, status: 409, message: 'at most {max} snapshots are kept (sandbox.snapshots.max): delete one first', doc: 'POST /admin/snapshots when sandbox.snapshots.max are listed.' },
+  PM_ERR_REVERT_FAILED: {
+    result: 8114,
+    status: 500,
+    message: 'revert to snapshot {name} failed: {detail}',
+    doc: 'The service did not start on the snapshot\'s store (the reason says why); it started again on the state it had before the revert, and sockets were closed as for any revert.',
   },
 });
 

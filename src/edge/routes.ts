@@ -30,6 +30,7 @@ import { accountRoutes } from './routes/clob/account.ts';
 import { rewardsRoutes } from './routes/clob/rewards.ts';
 import { consoleRoutes } from './routes/console.ts';
 import { testControlRoutes } from './routes/test-controls.ts';
+import { snapshotRoutes } from './routes/snapshots.ts';
 
 /** The route groups, in the table's order. */
 const GROUPS: readonly ((ctx: AppContext) => AnyRoute[])[] = [
@@ -45,6 +46,7 @@ const GROUPS: readonly ((ctx: AppContext) => AnyRoute[])[] = [
   rewardsRoutes,
   consoleRoutes,
   testControlRoutes,
+  snapshotRoutes,
 ];
 
 export function buildRoutes(ctx: AppContext): AnyRoute[] {

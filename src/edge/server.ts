@@ -5,8 +5,12 @@
  *
  * The HTTP front end: creates the uWS app, mounts every route of the table (each request then runs the
  * stages of pipeline.ts), answers what no route matches, listens, and closes the listen socket on shutdown.
+ * A sandbox revert (src/node/revert.ts) keeps the listener and its connections while the service behind it
+ * restarts: `hold` answers every new request with one reply meanwhile, `rebind` then serves the same table
+ * over the new dependencies (each route's handler reads a slot that the rebind refills, since uWS mounts a
+ * route once).
  */
-import type { HttpRequest, HttpResponse, TemplatedApp, us_listen_socket } from 'uWebSockets.js';
+import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_listen_socket } from 'uWebSockets.js';
 import { apiError } from '../domain/errors.ts';
 import { clientAddress } from '../domain/ip.ts';
 import { CREDENTIAL_HEADER_NAMES } from './auth/auth.ts';
@@ -53,6 +57,16 @@ export interface EdgeServer {
    * processor, as uWS would route it; counted in flight like any other. No route: 404.
    */
   dispatch(req: Incoming): Promise<Outgoing>;
+  /**
+   * Serves the same route table from now on with new dependencies (a sandbox revert reopens the service
+   * behind the listener it keeps: app.ts `listener`): every route's processor and the WebSocket routes'
+   * behaviour are rebuilt over `opts`; the listen socket, its connections and the requests in flight stay.
+   * The table must name the same routes (uWS cannot take one back). Ends a hold.
+   */
+  rebind(opts: EdgeOptions): void;
+  /** Answers every request that arrives from now on with `answer` (a revert under way), until rebind or release. */
+  hold(answer: Outgoing): void;
+  release(): void;
 }
 
 
@@ -158,9 +172,19 @@ function lookup(table: RouteTable, method: string, path: string): { processor: T
   return undefined;
 }
 
-/** What every handler of one server shares. */
+/** What one route's handler serves with: replaced whole by a rebind. */
+interface Slot {
+  serveOpts: ServeOptions;
+  processor: Processor;
+}
+
+/** What every handler of one server shares. `opts`, the slots and the table change with a rebind. */
 interface Shared {
   opts: EdgeOptions;
+  slots: Map<string, Slot>;
+  table: RouteTable;
+  /** While set (a revert under way), every request is answered by it. */
+  held: Processor | undefined;
   inFlight: InFlight;
   who: (req: Incoming) => { ip: string; key: string };
   tooLarge: () => Outgoing;
@@ -173,33 +197,103 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
   const callers = new CallerCache(opts.trustedProxies);
   const shared: Shared = {
     opts,
+    slots: new Map(),
+    table: { exact: new Map(), patterns: [] },
+    held: undefined,
     inFlight: new InFlight(),
     who: (req) => callers.get(req.peer, req.headers['x-forwarded-for']),
     tooLarge: () => serialize(errorReply(apiError('PM_ERR_BODY_TOO_LARGE'))),
     badFraming: () => serialize(errorReply(apiError('PM_ERR_BAD_FRAMING'))),
   };
-  const table: RouteTable = { exact: new Map(), patterns: [] };
-  const mounted = mountRoutes(app, shared, table);
-  opts.sockets?.(app);
+  let mounted = bindRoutes(shared);
+  for (const route of opts.routes) {
+    const slot = shared.slots.get(`${route.method} ${route.path}`)!;
+    const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, slot.serveOpts, shared.held ?? slot.processor);
+    switch (route.method) {
+      case 'GET': app.get(route.path, handler); break;
+      case 'POST': app.post(route.path, handler); break;
+      case 'PUT': app.put(route.path, handler); break;
+      case 'DELETE': app.del(route.path, handler); break;
+    }
+  }
+  const sockets = swappableSockets(app);
+  opts.sockets?.(sockets.app);
   // Last: uWS matches routes in the order they were added, and this one matches everything.
-  app.any('/*', unmatchedHandler(mounted, shared));
+  let unmatched = unmatchedHandler(mounted, shared);
+  app.any('/*', (res, req) => unmatched(res, req));
   const dispatch = async (req: Incoming): Promise<Outgoing> => {
-    const hit = lookup(table, req.method, req.path);
+    const hit = lookup(shared.table, req.method, req.path);
     if (hit === undefined) return serialize(errorReply(apiError('PM_ERR_NOT_FOUND')));
     req.params = hit.params;
     shared.inFlight.enter();
     try {
-      return await hit.processor(req);
+      return await (shared.held ?? hit.processor)(req);
     } finally {
       shared.inFlight.leave();
     }
   };
-  return listen(uWS, app, build, shared, dispatch);
+  const rebind = (next: EdgeOptions) => {
+    const keys = (rs: readonly AnyRoute[]) => rs.map((r) => `${r.method} ${r.path}`).sort().join('\n');
+    if (keys(next.routes) !== keys(shared.opts.routes)) throw new Error('rebind: the route table differs from the one mounted');
+    shared.opts = next;
+    shared.table = { exact: new Map(), patterns: [] };
+    mounted = bindRoutes(shared);
+    unmatched = unmatchedHandler(mounted, shared);
+    next.sockets?.(sockets.app);
+    shared.held = undefined;
+  };
+  const hold = (answer: Outgoing) => (shared.held = () => answer);
+  const release = () => (shared.held = undefined);
+  return listen(uWS, app, build, shared, { dispatch, rebind, hold, release });
 }
 
-/** Every route of the table, each on its own processor (pipeline.ts) behind the request lifecycle (http.ts). */
-function mountRoutes(app: TemplatedApp, shared: Shared, table: RouteTable): Mounted[] {
-  const { opts, inFlight, who } = shared;
+/**
+ * The WebSocket routes behind a rebind: uWS mounts a path's behaviour once, so the one mounted delegates to
+ * the newest behaviour given for the path, and each socket keeps the behaviour it opened under (its
+ * messages and its close go to the generation that knows it, even after a rebind).
+ */
+function swappableSockets(app: TemplatedApp): { app: TemplatedApp } {
+  type Behavior = WebSocketBehavior<unknown>;
+  const current = new Map<string, Behavior>();
+  const owner = new WeakMap<WebSocket<unknown>, Behavior>();
+  const facade = {
+    ws(path: string, behavior: Behavior) {
+      const first = !current.has(path);
+      current.set(path, behavior);
+      if (!first) return facade;
+      const now = () => current.get(path)!;
+      app.ws(path, {
+        ...behavior,
+        upgrade: (res, req, context) => now().upgrade?.(res, req, context),
+        open: (ws) => {
+          owner.set(ws, now());
+          return now().open?.(ws);
+        },
+        message: (ws, message, isBinary) => owner.get(ws)?.message?.(ws, message, isBinary),
+        dropped: (ws, message, isBinary) => owner.get(ws)?.dropped?.(ws, message, isBinary),
+        drain: (ws) => owner.get(ws)?.drain?.(ws),
+        ping: (ws, message) => owner.get(ws)?.ping?.(ws, message),
+        pong: (ws, message) => owner.get(ws)?.pong?.(ws, message),
+        close: (ws, code, message) => {
+          const b = owner.get(ws);
+          owner.delete(ws);
+          return b?.close?.(ws, code, message);
+        },
+      });
+      return facade;
+    },
+    publish: (topic: string, message: string, isBinary?: boolean, compress?: boolean) => app.publish(topic, message, isBinary, compress),
+    numSubscribers: (topic: string) => app.numSubscribers(topic),
+  };
+  return { app: facade as unknown as TemplatedApp };
+}
+
+/**
+ * Every route of the table on its own processor (pipeline.ts), in its slot: the first call creates the
+ * slots the uWS handlers read, a rebind fills them anew. Also rebuilds the table `dispatch` reads.
+ */
+function bindRoutes(shared: Shared): Mounted[] {
+  const { opts, inFlight, who, table } = shared;
   const { limiter, metrics, log, clock } = opts;
   const mounted: Mounted[] = [];
   const seen = new Set<string>();
@@ -251,13 +345,12 @@ function mountRoutes(app: TemplatedApp, shared: Shared, table: RouteTable): Moun
       who,
     );
     if (route.path.includes('/:')) table.patterns.push({ method: route.method, segments: route.path.split('/'), processor });
-    else table.exact.set(`${route.method} ${route.path}`, processor);
-    const handler = (res: HttpResponse, req: HttpRequest) => serve(res, req, serveOpts, processor);
-    switch (route.method) {
-      case 'GET': app.get(route.path, handler); break;
-      case 'POST': app.post(route.path, handler); break;
-      case 'PUT': app.put(route.path, handler); break;
-      case 'DELETE': app.del(route.path, handler); break;
+    else table.exact.set(key, processor);
+    const slot = shared.slots.get(key);
+    if (slot === undefined) shared.slots.set(key, { serveOpts, processor });
+    else {
+      slot.serveOpts = serveOpts;
+      slot.processor = processor;
     }
   }
   return mounted;
@@ -319,10 +412,10 @@ function unmatchedHandler(mounted: readonly Mounted[], shared: Shared): (res: Ht
     },
     tracker: inFlight,
   };
-  return (res, req) => serve(res, req, serveOpts, unmatched);
+  return (res, req) => serve(res, req, serveOpts, shared.held ?? unmatched);
 }
 
-function listen(uWS: Uws, app: TemplatedApp, build: UwsBuild, shared: Shared, dispatch: EdgeServer['dispatch']): Promise<EdgeServer> {
+function listen(uWS: Uws, app: TemplatedApp, build: UwsBuild, shared: Shared, calls: Pick<EdgeServer, 'dispatch' | 'rebind' | 'hold' | 'release'>): Promise<EdgeServer> {
   const { opts, inFlight } = shared;
   return new Promise((resolve, reject) => {
     app.listen(opts.host, opts.port, (socket) => {
@@ -342,7 +435,7 @@ function listen(uWS: Uws, app: TemplatedApp, build: UwsBuild, shared: Shared, di
         build,
         inFlight,
         stopListening,
-        dispatch,
+        ...calls,
         async close(graceMs: number) {
           stopListening();
           const drained = await inFlight.drained(graceMs);

@@ -1,7 +1,7 @@
 /**
  * When checkpoints are written, and what retention then removes (issue 42;
- * docs/decisions/engine.md, "Checkpoints and retention (issue 42): the design"). The format and the directory are journal/checkpoints.ts's, the proof is
- * journal/recovery.ts's, the writing happens on a worker thread (journal/checkpoint-worker.ts); this module
+ * docs/decisions/engine.md, "Checkpoints and retention (issue 42): the design"). The format and the directory are journal/checkpoints/checkpoints.ts's, the proof is
+ * journal/recovery.ts's, the writing happens on a worker thread (journal/checkpoints/checkpoint-worker.ts); this module
  * holds the policy and the one queue of that worker's jobs.
  *
  *   bootstrap   right after a start that proved the store from the journal's first event (no checkpoint
@@ -25,14 +25,14 @@
  */
 import type { Worker } from 'node:worker_threads';
 import { join } from 'node:path';
-import type { CheckpointWorkerData, WorkerReply, WorkerRequest } from '../journal/checkpoint-worker.ts';
-import { writeCheckpoint, type WriteResult } from '../journal/checkpoint-writer.ts';
-import { AUTO_NAME, CheckpointStore, type CheckpointEntry, type CheckpointState } from '../journal/checkpoints.ts';
+import type { CheckpointWorkerData, WorkerReply, WorkerRequest } from '../journal/checkpoints/checkpoint-worker.ts';
+import { writeCheckpoint, type WriteResult } from '../journal/checkpoints/checkpoint-writer.ts';
+import { AUTO_NAME, CheckpointStore, type CheckpointEntry, type CheckpointState } from '../journal/checkpoints/checkpoints.ts';
 import type { Store } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
 import { pruneReplicationLog } from '../journal/replication-log.ts';
 import { projectionFloor, type ArchiveResult, type RetentionPolicy } from '../journal/retention.ts';
-import type { SnapshotManifest } from '../journal/snapshots.ts';
+import type { SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
 import type { Logger } from '../runtime/log.ts';
 import { startTsWorker } from './thread.ts';
 
@@ -72,6 +72,7 @@ export interface StartupProof {
 }
 
 export class Checkpointer {
+  private discarded = false;
   readonly checkpoints: CheckpointStore;
   private worker: Worker | undefined;
   private nextId = 1;
@@ -227,7 +228,7 @@ export class Checkpointer {
   }
 
   /**
-   * Makes a snapshot of the store as committed now in `dir` (journal/snapshots.ts), on the worker, queued with
+   * Makes a snapshot of the store as committed now in `dir` (journal/checkpoints/snapshots.ts), on the worker, queued with
    * the checkpoints: a follower's store, shipped by the sequencer.
    */
   snapshot(dir: string, name: string): Promise<SnapshotManifest> {
@@ -249,7 +250,7 @@ export class Checkpointer {
   private workerOf(): Worker {
     if (this.worker !== undefined) return this.worker;
     const data: CheckpointWorkerData = { dataDir: this.o.store.dataDir, checkpointDir: this.checkpoints.dir };
-    const w = startTsWorker(new URL('../journal/checkpoint-worker.ts', import.meta.url), { workerData: data });
+    const w = startTsWorker(new URL('../journal/checkpoints/checkpoint-worker.ts', import.meta.url), { workerData: data });
     w.unref();
     w.on('message', (m: WorkerReply) => {
       const r = this.replies.get(m.id);
@@ -272,8 +273,13 @@ export class Checkpointer {
 
   /**
    * Stops the policy; call it once the engine has stopped (its last batch committed). `onShutdown`: writes a
-   * checkpoint at the journal's last seq first. Then the worker ends.
+   * checkpoint at the journal's last seq first (not after discard()). Then the worker ends.
    */
+  /** The store is about to be replaced (a sandbox revert, src/node/revert.ts): close() writes no checkpoint nothing will start from. */
+  discard(): void {
+    this.discarded = true;
+  }
+
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.closed = true;
@@ -281,7 +287,7 @@ export class Checkpointer {
     try {
       // Here, not on the worker: nothing else runs any more, and a stop should not wait for a thread to start.
       const keep = this.o.policy.keep;
-      if (this.o.policy.onShutdown && this.o.committedSeq() > this.counters.seq) await this.queued(AUTO_NAME, async () => writeCheckpoint(this.o.store, this.checkpoints, AUTO_NAME, { keep }));
+      if (!this.discarded && this.o.policy.onShutdown && this.o.committedSeq() > this.counters.seq) await this.queued(AUTO_NAME, async () => writeCheckpoint(this.o.store, this.checkpoints, AUTO_NAME, { keep }));
     } catch (err) {
       this.o.log.error({ err }, 'checkpoint at shutdown not written');
     } finally {

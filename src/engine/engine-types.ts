@@ -55,7 +55,7 @@ export interface EngineOptions {
   /** ROLE=sequencer: each batch's rows are logged for the replicas (journal/replication-log.ts). */
   replicationLog?: ReplicationLog;
   /**
-   * Where start-up finds checkpoints (journal/checkpoints.ts): the proof starts from the newest one that
+   * Where start-up finds checkpoints (journal/checkpoints/checkpoints.ts): the proof starts from the newest one that
    * proves the store. Absent: from the journal's first event, as before.
    */
   checkpoints?: CheckpointSource;

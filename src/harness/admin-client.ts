@@ -22,12 +22,14 @@ import type {
   SetBookBody,
   SetBookReply,
 } from '../edge/schemas/test-controls.ts';
+import type { ExportSnapshotReply, RevertReply, SnapshotInfo, SnapshotList } from '../edge/schemas/snapshots.ts';
 
 export type { AdminCancelBody, AdminOrderBody, ClockState, Scenario, ScenarioReply, SetBookBody, WalletBalances };
 export type AdminOrder = Static<typeof AdminOrderReply>;
 export type Advanced = Static<typeof AdvanceReply>;
 export type Filled = Static<typeof FillReply>;
 export type BookSet = Static<typeof SetBookReply>;
+export type { ExportSnapshotReply, RevertReply, SnapshotInfo, SnapshotList };
 
 /** An answer of the admin API other than 2xx. */
 export class AdminError extends Error {
@@ -174,6 +176,41 @@ export class AdminClient {
 
   cancelScenarios(): Promise<ScenarioReply[]> {
     return this.call('DELETE', '/admin/scenarios');
+  }
+
+  // ---- snapshots ------------------------------------------------------------------------------------------
+
+  /** Saves the whole exchange under `name` (default `snapshot-<n>`); answers once it is whole on disk. */
+  snapshot(name?: string): Promise<SnapshotInfo> {
+    return this.call('POST', '/admin/snapshots', name === undefined ? {} : { name });
+  }
+
+  /** Adds a state file (a packed snapshot or a snapshot directory on the service's machine) as a snapshot. */
+  importState(path: string, name?: string): Promise<SnapshotInfo> {
+    return this.call('POST', '/admin/snapshots', { state: path, ...(name === undefined ? {} : { name }) });
+  }
+
+  snapshots(): Promise<SnapshotList> {
+    return this.call('GET', '/admin/snapshots');
+  }
+
+  deleteSnapshot(name: string): Promise<SnapshotInfo> {
+    return this.call('DELETE', `/admin/snapshots/${encodeURIComponent(name)}`);
+  }
+
+  /** Puts the whole exchange back to the snapshot; answers once reads answer its state. Sockets are closed with 1012. */
+  revert(name: string): Promise<RevertReply> {
+    return this.call('POST', `/admin/snapshots/${encodeURIComponent(name)}/revert`);
+  }
+
+  /** Writes the snapshot as a state file at `path` (absolute, on the service's machine). */
+  exportSnapshot(name: string, path: string): Promise<ExportSnapshotReply> {
+    return this.call('POST', `/admin/snapshots/${encodeURIComponent(name)}/export`, { path });
+  }
+
+  /** The exchange's state hash and journal seq now (equal to a snapshot's right after a revert to it). */
+  stateHash(): Promise<{ seq: number; stateHash: string }> {
+    return this.call('GET', '/admin/state-hash');
   }
 
   // ---- the transport --------------------------------------------------------------------------------------

@@ -22,6 +22,9 @@ wallets' test keys; Ctrl-C stops it and removes its temporary store.
   --config FILE       a JSON configuration overlaid on the defaults (as CONFIG_FILE), e.g. the
                       package's config/clob-v2-compat.json for the official client
   --scenario FILE     a scenario (JSON) started once the exchange is up
+  --state PATH        start from a state file (a packed snapshot, e.g. written by
+                      POST /admin/snapshots/{name}/export, or a snapshot directory); it is also
+                      kept as a snapshot to revert to
   --frozen            start with the test clock frozen
   --log-level L       the service's log on stderr: fatal, error, warn (default), info, debug, trace, silent
   -h, --help          this text`;
@@ -40,6 +43,7 @@ export function optionsOf(argv: readonly string[]): ExchangeOptions | 'help' {
       'admin-token': { type: 'string' },
       config: { type: 'string' },
       scenario: { type: 'string' },
+      state: { type: 'string' },
       frozen: { type: 'boolean' },
       'log-level': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -62,6 +66,7 @@ export function optionsOf(argv: readonly string[]): ExchangeOptions | 'help' {
     adminToken: values['admin-token'],
     configFile: values.config,
     scenario: values.scenario,
+    state: values.state,
     frozen: values.frozen === true,
     logLevel: level as ExchangeOptions['logLevel'],
   };

@@ -18,7 +18,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { startApp, type App } from '../node/app.ts';
 import { DEMO_FUNDING_UNITS, DEMO_WALLETS } from '../demo/catalog.ts';
 import type { Scenario, ScenarioReply } from '../edge/schemas/test-controls.ts';
@@ -46,6 +46,12 @@ export interface ExchangeOptions {
   frozen?: boolean;
   /** A scenario started once the exchange is up (the object, or a JSON file's path). */
   scenario?: Scenario | string;
+  /**
+   * A state file to start from: a packed snapshot (`admin.exportSnapshot`) or a snapshot directory (copied out of
+   * DATA_DIR/snapshots). Loaded when the store is new (a temporary one always is) and kept as a snapshot under
+   * the name it was saved with, so a test can revert to it. The demo catalog and funding are the state's.
+   */
+  state?: string;
   /** pino level of the service's log on stderr; default `silent`. */
   logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 }
@@ -87,6 +93,7 @@ export async function startExchange(options: ExchangeOptions = {}): Promise<Exch
       options.configFile === undefined ? {} : readConfigFile(options.configFile),
       options.config ?? {},
       { dataDir, demo: options.demo ?? 'static', adminToken, http: { port: options.port ?? 0, host: options.host ?? '127.0.0.1' } },
+      options.state === undefined ? {} : { sandbox: { state: resolve(options.state) } },
     );
     const log = config.log.level === 'silent' ? silentLogger : createLogger(config.log.level);
     app = await startApp(config, { log });

@@ -29,7 +29,7 @@
  */
 import { createHash } from 'node:crypto';
 import { FEE_WALLET, HOUSE_WALLET, type FillEvent, type JournalEvent, type OrderAcceptedEvent, type OrderRecord, type OrderStatusEvent, type TradeEvent, type TradeStatusName } from '../domain/events.ts';
-import { CheckpointError, type Checkpoint, type CheckpointEntry, type CheckpointState } from './checkpoints.ts';
+import { CheckpointError, type Checkpoint, type CheckpointEntry, type CheckpointState } from './checkpoints/checkpoints.ts';
 import type { Store } from './env.ts';
 import { readFillsFrom } from './codecs/fill-codec.ts';
 import { USDC_ASSET, engineMetaKeys, metaKeys } from './keys.ts';

@@ -25,6 +25,9 @@
  *           it is fenced at once (App.fence: writes 503, nothing more published) and comes back as a standby;
  *           a standby that finds the lease vacant takes it and comes back as the sequencer on the same store.
  *           A change of role is a stop and a new startApp, never a change in place.
+ *   revert  a ROLE=single node with the sandbox's test controls runs under revert.ts's host: a revert to a
+ *           named snapshot suspends the node (everything but the listener closes, sockets get 1012), puts
+ *           the snapshot's store in place and runs startApp's steps again behind the same listener.
  *   stop    App.stop (main.ts on SIGTERM or SIGINT): no longer ready, the listener drains (sockets get 1001,
  *           requests in flight finish within the grace period), then the closers run newest first, LMDB last.
  *
@@ -65,6 +68,8 @@ import { testControlsOn, type Config } from '../runtime/config.ts';
 import { TestClock, nowSeconds, systemClock, systemTimers, type Clock, type Timers } from '../runtime/clock.ts';
 import { createLogger, type Logger } from '../runtime/log.ts';
 import { Closers } from './closers.ts';
+import { SnapshotHost } from './revert.ts';
+import type { SnapshotControl } from '../edge/sandbox/snapshots.ts';
 import { listen, openStream, userAuthRefusal } from './listener.ts';
 import { livePricesOf, openBooks, openProjections, startCatalog, startRewards } from './read-models.ts';
 
@@ -88,6 +93,13 @@ export interface App {
    * refused (never acknowledged). Its reads go on until it stops.
    */
   fence(why: string): void;
+  /**
+   * The sandbox's snapshots (revert.ts): issues the view writes held and waits for their commit, so the
+   * store holds every read; answers each book's instant of last change and the journal seq they stand at.
+   */
+  quiesce(): Promise<{ seq: number; times: Array<[string, number]> }>;
+  /** The sandbox's revert (revert.ts): closes what start-up opened, as stop() does, except the listener; sockets get 1012 "service restart". */
+  suspend(): Promise<void>;
 }
 
 /** The start-up steps, in order; each has opened (and registered for closing) what it names. */
@@ -124,10 +136,56 @@ export interface AppOptions {
   leaseTerm?: () => number | undefined;
   /** Under a lease: forged lease values this node has read (replication/lease.ts), on /metrics `pm_lease_forged`. */
   leaseForged?: () => number;
+  /** A sandbox revert (revert.ts): serve behind this listener, rebound to the new routes, instead of opening one. */
+  listener?: EdgeServer;
+  /** The sandbox's named snapshots (revert.ts), for the test controls' routes. */
+  snapshots?: SnapshotControl;
+  /** A sandbox revert: each book's instant of last change in the snapshot (else a start's books carry the start's time). */
+  bookTimes?: ReadonlyMap<string, number>;
 }
 
 export async function startApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
   const log = opts.log ?? createLogger(config.log.level);
+  // Named snapshots and revert (revert.ts) where the test controls run on a node of its own: each revert
+  // opens the app again through the same steps, behind the same listener and rate limits.
+  if (testControlsOn(config) && config.cluster.role === 'single' && opts.store === undefined) {
+    const limiter = opts.limiter ?? new RateLimiter(config.rateLimits);
+    const host = await SnapshotHost.start(config, log, (hooks) => openOnce(config, { ...opts, ...hooks, limiter }, log));
+    return revertible(host);
+  }
+  return openOnce(config, opts, log);
+}
+
+/** The app over a snapshot host: every member reads the generation running now. */
+function revertible(host: SnapshotHost<App>): App {
+  return {
+    get ctx() {
+      return host.current.ctx;
+    },
+    get server() {
+      return host.current.server;
+    },
+    get port() {
+      return host.current.port;
+    },
+    get demo() {
+      return host.current.demo;
+    },
+    get replication() {
+      return host.current.replication;
+    },
+    get checkpointer() {
+      return host.current.checkpointer;
+    },
+    stop: (graceMs?: number) => host.stop(graceMs),
+    fence: (why: string) => host.current.fence(why),
+    quiesce: () => host.current.quiesce(),
+    suspend: () => host.current.suspend(),
+  };
+}
+
+/** One opening of the app: every start-up step, each resource registered for closing as it opens. */
+async function openOnce(config: Readonly<Config>, opts: AppOptions, log: Logger): Promise<App> {
   const closers = new Closers(log);
   try {
     return await openApp(config, opts, log, closers);
@@ -200,7 +258,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const { views, prices, marketDataStore } = openProjections({ store, engine, viewWrites, log });
   // A sequencer logs its samplers' writes for its replicas in the flush that issues the samples themselves.
   const samples = role.sequencer && new SampleLog(role.sequencer.log, viewWrites);
-  const { books, catalog, marketData } = openBooks({ store, engine, clock, timers, marketDataStore, log, closers, role, samples });
+  const { books, catalog, marketData } = openBooks({ store, engine, clock, timers, marketDataStore, log, closers, role, samples, times: opts.bookTimes });
   watchMetrics(metrics, engine, auth, replays);
   // A replica applies the stream once every read model listens to its engine.
   startFollowing(role, closers);
@@ -235,6 +293,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
           domains: auth.orderDomains,
           catalog,
           resolve: (conditionId, winner) => resolveInCatalog({ catalog, engine }, conditionId, winner),
+          snapshots: opts.snapshots,
         }) : undefined;
   closers.add('heartbeats', () => heartbeats.close());
 
@@ -276,7 +335,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const explained: RefusalDeps | undefined = auth.explainer && { auth: auth.explainer, log: refusals, count: (c) => metrics.refused(c), inBody: config.auth.reasonInBody };
   const deposed: { why?: string } = {};
   const sequencerUrl = () => opts.leaseHolderUrl?.() || config.cluster.sequencerUrl;
-  const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock: base, auth, replays, refusals: explained, sockets: stream, role, closers, deposed, sequencerUrl });
+  const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock: base, auth, replays, refusals: explained, sockets: stream, role, closers, deposed, sequencerUrl, listener: opts.listener });
   // ROLE=sequencer: what gateways forward runs through the same routes (edge/forward.ts). Closed before the
   // server drains, after answering what it holds.
   const commands = role.sequencer === undefined ? undefined : role.cluster!.serveCommands(config, log, metrics, forwardedHandler(server.dispatch), opts.term);
@@ -304,6 +363,22 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
         ctx.state.ready = false;
         await drain(graceMs);
         await closers.closeAll();
+      })();
+      return stopping;
+    },
+    async quiesce() {
+      const seq = books.seq;
+      const times = books.times();
+      viewWrites.flush();
+      await store.root.flushed;
+      return { seq, times };
+    },
+    suspend() {
+      stopping ??= (async () => {
+        ctx.state.ready = false;
+        stream.close(true);
+        role.checkpointer?.discard();
+        await closers.closeAll('server');
       })();
       return stopping;
     },

@@ -14,9 +14,11 @@ export class Closers {
     this.stack.push({ what, close });
   }
 
-  async closeAll(): Promise<void> {
+  /** Closes all, newest first; the one named `skip` is dropped unrun (a revert keeps the listener). */
+  async closeAll(skip?: string): Promise<void> {
     const failures: unknown[] = [];
     for (let c = this.stack.pop(); c !== undefined; c = this.stack.pop()) {
+      if (c.what === skip) continue;
       try {
         await c.close();
       } catch (err) {

@@ -27,7 +27,7 @@ import { ClusterKeys } from '../replication/seal.ts';
 import { loadMasterKey } from '../edge/auth/credentials.ts';
 import { prepareFollowerStore } from '../replication/snapshot-install.ts';
 import { SnapshotShipper } from '../replication/snapshot-shipper.ts';
-import type { SnapshotManifest } from '../journal/snapshots.ts';
+import type { SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
 import type { Metrics } from '../edge/pipeline/metrics.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Logger } from '../runtime/log.ts';

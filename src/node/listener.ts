@@ -74,9 +74,10 @@ export async function listen(o: {
   closers: Closers;
   deposed: { why?: string };
   sequencerUrl: () => string;
+  listener: EdgeServer | undefined;
 }): Promise<{ server: EdgeServer; drain: (graceMs: number) => Promise<void> }> {
   const { config, log, role } = o;
-  const server = await startServer({
+  const edge: Parameters<typeof startServer>[0] = {
     routes: o.routes,
     host: config.http.host,
     port: config.http.port,
@@ -106,14 +107,18 @@ export async function listen(o: {
     writeSeq: role.writeSeq,
     bodies: new BodyBudget({ enabled: config.rateLimits.enabled, maxCallers: config.rateLimits.maxCallers, ...DEFAULT_BODY_BYTES, ...config.rateLimits.bodyBytes }),
     strikes: new HmacStrikes(),
-  });
+  };
+  // After a revert the listener stays: the new routes are served behind it (revert.ts).
+  const server = o.listener ?? (await startServer(edge));
+  if (o.listener !== undefined) o.listener.rebind(edge);
   // stop() drains with its own grace period; a failed start closes with the configured one.
   let draining: Promise<void> | undefined;
   const drain = (graceMs: number) =>
     (draining ??= (o.sockets.close(), server.close(graceMs)).then((drained) => {
       if (!drained) log.warn({ inFlight: server.inFlight.size }, 'shutdown grace period ended with requests in flight');
     }));
-  o.closers.add('server', () => drain(config.shutdown.graceMs));
+  // A borrowed listener (a revert's) outlives a failed start: the revert starts again behind it.
+  o.closers.add('server', () => (o.listener === undefined ? drain(config.shutdown.graceMs) : o.sockets.close()));
   return { server, drain };
 }
 
@@ -136,7 +141,7 @@ export function openStream(o: {
   committed: { at: number };
   store: Store;
   faults: ChannelDeps['faults'];
-}): { mount: StreamChannels['mount']; close(): void } {
+}): { mount: StreamChannels['mount']; close(restart?: boolean): void } {
   const { books, catalog } = o;
   const metrics = o.metrics.stream();
   const channels = new StreamChannels({
@@ -193,9 +198,9 @@ export function openStream(o: {
   o.keys.onRevoked((apiKey) => channels.revoked(apiKey));
   return {
     mount: channels.mount,
-    close: () => {
+    close: (restart?: boolean) => {
       feed.close();
-      channels.close();
+      channels.close(restart);
     },
   };
 }

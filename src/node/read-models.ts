@@ -56,10 +56,11 @@ export function openBooks(o: {
   closers: Closers;
   role: RoleParts;
   samples: SampleLog | undefined;
+  times: ReadonlyMap<string, number> | undefined;
 }) {
   const { store, engine, clock, marketDataStore, role } = o;
   const books = new CommittedBooks();
-  books.seed({ ...engine.bookSeed(), ts: clock.now() });
+  books.seed({ ...engine.bookSeed(), ts: clock.now(), times: o.times });
   engine.onCommitted((events) => books.apply(events));
   const catalog: CatalogServices = Object.freeze({
     // The catalog's live prices come from market data (the midpoint, or the last trade when the spread is

@@ -82,6 +82,8 @@ export interface BookSeed {
   lastTrades: Iterable<readonly [string, LastTrade]>;
   /** ms since the epoch: the instant the seeded state stands for (bodies carry it until a change). */
   ts: number;
+  /** Per market, the instant of its last change when known (a sandbox revert: the snapshot's), else `ts`. */
+  times?: ReadonlyMap<string, number>;
 }
 
 /** A token's body as GET /book serves it, its hash, and a version that grows with every change. */
@@ -167,9 +169,14 @@ export class CommittedBooks {
   /** The last journal seq applied. */
   seq = 0;
 
+  /** Each market's instant of last change (what its bodies carry): a sandbox snapshot keeps them for its revert. */
+  times(): Array<[conditionId: string, ms: number]> {
+    return [...this.markets.values()].map((m) => [m.conditionId, m.ts]);
+  }
+
   /** Installs the recovered state. Allocates: start-up only. */
   seed(s: BookSeed): void {
-    for (const m of s.markets) this.upsertMarket(m, s.ts);
+    for (const m of s.markets) this.upsertMarket(m, s.times?.get(m.conditionId) ?? s.ts);
     for (const [tokenId, t] of s.lastTrades) {
       const tm = this.byToken.get(tokenId);
       if (tm !== undefined) tm.market.lastTrade[tm.outcome] = { pricePips: t.pricePips, side: t.side };

@@ -11,7 +11,7 @@
  *                         naming both positions
  *   otherwise             follows on from its own last applied record
  *
- * The snapshot is downloaded beside DATA_DIR, checked (journal/snapshots.ts installSnapshot: every file's
+ * The snapshot is downloaded beside DATA_DIR, checked (journal/checkpoints/snapshots.ts installSnapshot: every file's
  * digest, then its store proves to the manifest's state hash at the manifest's rseq) and only then put in
  * place; a download or check that fails leaves the store as it was. Only snapshots whose manifest the nodes'
  * key authenticates are considered (snapshot-store.ts); the others are refused, logged and counted
@@ -21,7 +21,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { openStore } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
-import { DATA_FILE, installSnapshot } from '../journal/snapshots.ts';
+import { DATA_FILE, installSnapshot } from '../journal/checkpoints/snapshots.ts';
 import type { Logger } from '../runtime/log.ts';
 import { openNatsLink, type NatsLink, type StreamSettings } from './nats-link.ts';
 import { SnapshotBucket } from './snapshot-store.ts';

@@ -2,7 +2,7 @@
  * The sequencer's snapshots for its followers, and the bound they put on the stream (issue 42;
  * docs/decisions/scale-out.md, "Followers from a snapshot, a bounded stream (issue 42)"). Every `everySeconds`, while the journal moves:
  *
- *   1. the checkpoint thread makes a snapshot of the store as committed (journal/snapshots.ts) in a directory
+ *   1. the checkpoint thread makes a snapshot of the store as committed (journal/checkpoints/snapshots.ts) in a directory
  *      beside DATA_DIR;
  *   2. the shipper waits until the stream has confirmed every record the copy holds (a snapshot must never
  *      hold what a takeover could lose: under cluster.failover a batch commits locally before the stream
@@ -22,7 +22,7 @@ import { dirname, join } from 'node:path';
 import type { Store } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
 import { pruneReplicationLog } from '../journal/replication-log.ts';
-import type { SnapshotManifest } from '../journal/snapshots.ts';
+import type { SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
 import type { Logger } from '../runtime/log.ts';
 import { openNatsLink, type NatsLink, type StreamSettings } from './nats-link.ts';
 import { SnapshotBucket, snapshotNameOf } from './snapshot-store.ts';

@@ -1,6 +1,6 @@
 /**
  * Snapshots in NATS (issue 42): the JetStream object store `<stream lowercased>_snapshots` holds the
- * snapshots the sequencer ships (journal/snapshots.ts: a store's compacting copy and its checkpoint) for the
+ * snapshots the sequencer ships (journal/checkpoints/snapshots.ts: a store's compacting copy and its checkpoint) for the
  * followers that start from one. One object per file, named `<snapshot>/<file>`, and the manifest last, as
  * `<snapshot>/manifest` (JSON): a snapshot without a manifest is a shipment that did not finish (a crash, a
  * lost lease) and is never fetched; the shipper deletes it, and the chunks an upload killed midway left
@@ -8,7 +8,7 @@
  *
  * Integrity and authenticity: the object store keeps a SHA-256 of each object and the client checks it as it
  * reads; the manifest carries every file's SHA-256 again, checked once the file is on disk, and the installed
- * store must prove to the manifest's state hash (journal/snapshots.ts installSnapshot). The manifest object is
+ * store must prove to the manifest's state hash (journal/checkpoints/snapshots.ts installSnapshot). The manifest object is
  * authenticated by the nodes' key (replication/seal.ts, purpose `snapshots`, bound to the bucket and the
  * snapshot's name), and since it names every file's digest, that authenticates the whole snapshot: anyone who
  * can write to the bucket can make a follower download junk, never install it. A manifest that does not verify
@@ -23,7 +23,7 @@ import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
-import type { SnapshotManifest } from '../journal/snapshots.ts';
+import type { SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
 import type { NatsLink } from './nats-link.ts';
 import type { ClusterKeys } from './seal.ts';
 

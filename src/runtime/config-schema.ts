@@ -77,6 +77,13 @@ const Sandbox = Type.Object(
         'the admin API\'s controls for a bot\'s test suite (the test clock, admin-made orders and books, scenarios): on, off, or auto = on in ROLE=single and off in every clustered role; ' +
         'on a clustered node they run only where the engine runs (the sequencer); they need ADMIN_TOKEN like every admin route',
     }),
+    snapshots: Type.Object(
+      { max: Type.Integer({ minimum: 1, maximum: 1000, description: 'named snapshots kept in DATA_DIR/snapshots (POST /admin/snapshots refuses one more until one is deleted)' }) },
+      { additionalProperties: false },
+    ),
+    state: Type.String({
+      description: 'a state file (a packed snapshot, .pmsnap, or a snapshot directory) the exchange starts from when DATA_DIR holds no store yet; it is also kept as a named snapshot. Empty = none. Needs the test controls',
+    }),
   },
   { additionalProperties: false },
 );

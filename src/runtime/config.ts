@@ -128,6 +128,7 @@ function envOverlay(env: NodeJS.ProcessEnv): Json {
   const sandbox: Json = {};
   if (env.FAULTS_FILE !== undefined) sandbox.faultsFile = env.FAULTS_FILE;
   if (env.TEST_CONTROLS !== undefined) sandbox.testControls = envTestControls(env.TEST_CONTROLS);
+  if (env.STATE_FILE !== undefined) sandbox.state = env.STATE_FILE;
   if (Object.keys(sandbox).length) o.sandbox = sandbox;
   if (env.CONSOLE !== undefined) o.console = { enabled: envBool('CONSOLE', env.CONSOLE) };
   if (env.PROFILE !== undefined) o.profile = env.PROFILE;

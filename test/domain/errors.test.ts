@@ -78,7 +78,7 @@ test('the matching core\'s codes are exactly the matching stage of the catalogue
 });
 
 test('every code is used somewhere in src/ besides the catalogue', () => {
-  const here = new URL('../../src/', import.meta.url).pathname;
+  const here = new URL('../../src', import.meta.url).pathname;
   const text = sourceFiles(here)
     .filter((f) => !f.endsWith('domain/errors.ts'))
     .map((f) => readFileSync(f, 'utf8'))

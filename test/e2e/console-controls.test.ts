@@ -3,6 +3,8 @@
  * against one app with the demo catalog and an admin token:
  *   - the operator page shows the test clock running, freezes it, advances it a day with one button and to a
  *     typed time with the form, each move the API's clock too;
+ *   - the snapshots beside it: one saved by a button, the clock moved a day, a revert by another button puts
+ *     the API's clock and state hash back; deleted by a third;
  *   - an order the admin API placed for demo wallet 1 is marked admin-made in the wallet's open orders, and
  *     one the wallet signed itself is not;
  *   - on a service whose test controls are off the panel says so;
@@ -116,6 +118,35 @@ describe('the console\'s test controls in headless Chromium', { skip: browserSki
     await page.waitForSelector('[data-testid="clock-state"][data-frozen="false"]');
   });
 
+  test('the snapshots beside the clock: saved by a button, the clock moved, reverted by another; the API agrees', { timeout: 60_000 }, async () => {
+    // The token is kept in page memory: the page the clock's test left is the operator's, token set.
+    if ((await page.locator('[data-testid="admin-token-set"]').count()) === 0) await operator(base);
+    await page.getByRole('button', { name: 'Freeze', exact: true }).click();
+    await page.waitForSelector('[data-testid="clock-state"][data-frozen="true"]');
+    const saved = (await admin('GET', '/admin/clock')).nowMs as number;
+    const hash = (await admin('GET', '/admin/state-hash')).stateHash as string;
+    await page.fill('input[name=snapshot-name]', 'console-saved');
+    await page.getByRole('button', { name: 'Save snapshot', exact: true }).click();
+    await page.getByText(/^Saved console-saved at journal seq \d+/).waitFor();
+    await page.waitForSelector('[data-testid=snapshots] tr[data-snapshot="console-saved"]');
+    assert.deepEqual((await admin('GET', '/admin/snapshots')).snapshots.map((s: any) => s.name), ['console-saved']);
+
+    await page.getByRole('button', { name: '+1 day', exact: true }).click();
+    await until(`Number(document.querySelector('[data-testid=clock-state]').dataset.now) === ${saved + 86_400_000}`);
+    await page.locator('[data-testid=snapshots] tr[data-snapshot="console-saved"]').getByRole('button', { name: 'Revert', exact: true }).click();
+    await page.getByText(/^Reverted to console-saved \(journal seq \d+\) in \d+ ms/).waitFor({ timeout: 30_000 });
+    assert.equal((await admin('GET', '/admin/clock')).nowMs, saved, 'the clock is back where the snapshot stood');
+    assert.equal((await admin('GET', '/admin/state-hash')).stateHash, hash);
+    await until(`Number(document.querySelector('[data-testid=clock-state]').dataset.now) === ${saved}`);
+    await page.screenshot({ path: join(shots, 'snapshots.png'), fullPage: true });
+
+    await page.locator('[data-testid=snapshots] tr[data-snapshot="console-saved"]').getByRole('button', { name: 'Delete', exact: true }).click();
+    await page.getByText(/^Deleted console-saved/).waitFor();
+    assert.deepEqual((await admin('GET', '/admin/snapshots')).snapshots, []);
+    await page.getByRole('button', { name: 'Let it run', exact: true }).click();
+    await page.waitForSelector('[data-testid="clock-state"][data-frozen="false"]');
+  });
+
   test('an order the admin API placed for the wallet is marked admin-made in its open orders; its own is not', async () => {
     const markets = (await (await fetch(`${base}/markets`)).json()) as { data: MarketBook[] };
     const m = markets.data.find((x) => x.active && x.accepting_orders && !x.closed && !x.neg_risk && x.minimum_tick_size === 0.01)!;
@@ -137,14 +168,15 @@ describe('the console\'s test controls in headless Chromium', { skip: browserSki
     await page.screenshot({ path: join(shots, 'admin-made.png'), fullPage: true });
   });
 
-  test('on a service whose test controls are off, the clock panel says so', async () => {
+  test('on a service whose test controls are off, the clock and snapshot panels say so', async () => {
     const off = await startApp(
       testConfig({ dataDir: join(dir, 'off'), http: { port: 0 }, demo: 'off', adminToken: ADMIN_TOKEN, auth: { signatureThreads: 1 }, console: { enabled: true, dir: consoleDir }, sandbox: { testControls: 'off' } }),
       { log: silentLogger },
     );
     try {
       await operator(`http://127.0.0.1:${off.port}`);
-      await page.getByText('The test controls are off on this service').waitFor();
+      await page.getByText('The test controls are off on this service').first().waitFor();
+      assert.equal(await page.getByText('The test controls are off on this service').count(), 2, 'the clock and the snapshots panels say so');
     } finally {
       await off.stop(1000);
     }

@@ -92,6 +92,20 @@ test('checkpoints by policy while trading, retention below the oldest kept, a na
   await engine.close();
 });
 
+test('a store about to be replaced (discard, a sandbox revert) gets no checkpoint at the stop', async (t) => {
+  const env = tempStore('pm-checkpointer-discard-');
+  t.after(() => env.cleanup());
+  const engine = await Engine.open({ store: env.store, shards: 1, log: silentLogger });
+  const cp = new Checkpointer({ store: env.store, policy, log: silentLogger, committedSeq: () => engine.committedSeq });
+  const m = market(1);
+  engine.registerMarket(m);
+  await engine.deposit(wallet(1), 1_000 * T);
+  cp.discard();
+  await engine.close();
+  await cp.close();
+  assert.deepEqual(cp.checkpoints.list(), [], 'none at the stop');
+});
+
 test('a standby\'s kept replication log is cut at the rseq of the oldest kept checkpoint', async (t) => {
   const env = tempStore('pm-checkpointer-log-');
   t.after(() => env.cleanup());

@@ -8,10 +8,10 @@ import { test } from 'node:test';
 import { banner, optionsOf, USAGE } from '../../src/harness/cli.ts';
 
 test('options: defaults, every flag, and refusals naming the flag', () => {
-  assert.deepEqual(optionsOf([]), { port: 8080, host: undefined, dataDir: undefined, demo: 'static', adminToken: undefined, configFile: undefined, scenario: undefined, frozen: false, logLevel: 'warn' });
+  assert.deepEqual(optionsOf([]), { port: 8080, host: undefined, dataDir: undefined, demo: 'static', adminToken: undefined, configFile: undefined, scenario: undefined, state: undefined, frozen: false, logLevel: 'warn' });
   assert.deepEqual(
-    optionsOf(['--port', '0', '--host', '0.0.0.0', '--data-dir', '/tmp/x', '--demo', 'off', '--admin-token', 't', '--config', 'c.json', '--scenario', 's.json', '--frozen', '--log-level', 'info']),
-    { port: 0, host: '0.0.0.0', dataDir: '/tmp/x', demo: 'off', adminToken: 't', configFile: 'c.json', scenario: 's.json', frozen: true, logLevel: 'info' },
+    optionsOf(['--port', '0', '--host', '0.0.0.0', '--data-dir', '/tmp/x', '--demo', 'off', '--admin-token', 't', '--config', 'c.json', '--scenario', 's.json', '--state', 'f.pmsnap', '--frozen', '--log-level', 'info']),
+    { port: 0, host: '0.0.0.0', dataDir: '/tmp/x', demo: 'off', adminToken: 't', configFile: 'c.json', scenario: 's.json', state: 'f.pmsnap', frozen: true, logLevel: 'info' },
   );
   assert.throws(() => optionsOf(['--port', '70000']), /--port/);
   assert.throws(() => optionsOf(['--demo', 'full']), /--demo/);
@@ -23,7 +23,7 @@ test('options: defaults, every flag, and refusals naming the flag', () => {
 test('--help (or -h) asks for the usage, which names every option the command line takes', () => {
   assert.equal(optionsOf(['--help']), 'help');
   assert.equal(optionsOf(['--port', '0', '-h']), 'help');
-  const flags = ['--port', '--host', '--data-dir', '--demo', '--admin-token', '--config', '--scenario', '--frozen', '--log-level', '--help'];
+  const flags = ['--port', '--host', '--data-dir', '--demo', '--admin-token', '--config', '--scenario', '--state', '--frozen', '--log-level', '--help'];
   for (const f of flags) assert.match(USAGE, new RegExp(`^\\s+(-h, )?${f} `, 'm'), f);
   // Each documented flag parses: the usage promises nothing the parser refuses.
   for (const f of flags.slice(0, -1)) assert.doesNotThrow(() => optionsOf(f === '--frozen' ? [f] : [f, f === '--port' ? '1' : f === '--demo' ? 'off' : f === '--log-level' ? 'info' : 'x']), f);

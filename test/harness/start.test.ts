@@ -2,10 +2,12 @@
  * startExchange (src/harness/start.ts), the test fixture: an empty exchange still has its five funded test
  * wallets, whose keys sign; `frozen` freezes the clock; a scenario given as a file starts with it; options go
  * over a config file over the defaults, never the environment; close() stops the service, removes a temporary
- * store and keeps one that was given; a start that fails leaves nothing behind.
+ * store and keeps one that was given; a start that fails leaves nothing behind; a state file exported from one
+ * exchange starts another in the state it was saved in (its API keys included), listed as a snapshot to revert
+ * to, and a damaged one fails the start with its reason.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -77,4 +79,48 @@ test('a start that fails names the bad setting and leaves no store behind', asyn
   await assert.rejects(startExchange({ config: { heartbeats: { timeoutSeconds: -1 } } }), /heartbeats\.timeoutSeconds/);
   const after = readdirSync(tmpdir()).filter((f) => f.startsWith('pm-exchange-') && !before.has(f));
   assert.deepEqual(after, []);
+});
+
+test('a state file: exported from one exchange, another starts from it (books, balances, API keys, clock) and can revert to it', { timeout: 60_000 }, async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'pm-state-'));
+  const file = join(dir, 'fixture.pmsnap');
+  try {
+    const first = await startExchange({ demo: 'off', frozen: true });
+    let saved: { hash: string; book: string; key: Awaited<ReturnType<TestClient['createKey']>>; clock: unknown; yes: string };
+    try {
+      const m = await first.admin.createMarket({ question: 'Is it a fixture?' });
+      await first.admin.setBook(m.yes, { bids: [{ price: 0.4, size: 100 }], asks: [{ price: 0.42, size: 50 }] });
+      const c = new TestClient(first.url, first.wallets[0]!.privateKey, await TestClient.info(first.url));
+      const key = await c.createKey();
+      await first.admin.advance(3600);
+      await first.admin.snapshot('fixture');
+      const exported = await first.admin.exportSnapshot('fixture', file);
+      assert.equal(exported.bytes, readFileSync(file).length);
+      saved = { hash: (await first.admin.stateHash()).stateHash, book: await (await fetch(`${first.url}/book?token_id=${m.yes}`)).text(), key, clock: await first.admin.clock(), yes: m.yes };
+    } finally {
+      await first.close();
+    }
+    const second = await startExchange({ state: file });
+    try {
+      assert.equal((await second.admin.stateHash()).stateHash, saved.hash);
+      assert.equal(await (await fetch(`${second.url}/book?token_id=${saved.yes}`)).text(), saved.book);
+      assert.deepEqual(await second.admin.clock(), saved.clock, 'frozen where the state was saved');
+      const c = new TestClient(second.url, second.wallets[0]!.privateKey, await TestClient.info(second.url));
+      assert.equal((await c.call('GET', '/data/orders', undefined, saved.key)).status, 200, 'the API key made before the save works: the master key came with it');
+      assert.deepEqual((await second.admin.snapshots()).snapshots.map((s) => s.name), ['fixture']);
+      await second.admin.setBook(saved.yes, { bids: [{ price: 0.3, size: 10 }], asks: [] });
+      await second.admin.revert('fixture');
+      assert.equal(await (await fetch(`${second.url}/book?token_id=${saved.yes}`)).text(), saved.book);
+    } finally {
+      await second.close();
+    }
+    // A damaged state file fails the start, naming what is wrong, and leaves no store behind.
+    const bytes = readFileSync(file);
+    bytes[bytes.length - 100] ^= 0xff;
+    writeFileSync(file, bytes);
+    await assert.rejects(startExchange({ state: file }), /does not match its digest/);
+    await assert.rejects(startExchange({ state: join(dir, 'missing.pmsnap') }), /ENOENT|no such file/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

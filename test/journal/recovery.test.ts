@@ -9,8 +9,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Engine } from '../../src/engine/engine.ts';
-import { writeCheckpoint } from '../../src/journal/checkpoint-writer.ts';
-import { CheckpointStore, type CheckpointState } from '../../src/journal/checkpoints.ts';
+import { writeCheckpoint } from '../../src/journal/checkpoints/checkpoint-writer.ts';
+import { CheckpointStore, type CheckpointState } from '../../src/journal/checkpoints/checkpoints.ts';
 import { balanceKey } from '../../src/journal/keys.ts';
 import { journalEventOf } from '../../src/journal/codecs/order-codec.ts';
 import { canonicalOfTables, hashState, loadMaterialized, replayJournal, verifyStore } from '../../src/journal/recovery.ts';
@@ -136,7 +136,7 @@ test('a trade event the journal cannot place stops start-up', async () => {
   }
 });
 
-// ---- from a checkpoint (journal/checkpoints.ts, issue 42) -------------------------------------------------
+// ---- from a checkpoint (journal/checkpoints/checkpoints.ts, issue 42) -------------------------------------------------
 
 /**
  * A store traded in two parts, a checkpoint written between them (and one at the start of the second part's

@@ -1,6 +1,6 @@
 /**
  * Followers from a snapshot and a bounded stream (replication/snapshot-shipper.ts, snapshot-install.ts,
- * journal/snapshots.ts), over a real nats-server:
+ * journal/checkpoints/snapshots.ts), over a real nats-server:
  *   - the sequencer ships snapshots and purges the stream below the oldest one kept; a replica that fell
  *     behind the purge point and a new one from an empty store both start from the newest snapshot and end
  *     with the sequencer's state hash and reads; a damaged newest snapshot gives way to the older one; the

@@ -122,7 +122,7 @@ test('unreadable or non-object CONFIG_FILE is a config error', () => {
 
 test('npm start with a bad value stops with a message naming the key and exit code 1', () => {
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: new URL('../../', import.meta.url).pathname,
+    cwd: new URL('../..', import.meta.url).pathname,
     env: { ...process.env, PORT: 'eighty', DATA_DIR: join(dir, 'never') },
     encoding: 'utf8',
     timeout: 30_000,
@@ -138,15 +138,19 @@ test('the sandbox is off by default; its keys come from a file and FAULTS_FILE, 
     maintenance: { weekly: [], durationSeconds: 90, postOnlySeconds: 120 },
     faultsFile: '',
     testControls: 'auto',
+    snapshots: { max: 64 },
+    state: '',
   });
   const p = file('sandbox.json', JSON.stringify({ sandbox: { trades: { minedDelayMs: 2000, retryingShare: 0.1 }, maintenance: { weekly: [{ day: 'tue', at: '11:00' }] } } }));
   const c = loadConfig({ env: { CONFIG_FILE: p, FAULTS_FILE: '/tmp/faults.json' } });
   assert.deepEqual([c.sandbox.trades.minedDelayMs, c.sandbox.trades.retryingShare, c.sandbox.trades.confirmedDelayMs], [2000, 0.1, 0]);
   assert.deepEqual(c.sandbox.maintenance.weekly, [{ day: 'tue', at: '11:00' }]);
   assert.equal(c.sandbox.faultsFile, '/tmp/faults.json');
+  assert.equal(loadConfig({ env: { STATE_FILE: 'fixtures/a.pmsnap' } }).sandbox.state, 'fixtures/a.pmsnap');
   const bad = (sandbox: unknown) => file('bad-sandbox.json', JSON.stringify({ sandbox }));
   assert.throws(() => loadConfig({ env: { CONFIG_FILE: bad({ trades: { failedShare: 2 } }) } }), (e: unknown) => e instanceof ConfigError && e.key === 'sandbox.trades.failedShare');
   assert.throws(() => loadConfig({ env: { CONFIG_FILE: bad({ maintenance: { weekly: [{ day: 'tue', at: '25:00' }] } }) } }), (e: unknown) => e instanceof ConfigError && e.key.startsWith('sandbox.maintenance.weekly'));
+  assert.throws(() => loadConfig({ env: { CONFIG_FILE: bad({ snapshots: { max: 0 } }) } }), (e: unknown) => e instanceof ConfigError && e.key === 'sandbox.snapshots.max');
 });
 
 test('the test controls: auto by default, on in ROLE=single only; TEST_CONTROLS and a file set them; a bad value names its key', () => {

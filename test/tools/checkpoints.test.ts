@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { Engine } from '../../src/engine/engine.ts';
-import { CheckpointStore } from '../../src/journal/checkpoints.ts';
+import { CheckpointStore } from '../../src/journal/checkpoints/checkpoints.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { main } from '../../tools/checkpoints.ts';
 import { T, market, order, tempStore, wallet } from '../fixtures/engine-harness.ts';

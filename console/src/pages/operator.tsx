@@ -1,6 +1,7 @@
 /**
  * The operator's page, through the admin API with the ADMIN_TOKEN typed here (kept in page memory, never
  * shown): the test clock (the exchange's time, frozen or running, advanced by a step or to a time), the
+ * snapshots beside it (save the whole exchange under a name, revert to one, delete), the
  * sandbox (maintenance window, fault scenario, closed-only wallets, trades settling), wallet funds
  * (deposit, withdraw, balances), and a market's status and resolution. Every answer, and every refusal with
  * its list of problems, is shown as the API gives it.
@@ -11,6 +12,7 @@ import type { WalletBalances } from '../../../src/edge/schemas/admin.ts';
 import type { MarketBook, MarketsPage } from '../../../src/edge/schemas/catalog.ts';
 import type { ClosedOnlyReply, SandboxState } from '../../../src/edge/schemas/sandbox.ts';
 import type { AdvanceReply, ClockState } from '../../../src/edge/schemas/test-controls.ts';
+import type { RevertReply, SnapshotInfo, SnapshotList } from '../../../src/edge/schemas/snapshots.ts';
 import { ApiError, call, messageOf } from '../api.ts';
 import { ErrorText, Section, useLoad } from '../components/common.tsx';
 import { amount, short, time } from '../format.ts';
@@ -276,6 +278,105 @@ function TestClock() {
   );
 }
 
+/**
+ * The snapshots (POST/GET /admin/snapshots, POST /admin/snapshots/{name}/revert, DELETE): save the exchange
+ * under a name, revert to one (the service restarts on it in place: this page's own requests during it may
+ * be answered 503), delete. A service whose test controls are off answers 404: the panel says so.
+ */
+function Snapshots() {
+  const [version, setVersion] = useState(0);
+  const list = useLoad(String(version), (signal) => adminCall<Static<typeof SnapshotList>>('/admin/snapshots', { signal }));
+  const [name, setName] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [o, setO] = useState<Outcome>({ error: '' });
+  const act = async (what: () => Promise<string>) => {
+    setBusy(true);
+    try {
+      setO({ error: '', note: await what() });
+    } catch (e) {
+      setO(outcomeOf(e));
+    } finally {
+      setBusy(false);
+      setVersion((v) => v + 1);
+    }
+  };
+  const save = () =>
+    act(async () => {
+      const s = await adminCall<Static<typeof SnapshotInfo>>('/admin/snapshots', { method: 'POST', body: name.trim() === '' ? {} : { name: name.trim() } });
+      setName('');
+      return `Saved ${s.name} at journal seq ${s.seq} (${amount(s.bytes / 1024)} KiB)`;
+    });
+  const revert = (n: string) =>
+    act(async () => {
+      const r = await adminCall<Static<typeof RevertReply>>(`/admin/snapshots/${encodeURIComponent(n)}/revert`, { method: 'POST' });
+      return `Reverted to ${r.snapshot.name} (journal seq ${r.snapshot.seq}) in ${Math.round(r.tookMs)} ms`;
+    });
+  const remove = (n: string) =>
+    act(async () => {
+      await adminCall(`/admin/snapshots/${encodeURIComponent(n)}`, { method: 'DELETE' });
+      return `Deleted ${n}`;
+    });
+
+  if (list.error !== '' && list.data === undefined && /not found/.test(list.error)) {
+    return <p class="muted">The test controls are off on this service (sandbox.testControls).</p>;
+  }
+  const snaps = list.data?.snapshots ?? [];
+  return (
+    <>
+      <form
+        class="filters"
+        aria-label="Save a snapshot"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void save();
+        }}
+      >
+        <label>
+          Name (optional)
+          <input name="snapshot-name" value={name} onInput={(e) => setName(e.currentTarget.value)} placeholder="a-z, 0-9, _ and -" spellcheck={false} />
+        </label>
+        <button type="submit" disabled={busy}>
+          Save snapshot
+        </button>
+      </form>
+      {snaps.length === 0 ? (
+        <p class="muted small">No snapshot yet{list.data ? ` (at most ${list.data.max})` : ''}.</p>
+      ) : (
+        <table class="snapshots" data-testid="snapshots">
+          <thead>
+            <tr>
+              <th>Name</th>
+              <th>Journal seq</th>
+              <th>Saved</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {snaps.map((s) => (
+              <tr key={s.name} data-snapshot={s.name}>
+                <td>{s.name}</td>
+                <td>{s.seq}</td>
+                <td>{time(Date.parse(s.createdAt))}</td>
+                <td>
+                  <button type="button" onClick={() => revert(s.name)} disabled={busy}>
+                    Revert
+                  </button>{' '}
+                  <button type="button" class="link" onClick={() => remove(s.name)} disabled={busy}>
+                    Delete
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <p class="muted small">A revert puts the whole exchange back (books, orders, balances, keys, catalog, clock) in place: open streams are closed (1012) and reconnect.</p>
+      <ErrorText error={list.data === undefined ? '' : list.error} />
+      <Result o={o} />
+    </>
+  );
+}
+
 function Funds() {
   const [address, setAddress] = useState('');
   const [amountText, setAmount] = useState('100');
@@ -527,6 +628,9 @@ export function OperatorPage() {
         <div class="wallet-grid">
           <Section title="Test clock" id="clock">
             <TestClock />
+          </Section>
+          <Section title="Snapshots" id="snapshots">
+            <Snapshots />
           </Section>
           <Section title="Markets" id="admin-markets">
             <Markets />

@@ -132,6 +132,12 @@ const table: Record<string, readonly string[]> = {
   'POST /admin/scenarios': ADMIN,
   'GET /admin/scenarios': ADMIN,
   'DELETE /admin/scenarios': ADMIN,
+  'POST /admin/snapshots': ADMIN,
+  'GET /admin/snapshots': ADMIN,
+  'DELETE /admin/snapshots/:name': ADMIN,
+  'POST /admin/snapshots/:name/revert': ADMIN,
+  'POST /admin/snapshots/:name/export': ADMIN,
+  'GET /admin/state-hash': ADMIN,
 
   // The web console's files, with the operations routes under the order-book API's general cap: a page
   // load is three requests, and everything the console shows is fetched through the routes above.

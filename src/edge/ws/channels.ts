@@ -142,6 +142,8 @@ export const CloseCode = {
   /** Kept sending past its message rate (bounds.ts, in its header). */
   RATE_LIMITED: 4008,
   SHUTDOWN: 1001,
+  /** A sandbox revert (edge/sandbox/revert.ts): the service restarts on the snapshot's state, as the platform's restart would end the socket. */
+  RESTART: 1012,
   /** The drop fault's close frame when it is not abrupt. */
   GOING_AWAY: 1001,
 } as const;
@@ -284,12 +286,13 @@ export class StreamChannels {
     return n;
   }
 
-  /** Refuses new sockets and closes every open one (1001). */
-  close(): void {
+  /** Refuses new sockets and closes every open one (1001; 1012 "service restart" when the service restarts in place, a revert). */
+  close(restart = false): void {
     this.closing = true;
     if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer);
     this.sweepTimer = undefined;
-    for (const ws of [...this.sockets]) this.end(ws, 'shutdown', CloseCode.SHUTDOWN, 'server shutting down');
+    const [code, message] = restart ? [CloseCode.RESTART, 'service restart'] : [CloseCode.SHUTDOWN, 'server shutting down'];
+    for (const ws of [...this.sockets]) this.end(ws, 'shutdown', code, message);
   }
 
   // ---- connection lifecycle ----

@@ -10,9 +10,9 @@
  * journal proves, so a start-up that trusts it trusts the journal.
  */
 import { AUTO_NAME, type CheckpointEntry, type CheckpointStore } from './checkpoints.ts';
-import { readSnapshot, type Store } from './env.ts';
-import { metaKeys } from './keys.ts';
-import { verifyStore } from './recovery.ts';
+import { readSnapshot, type Store } from '../env.ts';
+import { metaKeys } from '../keys.ts';
+import { verifyStore } from '../recovery.ts';
 
 export interface WriteOptions {
   /** Automatic checkpoints kept once this one is written (older ones removed); absent: none removed. */

@@ -24,9 +24,9 @@ import { copyFileSync, createReadStream, mkdirSync, readdirSync, renameSync, rmS
 import { join } from 'node:path';
 import { writeCheckpoint } from './checkpoint-writer.ts';
 import { AUTO_NAME, CheckpointStore } from './checkpoints.ts';
-import { openStore, type Store } from './env.ts';
-import { metaKeys } from './keys.ts';
-import { verifyStore } from './recovery.ts';
+import { openStore, type Store } from '../env.ts';
+import { metaKeys } from '../keys.ts';
+import { verifyStore } from '../recovery.ts';
 
 export const SNAPSHOT_FORMAT = 1;
 /** The store file of a snapshot directory (LMDB's name for it). */

@@ -1,5 +1,5 @@
 /**
- * A checkpoint is written whole or not at all (journal/checkpoint-writer.ts, checkpoints.ts): a child process
+ * A checkpoint is written whole or not at all (journal/checkpoints/checkpoint-writer.ts, checkpoints.ts): a child process
  * writes checkpoints of a store with many open orders (a file of megabytes) in a loop, and is SIGKILLed the
  * moment its temporary file appears, that is in the middle of writing one. After each kill the directory
  * holds only whole checkpoints (each one's digest checks), the leftover is removed at the next open, and the
@@ -12,14 +12,14 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { Engine } from '../../src/engine/engine.ts';
-import { writeCheckpoint } from '../../src/journal/checkpoint-writer.ts';
-import { CheckpointStore } from '../../src/journal/checkpoints.ts';
-import { verifyStore } from '../../src/journal/recovery.ts';
-import { silentLogger } from '../../src/runtime/log.ts';
-import { T, market, order, tempStore, wallet } from '../fixtures/engine-harness.ts';
+import { Engine } from '../../../src/engine/engine.ts';
+import { writeCheckpoint } from '../../../src/journal/checkpoints/checkpoint-writer.ts';
+import { CheckpointStore } from '../../../src/journal/checkpoints/checkpoints.ts';
+import { verifyStore } from '../../../src/journal/recovery.ts';
+import { silentLogger } from '../../../src/runtime/log.ts';
+import { T, market, order, tempStore, wallet } from '../../fixtures/engine-harness.ts';
 
-const CHILD = fileURLToPath(new URL('../fixtures/checkpoint-writer-child.ts', import.meta.url));
+const CHILD = fileURLToPath(new URL('../../fixtures/checkpoint-writer-child.ts', import.meta.url));
 const KILLS = 3;
 
 /** Kills the child once a temporary checkpoint file shows in `dir`; resolves whether it saw one. */
@@ -79,7 +79,7 @@ test('SIGKILL in the middle of a checkpoint\'s file leaves whole checkpoints onl
     for (const c of listed) assert.equal(again.load(c).header.stateHash, hash, `${c.file} is whole`);
   }
   assert.equal(caught, KILLS, 'every kill landed while a checkpoint file was being written');
-  const { openStore } = await import('../../src/journal/env.ts');
+  const { openStore } = await import('../../../src/journal/env.ts');
   const store = openStore({ dataDir: env.dir });
   try {
     const v = verifyStore(store, { checkpoints: new CheckpointStore(dir) });

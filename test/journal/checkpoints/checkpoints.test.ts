@@ -1,5 +1,5 @@
 /**
- * The checkpoint file and directory (journal/checkpoints.ts): what is written reads back the same; a flipped
+ * The checkpoint file and directory (journal/checkpoints/checkpoints.ts): what is written reads back the same; a flipped
  * byte anywhere, a truncated file, another format or a file renamed to another seq is refused with the file
  * named; writing is atomic (no half-written file under a checkpoint's name, leftovers of a crash removed);
  * listing, named checkpoints, the automatic ones' pruning, export and import.
@@ -9,7 +9,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { AUTO_NAME, CheckpointError, CheckpointStore, decodeCheckpoint, encodeCheckpoint, type CheckpointState } from '../../src/journal/checkpoints.ts';
+import { AUTO_NAME, CheckpointError, CheckpointStore, decodeCheckpoint, encodeCheckpoint, type CheckpointState } from '../../../src/journal/checkpoints/checkpoints.ts';
 
 const fill = {
   type: 'fill', seq: 7, ts: 1_700_000_000_000, tradeId: '0x' + '1'.repeat(64), txHash: '0x' + '2'.repeat(64), conditionId: '0x' + 'c'.repeat(64),

@@ -35,7 +35,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { closeSync, copyFileSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { Packr } from 'msgpackr';
-import type { FillEvent, TradeStatusName } from '../domain/events.ts';
+import type { FillEvent, TradeStatusName } from '../../domain/events.ts';
 
 /** Format version written; a reader refuses any other. */
 export const CHECKPOINT_FORMAT = 1;

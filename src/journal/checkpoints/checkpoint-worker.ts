@@ -21,8 +21,8 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { CheckpointStore } from './checkpoints.ts';
 import { writeCheckpoint, type WriteOptions, type WriteResult } from './checkpoint-writer.ts';
-import { openStore, type Store } from './env.ts';
-import { archiveJournal, type ArchiveRequest, type ArchiveResult } from './retention.ts';
+import { openStore, type Store } from '../env.ts';
+import { archiveJournal, type ArchiveRequest, type ArchiveResult } from '../retention.ts';
 import { takeSnapshot, type SnapshotManifest } from './snapshots.ts';
 
 export interface CheckpointWorkerData {
