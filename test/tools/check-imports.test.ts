@@ -52,7 +52,7 @@ test('every allowlisted cycle and violation still exists, so the allowlists only
 
 describe('each layer rule fails a tree that breaks it', () => {
   const cases: [string, Record<string, string>][] = [
-    [RULES.outside, { 'app.ts': "import { loadDemo } from './demo-catalog.ts';\n" }],
+    [RULES.outside, { 'app.ts': "import { loadDemo } from '../tools/demo-catalog.ts';\n" }],
     [RULES.domain, { 'domain/a.ts': "import type { Store } from '../journal/env.ts';\n" }],
     [RULES.runtime, { 'runtime/config.ts': "import { DEFAULT_BUCKETS } from '../edge/rate-limit-buckets.ts';\n" }],
     [RULES.runtime, { 'runtime/log.ts': "import type { Store } from '../journal/env.ts';\n" }],
