@@ -60,9 +60,11 @@ const WALLET_OVERHEAD = 200;
  * bytes are re-decoded into a fresh string, never a slice of the original.
  */
 export function ownCopy(s: string, max: number): string {
-  const cut = s.length > max ? s.slice(0, max - 3) + '...' : s;
-  return Buffer.from(cut, 'utf8').toString('utf8');
+  return Buffer.from(cut(s, max), 'utf8').toString('utf8');
 }
+
+/** `s` cut to at most `max` characters, ending in '...' when cut (may still be a slice of `s`). */
+const cut = (s: string, max: number): string => (s.length > max ? s.slice(0, max - 3) + '...' : s);
 
 const charBytes = (s: string): number => STRING_OVERHEAD + 2 * s.length;
 
@@ -100,7 +102,7 @@ function bounded(e: RefusalEntry): KeptEntry {
     at: e.at,
     method: ownCopy(e.method, MAX_METHOD_CHARS),
     path: ownCopy(e.path, MAX_PATH_CHARS),
-    headers: ownCopy(names.map((h) => (h.length > MAX_HEADER_NAME_CHARS ? h.slice(0, MAX_HEADER_NAME_CHARS - 3) + '...' : h)).join('\n'), MAX_HEADER_NAMES * (MAX_HEADER_NAME_CHARS + 1)),
+    headers: ownCopy(names.map((h) => cut(h, MAX_HEADER_NAME_CHARS)).join('\n'), MAX_HEADER_NAMES * (MAX_HEADER_NAME_CHARS + 1)),
     class: e.class,
     reason: ownCopy(e.reason, MAX_REASON_CHARS),
     ...(e.peer !== undefined && { peer: ownCopy(e.peer, MAX_PEER_CHARS) }),
