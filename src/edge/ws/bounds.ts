@@ -21,7 +21,7 @@
  *     per second (so a burst of N, then N a second), every message charged one token, PING included (a
  *     PING costs little, but a socket sending nothing else must not be free to flood). A message with no
  *     token left is not acted on and gets "too many messages: at most N per second" (reason rate). A socket
- *     with more than 2N messages refused within STRIKE_WINDOW_MS (channels.ts) of the first of them is closed (4008,
+ *     with more than 2N messages refused within STRIKE_WINDOW_MS (message-rate.ts) of the first of them is closed (4008,
  *     closes{reason="rate_limited"}): it is not reading the refusals;
  *   - dumps are charged by what they cost, per client address and per network (all their sockets
  *     together) and in all: a subscription with initial_dump (the default) costs one per book it dumps, at

@@ -1,5 +1,8 @@
 /**
- * Room edge/ws/: the WebSocket channels (this file) and their injected socket faults (socket-faults.ts).
+ * Room edge/ws/: the WebSocket channels (this file: the sockets' lifecycle, their bounds and the market
+ * channel), the user channel's credentials and wallet topics (user-channel.ts, user-topics.ts), what the
+ * channels are given and the close codes they promise (channel-ports.ts), a socket's message rate
+ * (message-rate.ts), the fair shares (bounds.ts) and the injected socket faults (socket-faults.ts).
  * Separate because a socket lives past a request: its own lifecycle beside http/, with the same credentials
  * (auth/) and caps (limits/). Imports auth/, limits/, pipeline/ (metrics), refusals/ and schemas/; never routes/.
  *
@@ -40,15 +43,8 @@
  * time); what sockets share per client address, per network and in all (sockets, subscriptions, dump
  * budgets) is counted by bounds.ts's FairShares, which this file asks before it opens, subscribes or dumps.
  * Churn: a socket's subscriptions are a Set of what it joined, emptied on unsubscribe and dropped at close,
- * with its topics, so subscribe/unsubscribe cycles leave nothing behind.
- * Memory: uWS keeps its topics and their subscriber sets in C++, in glibc's main heap; freed at close, that
- * memory stays in the process (the heap cannot shrink past what is still allocated above it, and nothing
- * here can call malloc_trim). 400,000 user subscriptions (800 sockets x 500 markets) held 35 MB of it after
- * their sockets closed, 180 MB when the ids were distinct made-up ones (one uWS topic each). So user topics
- * are ours, in the JS heap, which the GC gives back: a wallet's sockets are few, and the C++ fan-out only
- * pays where thousands of sockets share a topic (the market channel, whose topics are bounded by its tokens
- * and its subscriptions by maxSubscriptions). test/edge/ws/memory.test.ts checks that an 800-socket cycle
- * ends within 10% of the RSS it began with.
+ * with its topics, so subscribe/unsubscribe cycles leave nothing behind. The message rate is message-rate.ts's.
+ * Memory: user topics are ours, in the JS heap (user-topics.ts says why), not uWS topics.
  *
  * Metrics (/metrics, edge/pipeline/metrics.ts): open sockets and subscriptions per channel, frames and bytes sent
  * (publishes count once per receiving socket), frames dropped by backpressure, closes by reason, sockets
@@ -65,96 +61,20 @@
  *           platform's stalls (DESIGN section 11) lose events. Its client resyncs from a new `book`.
  *           Other sockets are untouched (publish skips a socket that is not on the topic).
  */
-import { timingSafeEqual } from 'node:crypto';
 import { TypeCompiler } from '@sinclair/typebox/compiler';
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, us_socket_context_t } from 'uWebSockets.js';
 import { addressPrefix, clientAddress } from '../../domain/ip.ts';
-import type { Clock, Timers } from '../../runtime/clock.ts';
-import type { Logger } from '../../runtime/log.ts';
-import { decodeSecret } from '../auth/credentials.ts';
-import type { KeyVerifier } from '../auth/api-keys.ts';
-import type { Funders } from '../auth/funders.ts';
-import type { StreamMetrics } from '../pipeline/metrics.ts';
-import type { RateLimiter } from '../limits/rate-limit.ts';
 import { bucketsFor } from '../limits/rate-limit-buckets.ts';
-import { headerValue, type Refusal } from '../refusals/reason.ts';
-import { MarketSubscribe, SubscriptionUpdate, UserSubscribe } from '../schemas/stream.ts';
-import { SocketFaults, type StreamFaultSource } from './socket-faults.ts';
-import { FairShares, type RefusalReason, type StreamLimits } from './bounds.ts';
+import { MarketSubscribe, SubscriptionUpdate } from '../schemas/stream.ts';
+import { SocketFaults } from './socket-faults.ts';
+import { FairShares, type RefusalReason } from './bounds.ts';
+import { CloseCode, ignored, type ChannelDeps, type CloseReason } from './channel-ports.ts';
+import { MessageRate, STRIKE_WINDOW_MS } from './message-rate.ts';
+import { UserChannel } from './user-channel.ts';
 
-/** What the channels read of the books: whether a token exists, and the `book` event of its committed state. */
-export interface BookReader {
-  /**
-   * The books' own string for a token id, undefined when no book has it. A socket's subscriptions keep that
-   * one string rather than the copy each message parsed: 400,000 subscriptions of 66-78 character ids
-   * would otherwise hold 35 MB of copies.
-   */
-  token(tokenId: string): string | undefined;
-  /** The same string for every reader of one book version (built once per version, not per call). */
-  bookEvent(tokenId: string): string | undefined;
-}
-
-/** The markets of the catalog (the user channel subscribes to no other). */
-export interface MarketReader {
-  /** The catalog's own string for a (lower-case) condition id, undefined for a market it does not have (see BookReader.token). */
-  conditionId(conditionId: string): string | undefined;
-}
-
-/** Topic names (projections/stream-feed.ts owns them; the edge receives them so it need not import projections). */
-export interface Topics {
-  market(tokenId: string): string;
-  custom(tokenId: string): string;
-  lifecycle: string;
-  user(wallet: string, conditionId?: string): string;
-}
-
-export interface ChannelDeps {
-  limits: StreamLimits;
-  books: BookReader;
-  markets: MarketReader;
-  topics: Topics;
-  /** The API-key service's hot-path look-up (edge/auth/auth.ts ApiKeyService.verifier). */
-  keys: { verifier(apiKey: string): KeyVerifier | undefined };
-  /** The wallets a key's address signs for (its own, its proxy wallet, its Safe). */
-  funders: Pick<Funders, 'walletsOf'>;
-  limiter: RateLimiter;
-  trustedProxies: readonly string[];
-  clock: Clock;
-  metrics: StreamMetrics;
-  log: Logger;
-  /** The sandbox's stream faults (none without), and the timers they run on. */
-  faults?: { source: StreamFaultSource; timers: Timers };
-  /**
-   * Why refused credentials were refused (refusals/auth.ts userChannel, counted and logged by app.ts), sent as
-   * an error frame before the 4001 close; absent (auth.explainRefusals false): the platform's bare close.
-   * Called only for credentials that did not check.
-   */
-  refusals?: { userAuth(auth: { apiKey: string; secret: string; passphrase: string }): Refusal | undefined };
-}
+export type { ChannelDeps } from './channel-ports.ts';
 
 type Channel = 'market' | 'user';
-
-export const CloseCode = {
-  /** Credentials that do not check, or a first user message that is not a subscription. */
-  UNAUTHORIZED: 4001,
-  IDLE: 4002,
-  SLOW: 4003,
-  /** Kept sending past its message rate (bounds.ts, in its header). */
-  RATE_LIMITED: 4008,
-  SHUTDOWN: 1001,
-  /** A sandbox revert (edge/sandbox/revert.ts): the service restarts on the snapshot's state, as the platform's restart would end the socket. */
-  RESTART: 1012,
-  /** The drop fault's close frame when it is not abrupt. */
-  GOING_AWAY: 1001,
-} as const;
-
-/** Why a socket closed: the label of the closes counter, a closed set. */
-export type CloseReason = 'client' | 'idle' | 'slow_consumer' | 'unauthorized' | 'message_too_large' | 'rate_limited' | 'shutdown' | 'abnormal' | 'fault_drop';
-
-/** Refusals that close a socket for its message rate are counted over this long from the first (header). */
-export const STRIKE_WINDOW_MS = 5000;
-/** Ids an "unknown ... ignored" frame names; the rest are counted ("and N more"). */
-export const MAX_NAMED = 10;
 
 interface Conn {
   channel: Channel;
@@ -170,12 +90,7 @@ interface Conn {
   /** User channel: the wallets whose topics a subscription joins (the key's, its proxy wallet's, its Safe's). */
   wallets: readonly string[];
   apiKey: string | undefined;
-  /** Message rate (token bucket): tokens left, and when (performance.now()) it was last refilled. */
-  tokens: number;
-  refilledAt: number;
-  /** Messages refused for the rate since `strikesFrom` (performance.now()), the first of them. */
-  strikes: number;
-  strikesFrom: number;
+  rate: MessageRate;
   /** Set when we close it, with why; the close handler counts it. */
   closing: CloseReason | undefined;
   closed: boolean;
@@ -186,27 +101,16 @@ interface Conn {
 type Socket = WebSocket<{ conn: Conn }>;
 
 const checkMarket = TypeCompiler.Compile(MarketSubscribe);
-const checkUser = TypeCompiler.Compile(UserSubscribe);
 const checkUpdate = TypeCompiler.Compile(SubscriptionUpdate);
-
-const ALL_MARKETS = '*';
 const decoder = new TextDecoder();
-
-/** "unknown assets ignored: 1,2 (and 12 more)": the frame both channels send for ids nobody knows. */
-function ignored(what: 'assets' | 'markets', ids: readonly string[]): string {
-  const named = ids.slice(0, MAX_NAMED).join(',');
-  return `unknown ${what} ignored: ${named}${ids.length > MAX_NAMED ? ` (and ${ids.length - MAX_NAMED} more)` : ''}`;
-}
 
 export class StreamChannels {
   private app: TemplatedApp | undefined;
   private readonly sockets = new Set<Socket>();
-  /** User sockets by the API key that authenticated them (closed when it is revoked). */
-  private readonly byKey = new Map<string, Set<Socket>>();
   /** What sockets share per address, per network and in all (bounds.ts). */
   private readonly shares: FairShares;
-  /** User topics and their sockets (Memory, in the header: these are not uWS topics). */
-  private readonly userTopics = new Map<string, Set<Socket>>();
+  /** The user channel's protocol, its key index and its topics (user-channel.ts; not uWS topics). */
+  private readonly user: UserChannel<Socket, Conn>;
   private sweepTimer: NodeJS.Timeout | undefined;
   private closing = false;
   private readonly idleMs: number;
@@ -215,6 +119,12 @@ export class StreamChannels {
   constructor(private readonly d: ChannelDeps) {
     this.idleMs = d.limits.idleSeconds * 1000;
     this.shares = new FairShares(d.limits);
+    this.user = new UserChannel<Socket, Conn>(d, {
+      error: (ws, error) => this.error(ws, error),
+      end: (ws, reason, code, message) => this.end(ws, reason, code, message),
+      overCap: (ws, conn, fresh, what) => this.overCap(ws, conn, fresh, what),
+      added: (conn, n) => this.added(conn, n),
+    });
     if (d.faults !== undefined) {
       const faults = new SocketFaults<Socket>(d.faults.source, d.faults.timers, {
         stall: (ws) => this.stall(ws),
@@ -231,9 +141,9 @@ export class StreamChannels {
 
   /** The feed's sink: publishes to user topics or uWS topics (nothing before mount), counting what each socket receives. */
   readonly sink = {
-    wants: (topic: string): boolean => this.userTopics.has(topic) || (this.app !== undefined && this.app.numSubscribers(topic) > 0),
+    wants: (topic: string): boolean => this.user.topics.has(topic) || (this.app !== undefined && this.app.numSubscribers(topic) > 0),
     publish: (topic: string, frame: string): void => {
-      const own = this.userTopics.get(topic);
+      const own = this.user.topics.sockets(topic);
       if (own !== undefined) {
         const bytes = Buffer.byteLength(frame);
         for (const ws of own) this.send(ws, frame, bytes);
@@ -276,7 +186,7 @@ export class StreamChannels {
 
   /** A revoked API key's user sockets are closed at once: the key no longer proves anything (4001). */
   revoked(apiKey: string): void {
-    for (const ws of [...(this.byKey.get(apiKey) ?? [])]) this.end(ws, 'unauthorized', CloseCode.UNAUTHORIZED, 'API key revoked');
+    for (const ws of this.user.socketsOf(apiKey)) this.end(ws, 'unauthorized', CloseCode.UNAUTHORIZED, 'API key revoked');
   }
 
   /** Sockets open now, per channel (tests, metrics). */
@@ -316,7 +226,6 @@ export class StreamChannels {
     // uWS opens the socket within res.upgrade (opened() runs before it returns), so `sockets` is exact here.
     const full = this.shares.socketRefusal({ ip, network }, this.sockets.size);
     if (full !== undefined) return refuse(full.status, full.reason, full.error);
-    const now = performance.now();
     const conn: Conn = {
       channel,
       ip,
@@ -327,10 +236,7 @@ export class StreamChannels {
       wallet: undefined,
       wallets: [],
       apiKey: undefined,
-      tokens: this.d.limits.maxMessagesPerSecond,
-      refilledAt: now,
-      strikes: 0,
-      strikesFrom: now,
+      rate: new MessageRate(this.d.limits.maxMessagesPerSecond, performance.now()),
       closing: undefined,
       closed: false,
       stalled: undefined,
@@ -351,13 +257,8 @@ export class StreamChannels {
     conn.closed = true;
     this.sockets.delete(ws);
     this.faults?.closed(ws);
-    if (conn.apiKey !== undefined) {
-      const same = this.byKey.get(conn.apiKey);
-      same?.delete(ws);
-      if (same?.size === 0) this.byKey.delete(conn.apiKey);
-    }
     this.shares.closed(conn);
-    if (conn.channel === 'user') for (const id of conn.subs) this.leave(ws, conn, id);
+    if (conn.channel === 'user') this.user.closed(ws, conn);
     this.added(conn, -conn.subs.size);
     conn.subs.clear();
     const reason: CloseReason = conn.closing ?? (code === 1009 ? 'message_too_large' : code === 1006 ? 'abnormal' : 'client');
@@ -423,7 +324,7 @@ export class StreamChannels {
     // Stalled: read and discarded, as a stuck server would; the socket still counts as alive.
     if (conn.stalled !== undefined) return;
     if (message.byteLength > this.d.limits.maxMessageBytes) return this.end(ws, 'message_too_large', 1009, `message too big: at most ${this.d.limits.maxMessageBytes} bytes`);
-    if (!this.admit(conn)) return this.tooFast(ws, conn);
+    if (!conn.rate.admit(performance.now())) return this.tooFast(ws, conn);
     const text = decoder.decode(message);
     if (text === 'PING') {
       this.send(ws, 'PONG');
@@ -437,31 +338,15 @@ export class StreamChannels {
       return this.error(ws, 'invalid JSON');
     }
     if (conn.channel === 'market') this.onMarket(ws, conn, msg);
-    else this.onUser(ws, conn, msg);
-  }
-
-  /** Takes one token of the socket's message rate (bounds.ts, in its header); false when none is left. */
-  private admit(conn: Conn): boolean {
-    const rate = this.d.limits.maxMessagesPerSecond;
-    const now = performance.now();
-    conn.tokens = Math.min(rate, conn.tokens + ((now - conn.refilledAt) * rate) / 1000);
-    conn.refilledAt = now;
-    if (conn.tokens < 1) return false;
-    conn.tokens -= 1;
-    return true;
+    else this.user.received(ws, conn, msg);
   }
 
   /** A message past the rate: refused with a frame, or, past 2N refusals in STRIKE_WINDOW_MS, the socket closed. */
   private tooFast(ws: Socket, conn: Conn): void {
-    const rate = this.d.limits.maxMessagesPerSecond;
-    const now = performance.now();
-    if (conn.strikes === 0 || now - conn.strikesFrom > STRIKE_WINDOW_MS) {
-      conn.strikes = 0;
-      conn.strikesFrom = now;
-    }
-    conn.strikes++;
+    const rate = conn.rate.rate;
+    const close = conn.rate.strike(performance.now());
     this.d.metrics.refusal(conn.channel, 'rate');
-    if (conn.strikes > 2 * rate) return this.end(ws, 'rate_limited', CloseCode.RATE_LIMITED, `too many messages: more than ${2 * rate} refused within ${STRIKE_WINDOW_MS / 1000} s`);
+    if (close) return this.end(ws, 'rate_limited', CloseCode.RATE_LIMITED, `too many messages: more than ${2 * rate} refused within ${STRIKE_WINDOW_MS / 1000} s`);
     this.error(ws, `too many messages: at most ${rate} per second`);
   }
 
@@ -544,101 +429,6 @@ export class StreamChannels {
     this.added(conn, fresh.length);
     if (books.length > 0) this.send(ws, '[' + books.join(',') + ']');
     if (unknown.length > 0) this.error(ws, ignored('assets', unknown));
-  }
-
-  private onUser(ws: Socket, conn: Conn, msg: unknown): void {
-    if (conn.wallet === undefined) {
-      if (!checkUser.Check(msg)) return this.end(ws, 'unauthorized', CloseCode.UNAUTHORIZED, 'the first message must be {"auth": {apiKey, secret, passphrase}, "type": "user"}');
-      const wallet = this.authenticate(msg.auth);
-      if (wallet === undefined) {
-        // Sent before end(): uWS queues the close frame behind it, so the client reads the reason, then the close.
-        const why = this.d.refusals?.userAuth(msg.auth);
-        if (why !== undefined) this.error(ws, headerValue(why.text));
-        return this.end(ws, 'unauthorized', CloseCode.UNAUTHORIZED, 'Unauthorized/Invalid api key');
-      }
-      conn.wallet = wallet;
-      conn.wallets = this.d.funders.walletsOf(wallet);
-      conn.apiKey = msg.auth.apiKey;
-      const same = this.byKey.get(msg.auth.apiKey);
-      if (same) same.add(ws);
-      else this.byKey.set(msg.auth.apiKey, new Set([ws]));
-      return this.subscribeMarkets(ws, conn, msg.markets ?? []);
-    }
-    if (checkUpdate.Check(msg) && msg.markets !== undefined) {
-      if (msg.operation === 'subscribe') return this.subscribeMarkets(ws, conn, msg.markets);
-      if (conn.subs.has(ALL_MARKETS) && msg.markets.length > 0) return this.error(ws, 'subscribed to all markets: unsubscribe with "markets": [] first');
-      const ids = msg.markets.length === 0 ? [ALL_MARKETS] : msg.markets.map((m) => m.toLowerCase());
-      for (const id of ids) {
-        if (!conn.subs.delete(id)) continue;
-        this.leave(ws, conn, id);
-        this.added(conn, -1);
-      }
-      return;
-    }
-    if (checkUser.Check(msg)) return this.subscribeMarkets(ws, conn, msg.markets ?? []);
-    this.error(ws, 'expected {"operation": "subscribe"|"unsubscribe", "markets": [...]}');
-  }
-
-  /** An empty list means every market of the wallet; ids the catalog does not know are ignored, and said. */
-  private subscribeMarkets(ws: Socket, conn: Conn, markets: readonly string[]): void {
-    if (conn.subs.has(ALL_MARKETS)) return;
-    if (markets.length === 0) {
-      // All replaces the per-market topics (a frame would otherwise arrive twice).
-      if (conn.subs.size === 0 && this.overCap(ws, conn, 1, 'markets')) return;
-      for (const id of conn.subs) this.leave(ws, conn, id);
-      this.added(conn, 1 - conn.subs.size);
-      conn.subs.clear();
-      conn.subs.add(ALL_MARKETS);
-      this.join(ws, conn, ALL_MARKETS);
-      return;
-    }
-    const fresh: string[] = [];
-    const unknown: string[] = [];
-    for (const id of new Set(markets.map((m) => m.toLowerCase()))) {
-      if (conn.subs.has(id)) continue;
-      const cid = this.d.markets.conditionId(id);
-      if (cid === undefined) unknown.push(id);
-      else fresh.push(cid);
-    }
-    if (this.overCap(ws, conn, fresh.length, 'markets')) return;
-    for (const id of fresh) {
-      conn.subs.add(id);
-      this.join(ws, conn, id);
-    }
-    this.added(conn, fresh.length);
-    if (unknown.length > 0) this.error(ws, ignored('markets', unknown));
-  }
-
-  /** Joins a user subscription's topics: the market (or all markets, ALL_MARKETS) of each of the key's wallets. */
-  private join(ws: Socket, conn: Conn, id: string): void {
-    for (const wallet of conn.wallets) {
-      const topic = this.d.topics.user(wallet, id === ALL_MARKETS ? undefined : id);
-      const on = this.userTopics.get(topic);
-      if (on === undefined) this.userTopics.set(topic, new Set([ws]));
-      else on.add(ws);
-    }
-  }
-
-  private leave(ws: Socket, conn: Conn, id: string): void {
-    for (const wallet of conn.wallets) {
-      const topic = this.d.topics.user(wallet, id === ALL_MARKETS ? undefined : id);
-      const on = this.userTopics.get(topic);
-      if (on === undefined) continue;
-      on.delete(ws);
-      if (on.size === 0) this.userTopics.delete(topic);
-    }
-  }
-
-  /** The wallet of valid credentials: the same key, secret and passphrase as L2, compared in constant time. */
-  private authenticate(auth: { apiKey: string; secret: string; passphrase: string }): string | undefined {
-    const key = this.d.keys.verifier(auth.apiKey);
-    // Trading and read-only keys read their wallet's orders and trades; a builder key proves nothing here.
-    if (key === undefined || key.kind === 'builder') return undefined;
-    const secret = decodeSecret(auth.secret);
-    const pass = Buffer.from(auth.passphrase);
-    const secretOk = secret !== undefined && secret.length === key.hmacKey.length && timingSafeEqual(secret, key.hmacKey);
-    const passOk = pass.length === key.passphrase.length && timingSafeEqual(pass, key.passphrase);
-    return secretOk && passOk ? key.address : undefined;
   }
 
   private error(ws: Socket, error: string): void {
