@@ -42,16 +42,8 @@
  * Refused before the body arrived (body undefined with a Content-Length), the HMAC was not checked: only a
  * header check can have failed, and that is what is said.
  *
- * L1 (`l1`): the headers present, the address well formed, the signature 0x + 130 hex, the timestamp as
- * above, the nonce a canonical uint256; then the signature is recovered on the signature pool under the
- * configured ClobAuth domain and under each of the platform's (known-domains.ts KNOWN_AUTH_DOMAINS), and
- * the reason names the domain under which it recovers to the address (the SDK that signs for the
- * platform's mainnet whatever it is pointed at), or what it recovers to and what to sign. A pool that cannot
- * answer (closing) leaves the reason at what to sign; the promise never rejects.
- *
- * User channel (`userChannel`): the key (unknown, pending, revoked, a builder key), the secret (does not
- * decode, sent as hex, another key's, swapped with the passphrase, or simply not this key's), the
- * passphrase.
+ * L1 (`l1`) is l1-auth.ts's, the user channel (`userChannel`) user-auth.ts's, and the checks every family makes
+ * of a key (its state, the timestamp, near-miss headers, the wallet's other keys) credential-checks.ts's.
  *
  * What a reason never holds: a secret, a passphrase, an HMAC or expected signature in any encoding or any
  * part of one, the bytes a wrong secret decoded to, nor which wallet owns a key, or whether an address or a
@@ -63,7 +55,7 @@
  * diagnosis runs on the request's path, so an early-exit compare would time-leak what it compares.
  *
  * Cost. Header diagnoses: a few Map look-ups and at most three HMACs to derive the key's material (a
- * passphrase mismatch also derives the wallet's other keys', at most MAX_OTHER_KEYS). The HMAC diagnosis:
+ * passphrase mismatch also derives the wallet's other keys', at most credential-checks.ts MAX_OTHER_KEYS). The HMAC diagnosis:
  * at most MAX_HMAC_TRIES (300) HMACs and MAX_HMAC_BYTES (256 KiB) hashed, on the main thread (a few µs per
  * HMAC over a small body: about a millisecond at worst), and none for a body over MAX_DIAGNOSED_BODY
  * (64 KiB): the reason says so; reachable only by a caller naming a usable key of the route's kind with a
@@ -74,16 +66,15 @@
  *
  * What it must agree with arrives through auth-ports.ts (the rules, the keys), as edge/auth/auth.ts builds it.
  */
-import { timingSafeEqual } from 'node:crypto';
 import { parseAddress } from '../../domain/ids.ts';
-import { nowSeconds } from '../../runtime/clock.ts';
-import type { AuthDomain } from '../auth/eip712.ts';
 import type { KeyKind } from '../pipeline/route.ts';
-import { KNOWN_AUTH_DOMAINS, profileAdvice } from './known-domains.ts';
-import { DiagnosisBudget, RECOVERY_COST } from './budget.ts';
+import { DiagnosisBudget } from './budget.ts';
 import { MAX_DIAGNOSED_BODY, bytesOf, jsonBodyForm, keyOrders, signingMistakes, type Signing } from './hmac-mistakes.ts';
-import { shown, type Refusal, type RefusalClass } from './reason.ts';
-import type { AuthExplainer, AuthExplainerDeps, ExplainedRecord, KeyMaterial, RefusedRequest } from './auth-ports.ts';
+import { shown, type Refusal } from './reason.ts';
+import type { AuthExplainer, AuthExplainerDeps, KeyMaterial, RefusedRequest } from './auth-ports.ts';
+import { CREATE_ROUTE, KIND_WORD, createKeyChecks, hyphenName, keyName, kindOf, platformName, refusal, sameBytes, takes } from './credential-checks.ts';
+import { l1Explainer } from './l1-auth.ts';
+import { userChannelExplainer } from './user-auth.ts';
 
 type Headers = Readonly<Record<string, string>>;
 
@@ -91,40 +82,6 @@ type Headers = Readonly<Record<string, string>>;
 export const MAX_HMAC_TRIES = 300;
 /** Most bytes those HMACs hash in all (a large body leaves room for fewer tries). */
 export const MAX_HMAC_BYTES = 256 * 1024;
-/** Other keys of the wallet tried as the HMAC key or compared as the passphrase. */
-export const MAX_OTHER_KEYS = 20;
-
-
-// ---- wording ---------------------------------------------------------------------------------------
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-/** The platform's spelling of a field (`poly_api_key` -> POLY_API_KEY): the second name auth.ts reads. */
-const platformName = (names: readonly string[]): string => names[1]!.toUpperCase();
-/** Its hyphenated alias (POLY-API-KEY). */
-const hyphenName = (names: readonly string[]): string => names[3]!.toUpperCase();
-
-
-const KIND_WORD: Record<KeyKind, string> = { trading: 'a trading key', readonly: 'a read-only key', builder: 'a builder key' };
-const CREATE_ROUTE: Record<KeyKind, string> = {
-  trading: 'POST /auth/api-key (L1 headers)',
-  readonly: 'POST /auth/readonly-api-key',
-  builder: 'POST /auth/builder-api-key',
-};
-const kindOf = (r: ExplainedRecord): KeyKind => r.kind ?? 'trading';
-const takes = (kinds: readonly KeyKind[]): string => kinds.map((k) => KIND_WORD[k]).join(' or ');
-
-/** The caller's API key header, named without echoing anything that is not an id. */
-function keyName(apiKey: string, header: string): string {
-  return UUID.test(apiKey) ? `API key ${apiKey.toLowerCase()}` : `the ${header} value (${apiKey.length} characters, not an API key id: a UUID)`;
-}
-
-const isoOf = (seconds: number): string => new Date(seconds * 1000).toISOString().replace('.000Z', 'Z');
-
-const sameBytes = (a: Buffer, b: Buffer): boolean => a.length === b.length && timingSafeEqual(a, b);
-
-/** The secp256k1 group order halved: a signature with a larger s is the malleated twin of a low-s one (eip712.ts). */
-const HALF_N = 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n;
 
 // ---- the explainer ---------------------------------------------------------------------------------
 
@@ -153,71 +110,10 @@ interface HmacFinding {
 }
 
 export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
-  const { keys, rules, pool, clock } = deps;
-  const skew = deps.auth.maxClockSkewSeconds;
-  const ownDomain = rules.authDomainOf(deps.auth);
+  const { keys, rules } = deps;
   const budget = deps.budget ?? new DiagnosisBudget();
-  const refusal = (cls: RefusalClass, text: string): Refusal => ({ class: cls, text });
-
-  /** Accepted spellings of every credential header of both families, for the near-miss scan. */
-  const known = new Set<string>([...Object.values(rules.l2).flat(), ...Object.values(rules.builder).flat()]);
-
-  /** Headers that arrived, look like the missing fields, and are not read (`x-poly-api-key`, `poly_apikey`). */
-  function nearMisses(req: Pick<RefusedRequest, 'headers' | 'otherHeaders'>, fields: ReadonlyArray<readonly string[]>): string[] {
-    const tokens = fields.map((names) => names[0]!.slice(4).replace(/[^a-z]/g, ''));
-    const out: string[] = [];
-    for (const name of [...Object.keys(req.headers), ...(req.otherHeaders ?? [])]) {
-      // No spelling of a credential header is longer; a request may carry many made-up long names.
-      if (name.length > 40 || known.has(name)) continue;
-      const flat = name.replace(/[^a-z]/g, '');
-      if (tokens.some((t) => flat.endsWith(t))) out.push(name);
-      if (out.length === 3) break;
-    }
-    return out;
-  }
-
-  /** The timestamp's problem, if any (the same test as auth.ts `fresh`). */
-  function timestampProblem(label: string, names: readonly string[], ts: string): Refusal | undefined {
-    const now = nowSeconds(clock);
-    const name = platformName(names);
-    if (!rules.timestampForm(ts)) {
-      if (/^\d{13}$/.test(ts)) return refusal('auth_timestamp', `${label} timestamp ${ts} has 13 digits: it is in milliseconds; send unix seconds (server time ${now})`);
-      if (/^\d+\.\d+$/.test(ts)) return refusal('auth_timestamp', `${label} timestamp ${shown(ts)} has a fraction: send whole unix seconds (server time ${now})`);
-      if (/^\d+$/.test(ts)) return refusal('auth_timestamp', `${label} timestamp ${shown(ts)} has ${ts.length} digits: send unix seconds (server time ${now})`);
-      return refusal('auth_timestamp', `${name} ${shown(ts)} is not a decimal number of unix seconds (server time ${now})`);
-    }
-    const behind = now - Number(ts);
-    if (Math.abs(behind) <= skew) return undefined;
-    if (deps.wallClock !== undefined && Math.abs(nowSeconds(deps.wallClock) - Number(ts)) <= skew) return undefined;
-    const how = behind > 0 ? `${behind} s behind` : `${-behind} s ahead of`;
-    return refusal('auth_timestamp', `${label} timestamp ${Number(ts)} is ${how} this server (allowed ${skew} s; server time ${now}, GET /time)`);
-  }
-
-  /** Another key of the wallet whose passphrase this is (constant-time compares), else undefined. */
-  function passphraseOwner(address: string, self: string, given: Buffer): ExplainedRecord | undefined {
-    for (const r of otherKeys(address, self)) {
-      const m = keys.forDiagnosis(r.apiKey);
-      if (m !== undefined && sameBytes(given, m.passphrase)) return r;
-    }
-    return undefined;
-  }
-
-  /** The wallet's other committed keys, every kind, at most MAX_OTHER_KEYS (newest first: the likeliest mix-up). */
-  function otherKeys(address: string, self: string): ExplainedRecord[] {
-    const all = (['trading', 'readonly', 'builder'] as const).flatMap((k) => keys.records(address, k)).filter((r) => r.apiKey !== self);
-    return all.sort((a, b) => b.createdAt - a.createdAt).slice(0, MAX_OTHER_KEYS);
-  }
-
-  /** Why a key that exists cannot sign (pending, revoked), else undefined. */
-  function keyStateProblem(m: KeyMaterial, name: string): Refusal | undefined {
-    if (m.pending) return refusal('auth_key', `${name} is still being created (its write has not committed): retry once its creation has answered`);
-    const r = m.record;
-    if (r.revoked) {
-      const since = r.revokedAt === undefined ? '' : ` since ${isoOf(r.revokedAt)} (unix ${r.revokedAt})`;
-      return refusal('auth_key', `${name} is revoked${since}: create another with ${CREATE_ROUTE[kindOf(r)]}`);
-    }
-    return undefined;
-  }
+  const checks = createKeyChecks(deps);
+  const { nearMisses, timestampProblem, passphraseOwner, otherKeys, keyStateProblem } = checks;
 
   /** The address (L2) or passphrase that does not check against the key, as its wallet may read it; undefined when both do. */
   function mismatchOf(family: Family, h: Headers, m: KeyMaterial, name: string): Refusal | undefined {
@@ -454,109 +350,8 @@ export function createAuthExplainer(deps: AuthExplainerDeps): AuthExplainer {
       return !hasL2 && hasBuilder ? and(a, `; the builder headers that arrived do not sign this route (it takes ${takes(kinds)})`) : a;
     },
 
-    async l1(headers, ip, otherHeaders) {
-      const n = rules.l2;
-      const present = [n.address, n.signature, n.timestamp].map((names) => rules.header(headers, names));
-      const missing = [n.address, n.signature, n.timestamp].filter((_, i) => present[i] === undefined);
-      if (missing.length > 0) {
-        let text = `missing L1 header${missing.length > 1 ? 's' : ''} ${missing.map(platformName).join(', ')} (POLY_NONCE is optional, default 0); the SVC_ spellings are read too, and underscored names also hyphenated (${hyphenName(missing[0]!)})`;
-        const misses = nearMisses({ headers, otherHeaders }, missing);
-        if (misses.length > 0) text += `; arrived but not read: ${misses.join(', ')}`;
-        return refusal('auth_header', text);
-      }
-      const [addressText, signature, timestamp] = present as [string, string, string];
-      const address = parseAddress(addressText);
-      if (address === undefined) return refusal('auth_header', `POLY_ADDRESS ${shown(addressText)} is not an address: expected 0x + 40 hex (42 characters), got ${addressText.length} characters`);
-      if (!rules.l1SignatureForm(signature)) {
-        let why: string;
-        if (/^[0-9a-fA-F]{130}$/.test(signature)) why = 'it lacks the 0x prefix';
-        else if (rules.digestForm(signature)) why = 'it has the form of an L2 HMAC; L1 routes take the EIP-712 ClobAuth signature';
-        else why = `got ${signature.length} characters`;
-        return refusal('auth_header', `POLY_SIGNATURE is not an EIP-712 signature (0x + 130 hex, r s v): ${why}`);
-      }
-      const late = timestampProblem('L1', n.timestamp, timestamp);
-      if (late !== undefined) return late;
-      const nonceText = rules.header(headers, n.nonce);
-      const nonce = nonceText === undefined || nonceText === '' ? '0' : rules.canonicalNonce(nonceText);
-      if (nonce === undefined) return refusal('auth_header', `POLY_NONCE ${shown(nonceText!)} is not a uint256 in decimal`);
-
-      const fields = { address, timestamp, nonce, signature };
-      const chain = `this exchange's ClobAuth domain (chain ${ownDomain.chainId})`;
-      const sign = `sign ClobAuth {address ${address}, timestamp "${timestamp}", nonce ${nonce}} for {name "${ownDomain.name}", version "${ownDomain.version}", chainId ${ownDomain.chainId}} (GET /exchange-info)`;
-      const unexplained = (why: string) => refusal('auth_l1_signature', `L1 signature does not recover to POLY_ADDRESS ${address} under ${chain}: ${sign}; ${why}`);
-      // Priced by its recoveries, for the caller's network and the address it names; what it did not use goes back.
-      const by = { ip, wallet: address };
-      const reserved = (1 + KNOWN_AUTH_DOMAINS.length) * RECOVERY_COST;
-      if (!budget.take(by, reserved)) return unexplained("the platform's domains were not tried (diagnosis is busy)");
-      let recoveries = 0;
-      // The pool may be closing: the refusal stands, and the reason says what is known without recovering.
-      const recover = (d: AuthDomain) => {
-        recoveries++;
-        return pool.recoverClobAuth(fields, d).catch(() => null);
-      };
-      try {
-        const own = await recover(ownDomain);
-        if (own === null) return unexplained('the signature pool could not be asked what it recovers to');
-        if (own === address) return refusal('auth_l1_signature', `L1 signature recovers to POLY_ADDRESS under ${chain} now: the request was refused as it arrived (its timestamp may have left the window since)`);
-        if (own === undefined) {
-          const v = parseInt(signature.slice(130, 132), 16);
-          const s = BigInt('0x' + signature.slice(66, 130));
-          let why: string;
-          if (![0, 1, 27, 28].includes(v)) why = `its last byte (v) is 0x${signature.slice(130, 132)}, expected 1b or 1c (27 or 28)`;
-          else if (s > HALF_N) why = 'its s is in the upper half of the curve order: send the low-s form every standard signer emits';
-          else why = 'r or s is out of range';
-          return refusal('auth_l1_signature', `L1 signature does not recover to any address: ${why}`);
-        }
-        for (const k of KNOWN_AUTH_DOMAINS) {
-          const d = k.domain;
-          if (d.chainId === ownDomain.chainId && d.name === ownDomain.name && d.version === ownDomain.version) continue;
-          if ((await recover(d)) === address) {
-            return refusal('auth_l1_signature', `L1 signature recovers to ${own} under ${chain}; it recovers to the address under ${k.label}: sign ClobAuth for chain ${ownDomain.chainId} (GET /exchange-info)${profileAdvice(k.profile)}`);
-          }
-        }
-        return refusal('auth_l1_signature', `L1 signature recovers to ${own} under ${chain}, not to POLY_ADDRESS ${address}, nor under the platform's domains: ${sign}`);
-      } finally {
-        budget.refund(by, reserved - recoveries * RECOVERY_COST);
-      }
-    },
-
-    userChannel(auth) {
-      const m = keys.forDiagnosis(auth.apiKey);
-      const name = keyName(auth.apiKey, 'apiKey');
-      if (m === undefined) return refusal('auth_key', `${name} is not known to this server: API keys issued by the platform or by another server do not work here; create one with ${CREATE_ROUTE.trading}`);
-      const state = keyStateProblem(m, name);
-      if (state !== undefined) return state;
-      const kind = kindOf(m.record);
-      if (kind === 'builder') return refusal('auth_key', `${name} is a builder key: it proves no wallet on the user channel; authenticate with a trading or read-only key`);
-      const secret = rules.decodeSecret(auth.secret);
-      const secretOk = secret !== undefined && sameBytes(secret, m.hmacKey);
-      const passOk = sameBytes(Buffer.from(auth.passphrase), m.passphrase);
-      if (!secretOk) {
-        const swapped = sameBytes(Buffer.from(auth.secret), m.passphrase) && sameBytes(rules.decodeSecret(auth.passphrase) ?? Buffer.alloc(0), m.hmacKey);
-        if (swapped) return refusal('auth_hmac', `the secret and passphrase of ${name} are swapped: "secret" takes the secret, "passphrase" the passphrase`);
-        // Whether the passphrase is right is said only where the secret sent proves the caller holds one of
-        // the wallet's (hex, another key's); otherwise only to the key's wallet, on GET /refusals.
-        const nor = passOk ? '' : ' (nor is the passphrase)';
-        const unproven = (text: string): Refusal => (nor === '' ? refusal('auth_hmac', text) : { class: 'auth_hmac', text, owner: { class: 'auth_hmac', text: text + nor } });
-        if (secret === undefined) return unproven(`the secret does not decode as base64 (url-safe or standard, ${auth.secret.length} characters arrived): send it as issued with ${name}`);
-        if (/^[0-9a-fA-F]+$/.test(auth.secret) && auth.secret.length % 2 === 0 && sameBytes(Buffer.from(auth.secret, 'hex'), m.hmacKey)) {
-          return refusal('auth_hmac', `the secret was sent as hex: send it as issued (base64url)${nor}`);
-        }
-        for (const r of otherKeys(m.record.address, m.record.apiKey)) {
-          const other = keys.forDiagnosis(r.apiKey);
-          if (other !== undefined && sameBytes(secret, other.hmacKey)) {
-            return refusal('auth_hmac', `the secret is API key ${r.apiKey}'s (${KIND_WORD[kindOf(r)]} of the same wallet), not ${name}'s: send one key's id, secret and passphrase together${nor}`);
-          }
-        }
-        return unproven(`the secret is not ${name}'s (it decodes to ${secret.length} bytes, which are not this key's)`);
-      }
-      if (!passOk) {
-        const other = passphraseOwner(m.record.address, m.record.apiKey, Buffer.from(auth.passphrase));
-        if (other !== undefined) return refusal('auth_passphrase', `the passphrase is API key ${other.apiKey}'s (${KIND_WORD[kindOf(other)]} of the same wallet), not ${name}'s`);
-        return refusal('auth_passphrase', `the passphrase is not ${name}'s (${auth.passphrase.length} characters arrived; passphrases are 64 hex characters, as issued with the key)`);
-      }
-      return refusal('auth_key', `the credentials of ${name} check now: the message was refused as it arrived (the key may have changed state since)`);
-    },
+    l1: l1Explainer(deps, checks, budget),
+    userChannel: userChannelExplainer(deps, checks),
 
     walletOf(headers) {
       for (const names of [rules.l2.apiKey, rules.builder.apiKey]) {

@@ -10,7 +10,8 @@
  *
  * This module owns that header: its name, the closed set of reason classes (the `/metrics` label
  * `refusals_total{class}`), and what a header value may hold. The diagnoses live beside it (auth.ts for the
- * L1, L2, builder and user-channel credentials, order.ts for orders); the pipeline adds the header and keeps
+ * L2 and builder credentials and the explainer that holds them all, l1-auth.ts for L1, user-auth.ts for the
+ * user channel, credential-checks.ts for what all of them check of a key; order.ts for orders); the pipeline adds the header and keeps
  * the last refusals per wallet (log.ts, `GET /refusals`).
  *
  * Rules every diagnosis keeps:
