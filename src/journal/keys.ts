@@ -26,7 +26,7 @@ export const metaKeys = {
   /** State hash recorded at the last clean shutdown. */
   stateHash: 'stateHash',
   demoLoaded: 'demoLoaded',
-  /** 48 hex digits drawn when the store is created: the first 24 bytes of every trade id (codecs/fill-codec.ts). */
+  /** 48 hex digits drawn when the store is created: the first 24 bytes of every trade id (codecs/trade-ids.ts). */
   tradeIdPrefix: 'tradeIdPrefix',
   /** Per-projection cursor: last journal sequence the projection applied. */
   projectionCursor: (name: string) => `projection:${name}`,

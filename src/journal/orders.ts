@@ -25,7 +25,7 @@
  */
 import type { OrderAcceptedEvent, OrderRecord, OrderSignedParts, OrderStatusName } from '../domain/events.ts';
 import type { Store } from './env.ts';
-import { tradeIdOf } from './codecs/fill-codec.ts';
+import { tradeIdOf } from './codecs/trade-ids.ts';
 import { metaKeys } from './keys.ts';
 import { encodeOrderEvent, journalEventOf } from './codecs/order-codec.ts';
 import { OrderIndex, hashOrderId } from './order-index.ts';

@@ -38,7 +38,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FillEvent, JournalEvent, OrderRecord, TradeStatusName, TradingMarket } from '../domain/events.ts';
 import type { Store } from './env.ts';
-import { BLOCK_FILLS, SLOT_HEADER, TradeIds, fillRecordBound, newTradeIdKey, sealFills, writeSlot } from './codecs/fill-codec.ts';
+import { BLOCK_FILLS, SLOT_HEADER, fillRecordBound, sealFills, writeSlot } from './codecs/fill-codec.ts';
+import { TradeIds, newTradeIdKey } from './codecs/trade-ids.ts';
 import { balanceKey, engineMetaKeys, metaKeys } from './keys.ts';
 import { encodeOrderEvent } from './codecs/order-codec.ts';
 import { indexOrderIds, putOrderState, stateRowOf } from './orders.ts';
@@ -108,7 +109,7 @@ export class JournalWriter {
     this.seq = lastSeq;
     let prefix = store.meta.get(metaKeys.tradeIdPrefix) as string | undefined;
     if (prefix === undefined) {
-      // A fresh store's ids are mixed; an older store keeps its sequential ones (codecs/fill-codec.ts, TRADE IDS).
+      // A fresh store's ids are mixed; an older store keeps its sequential ones (codecs/trade-ids.ts).
       prefix = newTradeIdKey(randomBytes(24));
       store.meta.putSync(metaKeys.tradeIdPrefix, prefix);
     }

@@ -33,7 +33,7 @@
  * anything reads it (a flipped bit inside a value would otherwise decode as another value).
  */
 import { isObj, packr, unpackObject } from './msgpack.ts';
-import { isTradeIdKey } from '../journal/codecs/fill-codec.ts';
+import { isTradeIdKey } from '../journal/codecs/trade-ids.ts';
 import type { ReplicatedBatch } from '../journal/replication-log.ts';
 import { MAC_BYTES, type ClusterKeys } from './seal.ts';
 

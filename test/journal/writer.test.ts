@@ -6,7 +6,8 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { depositEvent, type FillEvent, type JournalEvent } from '../../src/domain/events.ts';
-import { BLOCK_FILLS, TradeIds, decodeFill, encodeFillRecord, newTradeIdKey, readFill, recordIn, tradeIdOf, tradeIdSeq } from '../../src/journal/codecs/fill-codec.ts';
+import { BLOCK_FILLS, decodeFill, encodeFillRecord, readFill, recordIn } from '../../src/journal/codecs/fill-codec.ts';
+import { TradeIds, newTradeIdKey, tradeIdOf, tradeIdSeq } from '../../src/journal/codecs/trade-ids.ts';
 import { journalEventOf } from '../../src/journal/codecs/order-codec.ts';
 import { readJournal } from '../../src/journal/recovery.ts';
 import { balanceKey, metaKeys } from '../../src/journal/keys.ts';
