@@ -38,66 +38,22 @@
  * A client that applies price_change totals to its last `book` holds what GET /book serves: both come from
  * the same committed state (test/e2e/stream.test.ts replays 2,000 random orders to check it).
  *
- * User channel, per event: `order` accepted -> order PLACEMENT; `fill` -> a `trade` to each side's wallet
- * (trader_side TAKER / MAKER) and an order UPDATE of each of the two orders; `status` CANCELED* -> order
- * CANCELLATION (MATCHED needs none: the last UPDATE says MATCHED). A trade follows the trade lifecycle
- * (DESIGN section 11) as on the platform: a fill that settles at once is reported CONFIRMED; a deferred fill
- * is reported MATCHED, and each later `trade` journal event (MINED, RETRYING, CONFIRMED, FAILED) sends the
- * same trade again to both sides with its new status and the move's time as `last_update` (the fill read
- * by its seq when it is not in the batch), so the user channel agrees with /data/trades at every step.
+ * User channel: stream-user-events.ts (its header says what each journal event sends).
  *
  * Costs: nothing is built for a topic without subscribers (the `wants` check comes first); a book body is
  * built once per version (committed-books.ts), shared by /book, the `book` event and price_change hashes,
  * and its `book` event once per version too (bookMessage), shared by the feed and every initial dump.
  */
-import type { FillEvent, JournalEvent, OrderAcceptedEvent, OrderStatusEvent, SideName } from '../domain/events.ts';
+import type { FillEvent, JournalEvent } from '../domain/events.ts';
 import { DEFAULT_OUTCOMES } from '../domain/market-rules.ts';
 import { PIPS, formatPips, formatUnits } from '../domain/units.ts';
-import type {
-  BestBidAskEvent,
-  LastTradePriceEvent,
-  MarketResolvedEvent,
-  NewMarketEvent,
-  PriceChange,
-  PriceChangeEvent,
-  TickSizeChangeEvent,
-  UserOrderEvent,
-  UserTradeEvent,
-} from '../edge/schemas/stream.ts';
+import type { BestBidAskEvent, LastTradePriceEvent, MarketResolvedEvent, NewMarketEvent, PriceChange, PriceChangeEvent, TickSizeChangeEvent } from '../edge/schemas/stream.ts';
 import { lastTradeSide } from '../journal/recovery.ts';
 import type { BookTop, CommittedBook, CommittedBooks, MarketChange } from './committed-books.ts';
-import { takerTradeFields } from './trade-fields.ts';
+import { Frames, LIFECYCLE_TOPIC, customTopic, marketTopic, type StreamSink } from './stream-frames.ts';
+import { UserEvents, type OrderFacts } from './stream-user-events.ts';
 
-export const marketTopic = (tokenId: string) => `market:${tokenId}`;
-export const customTopic = (tokenId: string) => `market-custom:${tokenId}`;
-export const LIFECYCLE_TOPIC = 'market-lifecycle';
-export const userTopic = (wallet: string, conditionId?: string) => (conditionId === undefined ? `user:${wallet}` : `user:${wallet}:${conditionId}`);
-
-/** Where frames go: uWS's topics (edge/ws/channels.ts), or a recorder in tests. */
-export interface StreamSink {
-  /** Whether any socket is subscribed to the topic. */
-  wants(topic: string): boolean;
-  publish(topic: string, frame: string): void;
-}
-
-/** The fields of an order that never change after acceptance (an OrderRecord has them). */
-export interface OrderFacts {
-  orderId: string;
-  wallet: string;
-  owner: string;
-  tokenId: string;
-  conditionId: string;
-  outcome: 0 | 1;
-  side: SideName;
-  pricePips: number;
-  sizeUnits: number;
-  orderType: string;
-  expiration: number;
-  /** ms since the epoch. */
-  createdAt: number;
-  makerFeeBps: number;
-  takerFeeBps: number;
-}
+export { LIFECYCLE_TOPIC, customTopic, marketTopic, userTopic } from './stream-frames.ts';
 
 /** What new_market and market_resolved say about a market (the catalog's record). */
 export interface MarketInfo {
@@ -159,8 +115,11 @@ export class StreamFeed {
   /** Batches applied since the last publishing turn, in journal order. */
   private queued: Array<{ changes: readonly MarketChange[]; events: readonly JournalEvent[] }> = [];
   private publishing: NodeJS.Immediate | undefined;
+  private readonly user: UserEvents;
 
-  constructor(private readonly d: FeedDeps) {}
+  constructor(private readonly d: FeedDeps) {
+    this.user = new UserEvents(d);
+  }
 
   /** Publishes what is queued, then stops the timer of the books waiting for their interval. */
   close(): void {
@@ -233,7 +192,7 @@ export class StreamFeed {
     const events = queued.length === 1 ? queued[0].events : queued.flatMap((q) => q.events);
     const out = new Frames();
     for (const c of changes) this.marketEvents(c, out);
-    this.userEvents(events, out);
+    this.user.build(events, out);
     if (out.flush(this.d.sink, this.counters) > 0) this.d.published?.();
   };
 
@@ -321,164 +280,6 @@ export class StreamFeed {
     return out;
   }
 
-  private userEvents(events: readonly JournalEvent[], out: Frames): void {
-    // Orders accepted in this batch (their facts without a look-up) and what their fills matched so far.
-    let placed: Map<string, OrderFacts> | undefined;
-    let matched: Map<string, number> | undefined;
-    // Fills of this batch by seq, for a `trade` move of the same batch (no look-up).
-    let fills: Map<number, FillEvent> | undefined;
-    for (const e of events) {
-      switch (e.type) {
-        case 'order': {
-          const facts = factsOf(e);
-          (placed ??= new Map()).set(e.orderId, facts);
-          const topics = this.walletTopics(e.wallet, e.conditionId);
-          if (topics !== undefined) out.addAll(topics, JSON.stringify(this.orderEvent(facts, 'PLACEMENT', 0, 'LIVE', [], e.ts)));
-          break;
-        }
-        case 'fill': {
-          const takerTopics = this.walletTopics(e.takerWallet, e.conditionId);
-          const makerTopics = e.makerWallet === e.takerWallet ? takerTopics : this.walletTopics(e.makerWallet, e.conditionId);
-          const takerSoFar = ((matched ??= new Map()).get(e.takerOrderId) ?? 0) + e.size;
-          matched.set(e.takerOrderId, takerSoFar);
-          if (takerTopics === undefined && makerTopics === undefined) break;
-          const taker = placed?.get(e.takerOrderId) ?? this.d.order(e.takerOrderId);
-          const maker = placed?.get(e.makerOrderId) ?? this.d.order(e.makerOrderId);
-          (fills ??= new Map()).set(e.seq, e);
-          const status = e.deferred ? 'MATCHED' : 'CONFIRMED';
-          if (takerTopics !== undefined) {
-            out.addAll(takerTopics, JSON.stringify(this.tradeEvent(e, status, 'TAKER', taker, maker)));
-            if (taker !== undefined) out.addAll(takerTopics, JSON.stringify(this.orderEvent(taker, 'UPDATE', takerSoFar, takerSoFar >= taker.sizeUnits ? 'MATCHED' : 'LIVE', [e.tradeId], e.ts)));
-          }
-          if (makerTopics !== undefined) {
-            out.addAll(makerTopics, JSON.stringify(this.tradeEvent(e, status, 'MAKER', taker, maker)));
-            if (maker !== undefined) {
-              const m = maker.sizeUnits - e.makerRemaining;
-              out.addAll(makerTopics, JSON.stringify(this.orderEvent(maker, 'UPDATE', m, e.makerRemaining === 0 ? 'MATCHED' : 'LIVE', [e.tradeId], e.ts)));
-            }
-          }
-          break;
-        }
-        case 'status':
-          this.statusEvent(e, placed, out);
-          break;
-        case 'trade': {
-          const takerTopics = this.walletTopics(e.takerWallet, e.conditionId);
-          const makerTopics = e.makerWallet === e.takerWallet ? takerTopics : this.walletTopics(e.makerWallet, e.conditionId);
-          if (takerTopics === undefined && makerTopics === undefined) break;
-          const f = fills?.get(e.fillSeq) ?? this.d.fill(e.fillSeq);
-          if (f === undefined) break;
-          const taker = placed?.get(f.takerOrderId) ?? this.d.order(f.takerOrderId);
-          const maker = placed?.get(f.makerOrderId) ?? this.d.order(f.makerOrderId);
-          if (takerTopics !== undefined) out.addAll(takerTopics, JSON.stringify(this.tradeEvent(f, e.status, 'TAKER', taker, maker, e.ts)));
-          if (makerTopics !== undefined) out.addAll(makerTopics, JSON.stringify(this.tradeEvent(f, e.status, 'MAKER', taker, maker, e.ts)));
-          break;
-        }
-        default:
-          break;
-      }
-    }
-  }
-
-  private statusEvent(e: OrderStatusEvent, placed: Map<string, OrderFacts> | undefined, out: Frames): void {
-    if (e.status !== 'CANCELED' && e.status !== 'CANCELED_MARKET_RESOLVED') return;
-    const topics = this.walletTopics(e.wallet, e.conditionId);
-    if (topics === undefined) return;
-    const facts = placed?.get(e.orderId) ?? this.d.order(e.orderId);
-    if (facts !== undefined) out.addAll(topics, JSON.stringify(this.orderEvent(facts, 'CANCELLATION', e.matched, e.status, [], e.ts)));
-  }
-
-  /** The wallet's topics that have subscribers for an event of market `conditionId`, undefined when none. */
-  private walletTopics(wallet: string, conditionId: string): string[] | undefined {
-    const all = userTopic(wallet);
-    const one = userTopic(wallet, conditionId);
-    const a = this.d.sink.wants(all);
-    const b = this.d.sink.wants(one);
-    return a ? (b ? [all, one] : [all]) : b ? [one] : undefined;
-  }
-
-  private label(conditionId: string, outcome: 0 | 1): string {
-    return (this.d.outcomes(conditionId) ?? DEFAULT_OUTCOMES)[outcome];
-  }
-
-  private orderEvent(o: OrderFacts, type: UserOrderEvent['type'], sizeMatched: number, status: string, trades: string[], ts: number): UserOrderEvent {
-    return {
-      event_type: 'order',
-      id: o.orderId,
-      owner: o.owner,
-      order_owner: o.owner,
-      market: o.conditionId,
-      asset_id: o.tokenId,
-      side: o.side,
-      price: formatPips(o.pricePips),
-      original_size: formatUnits(o.sizeUnits),
-      size_matched: formatUnits(sizeMatched),
-      associate_trades: trades,
-      outcome: this.label(o.conditionId, o.outcome),
-      type,
-      created_at: String(Math.floor(o.createdAt / 1000)),
-      expiration: String(o.expiration),
-      order_type: o.orderType,
-      status,
-      maker_address: o.wallet,
-      timestamp: String(ts),
-    };
-  }
-
-  /** A fill as the platform's user-channel trade, as seen by one of its sides; `movedAt` (ms) is its last status move's time. */
-  tradeEvent(f: FillEvent, status: string, side: 'TAKER' | 'MAKER', taker: OrderFacts | undefined, maker: OrderFacts | undefined, movedAt = f.ts): UserTradeEvent {
-    const sec = String(Math.floor(f.ts / 1000));
-    return {
-      event_type: 'trade',
-      type: 'TRADE',
-      ...takerTradeFields(f),
-      price: formatPips(f.takerPricePips),
-      fee_rate_bps: String(taker?.takerFeeBps ?? 0),
-      status,
-      matchtime: sec,
-      match_time: sec,
-      last_update: String(Math.floor(movedAt / 1000)),
-      outcome: this.label(f.conditionId, f.takerOutcome),
-      owner: side === 'TAKER' ? f.takerOwner : f.makerOwner,
-      trade_owner: f.takerOwner,
-      maker_address: f.takerWallet,
-      maker_orders: [
-        {
-          asset_id: f.makerTokenId,
-          matched_amount: formatUnits(f.size),
-          order_id: f.makerOrderId,
-          outcome: this.label(f.conditionId, f.makerOutcome),
-          owner: f.makerOwner,
-          price: formatPips(f.makerPricePips),
-          fee_rate_bps: String(maker?.makerFeeBps ?? 0),
-          side: f.makerSide,
-          maker_address: f.makerWallet,
-        },
-      ],
-      timestamp: String(f.ts),
-      transaction_hash: f.txHash,
-      trader_side: side,
-    };
-  }
-}
-
-function factsOf(e: OrderAcceptedEvent): OrderFacts {
-  return {
-    orderId: e.orderId,
-    wallet: e.wallet,
-    owner: e.owner,
-    tokenId: e.tokenId,
-    conditionId: e.conditionId,
-    outcome: e.outcome,
-    side: e.side,
-    pricePips: e.pricePips,
-    sizeUnits: e.sizeUnits,
-    orderType: e.orderType,
-    expiration: e.expiration,
-    createdAt: e.ts,
-    makerFeeBps: e.makerFeeBps,
-    takerFeeBps: e.takerFeeBps,
-  };
 }
 
 /**
@@ -520,27 +321,3 @@ function spread(t: BookTop): string {
   return t.bid > 0 && t.ask > 0 ? formatPips(t.ask - t.bid) : '';
 }
 
-/** The batch's serialized events per topic, in order; one frame per topic (a JSON array when several). */
-class Frames {
-  private readonly byTopic = new Map<string, string[]>();
-
-  add(topic: string, event: string): void {
-    const list = this.byTopic.get(topic);
-    if (list === undefined) this.byTopic.set(topic, [event]);
-    else list.push(event);
-  }
-
-  addAll(topics: readonly string[], event: string): void {
-    for (const t of topics) this.add(t, event);
-  }
-
-  /** Publishes every topic's frame; returns how many. */
-  flush(sink: StreamSink, counters: { frames: number; events: number }): number {
-    for (const [topic, list] of this.byTopic) {
-      sink.publish(topic, list.length === 1 ? list[0] : '[' + list.join(',') + ']');
-      counters.frames++;
-      counters.events += list.length;
-    }
-    return this.byTopic.size;
-  }
-}

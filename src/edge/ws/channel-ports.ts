@@ -37,7 +37,7 @@ export interface MarketReader {
   conditionId(conditionId: string): string | undefined;
 }
 
-/** Topic names (projections/stream-feed.ts owns them; the edge receives them so it need not import projections). */
+/** Topic names (projections/stream-frames.ts owns them; the edge receives them so it need not import projections). */
 export interface Topics {
   market(tokenId: string): string;
   custom(tokenId: string): string;
