@@ -17,18 +17,17 @@
  * for that commit (app.ts), so a known token gets 503 only from an engine that has stopped.
  *
  * History and builder trades are synchronous LMDB reads of the views that projections/market-data.ts
- * maintains, through its RangeOverlay (the writes of the last, not yet committed, transaction included).
- * Rules (bucketing, defaults, bounds, field sources) are in docs/decisions/market-data.md, "Market data".
+ * maintains, through its RangeOverlay (the writes of the last, not yet committed, transaction included):
+ * price-history.ts and builder-trades.ts own them, and this reader hands their calls on, so the routes
+ * read every market datum from one object. Rules (bucketing, defaults, bounds, field sources) are in
+ * docs/decisions/market-data.md, "Market data".
  *
  * Shapes returned here are the wire forms of edge/schemas/market-data.ts, typed by its schemas. Quotes and
  * the display price follow one rule with the wallets' positions (current-price.ts).
  */
-import { apiError } from '../domain/errors.ts';
-import { END_CURSOR, encodeCursor } from '../domain/cursor.ts';
 import type { FillEvent } from '../domain/events.ts';
 import { DEFAULT_OUTCOMES } from '../domain/market-rules.ts';
-import { MIN_FIDELITY, type HistoryInterval } from '../domain/price-history.ts';
-import { PIPS, formatPips, formatScaled, formatUnits, pipsToNumber, unitsToNumber } from '../domain/units.ts';
+import { PIPS, formatPips, formatScaled, pipsToNumber, unitsToNumber } from '../domain/units.ts';
 import type {
   BuilderTrade,
   ClientBuilderTrade,
@@ -39,12 +38,13 @@ import type {
   MarketByTokenReply,
   Quote,
 } from '../edge/schemas/market-data.ts';
-import { readFill } from '../journal/codecs/fill-codec.ts';
-import { tradeStateOf } from '../journal/trades.ts';
-import { builderTradeKeys, priceKey, type BuilderTradeDim } from '../journal/keys.ts';
-import type { BuilderTradeFields, BuilderTradeIdEntry, MarketDataStore } from '../projections/market-data.ts';
-import { takerTradeFields } from '../projections/trade-fields.ts';
+import type { BuilderTradeFields, MarketDataStore } from '../projections/market-data.ts';
+import { BUILDER_TRADES_PAGE_SIZE, BuilderTradesReader, type BuilderTradeFilter } from './builder-trades.ts';
+import { PriceHistoryReader, type HistoryParams, type HistoryWindow } from './price-history.ts';
 import { EMPTY_TOP, NO_PRICE, currentPricePips, midpointPips, parseBookTop, tight, twoSided, type BookTop } from './current-price.ts';
+
+export { BUILDER_TRADES_PAGE_SIZE, type BuilderTradeFilter } from './builder-trades.ts';
+export { MAX_HISTORY_POINTS, type HistoryParams, type HistoryWindow } from './price-history.ts';
 
 // ---- what the engine provides (engine/engine.ts's Engine satisfies it) -------------------------------------
 
@@ -86,40 +86,6 @@ const SNAPSHOT_WAIT_MS = 2000;
 /** Outcome labels of a market from the catalog, undefined when the catalog does not hold it. */
 export type OutcomeLabels = (conditionId: string) => readonly [string, string] | undefined;
 
-// ---- history parameters ---------------------------------------------------------------------------------
-
-/** Window length of each interval ending now; '1m' is one month (30 days), as on the platform's charts. */
-const INTERVAL_SECONDS: Record<Exclude<HistoryInterval, 'max' | 'all'>, number> = {
-  '1h': 3600,
-  '6h': 6 * 3600,
-  '1d': 86_400,
-  '1w': 7 * 86_400,
-  '1m': 30 * 86_400,
-};
-
-/** Most buckets one series may span (30 days at 1-minute fidelity fit). */
-export const MAX_HISTORY_POINTS = 50_000;
-/** Samples of one bucket read one by one before deciding whether to skip the rest of it with a seek... */
-const DENSE_BUCKET = 8;
-/** ...which happens when at least this many more samples are expected in the bucket. */
-const SKIP_AT_LEAST = 32;
-
-export interface HistoryParams {
-  startTs?: number;
-  endTs?: number;
-  interval?: HistoryInterval;
-  fidelity?: number;
-}
-
-export interface HistoryWindow {
-  start: number;
-  end: number;
-  /** Bucket width in minutes. */
-  fidelity: number;
-}
-
-const bad = (detail: string) => apiError('PM_ERR_BAD_REQUEST', { detail });
-
 // ---- the platform's fee curve ---------------------------------------------------------------------------
 
 /**
@@ -137,22 +103,6 @@ export function feeCurveOf(takerFeeBps: number, makerFeeBps: number): FeeCurve {
   return { r: takerFeeBps / 20_000, e: 0, to: makerFeeBps === 0 };
 }
 
-// ---- builder trades -------------------------------------------------------------------------------------
-
-export const BUILDER_TRADES_PAGE_SIZE = 100;
-
-export interface BuilderTradeFilter {
-  id?: string;
-  /** The row's maker_address: the taker order's wallet. */
-  makerAddress?: string;
-  market?: string;
-  assetId?: string;
-  /** Unix seconds: trades strictly before / strictly after. */
-  before?: number;
-  after?: number;
-  builderCode?: string;
-}
-
 // ---- the reader -----------------------------------------------------------------------------------------
 
 /** The top of a token's published book (NO_PRICE for an empty side), parsed once per snapshot version. */
@@ -166,12 +116,17 @@ const EMPTY_QUOTE: Readonly<Quote> = Object.freeze({ BUY: '', SELL: '' });
 
 export class MarketDataReader {
   private readonly tops = new Map<string, Top>();
+  private readonly prices: PriceHistoryReader;
+  private readonly trades: BuilderTradesReader;
 
   constructor(
     private readonly books: BookSource,
-    private readonly md: MarketDataStore,
+    md: MarketDataStore,
     private readonly outcomes: OutcomeLabels = () => undefined,
-  ) {}
+  ) {
+    this.prices = new PriceHistoryReader(md);
+    this.trades = new BuilderTradesReader(md, outcomes);
+  }
 
   /** The token's market and outcome, or undefined for a token no market has. */
   token(tokenId: string): TokenOutcome | undefined {
@@ -310,279 +265,36 @@ export class MarketDataReader {
     return p === NO_PRICE ? undefined : p / PIPS;
   }
 
-  // ---- price history ----
-
-  /** First recorded second of a token's history, undefined when it has none. */
-  private firstSample(tokenId: string): number | undefined {
-    for (const e of this.md.prices.range(priceKey(tokenId, 0), priceKey(tokenId, Number.MAX_SAFE_INTEGER))) return e.key[1] as number;
-    return undefined;
-  }
-
-  /**
-   * The window and bucket width of a request (throws a 400 for a bad combination):
-   *   interval          [now - length, now]; 'max'/'all' from the first sample of the listed tokens;
-   *   startTs/endTs     either or both; a missing start is the first sample, a missing end is now;
-   *   neither           interval 'max';
-   *   fidelity          given: at most MAX_HISTORY_POINTS buckets over the window; absent: 1 minute, or
-   *                     the smallest width that keeps the window within MAX_HISTORY_POINTS buckets.
-   */
-  historyWindow(tokenIds: readonly string[], p: HistoryParams, nowSec: number): HistoryWindow {
-    const hasRange = p.startTs !== undefined || p.endTs !== undefined;
-    if (p.interval !== undefined && hasRange) throw bad('interval cannot be combined with startTs/endTs');
-    const earliest = (): number | undefined => {
-      let min: number | undefined;
-      for (const id of tokenIds) {
-        const f = this.firstSample(id);
-        if (f !== undefined && (min === undefined || f < min)) min = f;
-      }
-      return min;
-    };
-    let start: number;
-    let end: number;
-    const interval = p.interval ?? (hasRange ? undefined : 'max');
-    if (interval === undefined) {
-      end = p.endTs ?? nowSec;
-      if (p.startTs !== undefined) start = p.startTs;
-      else start = Math.min(earliest() ?? end, end);
-      if (start > end) throw bad(p.endTs === undefined ? 'startTs must not be after endTs (default: now)' : 'startTs must not be after endTs');
-    } else if (interval === 'max' || interval === 'all') {
-      end = nowSec;
-      start = Math.min(earliest() ?? end, end);
-    } else {
-      end = nowSec;
-      start = Math.max(0, nowSec - INTERVAL_SECONDS[interval]);
-    }
-    const buckets = (f: number) => Math.floor(end / (f * 60)) - Math.floor(start / (f * 60)) + 1;
-    let fidelity: number;
-    if (p.fidelity !== undefined) {
-      fidelity = p.fidelity;
-      const n = buckets(fidelity);
-      if (n > MAX_HISTORY_POINTS) {
-        let min = Math.max(fidelity + 1, Math.ceil((end - start + 1) / 60 / MAX_HISTORY_POINTS));
-        while (buckets(min) > MAX_HISTORY_POINTS) min++;
-        throw bad(`fidelity ${fidelity} spans ${n} points over this window, more than ${MAX_HISTORY_POINTS}: use fidelity >= ${min} or a shorter window`);
-      }
-    } else {
-      fidelity = Math.max(MIN_FIDELITY, Math.ceil((end - start + 1) / 60 / MAX_HISTORY_POINTS));
-      while (buckets(fidelity) > MAX_HISTORY_POINTS) fidelity++;
-    }
-    return { start, end, fidelity };
-  }
-
-  /**
-   * The token's samples in [start, end] grouped into buckets of `fidelity` minutes aligned to the unix
-   * epoch: one point per bucket that holds a sample, t = the bucket's start, p = its last sample (the
-   * price in effect at the bucket's close). Buckets without samples are left out.
-   *
-   * Reads are bounded by the buckets, not by the samples: after DENSE_BUCKET samples of one bucket the
-   * rest of it is skipped with one reverse seek to its last sample, so an hourly series over minute
-   * samples reads a few entries per hour. The samples still queued for commit are merged in last.
-   */
-  history(tokenId: string, w: HistoryWindow): HistoryPoint[] {
-    const width = w.fidelity * 60;
-    const endEx = w.end + 1;
-    const db = this.md.prices.db;
-    const starts: number[] = [];
-    const lastSec: number[] = [];
-    const values: number[] = [];
-    /** Keeps the latest sample of bucket `b`; buckets arrive in order, except queued samples (below). */
-    const record = (b: number, sec: number, v: number): void => {
-      let lo = 0;
-      let hi = starts.length;
-      if (hi > 0 && starts[hi - 1] < b) lo = hi;
-      while (lo < hi) {
-        const mid = (lo + hi) >> 1;
-        if (starts[mid] < b) lo = mid + 1;
-        else hi = mid;
-      }
-      if (starts[lo] === b) {
-        if (sec >= lastSec[lo]) {
-          lastSec[lo] = sec;
-          values[lo] = v;
-        }
-        return;
-      }
-      if (lo === starts.length) {
-        starts.push(b);
-        lastSec.push(sec);
-        values.push(v);
-      } else {
-        starts.splice(lo, 0, b);
-        lastSec.splice(lo, 0, sec);
-        values.splice(lo, 0, v);
-      }
-    };
-    let from = w.start;
-    scan: while (from < endEx) {
-      let bucket = -1;
-      let n = 0;
-      let first = 0;
-      for (const e of db.getRange({ start: priceKey(tokenId, from), end: priceKey(tokenId, endEx) })) {
-        const sec = e.key[1] as number;
-        const b = sec - (sec % width);
-        if (b !== bucket) {
-          bucket = b;
-          n = 0;
-          first = sec;
-        }
-        record(b, sec, e.value as number);
-        if (++n !== DENSE_BUCKET) continue;
-        const next = Math.min(b + width, endEx);
-        // A seek costs about as much as a few dozen sequential reads: skip only when the pace of the
-        // samples read so far predicts many more in this bucket.
-        if (((next - sec) * (n - 1)) / (sec - first + 1) > SKIP_AT_LEAST) {
-          // Keys are whole seconds, so next - 0.5 sorts after every sample of this bucket and before the next's.
-          for (const t of db.getRange({ start: priceKey(tokenId, next - 0.5), end: priceKey(tokenId, sec), reverse: true, limit: 1 })) {
-            record(b, t.key[1] as number, t.value as number);
-          }
-          from = next;
-          continue scan;
-        }
-      }
-      break;
-    }
-    for (const q of this.md.prices.queuedIn(priceKey(tokenId, w.start), priceKey(tokenId, endEx))) {
-      const sec = q.key[1] as number;
-      record(sec - (sec % width), sec, q.value as number);
-    }
-    const out: HistoryPoint[] = new Array(starts.length);
-    for (let i = 0; i < starts.length; i++) out[i] = { t: starts[i], p: values[i] / PIPS };
-    return out;
-  }
-
-  // ---- builder trades ----
-
-  /**
-   * One page of builder trades matching every given filter, oldest first, starting `offset` matches in.
-   * The listing walks the most selective index the filters name (trade id, then token, market, wallet,
-   * builder code, else all), bounded by the time filters; the other filters are checked on each fill.
-   */
-  builderTrades(f: BuilderTradeFilter, offset: number, limit?: number): { rows: BuilderTrade[]; next: string };
-  builderTrades<T>(f: BuilderTradeFilter, offset: number, limit: number, out: (fill: FillEvent, x: BuilderTradeFields) => T): { rows: T[]; next: string };
-  builderTrades<T>(
-    f: BuilderTradeFilter,
-    offset: number,
-    limit = BUILDER_TRADES_PAGE_SIZE,
-    out: (fill: FillEvent, x: BuilderTradeFields) => T = (fill, x) => this.tradeOut(fill, x) as T,
-  ): { rows: T[]; next: string } {
-    const fromMs = f.after !== undefined ? (f.after + 1) * 1000 : 0;
-    const toMs = f.before !== undefined ? f.before * 1000 : Number.MAX_SAFE_INTEGER;
-    const matches = (fill: FillEvent): boolean =>
-      fill.ts >= fromMs &&
-      fill.ts < toMs &&
-      (f.market === undefined || fill.conditionId === f.market) &&
-      (f.assetId === undefined || fill.takerTokenId === f.assetId) &&
-      (f.makerAddress === undefined || fill.takerWallet === f.makerAddress) &&
-      (f.builderCode === undefined || fill.builder.toLowerCase() === f.builderCode);
-
-    if (f.id !== undefined) {
-      const entry = this.md.views.get<BuilderTradeIdEntry>(builderTradeKeys.byId(f.id));
-      const fill = entry === undefined ? undefined : this.fill(entry.s);
-      const rows = fill !== undefined && matches(fill) && offset === 0 ? [out(fill, entry as BuilderTradeFields)] : [];
-      return { rows, next: END_CURSOR };
-    }
-    if (fromMs >= toMs) return { rows: [], next: END_CURSOR };
-
-    let dim: BuilderTradeDim = 'all';
-    let value = '';
-    if (f.assetId !== undefined) [dim, value] = ['asset', f.assetId];
-    else if (f.market !== undefined) [dim, value] = ['market', f.market];
-    else if (f.makerAddress !== undefined) [dim, value] = ['user', f.makerAddress];
-    else if (f.builderCode !== undefined) [dim, value] = ['builder', f.builderCode];
-    const range = builderTradeKeys.range(dim, value, fromMs, toMs);
-
-    const rows: T[] = [];
-    let skipped = 0;
-    let more = false;
-    for (const e of this.md.views.range<BuilderTradeFields>(range.start, range.end)) {
-      const fill = this.fill(e.key[3] as number);
-      if (fill === undefined || !matches(fill)) continue;
-      if (skipped < offset) {
-        skipped++;
-        continue;
-      }
-      if (rows.length === limit) {
-        more = true;
-        break;
-      }
-      rows.push(out(fill, e.value));
-    }
-    return { rows, next: more ? encodeCursor(offset + rows.length) : END_CURSOR };
-  }
-
-  private fill(seq: number): FillEvent | undefined {
-    return readFill(this.md.store.fills, seq);
-  }
-
   private outcome(conditionId: string, index: 0 | 1): string {
     return (this.outcomes(conditionId) ?? DEFAULT_OUTCOMES)[index];
   }
 
-  /** A builder trade in the platform V2 client's camelCase BuilderTrade (GET /builder/trades, clob-client-v2 shapes). */
-  clientBuilderTrade(f: FillEvent, x: BuilderTradeFields): ClientBuilderTrade {
-    const t = this.tradeOut(f, x);
-    return {
-      id: t.id,
-      tradeType: 'TAKER',
-      takerOrderHash: t.taker_order_id,
-      builder: f.builder.toLowerCase(),
-      market: t.market,
-      assetId: t.asset_id,
-      side: t.side,
-      size: t.size,
-      sizeUsdc: formatUnits(f.takerUsdc),
-      price: t.price,
-      status: t.status,
-      outcome: t.outcome,
-      outcomeIndex: f.takerOutcome,
-      owner: t.owner,
-      maker: t.maker_address,
-      transactionHash: t.transaction_hash,
-      matchTime: t.match_time,
-      bucketIndex: t.bucket_index,
-      fee: t.fee_rate_bps,
-      feeUsdc: formatUnits(f.takerFee),
-      builderFee: '0',
-      builderCode: f.builder.toLowerCase(),
-      createdAt: t.match_time,
-      updatedAt: t.last_update,
-    };
+  // ---- price history (price-history.ts) and builder trades (builder-trades.ts) ----
+
+  /** The window and bucket width of a history request (throws a 400 for a bad combination). */
+  historyWindow(tokenIds: readonly string[], p: HistoryParams, nowSec: number): HistoryWindow {
+    return this.prices.historyWindow(tokenIds, p, nowSec);
   }
 
-  /**
-   * A fill in the platform's trade shape, seen from its taker. `x` carries what the fill itself does not:
-   * the position among the taker order's fills and both orders' fee rates. The status and its time are the
-   * trade's as committed (journal/trades.ts): CONFIRMED at the match unless the fill was deferred.
-   */
+  /** The token's samples in the window, one point per bucket that holds one. */
+  history(tokenId: string, w: HistoryWindow): HistoryPoint[] {
+    return this.prices.history(tokenId, w);
+  }
+
+  /** One page of builder trades matching every given filter, oldest first, starting `offset` matches in. */
+  builderTrades(f: BuilderTradeFilter, offset: number, limit?: number): { rows: BuilderTrade[]; next: string };
+  builderTrades<T>(f: BuilderTradeFilter, offset: number, limit: number, out: (fill: FillEvent, x: BuilderTradeFields) => T): { rows: T[]; next: string };
+  builderTrades<T>(f: BuilderTradeFilter, offset: number, limit?: number, out?: (fill: FillEvent, x: BuilderTradeFields) => T): { rows: T[]; next: string } {
+    return out === undefined ? (this.trades.builderTrades(f, offset, limit) as { rows: T[]; next: string }) : this.trades.builderTrades(f, offset, limit ?? BUILDER_TRADES_PAGE_SIZE, out);
+  }
+
+  /** A builder trade in the platform V2 client's camelCase BuilderTrade. */
+  clientBuilderTrade(f: FillEvent, x: BuilderTradeFields): ClientBuilderTrade {
+    return this.trades.clientBuilderTrade(f, x);
+  }
+
+  /** A fill in the platform's trade shape, seen from its taker. */
   tradeOut(f: FillEvent, x: BuilderTradeFields): BuilderTrade {
-    const time = new Date(f.ts).toISOString();
-    const state = tradeStateOf(this.md.store, f);
-    return {
-      ...takerTradeFields(f),
-      fee_rate_bps: String(x.tf),
-      price: formatPips(f.takerPricePips),
-      status: state.status,
-      outcome: this.outcome(f.conditionId, f.takerOutcome),
-      maker_address: f.takerWallet,
-      owner: f.takerOwner,
-      transaction_hash: f.txHash,
-      match_time: time,
-      last_update: new Date(state.updatedAt).toISOString(),
-      bucket_index: x.b,
-      type: 'TAKER',
-      maker_orders: [
-        {
-          order_id: f.makerOrderId,
-          maker_address: f.makerWallet,
-          owner: f.makerOwner,
-          matched_amount: formatUnits(f.size),
-          fee_rate_bps: String(x.mf),
-          price: formatPips(f.makerPricePips),
-          asset_id: f.makerTokenId,
-          outcome: this.outcome(f.conditionId, f.makerOutcome),
-          side: f.makerSide,
-        },
-      ],
-    };
+    return this.trades.tradeOut(f, x);
   }
 }
