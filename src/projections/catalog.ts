@@ -19,7 +19,8 @@
  * Index entries are diffed (old record's keys vs new record's keys), so an update writes only what moved.
  *
  * The parts, in projections/catalog/: input.ts (field normalization), derive.ts (derived ids), lookups.ts
- * (reads by id and unique index), planner.ts (records and problems of a request), index-keys.ts (the index
+ * (reads by id and unique index), planner.ts (records and problems of a request), id-allocator.ts (which id
+ * an input gets), unique-values.ts (values unique across a request and the store), index-keys.ts (the index
  * entries of each record), apply.ts (writing a plan), writer.ts (CatalogWriter). This module is their
  * public face, so callers do not depend on the layout.
  */

@@ -1,17 +1,22 @@
 /**
  * Planning an upsert: builds the records a request asks for and every problem with it, reading the store
  * (the transaction's view when called inside one) and writing nothing. Upsert semantics: projections/catalog.ts.
+ * Which id each input gets is id-allocator.ts's; the values that must be unique across the request and the
+ * store are checked by unique-values.ts once every record is planned.
  */
 import { ZERO_ADDRESS } from '../../domain/ids.ts';
 import type { TickSize } from '../../domain/units.ts';
 import type { Store } from '../../journal/env.ts';
-import { catalogMetaKeys, type CatalogKind } from '../../journal/keys.ts';
 import type { EventInput, MarketInput, SeriesInput, TagInput } from '../../edge/schemas/admin.ts';
 import { sameValue, slugify, type EventRec, type MarketRec, type SeriesRec, type TagRec } from './catalog-index.ts';
 import { deriveConditionId, deriveNegRiskMarketId, TokenMemo } from './derive.ts';
 import { given, idText, normalizeCreator, normalizeIso, present, type Problem } from './input.ts';
+import { IdAllocator, explicitIdFloors, type IdFloors } from './id-allocator.ts';
+import { uniqueValueProblems } from './unique-values.ts';
 import { minSizeOf, outcomesOf, pricesOf, tokenIdsOf } from './market-fields.ts';
-import { eventIdBySlug, getRec, marketIdByCondition, marketIdBySlug, marketIdByToken, seriesIdBySlug, tagIdBySlug } from './lookups.ts';
+import { eventIdBySlug, getRec, marketIdByCondition, marketIdBySlug, seriesIdBySlug, tagIdBySlug } from './lookups.ts';
+
+export { explicitIdFloors, type IdFloors } from './id-allocator.ts';
 
 export interface KindCounts {
   created: number;
@@ -46,8 +51,6 @@ export interface Plan {
   eventOrder: string[];
 }
 
-type Counter = { floor: number; next: number | undefined };
-
 /** A reference to a tag or series, checked against the store and the request once the request is read. */
 type Ref = { id: string; path: string; what: string };
 
@@ -74,9 +77,7 @@ const SERIES_FIELDS = ['ticker', 'title', 'seriesType', 'recurrence', 'image', '
  */
 class Planner {
   readonly plan: Plan = { errors: [], tags: new Map(), series: new Map(), events: new Map(), markets: new Map(), eventOrder: [] };
-  /** `${kind}:${slug}` (or `market-cond:<id>`) claimed by an id-less input earlier in the request. */
-  private claims = new Map<string, string>();
-  private counters = new Map<CatalogKind, Counter>();
+  private readonly ids: IdAllocator;
   private tagRefs: Ref[] = [];
   /** Derived neg-risk group ids by event id (one hash per event, not per market). */
   private negRiskIds = new Map<string, string>();
@@ -86,7 +87,10 @@ class Planner {
     private readonly store: Store,
     private readonly now: string,
     private readonly tokenMemo: TokenMemo,
-  ) {}
+    floors: IdFloors,
+  ) {
+    this.ids = new IdAllocator(store, floors);
+  }
 
   private negRiskId(eventId: string): string {
     let id = this.negRiskIds.get(eventId);
@@ -99,49 +103,6 @@ class Planner {
 
   private problem(path: string, message: string): void {
     this.plan.errors.push({ path, message });
-  }
-
-  /** Explicit ids of the request raise the floor of new ids, so an assigned id never collides with one. */
-  setIdFloors(floors: IdFloors): void {
-    for (const [kind, floor] of Object.entries(floors) as [CatalogKind, number][]) {
-      const c = this.counter(kind);
-      c.floor = Math.max(c.floor, floor);
-    }
-  }
-
-  private counter(kind: CatalogKind): Counter {
-    let c = this.counters.get(kind);
-    if (!c) {
-      c = { floor: 1, next: undefined };
-      this.counters.set(kind, c);
-    }
-    return c;
-  }
-
-  private allocate(kind: CatalogKind): string {
-    const c = this.counter(kind);
-    if (c.next === undefined) {
-      const stored = this.store.catalog.get(catalogMetaKeys.nextId(kind));
-      c.next = Math.max(typeof stored === 'number' ? stored : 1, c.floor);
-    }
-    // An explicit id stored earlier may sit above the sequence: skip ids that exist.
-    while (getRec(this.store, kind, String(c.next)) !== undefined) c.next++;
-    return String(c.next++);
-  }
-
-  private resolve(kind: CatalogKind, id: string | undefined, lookups: (string | undefined)[], byStore: ((v: string) => string | undefined)[]): string {
-    if (id !== undefined) return id;
-    for (let i = 0; i < lookups.length; i++) {
-      const v = lookups[i];
-      if (v === undefined) continue;
-      const claimed = this.claims.get(`${kind}:${i}:${v}`);
-      if (claimed) return claimed;
-      const stored = byStore[i](v);
-      if (stored) return stored;
-    }
-    const fresh = this.allocate(kind);
-    for (let i = 0; i < lookups.length; i++) if (lookups[i] !== undefined) this.claims.set(`${kind}:${i}:${lookups[i]}`, fresh);
-    return fresh;
   }
 
   private stamp<R extends { createdAt: string; updatedAt: string }>(next: R, old: R | undefined, updatedAt: string | undefined): boolean {
@@ -228,7 +189,7 @@ class Planner {
       this.problem(`${path}.slug`, `cannot be derived from the ${k.name}: give a slug`);
       return undefined;
     }
-    const id = this.resolve(k.kind, idText(input.id), [slug], [(v) => k.idBySlug(this.store, v)]);
+    const id = this.ids.resolve(k.kind, idText(input.id), [slug], [(v) => k.idBySlug(this.store, v)]);
     if (isRef) {
       k.refs.push({ id, path, what: present(input.slug) && !present(input.id) ? `${k.kind} with slug ${input.slug}` : `${k.kind} ${id}` });
       return id;
@@ -255,7 +216,7 @@ class Planner {
       this.problem(`${path}.slug`, 'cannot be derived from the title: give a slug');
       return;
     }
-    const id = this.resolve('event', idText(ev.id), [slug], [(s) => eventIdBySlug(this.store, s)]);
+    const id = this.ids.resolve('event', idText(ev.id), [slug], [(s) => eventIdBySlug(this.store, s)]);
     const dup = this.plan.events.get(id);
     if (dup) {
       this.problem(path, `event ${id} is already given at ${dup.path}`);
@@ -384,7 +345,7 @@ class Planner {
       this.problem(`${path}.slug`, 'cannot be derived from the question: give a slug');
       return undefined;
     }
-    const id = this.resolve('market', idText(m.id), [conditionId, slug], [
+    const id = this.ids.resolve('market', idText(m.id), [conditionId, slug], [
       (c) => marketIdByCondition(this.store, c),
       (s) => marketIdBySlug(this.store, s),
     ]);
@@ -433,61 +394,9 @@ class Planner {
     for (const r of this.seriesRefs) {
       if (!plan.series.has(r.id) && getRec(this.store, 'series', r.id) === undefined) this.problem(r.path, `${r.what} does not exist`);
     }
-    const unique = <R extends { id: string }>(
-      kind: string,
-      planned: Map<string, Planned<R>>,
-      field: string,
-      values: (r: R) => string[],
-      owner: (v: string) => string | undefined,
-    ) => {
-      const claimed = new Map<string, Planned<R>>();
-      for (const p of planned.values()) {
-        for (const v of values(p.next)) {
-          const other = claimed.get(v);
-          if (other && other.next.id !== p.next.id) this.problem(`${p.path}.${field}`, `${v} is also used by ${kind} ${other.next.id} at ${other.path}`);
-          else claimed.set(v, p);
-        }
-      }
-      for (const p of planned.values()) {
-        // A stored record keeping its value owns it already (the index agrees with the record).
-        const kept = p.old ? new Set(values(p.old)) : undefined;
-        for (const v of values(p.next)) {
-          if (kept?.has(v)) continue;
-          const o = owner(v);
-          if (o === undefined || o === p.next.id) continue;
-          // The stored owner gives the value up in this very request.
-          const moving = planned.get(o);
-          if (moving && !values(moving.next).includes(v)) continue;
-          this.problem(`${p.path}.${field}`, `${v} is already used by ${kind} ${o}`);
-        }
-      }
-    };
-    unique('event', plan.events, 'slug', (e) => [e.slug], (v) => eventIdBySlug(this.store, v));
-    unique('tag', plan.tags, 'slug', (t) => [t.slug], (v) => tagIdBySlug(this.store, v));
-    unique('series', plan.series, 'slug', (s) => [s.slug], (v) => seriesIdBySlug(this.store, v));
-    unique('market', plan.markets, 'slug', (m) => [m.slug], (v) => marketIdBySlug(this.store, v));
-    unique('market', plan.markets, 'conditionId', (m) => [m.conditionId], (v) => marketIdByCondition(this.store, v));
-    unique('market', plan.markets, 'clobTokenIds', (m) => [...m.clobTokenIds], (v) => marketIdByToken(this.store, v));
+    for (const p of uniqueValueProblems(this.store, plan)) this.problem(p.path, p.message);
     return plan;
   }
-}
-
-/** Lowest id each kind may assign (1 + the highest explicit id of the request or file). */
-export type IdFloors = Partial<Record<CatalogKind, number>>;
-
-/** The id floors of a request, or of a whole file imported in batches. */
-export function explicitIdFloors(inputs: readonly EventInput[]): IdFloors {
-  const floors: IdFloors = {};
-  const bump = (kind: CatalogKind, id: string | number | null | undefined) => {
-    if (present(id)) floors[kind] = Math.max(floors[kind] ?? 1, Number(id) + 1);
-  };
-  for (const ev of inputs) {
-    bump('event', ev.id);
-    for (const m of ev.markets ?? []) bump('market', m.id);
-    for (const t of ev.tags ?? []) bump('tag', t.id);
-    for (const s of ev.series ?? []) bump('series', s.id);
-  }
-  return floors;
 }
 
 /**
@@ -496,8 +405,7 @@ export function explicitIdFloors(inputs: readonly EventInput[]): IdFloors {
  * batches passes the whole file's, so an id assigned in an early batch never takes one a later batch names.
  */
 export function planUpsert(store: Store, inputs: readonly EventInput[], nowIso: string, floors?: IdFloors, memo = new TokenMemo()): Plan {
-  const planner = new Planner(store, nowIso, memo);
-  planner.setIdFloors(floors ?? explicitIdFloors(inputs));
+  const planner = new Planner(store, nowIso, memo, floors ?? explicitIdFloors(inputs));
   inputs.forEach((ev, i) => planner.event(ev, `[${i}]`));
   return planner.finish();
 }
