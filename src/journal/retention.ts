@@ -186,7 +186,7 @@ export interface ArchiveHeader {
 }
 
 /**
- * Every event of an archive, in seq order (journal events and fills merged, as recovery.ts readJournal
+ * Every event of an archive, in seq order (journal events and fills merged, as replay.ts readJournal
  * merges the two tables), checked: the header, the digest of the chunks, the count, and that the seqs run
  * from..to without a gap. Throws ArchiveError naming the file and the fault. Allocates the whole file.
  */

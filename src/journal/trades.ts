@@ -7,7 +7,7 @@
  *
  * The journal is the truth and this table a materialized view of it: start-up replays the journal and
  * refuses a store whose unsettled trades (MATCHED, RETRYING, MINED) differ from the table's
- * (journal/recovery.ts, the `T` lines of the state hash).
+ * (journal/state-hash.ts, the `T` lines of the state hash).
  */
 import type { FillEvent, TradeStatusName } from '../domain/events.ts';
 import type { Store } from './env.ts';

@@ -24,7 +24,7 @@
  *                          msgpack object; read through journalEventOf (codecs/order-codec.ts)
  *   fills[seq]             every fill, as a binary record of codecs/fill-codec.ts, in blocks of up to 16 fills keyed
  *                          by their first seq, appended; the journal is the union of the two tables by seq
- *                          (readJournal in recovery.ts merges them)
+ *                          (readJournal in replay.ts merges them)
  *   orders[seq]            the latest state (status, size matched, fills, answer) of each order touched in
  *                          the batch, under the seq of its acceptance, whose `order` event holds the rest;
  *                          a new order's id -> seq goes to the in-memory index (orders.ts, order-index.ts)

@@ -50,7 +50,7 @@ const TMP_PREFIX = '.tmp-';
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
 
-/** The replay's state after applying journal events 1..seq (recovery.ts builds and reads it). */
+/** The replay's state after applying journal events 1..seq (replay.ts builds it, recovery.ts reads it). */
 export interface CheckpointState {
   seq: number;
   netDeposits: number;
@@ -70,7 +70,7 @@ export interface CheckpointHeader {
   v: number;
   name: string;
   seq: number;
-  /** recovery.ts hashState of the state: what a loaded state must reproduce. */
+  /** state-hash.ts hashState of the state: what a loaded state must reproduce. */
   stateHash: string;
   /** The trade-id prefix of the store it was taken from (meta `tradeIdPrefix`). */
   store: string;
