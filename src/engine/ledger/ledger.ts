@@ -1,5 +1,6 @@
 /**
- * Room engine/ledger/: money on the main thread: balances (this file), what an order reserves (reservation.ts),
+ * Room engine/ledger/: money on the main thread: balances (this file, the moves; balances.ts, the shapes;
+ * invariants.ts, the integrity check), what an order reserves (reservation.ts),
  * settling its fills (settlement.ts), wallet operations (wallet-ops.ts) and a trade's life after the match
  * (trade-lifecycle.ts). Separate because every unit of money moves here and only here; the shards never see it.
  *
@@ -24,7 +25,7 @@
  * each party gave (USDC with its fee, tokens) comes back to it, available; a MINT burns the pairs it made, a
  * MERGE mints back the pairs it burned. Held = available + reserved + pending everywhere below.
  *
- * Collateral identity (checked by `checkLedger`): every complete set of outcome tokens is backed by one
+ * Collateral identity (checked by `checkLedger`, invariants.ts): every complete set of outcome tokens is backed by one
  * USDC. Per market, while unresolved, supply(outcome 0) == supply(outcome 1) == collateral; once resolved
  * with winner w, collateral == supply(w) (loser tokens are worthless and redeem for 0). So
  *
@@ -35,96 +36,13 @@
  * Fees, and what a BUY reserves for them: fees.ts.
  */
 
-import { Errors } from '../../domain/errors.ts';
 import { FEE_WALLET, type FillEvent } from '../../domain/events.ts';
+import { LedgerCode, LedgerError, WalletBalance, proceedsOf, type MarketSupply, type Proceeds, type TokenBalance } from './balances.ts';
+import { checkLedger, type ReservationView } from './invariants.ts';
 
 export { FEE_WALLET };
-
-export const LedgerCode = {
-  OK: 0,
-  BALANCE: Errors.PM_ERR_BALANCE.result,
-  NOT_RESOLVED: Errors.PM_ERR_MARKET_NOT_RESOLVED.result,
-  RESOLVED: Errors.PM_ERR_MARKET_RESOLVED.result,
-  AMOUNT: Errors.PM_ERR_AMOUNT.result,
-  UNKNOWN_MARKET: Errors.PM_ERR_MARKET_UNKNOWN.result,
-} as const;
-
-/** A broken ledger invariant: a bug, never a client mistake. The engine stops on it. */
-export class LedgerError extends Error {}
-
-export interface TokenBalance {
-  available: number;
-  reserved: number;
-  /** Delivered by deferred fills not MINED yet: held, not spendable. */
-  pending: number;
-  dirty: boolean;
-}
-
-export class WalletBalance {
-  usdcAvailable = 0;
-  usdcReserved = 0;
-  /** Delivered by deferred fills not MINED yet: held, not spendable. */
-  usdcPending = 0;
-  usdcDirty = false;
-  readonly tokens = new Map<string, TokenBalance>();
-  /** Token ids whose balance changed since the last takeDirty() (their `dirty` flag is set). */
-  dirtyTokens: string[] = [];
-  /** Queued in Ledger.dirty until the writer takes it. */
-  queued = false;
-  constructor(readonly wallet: string) {}
-
-  token(tokenId: string): TokenBalance {
-    let t = this.tokens.get(tokenId);
-    if (t === undefined) {
-      t = { available: 0, reserved: 0, pending: 0, dirty: false };
-      this.tokens.set(tokenId, t);
-    }
-    return t;
-  }
-}
-
-export interface MarketSupply {
-  conditionId: string;
-  tokenIds: [string, string];
-  supply: [number, number];
-  /** -1 while trading; the winning outcome once resolved. */
-  resolved: -1 | 0 | 1;
-}
-
-/** What a deferred fill delivers to one receiver: `units` of USDC (tokenId undefined) or of a token. */
-export interface Proceeds {
-  wallet: string;
-  tokenId: string | undefined;
-  units: number;
-}
-
-/**
- * Allocates: what a fill delivers, receiver by receiver: `size` tokens to each BUY party, `usdc - fee` to
- * each SELL party, both fees to FEE_WALLET. Zero amounts are left out.
- */
-export function proceedsOf(f: FillEvent): Proceeds[] {
-  const out: Proceeds[] = [];
-  const party = (side: string, wallet: string, tokenId: string, usdc: number, fee: number) => {
-    if (side === 'BUY') out.push({ wallet, tokenId, units: f.size });
-    else if (usdc - fee > 0) out.push({ wallet, tokenId: undefined, units: usdc - fee });
-  };
-  party(f.takerSide, f.takerWallet, f.takerTokenId, f.takerUsdc, f.takerFee);
-  party(f.makerSide, f.makerWallet, f.makerTokenId, f.makerUsdc, f.makerFee);
-  if (f.takerFee + f.makerFee > 0) out.push({ wallet: FEE_WALLET, tokenId: undefined, units: f.takerFee + f.makerFee });
-  return out;
-}
-
-/** One open order's reservation, as the engine holds it, for checkLedger. */
-export interface ReservationView {
-  orderId: string;
-  wallet: string;
-  /** Set for SELL orders: the token reserved. */
-  tokenId: string | undefined;
-  usdc: number;
-  tokens: number;
-  /** What the order can still spend (buyNeed / remaining tokens). */
-  need: number;
-}
+export { LedgerCode, LedgerError, WalletBalance } from './balances.ts';
+export type { ReservationView } from './invariants.ts';
 
 export interface RedeemResult {
   code: number;
@@ -506,61 +424,8 @@ export class Ledger {
     return { wallets, collateral, netDeposits: this.netDeposits };
   }
 
-  /**
-   * Allocates: tests, benchmarks and debug only. Every invariant of the ledger against the engine's open
-   * orders: nothing negative, each order reserves exactly what it can still spend, each wallet's reserved
-   * amounts are the sum of its orders' reservations, each pending amount is what the deferred fills not
-   * MINED yet (`settling`) delivered, token supplies match holdings, every complete set is backed by one
-   * USDC, and USDC is conserved. Returns the problems found (empty = consistent).
-   */
+  /** Allocates: tests, benchmarks and debug only. Every invariant of the ledger (invariants.ts); the problems found, empty = consistent. */
   checkLedger(open: Iterable<ReservationView>, settling: Iterable<FillEvent> = []): string[] {
-    const problems: string[] = [];
-    const pending = new Map<string, number>();
-    for (const f of settling) {
-      for (const p of proceedsOf(f)) {
-        const k = p.wallet + '\u0000' + (p.tokenId ?? '');
-        pending.set(k, (pending.get(k) ?? 0) + p.units);
-      }
-    }
-    const usdcRes = new Map<string, number>();
-    const tokRes = new Map<string, number>();
-    for (const r of open) {
-      const spend = r.tokenId === undefined ? r.usdc : r.tokens;
-      if (spend !== r.need) problems.push(`order ${r.orderId} reserves ${spend} but can spend ${r.need}`);
-      if (r.tokenId === undefined) usdcRes.set(r.wallet, (usdcRes.get(r.wallet) ?? 0) + r.usdc);
-      else tokRes.set(r.wallet + '\u0000' + r.tokenId, (tokRes.get(r.wallet + '\u0000' + r.tokenId) ?? 0) + r.tokens);
-    }
-    const held = new Map<string, number>();
-    for (const w of this.wallets.values()) {
-      if (w.usdcAvailable < 0 || w.usdcReserved < 0 || w.usdcPending < 0) problems.push(`${w.wallet} has negative USDC ${w.usdcAvailable}/${w.usdcReserved}/${w.usdcPending}`);
-      if (!Number.isSafeInteger(w.usdcAvailable) || !Number.isSafeInteger(w.usdcReserved) || !Number.isSafeInteger(w.usdcPending)) problems.push(`${w.wallet} USDC is not an integer`);
-      if (w.usdcReserved !== (usdcRes.get(w.wallet) ?? 0)) problems.push(`${w.wallet} reserves ${w.usdcReserved} USDC but its orders need ${usdcRes.get(w.wallet) ?? 0}`);
-      const usdcPending = pending.get(w.wallet + '\u0000') ?? 0;
-      pending.delete(w.wallet + '\u0000');
-      if (w.usdcPending !== usdcPending) problems.push(`${w.wallet} has ${w.usdcPending} USDC pending but its unsettled trades delivered ${usdcPending}`);
-      for (const [tokenId, t] of w.tokens) {
-        if (t.available < 0 || t.reserved < 0 || t.pending < 0) problems.push(`${w.wallet} has negative ${tokenId}`);
-        if (!Number.isSafeInteger(t.available) || !Number.isSafeInteger(t.reserved) || !Number.isSafeInteger(t.pending)) problems.push(`${w.wallet} ${tokenId} is not an integer`);
-        const want = tokRes.get(w.wallet + '\u0000' + tokenId) ?? 0;
-        if (t.reserved !== want) problems.push(`${w.wallet} reserves ${t.reserved} of ${tokenId} but its orders need ${want}`);
-        const tokPending = pending.get(w.wallet + '\u0000' + tokenId) ?? 0;
-        pending.delete(w.wallet + '\u0000' + tokenId);
-        if (t.pending !== tokPending) problems.push(`${w.wallet} has ${t.pending} of ${tokenId} pending but its unsettled trades delivered ${tokPending}`);
-        held.set(tokenId, (held.get(tokenId) ?? 0) + t.available + t.reserved + t.pending);
-      }
-    }
-    for (const [k, units] of pending) problems.push(`unsettled trades delivered ${units} of ${k.split('\u0000')[1] || 'USDC'} to ${k.split('\u0000')[0]}, which holds none pending`);
-    for (const m of this.markets.values()) {
-      for (const o of [0, 1] as const) {
-        const h = held.get(m.tokenIds[o]) ?? 0;
-        if (h !== m.supply[o]) problems.push(`${m.conditionId} outcome ${o}: holdings ${h} != supply ${m.supply[o]}`);
-      }
-      if (m.resolved < 0 && m.supply[0] !== m.supply[1]) problems.push(`${m.conditionId}: supplies ${m.supply[0]} / ${m.supply[1]} are not complete sets`);
-    }
-    const t = this.totalUsdc();
-    if (t.wallets + t.collateral !== t.netDeposits) {
-      problems.push(`USDC not conserved: wallets ${t.wallets} + collateral ${t.collateral} != deposits - withdrawals ${t.netDeposits}`);
-    }
-    return problems;
+    return checkLedger(this, open, settling);
   }
 }
