@@ -24,17 +24,11 @@
  * a window cancels its wallets' old orders at its first round after it. The venue refuses what the sandbox
  * refuses whatever the desk does: the window stops matching for the demo's traders as for everyone.
  *
- * Accounting. The desk keeps each wallet's USDC and tokens (available + reserved) from what the venue
- * answers: the immediate fills of an order from its acknowledgement (making / taking amounts, the
- * taker's fee included), its later fills from its matched size as read back, at its own price (a
- * resting order trades at its price), less the maker fee computed per read. With a zero maker fee this
- * is exact, so tools/simulate.ts checks it against the service's balances. Trades are counted by id
- * (every fill's id appears in both of its orders' trade lists), so a fill between two of the desk's own
- * wallets counts once.
+ * What the desk trades on and through what: venue.ts. Its own account of each wallet: accounts.ts.
  */
-import { PIPS } from '../domain/units.ts';
 import type { OrderType } from '../edge/schemas/orders.ts';
-import type { OrderSigner, SignedOrder, SigningWallet } from './order-signer.ts';
+import { acknowledgedFill, affordable, freeTokens, inventory, release, reserve, restingFill, type Account, type Funding, type Tracked } from './accounts.ts';
+import type { OrderSigner, SigningWallet } from './order-signer.ts';
 import {
   createRng,
   FairWalk,
@@ -42,66 +36,19 @@ import {
   makerQuote,
   needsRequote,
   takerIntent,
-  usdcOf,
   type FreeTokens,
   type Leg,
   type MakerParams,
-  type MarketRules,
   type Rng,
   type TakerParams,
   type WalkParams,
 } from './trading.ts';
+import type { DeskMarket, Venue } from './venue.ts';
 
-// ---- what the desk trades on, and through what ----------------------------------------------------------
+export type { Funding } from './accounts.ts';
+export type { DeskMarket, Holdings, OrderState, PlaceOutcome, Venue } from './venue.ts';
 
-export interface DeskMarket extends MarketRules {
-  conditionId: string;
-  tokenIds: readonly [string, string];
-  negRisk: boolean;
-  makerFeeBps: number;
-  /** Where the fair price starts, in pips of outcome 0. */
-  fairPips: number;
-}
-
-export type PlaceOutcome =
-  | { ok: true; orderId: string; status: string; makingAmount: number; takingAmount: number; tradeIds: readonly string[] }
-  | { ok: false; orderId: string; error: string };
-
-/** An order as read back: status LIVE while it rests. */
-export interface OrderState {
-  status: string;
-  sizeMatched: number;
-  tradeIds: readonly string[];
-}
-
-/** A wallet's USDC and tokens, available + reserved, in units. */
-export interface Holdings {
-  usdc: number;
-  tokens: ReadonlyMap<string, number>;
-}
-
-/**
- * Where the desk trades. A venue applies the items of one call in the order given (as far as its
- * transport allows: in process exactly), answers one outcome per item, and reports failures as outcomes
- * or error strings rather than throwing, except when it cannot answer at all.
- */
-export interface Venue {
-  /** Where trading stands (the sandbox's maintenance windows); a venue that cannot tell is always open. */
-  phase?(): 'open' | 'maintenance' | 'post-only';
-  place(items: readonly { wallet: SigningWallet; order: SignedOrder }[]): Promise<PlaceOutcome[]>;
-  cancel(items: readonly { wallet: SigningWallet; orderIds: readonly string[] }[]): Promise<void>;
-  cancelAll(wallet: SigningWallet): Promise<void>;
-  /** The current state of these orders of the wallet; an id the venue does not know is left out. */
-  orderStates(wallet: SigningWallet, orderIds: readonly string[]): Promise<Map<string, OrderState>>;
-  holdings(wallet: SigningWallet): Promise<Holdings>;
-  deposit(wallet: SigningWallet, units: number): Promise<void>;
-}
-
-export interface Funding {
-  /** USDC a wallet is brought up to when it starts or falls below `floorUnits`. */
-  targetUnits: number;
-  floorUnits: number;
-}
+// ---- how the desk is set up, and what it reports ---------------------------------------------------------
 
 export interface DeskOptions {
   seed: number;
@@ -136,28 +83,6 @@ export interface DeskStats {
 
 // ---- internal state -------------------------------------------------------------------------------------
 
-interface Account {
-  wallet: SigningWallet;
-  funding: Funding;
-  usdc: number;
-  tokens: Map<string, number>;
-  /** USDC and tokens promised to the account's resting orders. */
-  reservedUsdc: number;
-  reservedTokens: Map<string, number>;
-}
-
-interface Tracked {
-  id: string;
-  acct: Account;
-  market: DeskMarket;
-  tokenId: string;
-  leg: Leg;
-  /** Size matched as last seen (the acknowledgement's fills at first). */
-  matched: number;
-  /** Set on a maker's quote: which side and at what outcome-0 price. */
-  quote?: { maker: number; market: number; side: 'bid' | 'ask'; yesPips: number };
-}
-
 interface MakerState {
   acct: Account;
   params: MakerParams;
@@ -187,9 +112,6 @@ interface Planned {
   /** A maker's quote in a post-only period. */
   postOnly?: boolean;
 }
-
-// A BUY's reservation covers its fee too: keep this much headroom so the engine does not refuse it.
-const FEE_HEADROOM = 1.02;
 
 export class Desk {
   private readonly rng: Rng;
@@ -326,32 +248,14 @@ export class Desk {
         }
         for (const tid of st.tradeIds) this.trades.add(tid);
         const delta = st.sizeMatched - t.matched;
-        if (delta > 0) this.restingFill(t, delta);
+        if (delta > 0) restingFill(t, delta);
         if (st.status !== 'LIVE') this.untrack(t);
       }
     });
   }
 
-  /** Fills of a resting order since the last read: at its own price, less the maker fee. */
-  private restingFill(t: Tracked, size: number): void {
-    const a = t.acct;
-    const usdc = usdcOf(size, t.leg.pricePips);
-    const p = t.leg.pricePips;
-    const fee = Math.floor((t.market.makerFeeBps * Math.min(p, PIPS - p) * size) / 1e8);
-    this.release(t);
-    t.matched += size;
-    if (t.leg.side === 'BUY') {
-      a.usdc -= usdc + fee;
-      add(a.tokens, t.tokenId, size);
-    } else {
-      a.usdc += usdc - fee;
-      add(a.tokens, t.tokenId, -size);
-    }
-    this.reserve(t);
-  }
-
   private untrack(t: Tracked): void {
-    this.release(t);
+    release(t);
     this.tracked.delete(t.id);
     this.unquote(t);
   }
@@ -361,18 +265,6 @@ export class Desk {
     if (!t.quote) return;
     const q = this.makers[t.quote.maker]!.quotes[t.quote.market]!;
     if (q[t.quote.side] === t) q[t.quote.side] = undefined;
-  }
-
-  private reserve(t: Tracked): void {
-    const rest = t.leg.sizeUnits - t.matched;
-    if (t.leg.side === 'BUY') t.acct.reservedUsdc += usdcOf(rest, t.leg.pricePips);
-    else add(t.acct.reservedTokens, t.tokenId, rest);
-  }
-
-  private release(t: Tracked): void {
-    const rest = t.leg.sizeUnits - t.matched;
-    if (t.leg.side === 'BUY') t.acct.reservedUsdc -= usdcOf(rest, t.leg.pricePips);
-    else add(t.acct.reservedTokens, t.tokenId, -rest);
   }
 
   // ---- funding ------------------------------------------------------------------------------------------
@@ -402,10 +294,10 @@ export class Desk {
       const k = this.rng.int(this.o.markets.length);
       const m = this.o.markets[k]!;
       const f = this.fairs[k]!;
-      const intent = takerIntent(t.params, this.rng, f.pips, f.trendPips, this.inventory(t.acct, m), m);
+      const intent = takerIntent(t.params, this.rng, f.pips, f.trendPips, inventory(t.acct, m), m);
       if (!intent) continue;
-      const leg = legFor(intent.buy, intent.limitPips, intent.sizeUnits, this.free(t.acct, m));
-      if (!this.affordable(t.acct, leg, spent)) continue;
+      const leg = legFor(intent.buy, intent.limitPips, intent.sizeUnits, freeTokens(t.acct, m));
+      if (!affordable(t.acct, leg, spent)) continue;
       plan.push({ acct: t.acct, market: m, leg, orderType: 'FAK' });
     }
     await this.send(now, plan);
@@ -419,7 +311,7 @@ export class Desk {
     const needs: Need[] = [];
     this.makers.forEach((mk, mi) => {
       this.o.markets.forEach((m, k) => {
-        const q = makerQuote(this.fairs[k]!.pips, this.inventory(mk.acct, m), mk.params, m);
+        const q = makerQuote(this.fairs[k]!.pips, inventory(mk.acct, m), mk.params, m);
         for (const side of ['bid', 'ask'] as const) {
           const resting = mk.quotes[k]![side];
           const want = q[side];
@@ -473,14 +365,14 @@ export class Desk {
       if (nd.want === undefined) continue;
       const mk = this.makers[nd.maker]!;
       const m = this.o.markets[nd.k]!;
-      const free = this.free(mk.acct, m, promised.get(mk.acct));
+      const free = freeTokens(mk.acct, m, promised.get(mk.acct));
       const leg = legFor(nd.side === 'bid', nd.want, nd.size, free);
       if (leg.side === 'SELL') {
         const p = promised.get(mk.acct) ?? { yes: 0, no: 0 };
         if (leg.outcome === 0) p.yes += leg.sizeUnits;
         else p.no += leg.sizeUnits;
         promised.set(mk.acct, p);
-      } else if (!this.affordable(mk.acct, leg, spent)) continue;
+      } else if (!affordable(mk.acct, leg, spent)) continue;
       plan.push({ acct: mk.acct, market: m, leg, orderType: 'GTC', quote: { maker: nd.maker, market: nd.k, side: nd.side, yesPips: nd.want }, postOnly });
     }
     await this.send(now, plan);
@@ -516,47 +408,16 @@ export class Desk {
       const a = p.acct;
       const tokenId = p.market.tokenIds[p.leg.outcome]!;
       // The acknowledgement's amounts are the order's immediate fills (as taker), fees included.
-      let filled: number;
-      if (p.leg.side === 'BUY') {
-        filled = r.takingAmount;
-        a.usdc -= r.makingAmount;
-        add(a.tokens, tokenId, r.takingAmount);
-        this.s.takerVolumeUsdc += r.makingAmount;
-      } else {
-        filled = r.makingAmount;
-        add(a.tokens, tokenId, -r.makingAmount);
-        a.usdc += r.takingAmount;
-        this.s.takerVolumeUsdc += r.takingAmount;
-      }
+      const ack = acknowledgedFill(a, tokenId, p.leg.side, r.makingAmount, r.takingAmount);
+      const filled = ack.units;
+      this.s.takerVolumeUsdc += ack.usdc;
       this.s.takerVolumeUnits += filled;
       if (r.status !== 'live') return;
       const t: Tracked = { id: r.orderId, acct: a, market: p.market, tokenId, leg: p.leg, matched: filled, quote: p.quote };
       this.tracked.set(t.id, t);
-      this.reserve(t);
+      reserve(t);
       if (p.quote) this.makers[p.quote.maker]!.quotes[p.quote.market]![p.quote.side] = t;
     });
-  }
-
-  // ---- positions ----------------------------------------------------------------------------------------
-
-  /** Net Yes of the account in the market: Yes tokens minus No tokens. */
-  private inventory(a: Account, m: DeskMarket): number {
-    return (a.tokens.get(m.tokenIds[0]) ?? 0) - (a.tokens.get(m.tokenIds[1]) ?? 0);
-  }
-
-  private free(a: Account, m: DeskMarket, promised?: FreeTokens): FreeTokens {
-    const freeOf = (tokenId: string) => (a.tokens.get(tokenId) ?? 0) - (a.reservedTokens.get(tokenId) ?? 0);
-    return { yes: freeOf(m.tokenIds[0]) - (promised?.yes ?? 0), no: freeOf(m.tokenIds[1]) - (promised?.no ?? 0) };
-  }
-
-  /** A BUY the account's free USDC covers (with fee headroom), counting what this round already spends. */
-  private affordable(a: Account, leg: Leg, spent: Map<Account, number>): boolean {
-    if (leg.side === 'SELL') return true;
-    const cost = Math.ceil(usdcOf(leg.sizeUnits, leg.pricePips) * FEE_HEADROOM);
-    const used = spent.get(a) ?? 0;
-    if (a.usdc - a.reservedUsdc - used < cost) return false;
-    spent.set(a, used + cost);
-    return true;
   }
 
   private sampleSpread(): void {
@@ -575,10 +436,3 @@ export class Desk {
     });
   }
 }
-
-function add(m: Map<string, number>, key: string, v: number): void {
-  const next = (m.get(key) ?? 0) + v;
-  if (next === 0) m.delete(key);
-  else m.set(key, next);
-}
-

@@ -14,7 +14,7 @@ import { checkOrders, type OrderCheckDeps, type OrderCheckResult } from '../edge
 import type { Engine } from '../engine/engine.ts';
 import type { Sandbox } from '../edge/sandbox/sandbox.ts';
 import type { SignedOrder, SigningWallet } from './order-signer.ts';
-import type { Holdings, OrderState, PlaceOutcome, Venue } from './desk.ts';
+import type { Holdings, OrderState, PlaceOutcome, Venue } from './venue.ts';
 
 type VenueEngine = Pick<Engine, 'placeOrder' | 'cancelOrders' | 'cancelAll' | 'getOrder' | 'balances' | 'deposit'>;
 /** The sandbox's side of the order routes (edge/sandbox/sandbox.ts). */
