@@ -25,12 +25,13 @@
  *           bytes, in order
  * Written to a temporary name, fsynced and renamed, like a checkpoint.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { Packr } from 'msgpackr';
 import type { FillEvent, JournalEvent } from '../domain/events.ts';
+import { writeFileAtomic } from './durable-files.ts';
 import type { Store } from './env.ts';
 import { blockRecords, decodeFill } from './codecs/fill-codec.ts';
 import { metaKeys } from './keys.ts';
@@ -115,21 +116,7 @@ export function archiveJournal(store: Store, req: ArchiveRequest): ArchiveResult
     members.push(gzipSync(packr.pack({ end: true, events, sha256: digest.digest('hex') })));
     mkdirSync(req.dir, { recursive: true });
     const name = archiveFileName(from, req.to);
-    const tmp = join(req.dir, `.tmp-${name}-${randomBytes(4).toString('hex')}`);
-    const fd = openSync(tmp, 'w');
-    try {
-      for (const m of members) for (let at = 0; at < m.length; ) at += writeSync(fd, m, at);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, join(req.dir, name));
-    const dfd = openSync(req.dir, 'r');
-    try {
-      fsyncSync(dfd);
-    } finally {
-      closeSync(dfd);
-    }
+    writeFileAtomic(req.dir, name, members);
     return { file: join(req.dir, name), remove, events };
   }
   return { remove, events };

@@ -31,11 +31,12 @@
  * opened. Names: 1-64 of [a-z0-9_-]; `auto` is the name of the checkpoints the engine writes on its own
  * (the newest `keep` of them are kept, `pruneAuto`), any other name is kept until removed.
  */
-import { createHash, randomBytes } from 'node:crypto';
-import { closeSync, copyFileSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { Packr } from 'msgpackr';
 import type { FillEvent, TradeStatusName } from '../../domain/events.ts';
+import { TMP_PREFIX, syncDir, writeFileAtomic } from '../durable-files.ts';
 
 /** Format version written; a reader refuses any other. */
 export const CHECKPOINT_FORMAT = 1;
@@ -46,7 +47,6 @@ const MAGIC = Buffer.from([0x50, 0x4d, 0x43, 0x4b, 0x50, 0x54, 0x00, 0x01]); // 
 const DIGEST_BYTES = 32;
 const NAME = /^[a-z0-9_-]{1,64}$/;
 const FILE = /^(\d{12})\.([a-z0-9_-]{1,64})\.ckpt$/;
-const TMP_PREFIX = '.tmp-';
 
 const packr = new Packr({ useRecords: false, moreTypes: false });
 
@@ -153,29 +153,6 @@ function checkState(s: CheckpointState, h: CheckpointHeader, what: string): void
 /** The file name of a checkpoint: its seq first, so names sort by seq. */
 export const checkpointFileName = (seq: number, name: string) => `${String(seq).padStart(12, '0')}.${name}.ckpt`;
 
-/** Writes `bytes` to `dir/file` atomically (temporary file, fsync, rename, directory fsync). */
-function writeAtomic(dir: string, file: string, bytes: Buffer): void {
-  const tmp = join(dir, `${TMP_PREFIX}${file}-${randomBytes(4).toString('hex')}`);
-  const fd = openSync(tmp, 'w');
-  try {
-    for (let at = 0; at < bytes.length; ) at += writeSync(fd, bytes, at, Math.min(bytes.length - at, 1 << 20));
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, join(dir, file));
-  syncDir(dir);
-}
-
-function syncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /**
  * The checkpoints of one store: a directory (`DATA_DIR/checkpoints`). Synchronous file operations: the
  * engine calls it at start-up and its worker thread (checkpoint-worker.ts) writes; the files are state-sized.
@@ -218,7 +195,7 @@ export class CheckpointStore {
   /** Writes a checkpoint under `header.name` (replacing one of the same name and seq). */
   write(header: Omit<CheckpointHeader, 'v'>, state: CheckpointState): CheckpointEntry {
     const file = checkpointFileName(header.seq, header.name);
-    writeAtomic(this.dir, file, encodeCheckpoint(header, state));
+    writeFileAtomic(this.dir, file, [encodeCheckpoint(header, state)]);
     return { file: join(this.dir, file), name: header.name, seq: header.seq };
   }
 

@@ -30,10 +30,11 @@
  * (a snapshot directory copied out of a data dir) is checked the same way.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, copyFileSync, cpSync, createReadStream, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, constants, copyFileSync, cpSync, createReadStream, existsSync, mkdirSync, openSync, readFileSync, readSync, readdirSync, renameSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { open } from 'node:fs/promises';
 import { CheckpointStore } from './checkpoints.ts';
+import { TMP_PREFIX, syncDir, syncFile, tmpPathIn } from '../durable-files.ts';
 import { openStore } from '../env.ts';
 import { metaKeys } from '../keys.ts';
 import { verifyStore } from '../recovery.ts';
@@ -42,7 +43,6 @@ import { DATA_FILE, SNAPSHOT_FORMAT, fileSha256, type SnapshotManifest } from '.
 export const SNAPSHOT_NAME = /^[a-z0-9][a-z0-9_-]{0,63}$/;
 export const SNAPSHOT_NAME_RULE = '1-64 of a-z, 0-9, _ and -, starting with a letter or a digit';
 export const MANIFEST_FILE = 'manifest.json';
-const TMP_PREFIX = '.tmp-';
 const PACK_MAGIC = Buffer.from([0x50, 0x4d, 0x53, 0x4e, 0x41, 0x50, 0x00, 0x01]); // "PMSNAP" 0 1
 /** A manifest names a handful of files: more than this is not one. */
 const MAX_MANIFEST_BYTES = 1 << 20;
@@ -84,23 +84,9 @@ const infoOf = (m: NamedManifest): SnapshotInfo => ({
   createdAt: m.createdAt,
 });
 
-function syncDir(dir: string): void {
-  const fd = openSync(dir, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
 function writeSynced(file: string, text: string): void {
   writeFileSync(file, text);
-  const fd = openSync(file, 'r+');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
+  syncFile(file);
 }
 
 /** The manifest of a snapshot directory, or undefined when it has none that reads as one. */
@@ -235,7 +221,7 @@ export class NamedSnapshots {
     this.checkRoom(name);
     this.taking.add(name);
     mkdirSync(this.dir, { recursive: true });
-    const tmp = join(this.dir, `${TMP_PREFIX}${name}-${randomBytes(4).toString('hex')}`);
+    const tmp = tmpPathIn(this.dir, name);
     try {
       const manifest = await make(tmp);
       await this.place(tmp, name, manifest);
@@ -256,7 +242,7 @@ export class NamedSnapshots {
   /** Deletes a snapshot (NamedSnapshotError('unknown') when there is none): it stops being listed at once. */
   remove(name: string): void {
     const { dir } = this.get(name);
-    const gone = join(this.dir, `${TMP_PREFIX}gone-${name}-${randomBytes(4).toString('hex')}`);
+    const gone = tmpPathIn(this.dir, `gone-${name}`);
     renameSync(dir, gone);
     syncDir(this.dir);
     rmSync(gone, { recursive: true, force: true });
@@ -296,7 +282,7 @@ export class NamedSnapshots {
     this.checkRoom(as);
     this.taking.add(as);
     mkdirSync(this.dir, { recursive: true });
-    const tmp = join(this.dir, `${TMP_PREFIX}${as}-${randomBytes(4).toString('hex')}`);
+    const tmp = tmpPathIn(this.dir, as);
     try {
       mkdirSync(tmp);
       if (isDir) for (const f of manifest.files) cpSync(join(path, f.name), join(tmp, f.name), { recursive: true });
