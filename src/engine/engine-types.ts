@@ -10,6 +10,7 @@ import type { Store } from '../journal/env.ts';
 import type { Timers } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { BookFactoryRef, BookKind } from './shard/book-factory.ts';
+import type { ShardThreads } from './shard/shard-threads.ts';
 
 export interface EngineOptions {
   store: Store;
@@ -59,6 +60,12 @@ export interface EngineOptions {
    * proves the store. Absent: from the journal's first event, as before.
    */
   checkpoints?: CheckpointSource;
+  /**
+   * Matching threads that outlive this engine (shard-threads.ts; a sandbox revert hands them from one engine
+   * to the next): the engine resets their shards at start and lets go of them at close instead of ending
+   * them. They must fit its shards and book. Absent: the engine starts its own and ends them.
+   */
+  threads?: ShardThreads;
 }
 
 /** The exchange's time as the shards follow it (protocol.ts OP_TIME): frozen at `atMs`, or the system clock plus `offsetMs`. */

@@ -47,6 +47,7 @@ import type { EdgeServer } from '../edge/server.ts';
 import { DATA_FILE, fileSha256, type SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
 import { NamedSnapshotError, NamedSnapshots, dropAside, installCopy, restoreAside, stateManifest, type NamedManifest, type SnapshotInfo as StoredInfo } from '../journal/checkpoints/named-snapshots.ts';
 import type { Config } from '../runtime/config.ts';
+import { KeptThreads } from './kept-threads.ts';
 import type { Logger } from '../runtime/log.ts';
 
 /** The file of a generated master key (edge/auth/auth.ts MASTER_KEY_FILE), carried by a snapshot. */
@@ -74,6 +75,8 @@ export interface OpenHooks {
   snapshots: SnapshotControl;
   /** The snapshot's books' instants of last change, so /book and the streams answer its bodies byte for byte. */
   bookTimes?: ReadonlyMap<string, number>;
+  /** The matching and signature threads, taken over by each opening (kept-threads.ts). */
+  threads: KeptThreads;
 }
 
 const wireInfo = (s: StoredInfo): SnapshotInfo => ({ name: s.name, seq: s.journalSeq, stateHash: s.stateHash, bytes: s.bytes, createdAt: new Date(s.createdAt).toISOString() });
@@ -113,12 +116,19 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
     private readonly open: (hooks: OpenHooks) => Promise<G>,
   ) {}
 
+  private readonly threads = new KeptThreads();
+
   /** Opens the first generation, after loading the configured state file into a data dir without a store. */
   static async start<G extends Generation>(config: Readonly<Config>, log: Logger, open: (hooks: OpenHooks) => Promise<G>): Promise<SnapshotHost<G>> {
     const snapshots = new NamedSnapshots(join(config.dataDir, 'snapshots'), config.sandbox.snapshots.max);
     const host = new SnapshotHost(config, log, snapshots, open);
-    if (config.sandbox.state !== '') await host.loadState(config.sandbox.state);
-    host.gen = await open({ snapshots: host, ...host.loaded });
+    try {
+      if (config.sandbox.state !== '') await host.loadState(config.sandbox.state);
+      host.gen = await open({ snapshots: host, threads: host.threads, ...host.loaded });
+    } catch (err) {
+      await host.threads.close();
+      throw err;
+    }
     return host;
   }
 
@@ -237,14 +247,14 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
     installCopy(dir, this.config.dataDir);
     lap('copyMs');
     try {
-      this.gen = await this.open({ listener: server, snapshots: this, bookTimes: bookTimesOf(manifest) });
+      this.gen = await this.open({ listener: server, snapshots: this, threads: this.threads, bookTimes: bookTimesOf(manifest) });
     } catch (err) {
       this.log.error({ err, snapshot: name }, 'revert: the service did not start on the snapshot; starting again on the state before it');
       // A start that failed after it was serving let go of the hold: held again until the next one serves.
       server.hold(held);
       restoreAside(this.config.dataDir);
       try {
-        this.gen = await this.open({ listener: server, snapshots: this });
+        this.gen = await this.open({ listener: server, snapshots: this, threads: this.threads });
       } catch (again) {
         this.log.fatal({ err: again }, 'revert: the service did not start again on the state before the revert; every request answers 503 until the process is restarted');
         throw apiError('PM_ERR_REVERT_FAILED', { name, detail: (err as Error).message });
@@ -271,7 +281,11 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
   async stop(graceMs?: number): Promise<void> {
     this.stopped = true;
     await this.reverting;
-    await this.gen.stop(graceMs);
+    try {
+      await this.gen.stop(graceMs);
+    } finally {
+      await this.threads.close();
+    }
   }
 }
 
