@@ -3,7 +3,7 @@
  * A module of their own so that the engine's parts can name them without importing the facade that wires
  * those parts.
  */
-import type { CheckpointSource } from '../journal/recovery.ts';
+import type { CheckpointSource, VerifiedStore } from '../journal/recovery.ts';
 import type { ReplicationLog } from '../journal/replication-log.ts';
 import type { OrderSubmission, TradingMarket } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
@@ -66,6 +66,15 @@ export interface EngineOptions {
    * them. They must fit its shards and book. Absent: the engine starts its own and ends them.
    */
   threads?: ShardThreads;
+  /**
+   * A proof of this very store that start-up made before (journal/recovery.ts verifyStore): a sandbox revert
+   * to a snapshot this process already opened, whose bytes are the snapshot's again (node/revert.ts). Start-up
+   * skips the proof and restores from it, from copies of what it changes: the proof stays as given, for the
+   * next time. Its restored state must still hash to the proof's (startup.ts).
+   */
+  proof?: VerifiedStore;
+  /** Told the proof start-up made, which the engine then leaves as it is (it restores from copies): a later `proof`. */
+  onProof?: (verified: VerifiedStore) => void;
 }
 
 /** The exchange's time as the shards follow it (protocol.ts OP_TIME): frozen at `atMs`, or the system clock plus `offsetMs`. */

@@ -22,7 +22,6 @@ import { USDC_ASSET } from '../journal/keys.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { Admission } from './orders/admission.ts';
 import { checkLedger, stateHash } from './audit.ts';
-import type { PlaceResponse } from './engine-types.ts';
 import type { Ledger } from './ledger/ledger.ts';
 import type { Lifecycle } from './lifecycle.ts';
 import type { MarketAdmin } from './markets/market-admin.ts';
@@ -79,16 +78,14 @@ export async function startEngine(p: StartupParts, verified: VerifiedStore, t0: 
 }
 
 async function restoreOpenOrders(p: StartupParts, openOrders: OrderRecord[], storeHash: string): Promise<void> {
-  const restored: Promise<PlaceResponse>[] = [];
-  for (const rec of openOrders) restored.push(p.admission.restore(rec));
+  const restored = p.admission.restoreAll(openOrders);
   // Checked now, before any shard result can be applied: a GTD order that expired while the engine was
   // down is expired by its shard right after it rests, a legitimate change that must not fail the check.
   const problems = checkLedger(p.ledger, p.orders, p.trades);
   if (problems.length > 0) throw new Error(`refusing to start: ledger inconsistent after recovery: ${problems.slice(0, 5).join('; ')}`);
   const h = stateHash(p.ledger, p.orders, p.markets, p.trades);
   if (h !== storeHash) throw new Error(`refusing to start: recovered engine state hash ${h} differs from the store's ${storeHash}`);
-  const answers = await Promise.all(restored);
+  const answer = await restored;
   if (p.life.halted) throw p.life.halted;
-  const bad = answers.find((a) => !a.ok);
-  if (bad !== undefined) throw new Error(`refusing to start: open order ${bad.orderId} could not be restored (code ${bad.code})`);
+  if (answer !== undefined && !answer.ok) throw new Error(`refusing to start: open order ${answer.orderId} could not be restored (code ${answer.code})`);
 }

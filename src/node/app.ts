@@ -40,6 +40,7 @@ import { createAuthServices, type AuthServices } from '../edge/auth/auth.ts';
 import type { Checkpointer } from '../engine/checkpointer.ts';
 import type { EngineSurface } from '../engine/engine.ts';
 import type { KeptThreads } from './kept-threads.ts';
+import type { VerifiedStore } from '../journal/recovery.ts';
 import { SampleLog, openEngine, openRole, prepareStore, startFollowing } from './roles.ts';
 import type { Follower } from '../replication/follower.ts';
 import type { Publisher } from '../replication/publisher.ts';
@@ -145,6 +146,10 @@ export interface AppOptions {
   bookTimes?: ReadonlyMap<string, number>;
   /** A revertible node (revert.ts): the matching and signature threads this opening takes over instead of starting its own. */
   threads?: KeptThreads;
+  /** A sandbox revert to a snapshot opened before: the proof of its store made then (EngineOptions.proof). */
+  proof?: VerifiedStore;
+  /** Told the proof of the store this opening made (EngineOptions.onProof). */
+  onProof?: (verified: VerifiedStore) => void;
 }
 
 export async function startApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
@@ -250,7 +255,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     // While an advance holds the clock frozen, GTD orders the shards expire are journaled at their second.
     onExpiry: (sec: number) => testClock.hold(sec * 1000),
   };
-  const engine = await openEngine({ config, opts: { timers, ...engineTime }, store, clock, log, metrics, closers, role, keys: auth.keys, viewWrites, threads: opts.threads });
+  const engine = await openEngine({ config, opts: { timers, ...engineTime, proof: opts.proof, onProof: opts.onProof }, store, clock, log, metrics, closers, role, keys: auth.keys, viewWrites, threads: opts.threads });
   // Maintenance windows, closed-only wallets, the fault scenario of sandbox.faultsFile (a bad file fails the start).
   const sandbox = new Sandbox({ config, store, clock, log, metrics, engine });
   // The first listener of each commit: when it became durable, for the streams' commit-to-publish metric.
@@ -381,6 +386,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
         ctx.state.ready = false;
         stream.close(true);
         role.checkpointer?.discard();
+        role.engine?.discard();
         await closers.closeAll('server');
       })();
       return stopping;

@@ -76,7 +76,7 @@ export async function openRole(raw: Store, config: Readonly<Config>, log: Logger
  */
 export async function openEngine(o: {
   config: Readonly<Config>;
-  opts: Pick<EngineOptions, 'timers' | 'shardTime' | 'onExpiry'>;
+  opts: Pick<EngineOptions, 'timers' | 'shardTime' | 'onExpiry' | 'proof' | 'onProof'>;
   store: Store;
   clock: Clock;
   log: Logger;
@@ -145,6 +145,8 @@ export async function openEngine(o: {
     timers: o.opts.timers,
     shardTime: o.opts.shardTime,
     onExpiry: o.opts.onExpiry,
+    proof: o.opts.proof,
+    onProof: o.opts.onProof,
     replicationLog: role.sequencer?.log,
     checkpoints: checkpointer.checkpoints,
   });
