@@ -70,7 +70,8 @@ export interface EngineOptions {
    * A proof of this very store that start-up made before (journal/recovery.ts verifyStore): a sandbox revert
    * to a snapshot this process already opened, whose bytes are the snapshot's again (node/revert.ts). Start-up
    * skips the proof and restores from it, from copies of what it changes: the proof stays as given, for the
-   * next time. Its restored state must still hash to the proof's (startup.ts).
+   * next time. Give it only once a start restored it (its state hash checked then, startup.ts): that check
+   * is not repeated.
    */
   proof?: VerifiedStore;
   /** Told the proof start-up made, which the engine then leaves as it is (it restores from copies): a later `proof`. */

@@ -199,6 +199,7 @@ export class Engine {
         { store: opts.store, ledger: e.ledger, markets: e.markets, orders: e.orders, link: e.link, marketAdmin: e.marketAdmin, admission: e.admission, trades: e.trades, life: e.life, log: opts.log },
         verified,
         t0,
+        opts.proof !== undefined,
       );
     } catch (err) {
       await e.link.terminate();

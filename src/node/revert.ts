@@ -25,7 +25,7 @@
  *   proof    every start proves its store (journal/recovery.ts verifyStore: the tables against the
  *            journal, from a checkpoint). A revert to the snapshot the last revert opened reuses the proof
  *            that opening made instead (EngineOptions.proof): the same bytes are copied in again, so the
- *            proof holds, and the restored engine must still hash to it. One proof is kept, the last
+ *            proof holds, and the restore from it was checked then (its state hash). One proof is kept, the last
  *            snapshot's (about what the engine holds of it: its open orders and balances); it is proved
  *            again when the snapshot is taken again under its name or its file changed, and dropped with it.
  *            reverts.jsonl says which reverts proved (`proved`).

@@ -117,7 +117,10 @@ export class Admission {
   restoreAll(recs: readonly OrderRecord[]): Promise<PlaceResponse | undefined> {
     if (recs.length === 0) return Promise.resolve(undefined);
     const pending = sharedRestore(recs.length);
-    for (const rec of recs) {
+    for (let i = 0; i < recs.length; i++) {
+      const rec = recs[i]!;
+      // The shards place what is sent while the rest is prepared (ShardLink.flush).
+      if ((i & 255) === 255) this.link.flush();
       const tm = this.markets.token(rec.tokenId);
       if (tm === undefined) throw new Error(`refusing to start: open order ${rec.orderId} names unknown token ${rec.tokenId}`);
       this.orders.share(rec, tm);

@@ -75,7 +75,8 @@ export const LIVE_UNFILLED: OrderRecord['response'] = Object.freeze({ status: 'l
  * place (`appended`), nothing deeper.
  */
 export function ownRecords(recs: readonly OrderRecord[]): OrderRecord[] {
-  return recs.map((r) => ({ ...r, tradeIds: [...r.tradeIds], fillSeqs: [...r.fillSeqs] }));
+  // An empty list is replaced, never written (`appended`): only one with items needs a copy.
+  return recs.map((r) => ({ ...r, tradeIds: r.tradeIds.length === 0 ? r.tradeIds : [...r.tradeIds], fillSeqs: r.fillSeqs.length === 0 ? r.fillSeqs : [...r.fillSeqs] }));
 }
 
 /** `list` with `item` at its end: an empty list (perhaps the shared one) is replaced, never written. */

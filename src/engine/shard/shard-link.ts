@@ -428,6 +428,15 @@ export class ShardLink {
    * Publishes the shard's new commands at the end of the current turn: a burst of requests handled in one
    * turn reaches the worker as one batch, with one wake-up instead of one per command.
    */
+  /**
+   * Publishes every shard's claimed commands now: a long synchronous run of commands (start-up's restore of
+   * the open orders) lets the shards work while it goes on, instead of after it, and keeps the rings from
+   * filling into the overflow queues.
+   */
+  flush(): void {
+    for (const sh of this.shards) if (sh.overflow.length === 0) sh.commands.publish();
+  }
+
   private publish(sh: Shard): void {
     if (sh.publishScheduled) return;
     sh.publishScheduled = true;
