@@ -271,14 +271,15 @@ export class Checkpointer {
     return w;
   }
 
-  /**
-   * Stops the policy; call it once the engine has stopped (its last batch committed). `onShutdown`: writes a
-   * checkpoint at the journal's last seq first (not after discard()). Then the worker ends.
-   */
   /** The store is about to be replaced (a sandbox revert, src/node/revert.ts): close() writes no checkpoint nothing will start from. */
   discard(): void {
     this.discarded = true;
   }
+
+  /**
+   * Stops the policy; call it once the engine has stopped (its last batch committed). `onShutdown`: writes a
+   * checkpoint at the journal's last seq first (not after discard()). Then the worker ends.
+   */
 
   async close(): Promise<void> {
     if (this.timer !== undefined) clearInterval(this.timer);

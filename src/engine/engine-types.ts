@@ -3,13 +3,14 @@
  * A module of their own so that the engine's parts can name them without importing the facade that wires
  * those parts.
  */
-import type { CheckpointSource } from '../journal/recovery.ts';
+import type { CheckpointSource, VerifiedStore } from '../journal/recovery.ts';
 import type { ReplicationLog } from '../journal/replication-log.ts';
 import type { OrderSubmission, TradingMarket } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
 import type { Timers } from '../runtime/clock.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { BookFactoryRef, BookKind } from './shard/book-factory.ts';
+import type { ShardThreads } from './shard/shard-threads.ts';
 
 export interface EngineOptions {
   store: Store;
@@ -59,6 +60,22 @@ export interface EngineOptions {
    * proves the store. Absent: from the journal's first event, as before.
    */
   checkpoints?: CheckpointSource;
+  /**
+   * Matching threads that outlive this engine (shard-threads.ts; a sandbox revert hands them from one engine
+   * to the next): the engine resets their shards at start and lets go of them at close instead of ending
+   * them. They must fit its shards and book. Absent: the engine starts its own and ends them.
+   */
+  threads?: ShardThreads;
+  /**
+   * A proof of this very store that start-up made before (journal/recovery.ts verifyStore): a sandbox revert
+   * to a snapshot this process already opened, whose bytes are the snapshot's again (node/revert.ts). Start-up
+   * skips the proof and restores from it, from copies of what it changes: the proof stays as given, for the
+   * next time. Give it only once a start restored it (its state hash checked then, startup.ts): that check
+   * is not repeated.
+   */
+  proof?: VerifiedStore;
+  /** Told the proof start-up made, which the engine then leaves as it is (it restores from copies): a later `proof`. */
+  onProof?: (verified: VerifiedStore) => void;
 }
 
 /** The exchange's time as the shards follow it (protocol.ts OP_TIME): frozen at `atMs`, or the system clock plus `offsetMs`. */

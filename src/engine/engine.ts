@@ -58,7 +58,7 @@ import { Ledger } from './ledger/ledger.ts';
 import { Lifecycle } from './lifecycle.ts';
 import { MarketAdmin } from './markets/market-admin.ts';
 import { MarketTable, rowOf } from './markets/market-table.ts';
-import { OrderTable } from './orders/order-table.ts';
+import { OrderTable, ownRecords } from './orders/order-table.ts';
 import { Settlement } from './ledger/settlement.ts';
 import { ShardClock } from './shard/shard-clock.ts';
 import { ShardLink } from './shard/shard-link.ts';
@@ -87,8 +87,9 @@ export type {
 /**
  * The engine's public surface as a structural type: what the routes and read models use, which a read
  * replica provides from its store (replication/replica-engine.ts) without a matching engine behind it.
+ * `discard` is the revert host's, on an engine of its own (a replica is never reverted).
  */
-export type EngineSurface = { [K in keyof Engine]: Engine[K] };
+export type EngineSurface = { [K in Exclude<keyof Engine, 'discard'>]: Engine[K] };
 
 export class Engine {
   private readonly store: Store;
@@ -173,6 +174,7 @@ export class Engine {
    * for the checkpointer's first checkpoint (engine/checkpointer.ts). Released once taken.
    */
   private proof: VerifiedStore | undefined;
+  private discarded = false;
 
   /** Recovers the state from the store (refusing a store whose tables and journal disagree) and starts the shards. */
   static async open(opts: EngineOptions): Promise<Engine> {
@@ -180,10 +182,16 @@ export class Engine {
     const t0 = performance.now();
     // Loaded now, before any order is placed: the first order's latency does not pay for it (orders.ts).
     orderIndexOf(opts.store);
-    const verified: VerifiedStore = verifyStore(opts.store, {
-      checkpoints: opts.checkpoints,
-      skipped: (c, why) => opts.log.warn({ checkpoint: c.file, why }, 'checkpoint not used; trying an older one'),
-    });
+    const proven =
+      opts.proof ??
+      verifyStore(opts.store, {
+        checkpoints: opts.checkpoints,
+        skipped: (c, why) => opts.log.warn({ checkpoint: c.file, why }, 'checkpoint not used; trying an older one'),
+      });
+    if (opts.proof === undefined) opts.onProof?.(proven);
+    // A proof given or kept by the caller stays as it is: start-up restores from copies of the records it changes.
+    const shared = opts.proof !== undefined || opts.onProof !== undefined;
+    const verified: VerifiedStore = shared ? { ...proven, materialized: { ...proven.materialized, openOrders: ownRecords(proven.materialized.openOrders) } } : proven;
     const e = new Engine(opts, verified.materialized.lastSeq);
     e.proof = verified;
     try {
@@ -191,6 +199,7 @@ export class Engine {
         { store: opts.store, ledger: e.ledger, markets: e.markets, orders: e.orders, link: e.link, marketAdmin: e.marketAdmin, admission: e.admission, trades: e.trades, life: e.life, log: opts.log },
         verified,
         t0,
+        opts.proof !== undefined,
       );
     } catch (err) {
       await e.link.terminate();
@@ -205,6 +214,11 @@ export class Engine {
     const p = this.proof;
     this.proof = undefined;
     return p;
+  }
+
+  /** The store is about to be replaced (a sandbox revert, src/node/revert.ts): close() records no shutdown state hash in it. */
+  discard(): void {
+    this.discarded = true;
   }
 
   /** Stops accepting, lets in-flight commands finish and commit, stops the workers. The store stays open. */
@@ -224,7 +238,7 @@ export class Engine {
     await Promise.all(stops);
     this.commit.flush();
     await this.commit.drain();
-    if (!this.life.halted) await this.store.meta.put(metaKeys.stateHash, this.stateHash());
+    if (!this.life.halted && !this.discarded) await this.store.meta.put(metaKeys.stateHash, this.stateHash());
     await this.link.terminate();
   }
 

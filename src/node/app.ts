@@ -39,6 +39,8 @@ import { LIVE_DEMO_DEFAULTS, ReplayClock, startLiveDemo, type LiveDemo, type Liv
 import { createAuthServices, type AuthServices } from '../edge/auth/auth.ts';
 import type { Checkpointer } from '../engine/checkpointer.ts';
 import type { EngineSurface } from '../engine/engine.ts';
+import type { KeptThreads } from './kept-threads.ts';
+import type { VerifiedStore } from '../journal/recovery.ts';
 import { SampleLog, openEngine, openRole, prepareStore, startFollowing } from './roles.ts';
 import type { Follower } from '../replication/follower.ts';
 import type { Publisher } from '../replication/publisher.ts';
@@ -142,6 +144,12 @@ export interface AppOptions {
   snapshots?: SnapshotControl;
   /** A sandbox revert: each book's instant of last change in the snapshot (else a start's books carry the start's time). */
   bookTimes?: ReadonlyMap<string, number>;
+  /** A revertible node (revert.ts): the matching and signature threads this opening takes over instead of starting its own. */
+  threads?: KeptThreads;
+  /** A sandbox revert to a snapshot opened before: the proof of its store made then (EngineOptions.proof). */
+  proof?: VerifiedStore;
+  /** Told the proof of the store this opening made (EngineOptions.onProof). */
+  onProof?: (verified: VerifiedStore) => void;
 }
 
 export async function startApp(config: Readonly<Config>, opts: AppOptions = {}): Promise<App> {
@@ -228,7 +236,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   if (testClock !== undefined) restoreTestClock(store, testClock);
   await done('store');
   // E.g. a master key that did not issue the stored API keys throws here.
-  const auth = createAuthServices({ config, store, clock, wallClock: testClock && base, log });
+  const auth = createAuthServices({ config, store, clock, wallClock: testClock && base, log, pool: opts.threads?.signatures(config, log) });
   closers.add('auth', () => auth.close());
   warnOfPlatformDomains(auth.orderDomains, log);
   // Signed requests already answered, for their window (edge/replays.ts); durable ones live in the store.
@@ -247,7 +255,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     // While an advance holds the clock frozen, GTD orders the shards expire are journaled at their second.
     onExpiry: (sec: number) => testClock.hold(sec * 1000),
   };
-  const engine = await openEngine({ config, opts: { timers, ...engineTime }, store, clock, log, metrics, closers, role, keys: auth.keys, viewWrites });
+  const engine = await openEngine({ config, opts: { timers, ...engineTime, proof: opts.proof, onProof: opts.onProof }, store, clock, log, metrics, closers, role, keys: auth.keys, viewWrites, threads: opts.threads });
   // Maintenance windows, closed-only wallets, the fault scenario of sandbox.faultsFile (a bad file fails the start).
   const sandbox = new Sandbox({ config, store, clock, log, metrics, engine });
   // The first listener of each commit: when it became durable, for the streams' commit-to-publish metric.
@@ -378,6 +386,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
         ctx.state.ready = false;
         stream.close(true);
         role.checkpointer?.discard();
+        role.engine?.discard();
         await closers.closeAll('server');
       })();
       return stopping;

@@ -11,9 +11,10 @@
  *   revert   one at a time:
  *              1. the listener holds: every request that arrives answers 503 PM_ERR_REVERTING (Retry-After)
  *              2. the requests in flight finish (the revert's own aside), up to shutdown.graceMs
- *              3. the generation closes as a stop would, except the listener: sockets first, with 1012
- *                 "service restart", then the demo traders, timers, samplers, matching threads,
- *                 projections and the store, newest first (app.ts closers)
+ *              3. the generation closes as a stop would, except the listener and the threads: sockets
+ *                 first, with 1012 "service restart", then the demo traders, timers, samplers, the engine,
+ *                 projections and the store, newest first (app.ts closers); the matching threads and the
+ *                 signature pool stay for the next generation (kept-threads.ts), which resets the shards
  *              4. its store and checkpoints are set aside, the snapshot's copied in
  *              5. a new generation opens on them through the same start-up steps as any start, the
  *                 listener rebound to its routes (edge/server.ts rebind); the test clock is restored from
@@ -21,6 +22,13 @@
  *            The revert's answer leaves after step 5, so a read that follows it answers the snapshot's
  *            state. If step 5 fails, the set-aside store goes back and a generation opens on it (the
  *            revert answers 500 PM_ERR_REVERT_FAILED); if that fails too the listener keeps answering 503.
+ *   proof    every start proves its store (journal/recovery.ts verifyStore: the tables against the
+ *            journal, from a checkpoint). A revert to the snapshot the last revert opened reuses the proof
+ *            that opening made instead (EngineOptions.proof): the same bytes are copied in again, so the
+ *            proof holds, and the restore from it was checked then (its state hash). One proof is kept, the last
+ *            snapshot's (about what the engine holds of it: its open orders and balances); it is proved
+ *            again when the snapshot is taken again under its name or its file changed, and dropped with it.
+ *            reverts.jsonl says which reverts proved (`proved`).
  *   audit    the store after a revert is the snapshot's, its journal the snapshot's history and then what
  *            follows: nothing of the abandoned timeline stays in it. Each revert appends a line to
  *            DATA_DIR/snapshots/reverts.jsonl (time, the snapshot, its seq and state hash, and the seq and
@@ -46,7 +54,9 @@ import type { ClockState } from '../edge/schemas/test-controls.ts';
 import type { EdgeServer } from '../edge/server.ts';
 import { DATA_FILE, fileSha256, type SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
 import { NamedSnapshotError, NamedSnapshots, dropAside, installCopy, restoreAside, stateManifest, type NamedManifest, type SnapshotInfo as StoredInfo } from '../journal/checkpoints/named-snapshots.ts';
+import type { VerifiedStore } from '../journal/recovery.ts';
 import type { Config } from '../runtime/config.ts';
+import { KeptThreads } from './kept-threads.ts';
 import type { Logger } from '../runtime/log.ts';
 
 /** The file of a generated master key (edge/auth/auth.ts MASTER_KEY_FILE), carried by a snapshot. */
@@ -74,6 +84,12 @@ export interface OpenHooks {
   snapshots: SnapshotControl;
   /** The snapshot's books' instants of last change, so /book and the streams answer its bodies byte for byte. */
   bookTimes?: ReadonlyMap<string, number>;
+  /** The matching and signature threads, taken over by each opening (kept-threads.ts). */
+  threads: KeptThreads;
+  /** The proof of the snapshot's store from its last opening (see "proof" above; EngineOptions.proof). */
+  proof?: VerifiedStore;
+  /** Told the proof start-up made of the snapshot's store, to keep for the next revert to it. */
+  onProof?: (verified: VerifiedStore) => void;
 }
 
 const wireInfo = (s: StoredInfo): SnapshotInfo => ({ name: s.name, seq: s.journalSeq, stateHash: s.stateHash, bytes: s.bytes, createdAt: new Date(s.createdAt).toISOString() });
@@ -101,8 +117,8 @@ function clockOf(g: Generation): ClockState | undefined {
 
 export class SnapshotHost<G extends Generation> implements SnapshotControl {
   private gen!: G;
-  /** The state file's book times, for the first opening when it was installed. */
-  private loaded: { bookTimes?: ReadonlyMap<string, number> } = {};
+  /** The state file's book times and proof hooks, for the first opening when it was installed. */
+  private loaded: { hooks: Partial<OpenHooks>; keep: () => void } = { hooks: {}, keep: () => undefined };
   private reverting: Promise<unknown> | undefined;
   private stopped = false;
 
@@ -113,12 +129,41 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
     private readonly open: (hooks: OpenHooks) => Promise<G>,
   ) {}
 
+  private readonly threads = new KeptThreads();
+  /** The proof of the last snapshot's store opened (see "proof" above), by proofKey. */
+  private proof: { key: string; verified: VerifiedStore } | undefined;
+
+  /**
+   * What an opening of snapshot `dir` passes to the engine: the proof kept from the last opening of the
+   * same snapshot, else a hook that keeps the proof start-up makes; `keep` stores it once the opening
+   * succeeded. The engine changes neither (it restores from copies of what it changes).
+   */
+  private proofHooks(dir: string, manifest: NamedManifest): { hooks: Pick<OpenHooks, 'proof' | 'onProof'>; proved: boolean; keep: () => void } {
+    const key = proofKey(dir, manifest);
+    const kept = this.proof?.key === key ? this.proof.verified : undefined;
+    if (kept !== undefined) return { hooks: { proof: kept }, proved: false, keep: () => undefined };
+    let made: VerifiedStore | undefined;
+    return {
+      proved: true,
+      hooks: { onProof: (v) => (made = v) },
+      keep: () => {
+        if (made !== undefined) this.proof = { key, verified: made };
+      },
+    };
+  }
+
   /** Opens the first generation, after loading the configured state file into a data dir without a store. */
   static async start<G extends Generation>(config: Readonly<Config>, log: Logger, open: (hooks: OpenHooks) => Promise<G>): Promise<SnapshotHost<G>> {
     const snapshots = new NamedSnapshots(join(config.dataDir, 'snapshots'), config.sandbox.snapshots.max);
     const host = new SnapshotHost(config, log, snapshots, open);
-    if (config.sandbox.state !== '') await host.loadState(config.sandbox.state);
-    host.gen = await open({ snapshots: host, ...host.loaded });
+    try {
+      if (config.sandbox.state !== '') await host.loadState(config.sandbox.state);
+      host.gen = await open({ snapshots: host, threads: host.threads, ...host.loaded.hooks });
+      host.loaded.keep();
+    } catch (err) {
+      await host.threads.close();
+      throw err;
+    }
     return host;
   }
 
@@ -136,7 +181,8 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
       return;
     }
     const { dir, manifest } = this.snapshots.get(info.name);
-    this.loaded = { bookTimes: bookTimesOf(manifest) };
+    const proof = this.proofHooks(dir, manifest);
+    this.loaded = { hooks: { bookTimes: bookTimesOf(manifest), ...proof.hooks }, keep: proof.keep };
     installCopy(dir, this.config.dataDir);
     dropAside(this.config.dataDir);
     const key = join(dir, MASTER_KEY);
@@ -184,7 +230,10 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
   remove(name: string): SnapshotInfo {
     try {
       const info = this.snapshots.list().find((s) => s.name === name);
+      const { dir } = this.snapshots.get(name);
       this.snapshots.remove(name);
+      // The proof kept, and the memory it holds, go with the snapshot it is of.
+      if (this.proof?.key.startsWith(`${dir}|`)) this.proof = undefined;
       this.log.info({ snapshot: name }, 'snapshot deleted');
       return wireInfo(info!);
     } catch (e) {
@@ -236,15 +285,17 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
     lap('stopMs');
     installCopy(dir, this.config.dataDir);
     lap('copyMs');
+    const proof = this.proofHooks(dir, manifest);
     try {
-      this.gen = await this.open({ listener: server, snapshots: this, bookTimes: bookTimesOf(manifest) });
+      this.gen = await this.open({ listener: server, snapshots: this, threads: this.threads, bookTimes: bookTimesOf(manifest), ...proof.hooks });
+      proof.keep();
     } catch (err) {
       this.log.error({ err, snapshot: name }, 'revert: the service did not start on the snapshot; starting again on the state before it');
       // A start that failed after it was serving let go of the hold: held again until the next one serves.
       server.hold(held);
       restoreAside(this.config.dataDir);
       try {
-        this.gen = await this.open({ listener: server, snapshots: this });
+        this.gen = await this.open({ listener: server, snapshots: this, threads: this.threads });
       } catch (again) {
         this.log.fatal({ err: again }, 'revert: the service did not start again on the state before the revert; every request answers 503 until the process is restarted');
         throw apiError('PM_ERR_REVERT_FAILED', { name, detail: (err as Error).message });
@@ -254,7 +305,7 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
     lap('startMs');
     dropAside(this.config.dataDir);
     const tookMs = performance.now() - t0;
-    const record = { at: new Date().toISOString(), snapshot: name, seq: manifest.journalSeq, stateHash: manifest.stateHash, from, tookMs: Math.round(tookMs), ...phases };
+    const record = { at: new Date().toISOString(), snapshot: name, seq: manifest.journalSeq, stateHash: manifest.stateHash, from, tookMs: Math.round(tookMs), ...phases, proved: proof.proved };
     appendFileSync(join(this.snapshots.dir, REVERT_LOG), JSON.stringify(record) + '\n');
     this.log.info(record, 'reverted to snapshot');
     const clock = clockOf(this.gen);
@@ -271,9 +322,24 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
   async stop(graceMs?: number): Promise<void> {
     this.stopped = true;
     await this.reverting;
-    await this.gen.stop(graceMs);
+    try {
+      await this.gen.stop(graceMs);
+    } finally {
+      await this.threads.close();
+    }
   }
 }
+
+/**
+ * Which store a proof is of: a snapshot's directory, what its manifest says it holds (a snapshot taken again
+ * under the name differs) and its store file as the file system sees it (a file replaced behind the
+ * service's back is proved again).
+ */
+function proofKey(dir: string, m: NamedManifest): string {
+  const f = statSync(join(dir, DATA_FILE));
+  return `${dir}|${m.createdAt}|${m.journalSeq}|${m.stateHash}|${f.ino}|${f.size}|${f.mtimeMs}`;
+}
+
 
 /** A snapshot's book times, when they stand at its journal seq (nothing committed between the two). */
 function bookTimesOf(m: NamedManifest): ReadonlyMap<string, number> | undefined {

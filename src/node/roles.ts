@@ -11,6 +11,7 @@ import type { AuthServices } from '../edge/auth/auth.ts';
 import type { Metrics } from '../edge/pipeline/metrics.ts';
 import { Checkpointer, type CheckpointPolicy } from '../engine/checkpointer.ts';
 import { Engine, type EngineOptions, type EngineSurface } from '../engine/engine.ts';
+import { threadSpec } from '../engine/shard/shard-threads.ts';
 import type { Store } from '../journal/env.ts';
 import type { AuxDb, ReplicationLog } from '../journal/replication-log.ts';
 import type { ViewSink, ViewWrites } from '../projections/projector.ts';
@@ -18,6 +19,7 @@ import type { Clock } from '../runtime/clock.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Logger } from '../runtime/log.ts';
 import type { Closers } from './closers.ts';
+import type { KeptThreads } from './kept-threads.ts';
 
 /** What the cluster role adds (cluster.ts); ROLE=single loads none of it. */
 export interface RoleParts {
@@ -74,7 +76,7 @@ export async function openRole(raw: Store, config: Readonly<Config>, log: Logger
  */
 export async function openEngine(o: {
   config: Readonly<Config>;
-  opts: Pick<EngineOptions, 'timers' | 'shardTime' | 'onExpiry'>;
+  opts: Pick<EngineOptions, 'timers' | 'shardTime' | 'onExpiry' | 'proof' | 'onProof'>;
   store: Store;
   clock: Clock;
   log: Logger;
@@ -84,6 +86,8 @@ export async function openEngine(o: {
   keys: AuthServices['keys'];
   /** The projections' deferred view writes: they ride the engine's journal commits (projector.ts). */
   viewWrites: Pick<ViewWrites, 'ride'>;
+  /** A revertible node's matching threads, taken over by the engine (kept-threads.ts). */
+  threads?: KeptThreads;
 }): Promise<EngineSurface> {
   const { config, role, metrics } = o;
   let surface: EngineSurface | undefined;
@@ -124,9 +128,15 @@ export async function openEngine(o: {
     role.shipper = shipper;
     o.closers.add('snapshots', () => shipper.close());
   }
+  // Books are read from the committed books (app.ts), never from the shards' own publications: published
+  // every 20 ms per changed market, they cost the shard a serialization and hash of the book and this
+  // thread the bodies' strings, for no reader (13% of the main thread's allocation per order at 100
+  // orders/s). Asked-for ones (refreshSnapshot) still work.
+  const shardOpts = { shards: config.engine.shards, snapshotIntervalMs: Infinity };
   const engine = await Engine.open({
+    ...shardOpts,
+    threads: await o.threads?.shardThreads(threadSpec(shardOpts), o.opts.shardTime),
     store: o.store,
-    shards: config.engine.shards,
     log: o.log,
     now: () => o.clock.now(),
     onCommit: (s) => metrics.commit(s),
@@ -135,12 +145,9 @@ export async function openEngine(o: {
     timers: o.opts.timers,
     shardTime: o.opts.shardTime,
     onExpiry: o.opts.onExpiry,
+    proof: o.opts.proof,
+    onProof: o.opts.onProof,
     replicationLog: role.sequencer?.log,
-    // Books are read from the committed books (app.ts), never from the shards' own publications: published
-    // every 20 ms per changed market, they cost the shard a serialization and hash of the book and this
-    // thread the bodies' strings, for no reader (13% of the main thread's allocation per order at 100
-    // orders/s). Asked-for ones (refreshSnapshot) still work.
-    snapshotIntervalMs: Infinity,
     checkpoints: checkpointer.checkpoints,
   });
   o.closers.add('engine', () => engine.close());

@@ -4,8 +4,8 @@
  *   /positions, /trades), open orders, API keys (one made after stops working, one made before works), the
  *   catalog (a market made after is gone) and the test clock;
  *   a subscribed socket is closed with 1012 "service restart", and reconnecting gives the snapshot's book;
- *   trading works after a revert (an order placed matches), a second revert to the same snapshot works, and
- *   a snapshot taken later stays listed and can be reverted to;
+ *   trading works after a revert (an order placed matches), a second revert to the same snapshot works (on
+ *   the proof the first made of its store), and a snapshot taken later stays listed and can be reverted to;
  *   refusals: unknown name 404, bad name 400, a taken name and the bound 409, no admin token 401, each
  *   changing nothing; with the test controls off the routes are unknown;
  *   a snapshot survives a restart of the process.
@@ -157,6 +157,8 @@ test('a revert puts back every read byte for byte, closes sockets with 1012, and
   // The reverts are on record beside the snapshots.
   const log = readFileSync(join(h.app.ctx.config.dataDir, 'snapshots', 'reverts.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l));
   assert.deepEqual(log.map((r) => r.snapshot), ['base', 'base', 'later']);
+  // The second revert to base reused the proof the first made of its store; the one to later proved its own.
+  assert.deepEqual(log.map((r) => r.proved), [true, false, true]);
   assert.equal(log[0].from.stateHash, reverted.from.stateHash);
 });
 

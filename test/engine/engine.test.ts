@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { Errors } from '../../src/domain/errors.ts';
 import type { FillEvent, JournalEvent, OrderStatusEvent } from '../../src/domain/events.ts';
 import { Engine } from '../../src/engine/engine.ts';
+import type { VerifiedStore } from '../../src/journal/recovery.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { T, invariants, market, order, tempStore, until, wallet } from '../fixtures/engine-harness.ts';
 
@@ -535,6 +536,37 @@ describe('GTD expiry across a restart', () => {
 });
 
 describe('restart', () => {
+  test('the proof a start reports (EngineOptions.onProof) is left as it was while the engine trades on what it restored', async () => {
+    const env2 = tempStore();
+    try {
+      let e = await Engine.open({ store: env2.store, shards: 1, log: silentLogger });
+      const m = market(1);
+      e.registerMarket(m);
+      const [a, b] = [wallet(1), wallet(2)];
+      await e.deposit(a, 100 * T);
+      await e.deposit(b, 100 * T);
+      await e.split(b, m.conditionId, 50 * T);
+      const bid = await e.placeOrder(order({ wallet: a, tokenId: m.tokenIds[0], side: 'BUY', price: 4000, size: 20 * T }));
+      assert.equal((await e.placeOrder(order({ wallet: b, tokenId: m.tokenIds[0], side: 'SELL', price: 4000, size: 5 * T }))).status, 'matched');
+      await e.close();
+
+      let proof: VerifiedStore | undefined;
+      let asReported: unknown;
+      e = await Engine.open({ store: env2.store, shards: 1, log: silentLogger, onProof: (v) => ((proof = v), (asReported = structuredClone(v.materialized))) });
+      try {
+        assert.equal(proof?.materialized.openOrders.length, 1);
+        // A fill of the restored bid changes its record in the engine (size matched, trades, status).
+        assert.equal((await e.placeOrder(order({ wallet: b, tokenId: m.tokenIds[0], side: 'SELL', price: 4000, size: 15 * T }))).status, 'matched');
+        assert.equal(e.getOrder(bid.orderId)?.status, 'MATCHED');
+        assert.deepEqual(proof!.materialized, asReported, 'the proof is as it was reported');
+      } finally {
+        await e.close();
+      }
+    } finally {
+      await env2.cleanup();
+    }
+  });
+
   test('a restart recovers the identical state hash, open orders and books', async () => {
     const env2 = tempStore();
     try {

@@ -282,9 +282,8 @@ export interface AuthServices {
   close(): Promise<void>;
 }
 
-export function createAuthServices(opts: { config: Readonly<Config>; store: Store; clock: Clock; wallClock?: Clock; log: Logger }): AuthServices {
-  const { config, store, clock, wallClock, log } = opts;
-  const keys = ApiKeyService.open(store, loadMasterKey(config.auth, config.dataDir), clock, config.auth.maxKeysPerWallet);
+/** The signature threads for `config` (auth.signatureThreads, inline signatures), failures logged. */
+export function signaturePool(config: Readonly<Config>, log: Logger): SigPool {
   const pool = new SigPool({
     threads: config.auth.signatureThreads,
     inlineMax: config.auth.inlineSignatures.maxOrders,
@@ -297,6 +296,17 @@ export function createAuthServices(opts: { config: Readonly<Config>; store: Stor
     },
     () => undefined,
   );
+  return pool;
+}
+
+/**
+ * `pool`: signature threads that outlive these services (a sandbox revert, node/kept-threads.ts); close()
+ * leaves them running. Absent: the services start their own and close them.
+ */
+export function createAuthServices(opts: { config: Readonly<Config>; store: Store; clock: Clock; wallClock?: Clock; log: Logger; pool?: SigPool }): AuthServices {
+  const { config, store, clock, wallClock, log } = opts;
+  const keys = ApiKeyService.open(store, loadMasterKey(config.auth, config.dataDir), clock, config.auth.maxKeysPerWallet);
+  const pool = opts.pool ?? signaturePool(config, log);
   const authenticator = createAuthenticator({ keys, pool, auth: config.auth, clock, wallClock });
   // Filled by setRoutePaths; the explainer reads it on each diagnosis, so the order of the two does not matter.
   const routePaths = new Map<string, string[]>();
@@ -319,6 +329,6 @@ export function createAuthServices(opts: { config: Readonly<Config>; store: Stor
         else if (!list.includes(path)) list.push(path);
       }
     },
-    close: () => pool.close(),
+    close: () => (opts.pool === undefined ? pool.close() : Promise.resolve()),
   };
 }

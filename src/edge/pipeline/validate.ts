@@ -106,14 +106,29 @@ export function paramNamesOf(pattern: string): string[] {
   return pattern.split('/').filter((s) => s.startsWith(':')).map((s) => s.slice(1));
 }
 
+/**
+ * Compiled checks by schema: a sandbox revert builds the route table again (node/revert.ts), from the same
+ * schema objects, and compiling them all again cost it about 30 ms. A compiled check holds no state.
+ */
+const checks = new WeakMap<TSchema, TypeCheck<TSchema>>();
+
+function compiled(schema: TSchema): TypeCheck<TSchema> {
+  let c = checks.get(schema);
+  if (c === undefined) {
+    c = TypeCompiler.Compile(schema);
+    checks.set(schema, c);
+  }
+  return c;
+}
+
 export function compileRoute(r: AnyRoute): CompiledRoute {
   const paramNames = paramNamesOf(r.path);
   const strictQuery = r.group === 'data';
   const collectAll = r.group === 'admin';
 
-  const paramsCheck = r.params ? TypeCompiler.Compile(r.params) : undefined;
-  const queryCheck = r.query ? TypeCompiler.Compile(r.query) : undefined;
-  const bodyCheck = r.body ? TypeCompiler.Compile(r.body) : undefined;
+  const paramsCheck = r.params ? compiled(r.params) : undefined;
+  const queryCheck = r.query ? compiled(r.query) : undefined;
+  const bodyCheck = r.body ? compiled(r.body) : undefined;
   const maxItems = r.body?.[Kind] === 'Array' && typeof r.body.maxItems === 'number' ? (r.body.maxItems as number) : undefined;
   const queryProps: Record<string, TSchema> = (r.query as TObject | undefined)?.properties ?? {};
   const converters = new Map(Object.entries(queryProps).map(([k, s]) => [k, converterFor(s)]));

@@ -30,7 +30,7 @@ import type { GroupCommit } from '../group-commit.ts';
 import type { Ledger } from '../ledger/ledger.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { MarketState, MarketTable, TokenMarket } from '../markets/market-table.ts';
-import { LIVE_UNFILLED, NO_SEQS, NO_TRADES, newPending, rejectResponse, responseOf, restsOnBook, type OrderState, type OrderTable } from './order-table.ts';
+import { LIVE_UNFILLED, NO_SEQS, NO_TRADES, newPending, rejectResponse, responseOf, restsOnBook, sharedRestore, type OrderState, type OrderTable } from './order-table.ts';
 import { needOf, releaseAll, reserve } from '../ledger/reservation.ts';
 import type { CancelBatch, ShardLink } from '../shard/shard-link.ts';
 
@@ -109,23 +109,31 @@ export class Admission {
   }
 
   /**
-   * Start-up: an open order of the store rests again on its book, holding its reservation again; it must
-   * rest unchanged (settlement.ts). Throws when the store's state cannot be restored.
+   * Start-up: the open orders of the store rest again on their books, in the order given (the books' time
+   * priority), each holding its reservation again; each must rest unchanged (settlement.ts). Throws when
+   * the store's state cannot be restored. Resolves once every one was answered: with the first refusal
+   * among the answers (the engine went down), else an accepted one; undefined when there were none.
    */
-  restore(rec: OrderRecord): Promise<PlaceResponse> {
-    const tm = this.markets.token(rec.tokenId);
-    if (tm === undefined) throw new Error(`refusing to start: open order ${rec.orderId} names unknown token ${rec.tokenId}`);
-    this.orders.share(rec, tm);
-    const side = rec.side === 'BUY' ? Side.BUY : Side.SELL;
-    const tif = TIF_OF[rec.orderType];
-    const o = this.orders.create(rec, tm.market, side, tif, rec.sizeUnits - rec.sizeMatched);
-    o.accepted = true;
-    if (!reserve(this.ledger, o, needOf(o))) throw new Error(`refusing to start: wallet ${rec.wallet} cannot cover open order ${rec.orderId}`);
-    o.live = true;
-    this.orders.track(o);
-    const pending = newPending(true, undefined);
-    o.pending = pending;
-    this.link.place(o, this.orders.walletIndex(o.rec.wallet), true, true);
+  restoreAll(recs: readonly OrderRecord[]): Promise<PlaceResponse | undefined> {
+    if (recs.length === 0) return Promise.resolve(undefined);
+    const pending = sharedRestore(recs.length);
+    for (let i = 0; i < recs.length; i++) {
+      const rec = recs[i]!;
+      // The shards place what is sent while the rest is prepared (ShardLink.flush).
+      if ((i & 255) === 255) this.link.flush();
+      const tm = this.markets.token(rec.tokenId);
+      if (tm === undefined) throw new Error(`refusing to start: open order ${rec.orderId} names unknown token ${rec.tokenId}`);
+      this.orders.share(rec, tm);
+      const side = rec.side === 'BUY' ? Side.BUY : Side.SELL;
+      const tif = TIF_OF[rec.orderType];
+      const o = this.orders.create(rec, tm.market, side, tif, rec.sizeUnits - rec.sizeMatched);
+      o.accepted = true;
+      if (!reserve(this.ledger, o, needOf(o))) throw new Error(`refusing to start: wallet ${rec.wallet} cannot cover open order ${rec.orderId}`);
+      o.live = true;
+      this.orders.track(o);
+      o.pending = pending;
+      this.link.place(o, this.orders.walletIndex(o.rec.wallet), true, true);
+    }
     return pending.promise;
   }
 

@@ -69,6 +69,16 @@ export const NO_TRADES = Object.freeze([]) as readonly string[] as string[];
 export const NO_SEQS = Object.freeze([]) as readonly number[] as number[];
 export const LIVE_UNFILLED: OrderRecord['response'] = Object.freeze({ status: 'live', makingAmount: 0, takingAmount: 0, tradeIds: NO_TRADES });
 
+/**
+ * Copies of records for the engine to take over, where the caller keeps the originals (a proof used again,
+ * EngineOptions.proof): the engine changes a record's fields and appends to its trade and fill lists in
+ * place (`appended`), nothing deeper.
+ */
+export function ownRecords(recs: readonly OrderRecord[]): OrderRecord[] {
+  // An empty list is replaced, never written (`appended`): only one with items needs a copy.
+  return recs.map((r) => ({ ...r, tradeIds: r.tradeIds.length === 0 ? r.tradeIds : [...r.tradeIds], fillSeqs: r.fillSeqs.length === 0 ? r.fillSeqs : [...r.fillSeqs] }));
+}
+
 /** `list` with `item` at its end: an empty list (perhaps the shared one) is replaced, never written. */
 export function appended<T>(list: T[], item: T): T[] {
   if (list.length === 0) return [item];
@@ -98,6 +108,24 @@ export function newPending(restore: boolean, signed: OrderSignedParts | undefine
   let resolve!: (r: PlaceResponse) => void;
   const promise = new Promise<PlaceResponse>((r) => (resolve = r));
   return { promise, resolve, making: 0, taking: 0, tradeIds: NO_TRADES, restore, signed };
+}
+
+/**
+ * The pending answer start-up's re-placements share (admission.ts restoreAll): a store holds many open
+ * orders, and a promise each cost the restore of a sandbox revert more than their books did. Its promise
+ * resolves once all `n` were answered: with the first refusal among them (an engine that went down), else
+ * the last answer.
+ */
+export function sharedRestore(n: number): PendingPlace {
+  let left = n;
+  let refused: PlaceResponse | undefined;
+  let finish!: (r: PlaceResponse) => void;
+  const promise = new Promise<PlaceResponse>((r) => (finish = r));
+  const resolve = (r: PlaceResponse) => {
+    if (!r.ok) refused ??= r;
+    if (--left === 0) finish(refused ?? r);
+  };
+  return { promise, resolve, making: 0, taking: 0, tradeIds: NO_TRADES, restore: true, signed: undefined };
 }
 
 /** The answer an accepted order's placement got (what a retry of its id is told). */

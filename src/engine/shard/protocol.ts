@@ -58,6 +58,13 @@ export const OP_EXPIRE = 7;
  * `restingUnits` is the earliest expiry left in its books (0: none).
  */
 export const OP_TIME = 8;
+/**
+ * Makes the shard as it was when its thread started: every market and book forgotten, no timer armed, the
+ * clock the record carries (OP_TIME's fields; `untilSec` unused), its own RESULT counted as a new thread's
+ * first. A link that takes over threads another engine used sends it first (shard-threads.ts): a sandbox
+ * revert keeps its matching threads instead of starting new ones.
+ */
+export const OP_RESET = 9;
 
 // ---- result opcodes ----------------------------------------------------------------------------------
 export const R_RESULT = 101;
@@ -236,6 +243,12 @@ export function encodeTime(w: Float64Array, off: number, t: TimeRecord): void {
   w[off + M_OFFSET] = t.offsetMs;
   w[off + M_AT] = t.atMs;
   w[off + M_UNTIL] = t.untilSec;
+}
+
+/** OP_RESET carries the clock the shard follows after it, in OP_TIME's layout. */
+export function encodeReset(w: Float64Array, off: number, t: TimeRecord): void {
+  encodeTime(w, off, t);
+  w[off + F_OP] = OP_RESET;
 }
 
 export function decodeTime(w: Float64Array, off: number): TimeRecord {

@@ -33,15 +33,17 @@
  * be early (the order filled or was canceled): the OP_TIME that finds nothing due answers the true one.
  * idle() resolves once no command is in flight on any shard.
  *
+ * Threads (shard-threads.ts). The link starts its own threads and ends them with itself, or takes over threads
+ * that outlive it (EngineOptions.threads, a sandbox revert): it resets their shards first (OP_RESET), and at
+ * its end lets go of them instead of stopping them, unless the engine halted (their state is then unknown
+ * and they are ended; their owner starts new ones).
+ *
  * Failure. A worker's 'fatal' message, error or unexpected exit, an R_SHARD_ERROR record, an unknown record
  * or an unmatched RESULT halts the engine (lifecycle.ts); takeUnanswered() then hands back every command in
  * flight, including the one whose RESULT was being applied, so each gets its ENGINE_DOWN answer.
  */
-import type { MessagePort } from 'node:worker_threads';
-import { MessageChannel, type Worker } from 'node:worker_threads';
 import type { Logger } from '../../runtime/log.ts';
 import { Tif, type CancelReason } from '../book/api.ts';
-import { BOOK_FACTORIES } from './book-factory.ts';
 import type { CancelResponse, EngineOptions, ShardTime } from '../engine-types.ts';
 import { EngineHalt, type Lifecycle } from '../lifecycle.ts';
 import type { MarketState } from '../markets/market-table.ts';
@@ -53,6 +55,7 @@ import {
   OP_EXPIRE,
   OP_PLACE,
   OP_REGISTER_MARKET,
+  OP_RESET,
   OP_SNAPSHOT,
   OP_STOP,
   OP_TIME,
@@ -60,7 +63,6 @@ import {
   R_FILL,
   R_RESULT,
   R_SHARD_ERROR,
-  RES_WORDS,
   decodeCanceled,
   decodeFill,
   decodeResult,
@@ -68,6 +70,7 @@ import {
   encodeCancelAllMarket,
   encodePlace,
   encodeRegister,
+  encodeReset,
   encodeSnapshot,
   encodeStop,
   encodeTime,
@@ -75,12 +78,12 @@ import {
   type FillRecord,
   type MarketMeta,
   type ResultRecord,
-  type ShardWorkerData,
   type SnapshotMessage,
   type WorkerMessage,
 } from './protocol.ts';
-import { Ring } from './ring.ts';
-import { startTsWorker } from '../thread.ts';
+import type { Ring } from './ring.ts';
+import { Fifo } from './fifo.ts';
+import { ShardThreads, awaitResults, threadSpec, type ShardThread } from './shard-threads.ts';
 
 /** The cancels of one request: answered together when the last of them has its RESULT. */
 export interface CancelBatch {
@@ -97,7 +100,7 @@ export type Inflight =
   | { op: typeof OP_PLACE; id: number; order: OrderState }
   | { op: typeof OP_CANCEL; id: number; order: OrderState; batch: CancelBatch }
   | { op: typeof OP_CANCEL_ALL_MARKET; id: number; done: (r: ResultRecord) => void }
-  | { op: typeof OP_REGISTER_MARKET | typeof OP_SNAPSHOT | typeof OP_STOP | typeof OP_TIME; id: number; done: (r: ResultRecord) => void };
+  | { op: typeof OP_REGISTER_MARKET | typeof OP_SNAPSHOT | typeof OP_STOP | typeof OP_TIME | typeof OP_RESET; id: number; done: (r: ResultRecord) => void };
 
 export type ShardRecord = FillRecord | CanceledRecord;
 
@@ -115,42 +118,14 @@ export interface ShardEvents {
   drained(): void;
 }
 
-export type ShardLinkOptions = Pick<EngineOptions, 'shards' | 'bookFactory' | 'commandRingSlots' | 'resultRingSlots' | 'overflowLimit' | 'snapshotIntervalMs' | 'shardTime'>;
+export type ShardLinkOptions = Pick<EngineOptions, 'shards' | 'bookFactory' | 'commandRingSlots' | 'resultRingSlots' | 'overflowLimit' | 'snapshotIntervalMs' | 'shardTime' | 'threads'>;
 
-/** FIFO with O(1) shift. */
-class Fifo<T> {
-  private items: (T | undefined)[] = [];
-  private head = 0;
-  get length(): number {
-    return this.items.length - this.head;
-  }
-  push(v: T): void {
-    this.items.push(v);
-  }
-  shift(): T | undefined {
-    if (this.head >= this.items.length) return undefined;
-    const v = this.items[this.head];
-    this.items[this.head++] = undefined;
-    if (this.head > 1024 && this.head * 2 > this.items.length) {
-      this.items = this.items.slice(this.head);
-      this.head = 0;
-    }
-    return v;
-  }
-  drain(): T[] {
-    const out = this.items.slice(this.head) as T[];
-    this.items = [];
-    this.head = 0;
-    return out;
-  }
-}
 
 interface Shard {
   index: number;
-  worker: Worker;
+  thread: ShardThread;
   commands: Ring;
   results: Ring;
-  metaPort: MessagePort;
   inflight: Fifo<Inflight>;
   /** Encoded commands waiting for ring space, in order. */
   overflow: Fifo<Float64Array>;
@@ -158,7 +133,6 @@ interface Shard {
   publishScheduled: boolean;
   /** Records of the group whose RESULT has not arrived yet. */
   group: ShardRecord[];
-  exited: boolean;
   /** Bound on its earliest GTD expiry (unix s): -1 unknown, Infinity none (see "Time"). */
   expiryBound: number;
   /** Earliest expiry of the GTD orders placed since the last OP_TIME was sent (Infinity: none). */
@@ -178,6 +152,11 @@ export class ShardLink {
   private applying: Inflight | undefined;
   /** Resolved by idle() once nothing is in flight. */
   private idleWaiters: Array<() => void> = [];
+  private threads: ShardThreads | undefined;
+  /** The threads were handed over (EngineOptions.threads): let go of at the end, not ended. */
+  private borrowed = false;
+  /** Ended or let go of: nothing the threads send is read any more. */
+  private released = false;
 
   constructor(
     private readonly opts: ShardLinkOptions,
@@ -186,75 +165,67 @@ export class ShardLink {
     private readonly events: ShardEvents,
   ) {}
 
-  /** Starts one worker per shard; resolves when every one is ready. */
+  /**
+   * Starts one worker per shard, or takes over the threads of the options and resets their shards; resolves
+   * when every shard is ready.
+   */
   async start(): Promise<void> {
-    const choice = this.opts.bookFactory ?? 'production';
-    const factory = typeof choice === 'string' ? BOOK_FACTORIES[choice] : choice;
-    const ready: Promise<void>[] = [];
-    for (let i = 0; i < this.opts.shards; i++) {
-      const commands = Ring.create(this.opts.commandRingSlots ?? 4096, CMD_WORDS);
-      const results = Ring.create(this.opts.resultRingSlots ?? 16384, RES_WORDS);
-      const channel = new MessageChannel();
-      const wd: ShardWorkerData = {
-        shard: i,
-        commandRing: commands.sab,
-        resultRing: results.sab,
-        metaPort: channel.port2,
-        bookModule: factory.module,
-        bookExport: factory.export,
-        snapshotIntervalMs: this.opts.snapshotIntervalMs ?? 20,
-        time: this.opts.shardTime,
-      };
-      const worker = startTsWorker(new URL('./worker.ts', import.meta.url), { workerData: wd, transferList: [channel.port2] });
+    const spec = threadSpec(this.opts);
+    const given = this.opts.threads;
+    if (given !== undefined && !(given.usable && given.fits(spec))) throw new Error('the shard threads handed over do not fit this engine (other shards or book, or a thread ended)');
+    const threads = given ?? (await ShardThreads.spawn(spec, this.opts.shardTime));
+    this.threads = threads;
+    this.borrowed = given !== undefined;
+    threads.attach((t) => {
       const sh: Shard = {
-        index: i,
-        worker,
-        commands,
-        results,
-        metaPort: channel.port1,
+        index: t.index,
+        thread: t,
+        commands: t.commands,
+        results: t.results,
         inflight: new Fifo(),
         overflow: new Fifo(),
         waitingForSpace: false,
         publishScheduled: false,
         group: [],
-        exited: false,
         expiryBound: -1,
         placedSince: Infinity,
       };
       this.shards.push(sh);
-      ready.push(this.watch(sh));
-      this.drain(sh);
-    }
-    await Promise.all(ready);
+      return this.listener(sh);
+    });
+    for (const sh of this.shards) this.drain(sh);
+    if (this.borrowed) await Promise.all(this.shards.map((sh) => this.reset(sh, this.opts.shardTime)));
   }
 
-  /** Resolves when the shard's worker is ready; any failure of it halts the engine. */
-  private watch(sh: Shard): Promise<void> {
+  /** What the shard's thread tells this link; any failure of it halts the engine. */
+  private listener(sh: Shard) {
     const i = sh.index;
-    return new Promise<void>((resolve, reject) => {
-      sh.worker.on('message', (msg: WorkerMessage) => {
-        if (msg.type === 'ready') resolve();
-        else if (msg.type === 'snapshots') this.events.snapshots(i, msg);
+    return {
+      message: (msg: WorkerMessage) => {
+        if (msg.type === 'snapshots') this.events.snapshots(i, msg);
         else if (msg.type === 'fatal') {
           const err = new Error(`shard ${msg.shard} failed: ${msg.message}`);
           err.stack = msg.stack;
-          reject(err);
           this.life.halt(err);
         }
-      });
-      sh.worker.on('error', (err) => {
-        reject(err);
-        this.life.halt(err);
-      });
-      sh.worker.on('exit', (code) => {
-        sh.exited = true;
+      },
+      error: (err: Error) => this.life.halt(err),
+      exit: (code: number) => {
         this.drain(sh);
-        if (!this.life.closing) {
-          const err = new Error(`shard ${i} exited unexpectedly (code ${code})`);
-          reject(err);
-          this.life.halt(err);
-        }
-      });
+        if (!this.life.closing) this.life.halt(new Error(`shard ${i} exited unexpectedly (code ${code})`));
+      },
+      results: () => this.drain(sh),
+    };
+  }
+
+  /** OP_RESET: the shard of threads another engine used, as a new thread's, on this engine's clock. */
+  private reset(sh: Shard, t: ShardTime | undefined): Promise<void> {
+    return new Promise((resolve) => {
+      const reqId = this.nextReq++;
+      const off = this.claim(sh, true);
+      encodeReset(this.claimWords, off, { reqId, frozen: t?.frozen ?? false, offsetMs: t?.offsetMs ?? 0, atMs: t?.atMs ?? 0, untilSec: 0 });
+      sh.inflight.push({ op: OP_RESET, id: reqId, done: () => resolve() });
+      this.publish(sh);
     });
   }
 
@@ -313,7 +284,7 @@ export class ShardLink {
     return new Promise((resolve) => {
       const reqId = this.nextReq++;
       // The meta message goes first: the worker reads it synchronously when it meets the REGISTER record.
-      sh.metaPort.postMessage(meta);
+      sh.thread.metaPort.postMessage(meta);
       const off = this.claim(sh, true);
       encodeRegister(this.claimWords, off, {
         marketId: m.marketId,
@@ -388,8 +359,12 @@ export class ShardLink {
     return true;
   }
 
-  /** Sends STOP to every shard (after whatever is queued); each promise resolves when its shard answered it. */
+  /**
+   * Sends STOP to every shard (after whatever is queued); each promise resolves when its shard answered it.
+   * Threads handed over are not stopped: the promise resolves once everything sent to them is answered.
+   */
   stop(): Promise<void>[] {
+    if (this.borrowed) return [this.idle()];
     return this.shards.map(
       (sh) =>
         new Promise<void>((resolve) => {
@@ -402,15 +377,17 @@ export class ShardLink {
     );
   }
 
-  /** Ends the workers now (halt, failed start, close) and closes their ports; nothing is taken after it. */
+  /**
+   * Ends the workers now (halt, failed start, close) and closes their ports; nothing is taken after it.
+   * Threads handed over are let go of instead, for their owner to hand on, unless the engine halted.
+   */
   async terminate(): Promise<void> {
     this.life.closing = true;
-    await Promise.all(
-      this.shards.map(async (sh) => {
-        if (!sh.exited) await sh.worker.terminate();
-        sh.metaPort.close();
-      }),
-    );
+    this.released = true;
+    const threads = this.threads;
+    if (threads === undefined) return;
+    if (this.borrowed && this.life.halted === undefined) threads.detach();
+    else await threads.terminate();
   }
 
   /** Every command not answered yet, the one being applied first; the link forgets them (halt). */
@@ -451,6 +428,15 @@ export class ShardLink {
    * Publishes the shard's new commands at the end of the current turn: a burst of requests handled in one
    * turn reaches the worker as one batch, with one wake-up instead of one per command.
    */
+  /**
+   * Publishes every shard's claimed commands now: a long synchronous run of commands (start-up's restore of
+   * the open orders) lets the shards work while it goes on, instead of after it, and keeps the rings from
+   * filling into the overflow queues.
+   */
+  flush(): void {
+    for (const sh of this.shards) if (sh.overflow.length === 0) sh.commands.publish();
+  }
+
   private publish(sh: Shard): void {
     if (sh.publishScheduled) return;
     sh.publishScheduled = true;
@@ -482,7 +468,7 @@ export class ShardLink {
   // ---- result ring ----------------------------------------------------------------------------------------
 
   private drain(sh: Shard): void {
-    if (this.life.halted) return;
+    if (this.life.halted || this.released) return;
     const ring = sh.results;
     const w = ring.words;
     let budget = MAX_RECORDS_PER_TURN;
@@ -527,7 +513,7 @@ export class ShardLink {
       for (const w of waiters) w();
     }
     // A worker that ended (STOP) may have published its last records just before: they were read above.
-    if (!sh.exited) void ring.waitForDataAsync().then(() => this.drain(sh));
+    awaitResults(sh.thread);
   }
 
   private onResult(sh: Shard, r: ResultRecord, group: ShardRecord[]): void {

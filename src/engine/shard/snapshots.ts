@@ -20,7 +20,7 @@ import type { Logger } from '../../runtime/log.ts';
 import { MatchCode } from '../book/api.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { MarketTable } from '../markets/market-table.ts';
-import { OP_CANCEL, OP_EXPIRE, OP_SNAPSHOT, OP_STOP, OP_TIME, type ResultRecord, type SnapshotMessage } from './protocol.ts';
+import { OP_CANCEL, OP_EXPIRE, OP_RESET, OP_SNAPSHOT, OP_STOP, OP_TIME, type ResultRecord, type SnapshotMessage } from './protocol.ts';
 import type { ShardLink, ShardRecord } from './shard-link.ts';
 
 export interface BookSnapshot {
@@ -106,6 +106,7 @@ export class Snapshots {
       case OP_SNAPSHOT:
       case OP_STOP:
       case OP_TIME:
+      case OP_RESET:
         return;
       case OP_CANCEL:
         // The shard leaves its book, and so its snapshot, untouched when a cancel finds nothing.

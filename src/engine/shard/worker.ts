@@ -51,6 +51,7 @@ import {
   OP_REGISTER_MARKET,
   OP_SNAPSHOT,
   OP_STOP,
+  OP_RESET,
   OP_TIME,
   decodeCancel,
   decodeCancelAllMarket,
@@ -215,6 +216,23 @@ function setTime(off: number): void {
   for (let s = nextExpiry(); s > 0 && s <= t.untilSec; s = nextExpiry()) expireAt(s);
   writeResult(OP_TIME, t.reqId, MatchCode.OK, 0, nextExpiry(), 0);
   rearm();
+}
+
+/** OP_RESET: the shard as its thread started, on the clock the record carries (a sandbox revert, protocol.ts). */
+function reset(off: number): void {
+  const t = decodeTime(cw, off);
+  clearTimers();
+  timerAt = 0;
+  snapshotTimerAt = 0;
+  markets.clear();
+  dirtyMarkets.length = 0;
+  current = undefined;
+  time.frozen = t.frozen;
+  time.offsetMs = t.offsetMs;
+  time.frozenAtMs = t.atMs;
+  // The engine that sent it counts RESULTs from this one on, as from a new thread's first (snapshots.ts `stale`).
+  resultSeq = 0;
+  writeResult(OP_RESET, t.reqId, MatchCode.OK, 0, 0, 0);
 }
 
 // ---- snapshots -----------------------------------------------------------------------------------------
@@ -383,6 +401,9 @@ function apply(off: number): void {
     }
     case OP_TIME:
       setTime(off);
+      return;
+    case OP_RESET:
+      reset(off);
       return;
     case OP_STOP: {
       const s = decodeStop(cw, off);

@@ -33,6 +33,10 @@ test('CANCEL, CANCEL_ALL_MARKET, REGISTER_MARKET, SNAPSHOT, STOP', () => {
   assert.deepEqual(P.decodeSnapshot(w, 0), { marketId: 8, reqId: 9 });
   P.encodeStop(w, 0, 10);
   assert.deepEqual(P.decodeStop(w, 0), { reqId: 10 });
+  const t = { reqId: 11, frozen: true, offsetMs: -5, atMs: BIG, untilSec: 0 };
+  P.encodeReset(w, 0, t);
+  assert.equal(w[P.F_OP], P.OP_RESET);
+  assert.deepEqual(P.decodeTime(w, 0), t);
 });
 
 test('RESULT, FILL, CANCELED, SHARD_ERROR', () => {
@@ -57,6 +61,6 @@ test('RESULT, FILL, CANCELED, SHARD_ERROR', () => {
 });
 
 test('opcodes are distinct', () => {
-  const ops = [P.OP_PLACE, P.OP_CANCEL, P.OP_CANCEL_ALL_MARKET, P.OP_REGISTER_MARKET, P.OP_SNAPSHOT, P.OP_STOP, P.OP_EXPIRE, P.R_RESULT, P.R_FILL, P.R_CANCELED, P.R_SHARD_ERROR];
+  const ops = [P.OP_PLACE, P.OP_CANCEL, P.OP_CANCEL_ALL_MARKET, P.OP_REGISTER_MARKET, P.OP_SNAPSHOT, P.OP_STOP, P.OP_EXPIRE, P.OP_TIME, P.OP_RESET, P.R_RESULT, P.R_FILL, P.R_CANCELED, P.R_SHARD_ERROR];
   assert.equal(new Set(ops).size, ops.length);
 });
