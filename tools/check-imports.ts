@@ -125,7 +125,7 @@ export const ENGINE_ROOMS: Readonly<Record<string, readonly string[]>> = {
   // The market table and its administration (register, pause, resolve): tells the shards, charges the ledger.
   markets: ['book', 'shard', 'ledger/ledger.ts', 'engine-types.ts', 'group-commit.ts', 'lifecycle.ts', 'shard-router.ts'],
   // Admission and the order table: reserves on the ledger, sends to a shard's link.
-  orders: ['book', 'ledger', 'shard/shard-link.ts', 'markets/market-table.ts', 'engine-types.ts', 'group-commit.ts', 'lifecycle.ts'],
+  orders: ['book', 'ledger', 'shard/shard-link.ts', 'shard/link-types.ts', 'markets/market-table.ts', 'engine-types.ts', 'group-commit.ts', 'lifecycle.ts'],
   // Balances, reservations, settlement of fills and the trade lifecycle: applies what the shards report.
   ledger: ['book', 'shard', 'markets/market-table.ts', 'orders/order-table.ts', 'engine-types.ts', 'group-commit.ts', 'lifecycle.ts'],
 };

@@ -35,7 +35,7 @@ import type { MarketTable } from '../markets/market-table.ts';
 import { LIVE_UNFILLED, appended, rejectResponse, responseOf, type OrderState, type OrderTable, type PendingPlace } from '../orders/order-table.ts';
 import { OP_CANCEL, OP_CANCEL_ALL_MARKET, OP_PLACE, type CanceledRecord, type FillRecord, type ResultRecord } from '../shard/protocol.ts';
 import { releaseAll, settleReservation } from './reservation.ts';
-import type { Inflight, ShardRecord } from '../shard/shard-link.ts';
+import type { Inflight, ShardRecord } from '../shard/link-types.ts';
 import type { TradeLifecycle } from './trade-lifecycle.ts';
 
 const SIDE_NAMES = ['BUY', 'SELL'] as const;

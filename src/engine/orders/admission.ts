@@ -32,7 +32,8 @@ import type { Lifecycle } from '../lifecycle.ts';
 import type { MarketState, MarketTable, TokenMarket } from '../markets/market-table.ts';
 import { LIVE_UNFILLED, NO_SEQS, NO_TRADES, newPending, rejectResponse, responseOf, restsOnBook, sharedRestore, type OrderState, type OrderTable } from './order-table.ts';
 import { needOf, releaseAll, reserve } from '../ledger/reservation.ts';
-import type { CancelBatch, ShardLink } from '../shard/shard-link.ts';
+import type { CancelBatch } from '../shard/link-types.ts';
+import type { ShardLink } from '../shard/shard-link.ts';
 
 const TIF_OF = { GTC: Tif.GTC, GTD: Tif.GTD, FOK: Tif.FOK, FAK: Tif.FAK } as const;
 

@@ -1,16 +1,14 @@
 /**
  * Room engine/shard/: the matching threads and the way to them: a shard worker (worker.ts, started by
- * engine/thread.ts), its rings (ring.ts) and their record layouts (protocol.ts), the books it builds
- * (book-factory.ts, book-json.ts), the sequencer's side of each shard (this file), the shard clock
- * (shard-clock.ts) and the published book snapshots (snapshots.ts). Separate because it is the only code that
- * crosses a thread: the worker imports book/ and this room alone, never the ledger, the journal or edge/.
+ * engine/thread.ts), the threads with their rings (shard-threads.ts, ring.ts) and the rings' record layouts
+ * (protocol.ts), the books a worker builds (book-factory.ts, book-json.ts), the sequencer's side of each
+ * shard (this file), the shard clock (shard-clock.ts) and the published book snapshots (snapshots.ts).
+ * Separate because it is the only code that crosses a thread: the worker imports book/ and this room alone,
+ * never the ledger, the journal or edge/.
  *
- * The sequencer's side of the shards: one worker per shard, its two rings, and the commands in flight.
- *
- * Owns, per shard: the worker, the command and result rings (ring.ts; record layouts in protocol.ts), the
- * MessagePort that carries a market's strings ahead of its REGISTER record, the FIFO of commands sent and
- * not yet answered, the overflow queue, and the FILL/CANCELED records of the group whose RESULT has not
- * arrived. Nothing else touches a ring.
+ * The sequencer's side of the shards. Owns, per shard, while it holds the threads: the FIFO of commands sent
+ * and not yet answered, the overflow queue, and the FILL/CANCELED records of the group whose RESULT has not
+ * arrived. It alone writes the command rings and reads the result rings.
  *
  * Order. A shard's commands enter its ring in call order (none overtakes one waiting in overflow) and the
  * shard answers them in that order, so each RESULT belongs to the oldest command in flight on that shard; a
@@ -44,7 +42,7 @@
  */
 import type { Logger } from '../../runtime/log.ts';
 import { Tif, type CancelReason } from '../book/api.ts';
-import type { CancelResponse, EngineOptions, ShardTime } from '../engine-types.ts';
+import type { ShardTime } from '../engine-types.ts';
 import { EngineHalt, type Lifecycle } from '../lifecycle.ts';
 import type { MarketState } from '../markets/market-table.ts';
 import type { OrderState } from '../orders/order-table.ts';
@@ -74,52 +72,14 @@ import {
   encodeSnapshot,
   encodeStop,
   encodeTime,
-  type CanceledRecord,
-  type FillRecord,
   type MarketMeta,
   type ResultRecord,
-  type SnapshotMessage,
   type WorkerMessage,
 } from './protocol.ts';
 import type { Ring } from './ring.ts';
 import { Fifo } from './fifo.ts';
+import type { CancelBatch, Inflight, RequestOp, ShardEvents, ShardLinkOptions, ShardRecord } from './link-types.ts';
 import { ShardThreads, awaitResults, threadSpec, type ShardThread } from './shard-threads.ts';
-
-/** The cancels of one request: answered together when the last of them has its RESULT. */
-export interface CancelBatch {
-  /** Whose request: the orders' signer. */
-  signer: string;
-  canceled: string[];
-  notCanceled: Record<string, string>;
-  pending: number;
-  resolve: (r: CancelResponse) => void;
-}
-
-/** A command sent to a shard and not yet answered. */
-export type Inflight =
-  | { op: typeof OP_PLACE; id: number; order: OrderState }
-  | { op: typeof OP_CANCEL; id: number; order: OrderState; batch: CancelBatch }
-  | { op: typeof OP_CANCEL_ALL_MARKET; id: number; done: (r: ResultRecord) => void }
-  | { op: typeof OP_REGISTER_MARKET | typeof OP_SNAPSHOT | typeof OP_STOP | typeof OP_TIME | typeof OP_RESET; id: number; done: (r: ResultRecord) => void };
-
-export type ShardRecord = FillRecord | CanceledRecord;
-
-/** Where what the shards send goes (engine.ts wires it). */
-export interface ShardEvents {
-  /** A snapshot publication of the shard (postMessage). */
-  snapshots(shard: number, msg: SnapshotMessage): void;
-  /** Every RESULT of the shard, before the group is applied. */
-  result(shard: number, r: ResultRecord, group: readonly ShardRecord[]): void;
-  /** The CANCELED records of a GTD expiry (closed by an OP_EXPIRE RESULT, whose id is the second they expired at). */
-  expired(group: readonly ShardRecord[], r: ResultRecord): void;
-  /** A command's RESULT with the records it caused. */
-  answered(inf: Inflight, r: ResultRecord, group: readonly ShardRecord[]): void;
-  /** A drain has consumed records: what they caused can be journaled. */
-  drained(): void;
-}
-
-export type ShardLinkOptions = Pick<EngineOptions, 'shards' | 'bookFactory' | 'commandRingSlots' | 'resultRingSlots' | 'overflowLimit' | 'snapshotIntervalMs' | 'shardTime' | 'threads'>;
-
 
 interface Shard {
   index: number;
@@ -221,12 +181,21 @@ export class ShardLink {
   /** OP_RESET: the shard of threads another engine used, as a new thread's, on this engine's clock. */
   private reset(sh: Shard, t: ShardTime | undefined): Promise<void> {
     return new Promise((resolve) => {
-      const reqId = this.nextReq++;
-      const off = this.claim(sh, true);
-      encodeReset(this.claimWords, off, { reqId, frozen: t?.frozen ?? false, offsetMs: t?.offsetMs ?? 0, atMs: t?.atMs ?? 0, untilSec: 0 });
-      sh.inflight.push({ op: OP_RESET, id: reqId, done: () => resolve() });
-      this.publish(sh);
+      this.request(sh, OP_RESET, (w, off, reqId) => encodeReset(w, off, { reqId, frozen: t?.frozen ?? false, offsetMs: t?.offsetMs ?? 0, atMs: t?.atMs ?? 0, untilSec: 0 }), () => resolve());
     });
+  }
+
+  /**
+   * Sends one of the engine's own commands (not an order's): forced past the overflow bound, answered in
+   * ring order by the RESULT whose id is the request id returned, which `done` is given.
+   */
+  private request(sh: Shard, op: RequestOp, encode: (w: Float64Array, off: number, reqId: number) => void, done: (r: ResultRecord) => void): number {
+    const reqId = this.nextReq++;
+    const off = this.claim(sh, true);
+    encode(this.claimWords, off, reqId);
+    sh.inflight.push({ op, id: reqId, done });
+    this.publish(sh);
+    return reqId;
   }
 
   // ---- commands -------------------------------------------------------------------------------------------
@@ -270,44 +239,23 @@ export class ShardLink {
 
   /** Cancels every resting order of the market; `done` runs when its RESULT is applied. */
   cancelAllMarket(m: MarketState, reason: CancelReason, done: (r: ResultRecord) => void): void {
-    const sh = this.shards[m.shard];
-    const reqId = this.nextReq++;
-    const off = this.claim(sh, true);
-    encodeCancelAllMarket(this.claimWords, off, m.marketId, reason, reqId);
-    sh.inflight.push({ op: OP_CANCEL_ALL_MARKET, id: reqId, done });
-    this.publish(sh);
+    this.request(this.shards[m.shard], OP_CANCEL_ALL_MARKET, (w, off, reqId) => encodeCancelAllMarket(w, off, m.marketId, reason, reqId), done);
   }
 
   /** Creates the market's book in its shard, or updates its parameters. */
   register(m: MarketState, meta: MarketMeta): Promise<ResultRecord> {
     const sh = this.shards[m.shard];
+    // The meta message goes first: the worker reads it synchronously when it meets the REGISTER record.
+    sh.thread.metaPort.postMessage(meta);
+    const { marketId, tickPips, minSizeUnits, makerFeeBps, takerFeeBps } = m;
     return new Promise((resolve) => {
-      const reqId = this.nextReq++;
-      // The meta message goes first: the worker reads it synchronously when it meets the REGISTER record.
-      sh.thread.metaPort.postMessage(meta);
-      const off = this.claim(sh, true);
-      encodeRegister(this.claimWords, off, {
-        marketId: m.marketId,
-        tickPips: m.tickPips,
-        minSizeUnits: m.minSizeUnits,
-        makerFeeBps: m.makerFeeBps,
-        takerFeeBps: m.takerFeeBps,
-        reqId,
-      });
-      sh.inflight.push({ op: OP_REGISTER_MARKET, id: reqId, done: resolve });
-      this.publish(sh);
+      this.request(sh, OP_REGISTER_MARKET, (w, off, reqId) => encodeRegister(w, off, { marketId, tickPips, minSizeUnits, makerFeeBps, takerFeeBps, reqId }), resolve);
     });
   }
 
   /** Asks the shard to publish every change it has not published yet; returns the request id its answer carries. */
   snapshot(shard: number, marketId: number): number {
-    const sh = this.shards[shard];
-    const reqId = this.nextReq++;
-    const off = this.claim(sh, true);
-    encodeSnapshot(this.claimWords, off, marketId, reqId);
-    sh.inflight.push({ op: OP_SNAPSHOT, id: reqId, done: () => undefined });
-    this.publish(sh);
-    return reqId;
+    return this.request(this.shards[shard], OP_SNAPSHOT, (w, off, reqId) => encodeSnapshot(w, off, marketId, reqId), () => undefined);
   }
 
   /**
@@ -319,23 +267,16 @@ export class ShardLink {
     const sh = this.shards[shard];
     sh.placedSince = Infinity;
     return new Promise((resolve) => {
-      const reqId = this.nextReq++;
-      const off = this.claim(sh, true);
-      encodeTime(this.claimWords, off, { reqId, frozen: t.frozen, offsetMs: t.offsetMs, atMs: t.atMs, untilSec });
-      sh.inflight.push({
-        op: OP_TIME,
-        id: reqId,
-        done: (r) => {
-          // An answer on a halted engine carries no expiry.
-          if (r.code !== 0) return resolve(Infinity);
-          const next = r.restingUnits > 0 ? r.restingUnits : Infinity;
-          // `next` covers every order placed before the OP_TIME; those placed since lowered placedSince.
-          sh.expiryBound = Math.min(next, sh.placedSince);
-          sh.placedSince = Infinity;
-          resolve(next);
-        },
+      const encode = (w: Float64Array, off: number, reqId: number) => encodeTime(w, off, { reqId, frozen: t.frozen, offsetMs: t.offsetMs, atMs: t.atMs, untilSec });
+      this.request(sh, OP_TIME, encode, (r) => {
+        // An answer on a halted engine carries no expiry.
+        if (r.code !== 0) return resolve(Infinity);
+        const next = r.restingUnits > 0 ? r.restingUnits : Infinity;
+        // `next` covers every order placed before the OP_TIME; those placed since lowered placedSince.
+        sh.expiryBound = Math.min(next, sh.placedSince);
+        sh.placedSince = Infinity;
+        resolve(next);
       });
-      this.publish(sh);
     });
   }
 
@@ -368,11 +309,7 @@ export class ShardLink {
     return this.shards.map(
       (sh) =>
         new Promise<void>((resolve) => {
-          const reqId = this.nextReq++;
-          const off = this.claim(sh, true);
-          encodeStop(this.claimWords, off, reqId);
-          sh.inflight.push({ op: OP_STOP, id: reqId, done: () => resolve() });
-          this.publish(sh);
+          this.request(sh, OP_STOP, encodeStop, () => resolve());
         }),
     );
   }

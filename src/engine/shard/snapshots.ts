@@ -21,7 +21,8 @@ import { MatchCode } from '../book/api.ts';
 import type { Lifecycle } from '../lifecycle.ts';
 import type { MarketTable } from '../markets/market-table.ts';
 import { OP_CANCEL, OP_EXPIRE, OP_RESET, OP_SNAPSHOT, OP_STOP, OP_TIME, type ResultRecord, type SnapshotMessage } from './protocol.ts';
-import type { ShardLink, ShardRecord } from './shard-link.ts';
+import type { ShardRecord } from './link-types.ts';
+import type { ShardLink } from './shard-link.ts';
 
 export interface BookSnapshot {
   version: number;

@@ -9,7 +9,8 @@ import { FillKind, MatchCode } from '../../../src/engine/book/api.ts';
 import { Lifecycle } from '../../../src/engine/lifecycle.ts';
 import type { OrderState } from '../../../src/engine/orders/order-table.ts';
 import { OP_CANCEL, OP_PLACE, OP_REGISTER_MARKET, OP_STOP, type FillRecord, type ResultRecord } from '../../../src/engine/shard/protocol.ts';
-import { ShardLink, type Inflight, type ShardLinkOptions, type ShardRecord } from '../../../src/engine/shard/shard-link.ts';
+import type { Inflight, ShardLinkOptions, ShardRecord } from '../../../src/engine/shard/link-types.ts';
+import { ShardLink } from '../../../src/engine/shard/shard-link.ts';
 import { silentLogger } from '../../../src/runtime/log.ts';
 import { T, order, parts, record, type Parts } from '../engine-parts.ts';
 
