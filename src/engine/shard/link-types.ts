@@ -5,20 +5,8 @@
  */
 import type { CancelResponse, EngineOptions } from '../engine-types.ts';
 import type { OrderState } from '../orders/order-table.ts';
-import type {
-  OP_CANCEL,
-  OP_CANCEL_ALL_MARKET,
-  OP_PLACE,
-  OP_REGISTER_MARKET,
-  OP_RESET,
-  OP_SNAPSHOT,
-  OP_STOP,
-  OP_TIME,
-  CanceledRecord,
-  FillRecord,
-  ResultRecord,
-  SnapshotMessage,
-} from './protocol.ts';
+import type * as op from './protocol.ts';
+import type { CanceledRecord, FillRecord, ResultRecord, SnapshotMessage } from './protocol.ts';
 
 /** The cancels of one request: answered together when the last of them has its RESULT. */
 export interface CancelBatch {
@@ -32,12 +20,12 @@ export interface CancelBatch {
 
 /** A command sent to a shard and not yet answered. */
 export type Inflight =
-  | { op: typeof OP_PLACE; id: number; order: OrderState }
-  | { op: typeof OP_CANCEL; id: number; order: OrderState; batch: CancelBatch }
+  | { op: typeof op.OP_PLACE; id: number; order: OrderState }
+  | { op: typeof op.OP_CANCEL; id: number; order: OrderState; batch: CancelBatch }
   | { op: RequestOp; id: number; done: (r: ResultRecord) => void };
 
 /** The engine's own commands (ShardLink.request), each answered to a `done`. */
-export type RequestOp = typeof OP_CANCEL_ALL_MARKET | typeof OP_REGISTER_MARKET | typeof OP_SNAPSHOT | typeof OP_STOP | typeof OP_TIME | typeof OP_RESET;
+export type RequestOp = typeof op.OP_CANCEL_ALL_MARKET | typeof op.OP_REGISTER_MARKET | typeof op.OP_SNAPSHOT | typeof op.OP_STOP | typeof op.OP_TIME | typeof op.OP_RESET;
 
 export type ShardRecord = FillRecord | CanceledRecord;
 
