@@ -33,7 +33,8 @@
  *            follows: nothing of the abandoned timeline stays in it. Each revert appends a line to
  *            DATA_DIR/snapshots/reverts.jsonl (time, the snapshot, its seq and state hash, and the seq and
  *            state hash left behind) and logs it, so an operator can see that and when the history was
- *            rewound; the abandoned events themselves are not kept.
+ *            rewound; the abandoned events themselves are not kept. Past 1 MiB the file keeps its newest
+ *            1,000 lines.
  *   state    a state file (config sandbox.state, `--state`, startExchange({ state })) is imported as a
  *            named snapshot and, when DATA_DIR holds no store yet, installed before the first generation
  *            opens; a data dir that holds a store starts from it and the log says the state was not loaded.
@@ -42,7 +43,7 @@
  * window or fault scenario set through the admin API: the configured ones come back), scenario events
  * still waiting, rate-limit windows (kept as they are: they measure clients, not the exchange), metrics.
  */
-import { appendFileSync, copyFileSync, existsSync, statSync } from 'node:fs';
+import { appendFileSync, copyFileSync, existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { apiError } from '../domain/errors.ts';
 import type { Checkpointer } from '../engine/checkpointer.ts';
@@ -53,6 +54,7 @@ import type { ExportSnapshotReply, RevertReply, SnapshotInfo, SnapshotList, Take
 import type { ClockState } from '../edge/schemas/test-controls.ts';
 import type { EdgeServer } from '../edge/server.ts';
 import { DATA_FILE, fileSha256, type SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
+import { writeFileAtomic } from '../journal/durable-files.ts';
 import { NamedSnapshotError, NamedSnapshots, dropAside, installCopy, restoreAside, stateManifest, type NamedManifest, type SnapshotInfo as StoredInfo } from '../journal/checkpoints/named-snapshots.ts';
 import type { VerifiedStore } from '../journal/recovery.ts';
 import type { Config } from '../runtime/config.ts';
@@ -62,6 +64,18 @@ import type { Logger } from '../runtime/log.ts';
 /** The file of a generated master key (edge/auth/auth.ts MASTER_KEY_FILE), carried by a snapshot. */
 const MASTER_KEY = 'master.key';
 export const REVERT_LOG = 'reverts.jsonl';
+/** Past this size the log keeps its newest REVERT_LOG_KEEP lines: one line a revert, and a suite reverts before each test. */
+const REVERT_LOG_MAX = 1 << 20;
+const REVERT_LOG_KEEP = 1000;
+
+/** Appends a revert's record to `dir`/reverts.jsonl; past `max` bytes the file is rewritten (atomically) with its newest `keep` lines. */
+export function appendRevertRecord(dir: string, record: object, max = REVERT_LOG_MAX, keep = REVERT_LOG_KEEP): void {
+  const file = join(dir, REVERT_LOG);
+  appendFileSync(file, JSON.stringify(record) + '\n');
+  if (statSync(file).size <= max) return;
+  const lines = readFileSync(file, 'utf8').trimEnd().split('\n');
+  writeFileAtomic(dir, REVERT_LOG, [Buffer.from(lines.slice(-keep).join('\n') + '\n')]);
+}
 
 /** What the host needs of one opening of the app (app.ts App). */
 export interface Generation {
@@ -306,7 +320,7 @@ export class SnapshotHost<G extends Generation> implements SnapshotControl {
     dropAside(this.config.dataDir);
     const tookMs = performance.now() - t0;
     const record = { at: new Date().toISOString(), snapshot: name, seq: manifest.journalSeq, stateHash: manifest.stateHash, from, tookMs: Math.round(tookMs), ...phases, proved: proof.proved };
-    appendFileSync(join(this.snapshots.dir, REVERT_LOG), JSON.stringify(record) + '\n');
+    appendRevertRecord(this.snapshots.dir, record);
     this.log.info(record, 'reverted to snapshot');
     const clock = clockOf(this.gen);
     return {
