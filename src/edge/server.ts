@@ -13,6 +13,7 @@
 import type { HttpRequest, HttpResponse, TemplatedApp, WebSocket, WebSocketBehavior, us_listen_socket } from 'uWebSockets.js';
 import { apiError } from '../domain/errors.ts';
 import { clientAddress } from '../domain/ip.ts';
+import { CREDENTIAL_HEADER_NAMES } from './auth/auth.ts';
 import { errorReply } from './pipeline/error-reply.ts';
 import { InFlight, serve, type Incoming, type Processor, type ServeOptions } from './http/http.ts';
 import { type Outgoing } from './http/answer.ts';
@@ -322,6 +323,8 @@ function bindRoutes(shared: Shared): Mounted[] {
       method: route.method,
       allHeaders: auth === 'l1' || auth === 'l2',
       headerNames,
+      // What a signed route, its authentication and its refusals read by name; the others are only named.
+      ...(auth === 'l1' || auth === 'l2' ? { keptHeaders: new Set([...headerNames, ...CREDENTIAL_HEADER_NAMES, 'host', 'content-type']) } : {}),
       paramCount: paramNamesOf(route.path).length,
       readBody: route.method !== 'GET',
       maxBodyBytes: Math.min(route.maxBodyBytes ?? opts.maxBodyBytes, opts.maxBodyBytes),

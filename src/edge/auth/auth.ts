@@ -83,6 +83,9 @@ const BUILDER_NAMES = {
   signature: headerNames('builder_signature'),
 } as const;
 
+/** Every spelling of every credential header, L1, L2 and builder: what a signed route's edge keeps of the headers. */
+export const CREDENTIAL_HEADER_NAMES: readonly string[] = [...Object.values(NAMES).flat(), ...Object.values(BUILDER_NAMES).flat()];
+
 function header(h: Headers, names: readonly string[]): string | undefined {
   for (let i = 0; i < names.length; i++) {
     const v = h[names[i]!];

@@ -104,8 +104,7 @@ export interface ServeOptions {
    * header's name goes to `otherHeaders`, its value dropped. Absent: every header is copied. A header name
    * made an object's key is internalized by V8 (its string table, old space): 38 made-up names a request cost
    * 4.6x the CPU of keeping them in an array, and full collections besides (issue 39's refusal-log flood).
-   * No route sets it yet: on the signed routes it cost the order path 1.2x its CPU per order
-   * (docs/decisions/hardening.md).
+   * The signed routes set it (edge/server.ts); the order path's cost is unchanged (docs/decisions/hardening.md).
    */
   keptHeaders?: ReadonlySet<string>;
   paramCount: number;
