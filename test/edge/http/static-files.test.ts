@@ -6,14 +6,15 @@
  * directory is reported, never thrown; If-None-Match is matched as RFC 9110 reads it.
  */
 import assert from 'node:assert/strict';
-import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { IMMUTABLE, REVALIDATE, loadStaticFiles, matchesEtag } from '../../../src/edge/http/static-files.ts';
+import { tempDir } from '../../fixtures/temp-dirs.ts';
 
 function dirWith(files: Record<string, string | Buffer>): string {
-  const dir = mkdtempSync(join(tmpdir(), 'pm-static-'));
+  const dir = tempDir('pm-static-');
   for (const [name, body] of Object.entries(files)) writeFileSync(join(dir, name), body);
   return dir;
 }
