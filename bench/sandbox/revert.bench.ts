@@ -24,6 +24,7 @@ import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { StreamClient } from '../../tools/stream-client.ts';
 import { lcg, order, wallet } from '../../test/fixtures/engine-harness.ts';
+import { admin } from '../lib/admin.ts';
 
 const MARKETS = 8;
 const WALLETS = 20;
@@ -40,12 +41,6 @@ export interface Result {
   revertMs: number[];
   /** What the revert's own answer says it took (hold to reopened), per run. */
   revertTookMs: number[];
-}
-
-async function admin(base: string, method: string, path: string, body?: unknown): Promise<any> {
-  const r = await fetch(`${base}${path}`, { method, headers: { authorization: 'Bearer bench', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  if (r.status !== 200) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
-  return r.json();
 }
 
 function check(ok: boolean, what: string): void {

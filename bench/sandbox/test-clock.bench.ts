@@ -29,6 +29,7 @@ import { rewardKeys } from '../../src/journal/keys.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { lcg, order, wallet } from '../../test/fixtures/engine-harness.ts';
+import { admin } from '../lib/admin.ts';
 
 const MARKETS = 8;
 const WALLETS = 20;
@@ -47,12 +48,6 @@ interface Result {
   /** CPU time of the whole process (every thread) during the advance: what the machine's load does not change. */
   cpuMs: number;
   events: number;
-}
-
-async function admin(base: string, method: string, path: string, body?: unknown): Promise<any> {
-  const r = await fetch(`${base}${path}`, { method, headers: { authorization: 'Bearer bench', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-  if (r.status !== 200) throw new Error(`${method} ${path}: ${r.status} ${await r.text()}`);
-  return r.json();
 }
 
 function check(ok: boolean, what: string): void {

@@ -174,6 +174,27 @@ function Sandbox() {
   );
 }
 
+/**
+ * One admin action at a time: `busy` while it runs, its note or error in `o`, then `reload` (after an error
+ * too: a failed revert or advance may still have moved what the panel shows).
+ */
+function useAction(reload: () => void) {
+  const [busy, setBusy] = useState(false);
+  const [o, setO] = useState<Outcome>({ error: '' });
+  const act = async (what: () => Promise<string>) => {
+    setBusy(true);
+    try {
+      setO({ error: '', note: await what() });
+    } catch (e) {
+      setO(outcomeOf(e));
+    } finally {
+      setBusy(false);
+      reload();
+    }
+  };
+  return { busy, o, act };
+}
+
 const STEPS = [
   ['+1 min', 60],
   ['+1 hour', 3600],
@@ -193,20 +214,7 @@ function TestClock() {
   }, []);
   const [seconds, setSeconds] = useState('600');
   const [to, setTo] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [o, setO] = useState<Outcome>({ error: '' });
-
-  const act = async (what: () => Promise<string>) => {
-    setBusy(true);
-    try {
-      setO({ error: '', note: await what() });
-      setVersion((v) => v + 1);
-    } catch (e) {
-      setO(outcomeOf(e));
-    } finally {
-      setBusy(false);
-    }
-  };
+  const { busy, o, act } = useAction(() => setVersion((v) => v + 1));
   const advance = (body: { seconds: number } | { to: string }) =>
     act(async () => {
       const r = await adminCall<Static<typeof AdvanceReply>>('/admin/clock/advance', { method: 'POST', body });
@@ -287,19 +295,7 @@ function Snapshots() {
   const [version, setVersion] = useState(0);
   const list = useLoad(String(version), (signal) => adminCall<Static<typeof SnapshotList>>('/admin/snapshots', { signal }));
   const [name, setName] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [o, setO] = useState<Outcome>({ error: '' });
-  const act = async (what: () => Promise<string>) => {
-    setBusy(true);
-    try {
-      setO({ error: '', note: await what() });
-    } catch (e) {
-      setO(outcomeOf(e));
-    } finally {
-      setBusy(false);
-      setVersion((v) => v + 1);
-    }
-  };
+  const { busy, o, act } = useAction(() => setVersion((v) => v + 1));
   const save = () =>
     act(async () => {
       const s = await adminCall<Static<typeof SnapshotInfo>>('/admin/snapshots', { method: 'POST', body: name.trim() === '' ? {} : { name: name.trim() } });
