@@ -230,6 +230,20 @@ describe('refusals explain themselves (the default)', () => {
       }
     }
   });
+
+  test('a signed route reads its own headers by name and only lists the others: a made-up name sent first is logged after them', async () => {
+    // Issue 39: a made-up name made an object's key is internalized by V8 (old space, freed only by a full
+    // collection); a signed route keeps as keys only what it reads (edge/server.ts keptHeaders) and hands the
+    // rest on as names, which the refusal log lists after the names it read.
+    const made = `x-made-up-${'q'.repeat(200)}`;
+    const r = await send(s, 'GET', '/data/orders', { [made]: '1', ...headersOver(s.alice, String(now() - 45), 'GET', '/data/orders', undefined) });
+    assert.equal(r.status, 401);
+    const latest = (await s.alice.call('GET', '/refusals')).body.data[0] as { headers: string[] };
+    // Listed cut to its bound (edge/refusals/log.ts MAX_HEADER_NAME_CHARS).
+    const at = latest.headers.findIndex((h) => h.startsWith('x-made-up-'));
+    assert.ok(at > 0, `the made-up name is listed: ${JSON.stringify(latest.headers)}`);
+    assert.ok(latest.headers.slice(0, at).some((h) => h.endsWith('_api_key')), 'after the credential names the route read');
+  });
 });
 
 describe('auth.explainRefusals: false', () => {
