@@ -91,6 +91,12 @@ export type {
  */
 export type EngineSurface = { [K in Exclude<keyof Engine, 'discard'>]: Engine[K] };
 
+/** Which market and outcome a token id belongs to, from either engine (a copy: keep it as long as you like). */
+export function tokenOutcomeOf(engine: Pick<EngineSurface, 'tokenMarketOf'>, tokenId: string): { conditionId: string; outcome: 0 | 1 } | undefined {
+  const tm = engine.tokenMarketOf(tokenId);
+  return tm === undefined ? undefined : { conditionId: tm.market.conditionId, outcome: tm.outcome };
+}
+
 export class Engine {
   private readonly store: Store;
   private readonly life: Lifecycle;
@@ -421,12 +427,6 @@ export class Engine {
 
   lastTradePrice(tokenId: string): { pricePips: number; side: 'BUY' | 'SELL' } | undefined {
     return this.markets.lastTrades.get(tokenId);
-  }
-
-  /** Which market and outcome a token id belongs to. */
-  tokenOutcome(tokenId: string): { conditionId: string; outcome: 0 | 1 } | undefined {
-    const tm = this.markets.token(tokenId);
-    return tm === undefined ? undefined : { conditionId: tm.market.conditionId, outcome: tm.outcome };
   }
 
   /**

@@ -11,7 +11,7 @@ import { CatalogWriter } from '../projections/catalog.ts';
 import { CatalogReader } from '../queries/catalog.ts';
 import { loadDemo } from '../demo/catalog.ts';
 import type { ReplayClock } from '../demo/live.ts';
-import type { EngineSurface } from '../engine/engine.ts';
+import { tokenOutcomeOf, type EngineSurface } from '../engine/engine.ts';
 import type { RoleParts, SampleLog } from './roles.ts';
 import { Projector, ViewStore, type ViewWrites } from '../projections/projector.ts';
 import { buildProjections } from '../projections/registry.ts';
@@ -72,7 +72,7 @@ export function openBooks(o: {
   const bookSource: BookSource = {
     bookSnapshot: (tokenId) => books.book(tokenId),
     lastTradePrice: (tokenId) => books.lastTrade(tokenId),
-    tokenOutcome: (tokenId) => engine.tokenOutcome(tokenId),
+    tokenOutcome: (tokenId) => tokenOutcomeOf(engine, tokenId),
     market: (conditionId) => engine.market(conditionId),
     // Committed state is current by construction: an acknowledged order was applied before its answer left.
     snapshotStale: () => false,

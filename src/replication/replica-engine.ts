@@ -153,11 +153,6 @@ export class ReplicaEngine implements EngineSurface {
     return this.lastTrades.get(tokenId);
   }
 
-  tokenOutcome(tokenId: string): { conditionId: string; outcome: 0 | 1 } | undefined {
-    const t = this.tokens.get(tokenId);
-    return t === undefined ? undefined : { conditionId: t.market.conditionId, outcome: t.outcome };
-  }
-
   tokenMarketOf(tokenId: string): { readonly market: Readonly<MarketRow>; readonly outcome: 0 | 1 } | undefined {
     return this.tokens.get(tokenId);
   }

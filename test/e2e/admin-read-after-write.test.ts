@@ -128,11 +128,11 @@ test('a read of a token whose market is still committing waits for the commit in
     const imported = importMarket(3).then((r) => (answered.push('import'), r));
     // The catalog holds the market before the engine registers it, and the engine before it is committed.
     let yes: string | undefined;
-    for (let i = 0; i < 500 && (yes === undefined || app.ctx.engine.tokenOutcome(yes) === undefined); i++) {
+    for (let i = 0; i < 500 && (yes === undefined || app.ctx.engine.tokenMarketOf(yes) === undefined); i++) {
       yes = app.ctx.catalog.read.marketByCondition(cid(3))?.clobTokenIds[0];
       await sleep(2);
     }
-    assert.ok(yes !== undefined && app.ctx.engine.tokenOutcome(yes) !== undefined, 'the engine registered the market');
+    assert.ok(yes !== undefined && app.ctx.engine.tokenMarketOf(yes) !== undefined, 'the engine registered the market');
     const book = fetch(`${base}/book?token_id=${yes}`).then((r) => (answered.push('book'), r));
     await sleep(100);
     assert.deepEqual(answered, [], 'neither the import nor the read is answered while the commit is held');

@@ -139,7 +139,7 @@ test('a message past maxMessageBytes closes the socket (1009); churn leaves noth
 test('post-trade books: the first at once, the next after bookIntervalMs; price_change carries the trade meanwhile', async () => {
   const e = app.ctx.engine;
   const [maker, taker] = [wallet(0x51), wallet(0x52)];
-  const cid = app.ctx.engine.tokenOutcome(token)!.conditionId;
+  const cid = app.ctx.engine.tokenMarketOf(token)!.market.conditionId;
   for (const w of [maker, taker]) {
     await e.deposit(w, 1000 * T);
     await e.split(w, cid, 100 * T);

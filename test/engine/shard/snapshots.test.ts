@@ -8,9 +8,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { Engine } from '../../../src/engine/engine.ts';
+import { Engine, tokenOutcomeOf } from '../../../src/engine/engine.ts';
 import { MarketDataStore } from '../../../src/projections/market-data.ts';
-import { MarketDataReader } from '../../../src/queries/market-data.ts';
+import { MarketDataReader, type BookSource } from '../../../src/queries/market-data.ts';
 import { silentLogger } from '../../../src/runtime/log.ts';
 import { T, invariants, market, order, tempStore, until, wallet } from '../../fixtures/engine-harness.ts';
 
@@ -103,7 +103,16 @@ describe('a long interval: one publication per interval, refreshes for readers',
     const m = market(0x53);
     e.registerMarket(m);
     const [yes, no] = m.tokenIds;
-    const reader = new MarketDataReader(e, new MarketDataStore(env.store));
+    // The engine's published snapshots as the reader's books.
+    const books: BookSource = {
+      bookSnapshot: (t) => e.bookSnapshot(t),
+      snapshotStale: (t) => e.snapshotStale(t),
+      refreshSnapshot: (c) => e.refreshSnapshot(c),
+      lastTradePrice: (t) => e.lastTradePrice(t),
+      tokenOutcome: (t) => tokenOutcomeOf(e, t),
+      market: (c) => e.market(c),
+    };
+    const reader = new MarketDataReader(books, new MarketDataStore(env.store));
     await e.refreshSnapshot(m.conditionId);
     assert.equal(reader.ensureSnapshots([yes, no]), undefined, 'current: read at once');
 
