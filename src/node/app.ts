@@ -166,30 +166,19 @@ export async function startApp(config: Readonly<Config>, opts: AppOptions = {}):
 
 /** The app over a snapshot host: every member reads the generation running now. */
 function revertible(host: SnapshotHost<App>): App {
-  return {
-    get ctx() {
-      return host.current.ctx;
-    },
-    get server() {
-      return host.current.server;
-    },
-    get port() {
-      return host.current.port;
-    },
-    get demo() {
-      return host.current.demo;
-    },
-    get replication() {
-      return host.current.replication;
-    },
-    get checkpointer() {
-      return host.current.checkpointer;
-    },
+  const calls = {
     stop: (graceMs?: number) => host.stop(graceMs),
     fence: (why: string) => host.current.fence(why),
     quiesce: () => host.current.quiesce(),
     suspend: () => host.current.suspend(),
   };
+  return readThrough(calls, () => host.current, ['ctx', 'server', 'port', 'demo', 'replication', 'checkpointer']);
+}
+
+/** `target` given a getter for each of `keys` that reads it from `source()` at every access: a view, not a copy. */
+function readThrough<T extends object, S, K extends keyof S>(target: T, source: () => S, keys: readonly K[]): T & Pick<S, K> {
+  for (const key of keys) Object.defineProperty(target, key, { enumerable: true, get: () => source()[key] });
+  return target as T & Pick<S, K>;
 }
 
 /** One opening of the app: every start-up step, each resource registered for closing as it opens. */

@@ -109,7 +109,9 @@ test('a revert puts back every read byte for byte, closes sockets with 1012, and
   market.subscribeMarket([yes]);
   await market.next((e) => e.event_type === 'book');
 
+  const generation = h.app.ctx;
   const reverted = await ok(h, 'POST', '/admin/snapshots/base/revert');
+  assert.notEqual(h.app.ctx, generation, "the app's members read the generation running now");
   assert.equal(reverted.snapshot.name, 'base');
   assert.equal(reverted.snapshot.stateHash, snap.stateHash);
   assert.equal(reverted.from.stateHash, JSON.parse(moved['state hash']!).stateHash);
