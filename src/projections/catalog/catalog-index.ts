@@ -244,24 +244,30 @@ export function compareFull(kind: ColumnKind, a: string, b: string): number {
   return (indexValue(kind, a) as number) - (indexValue(kind, b) as number);
 }
 
+// The fields events and tags both have sort alike in both: one column each, shared by the tables.
+const ID: Column<{ id: string }> = { code: 'id', kind: 'num', get: (r) => r.id };
+const SLUG: Column<{ slug: string }> = { code: 'sl', kind: 'text', get: (r) => r.slug };
+const CREATED_AT: Column<Stamped> = { code: 'ca', kind: 'date', get: (r) => r.createdAt };
+const UPDATED_AT: Column<Stamped> = { code: 'ua', kind: 'date', get: (r) => r.updatedAt };
+
 export const EVENT_COLUMNS: Record<string, Column<EventRec>> = {
-  id: { code: 'id', kind: 'num', get: (e) => e.id },
+  id: ID,
   ticker: { code: 'tk', kind: 'text', get: (e) => e.ticker },
-  slug: { code: 'sl', kind: 'text', get: (e) => e.slug },
+  slug: SLUG,
   title: { code: 'ti', kind: 'text', get: (e) => e.title },
   startDate: { code: 'sd', kind: 'date', get: (e) => e.startDate },
   endDate: { code: 'ed', kind: 'date', get: (e) => e.endDate },
   creationDate: { code: 'cd', kind: 'date', get: (e) => e.creationDate },
-  createdAt: { code: 'ca', kind: 'date', get: (e) => e.createdAt },
-  updatedAt: { code: 'ua', kind: 'date', get: (e) => e.updatedAt },
+  createdAt: CREATED_AT,
+  updatedAt: UPDATED_AT,
 };
 
 export const TAG_COLUMNS: Record<string, Column<TagRec>> = {
-  id: { code: 'id', kind: 'num', get: (t) => t.id },
+  id: ID,
   label: { code: 'lb', kind: 'text', get: (t) => t.label },
-  slug: { code: 'sl', kind: 'text', get: (t) => t.slug },
-  createdAt: { code: 'ca', kind: 'date', get: (t) => t.createdAt },
-  updatedAt: { code: 'ua', kind: 'date', get: (t) => t.updatedAt },
+  slug: SLUG,
+  createdAt: CREATED_AT,
+  updatedAt: UPDATED_AT,
 };
 
 /** The platform's guide spells order fields in snake_case; clients use the JSON names. Both work. */
