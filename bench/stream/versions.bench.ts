@@ -20,10 +20,10 @@
  * Self-checks (a failure throws): no order errors and the load tool's checks (verifyLoad) in every window;
  * every probe's book from `book` + `price_change` equals GET /book (levels and hash) after each B window.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { Worker } from 'node:worker_threads';
 import { startTsWorker } from '../../src/engine/thread.ts';
 import { prepareLoad } from '../../tools/load.ts';
@@ -105,15 +105,23 @@ export default async function run(): Promise<void> {
     return;
   }
   const dataDir = mkdtempSync(join(tmpdir(), 'pm-versions-bench-'));
-  const configFile = join(dataDir, 'bench.json');
-  writeFileSync(configFile, JSON.stringify({ stream: { maxSocketsPerAddress: 20_000, idleSeconds: 3600 } }));
+  // SUBSCRIBERS sockets from one address on 16 tokens: past the followers an address may put on one token, a
+  // bound an older checkout may not know (its configuration refuses unknown settings), so each version is
+  // given only the settings its own defaults name.
+  const configOf = (root: string, name: string): string => {
+    const known = (JSON.parse(readFileSync(join(root, 'config', 'default.json'), 'utf8')) as { stream: Record<string, unknown> }).stream;
+    const wanted: Record<string, number> = { maxSocketsPerAddress: 20_000, maxAssetSocketsPerAddress: 20_000, maxAssetSocketsPerNetwork: 20_000, idleSeconds: 3600 };
+    const file = join(dataDir, `${name}.json`);
+    writeFileSync(file, JSON.stringify({ stream: Object.fromEntries(Object.entries(wanted).filter(([k]) => k in known)) }));
+    return file;
+  };
   // STREAM_BENCH_PROFILE=<dir>: both services under --cpu-prof (profiles written at the end; fold-profile.ts reads them).
   const prof = process.env.STREAM_BENCH_PROFILE;
   const start = (root: string | undefined, name: string) =>
     startService({
       dataDir: join(dataDir, name),
       adminToken: ADMIN_TOKEN,
-      env: { RATE_LIMITS: 'off', CONFIG_FILE: configFile },
+      env: { RATE_LIMITS: 'off', CONFIG_FILE: configOf(root ?? fileURLToPath(new URL('../..', import.meta.url)), name) },
       startTimeoutMs: 120_000,
       ...(root === undefined ? {} : { root }),
       ...(prof === undefined ? {} : { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${join(prof, name)}`] }),

@@ -208,6 +208,8 @@ export const ConfigSchema = Type.Object(
         maxSubscriptionsPerNetwork: Type.Integer({ minimum: 1, maximum: 100_000_000, description: "subscriptions over all of a network's sockets (/24, /64); at least maxSubscriptionsPerAddress" }),
         dumpBooksPerNetwork: Type.Integer({ minimum: 1, maximum: 4_294_967_295, description: "books the initial dumps of a network's addresses may send per dumpWindowSeconds; at least dumpBooksPerAddress" }),
         dumpBytesPerSecond: Type.Integer({ minimum: 65_536, maximum: 4_294_967_295, description: 'bytes of initial dumps the service sends per second to all addresses together (a bucket of two seconds); a subscription whose dump does not fit is refused whole' }),
+        maxAssetSocketsPerAddress: Type.Integer({ minimum: 1, maximum: 1_000_000, description: "market sockets of one client address that may be subscribed to the same asset; a subscribe message past it is refused whole" }),
+        maxAssetSocketsPerNetwork: Type.Integer({ minimum: 1, maximum: 10_000_000, description: "market sockets of one network (/24, /64) that may be subscribed to the same asset; at least maxAssetSocketsPerAddress" }),
         bookIntervalMs: Type.Integer({ minimum: 0, maximum: 60_000, description: 'least time between two post-trade `book` events of a token; 0 = after every commit with a trade' }),
       },
       { additionalProperties: false },

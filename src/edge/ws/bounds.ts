@@ -39,6 +39,15 @@
  *     network_subscriptions, global_subscriptions). Fair shares: with the defaults no address holds more
  *     than 1% of the sockets or subscriptions and no network more than 5%, so the 27 addresses that once
  *     held all 200,000 subscriptions hold at most 27% (and 5% from one /24);
+ *   - followers of one asset: at most maxAssetSocketsPerAddress of an address's market sockets, and
+ *     maxAssetSocketsPerNetwork of its network's, may be subscribed to the same asset; a message that would
+ *     pass either is refused whole ("too many subscriptions: ...", reasons address_asset_sockets,
+ *     network_asset_sockets). The shares above bound how much a caller holds, not what it costs: every
+ *     change of a book is written once to every socket on it (one system call each), so 27 addresses
+ *     that put all their 2,700 sockets on the same assets made each change cost 2,700 writes, and the
+ *     others' p99 5x (the abuse bench's sub-grab). A client needs one socket per asset, a few for
+ *     redundancy or a fleet behind one address; with the defaults (10 and 50) 27 networks put at most
+ *     270 sockets on an asset;
  *   - incoming messages larger than maxMessageBytes close the socket (1009);
  *   - a socket's send buffer is bounded by maxBackpressureBytes: a frame that would pass it is dropped by
  *     uWS for that socket only, and the socket is then closed (4003, "slow consumer"), so a slow reader
@@ -70,6 +79,10 @@ export interface StreamLimits {
   dumpBooksPerNetwork: number;
   /** Bytes of dumps all addresses together may be sent per second. */
   dumpBytesPerSecond: number;
+  /** Market sockets of one address that may be subscribed to the same asset. */
+  maxAssetSocketsPerAddress: number;
+  /** Market sockets of one network that may be subscribed to the same asset; never less than maxAssetSocketsPerAddress. */
+  maxAssetSocketsPerNetwork: number;
 }
 
 /** What a refusal was for: the label of the refusals counter, a closed set (the bounds in the header). */
@@ -86,7 +99,9 @@ export type RefusalReason =
   | 'socket_subscriptions'
   | 'address_subscriptions'
   | 'network_subscriptions'
-  | 'global_subscriptions';
+  | 'global_subscriptions'
+  | 'address_asset_sockets'
+  | 'network_asset_sockets';
 
 /** Who holds a share: a socket's client address and its network (domain/ip.ts addressPrefix). */
 export interface Holder {
@@ -104,6 +119,34 @@ function tally(map: Map<string, number>, key: string, delta: number): void {
   else map.delete(key);
 }
 
+/**
+ * How many sockets of each holder (an address, a network) follow each asset. Nested so that a key is the
+ * holder's string and the asset's canonical one (the books' token), never a new string per pair; a holder
+ * leaves with its last follow.
+ */
+class Followers {
+  private readonly byHolder = new Map<string, Map<string, number>>();
+
+  /** The first of `assets` that `holder` already follows from `cap` sockets; undefined when all fit. */
+  full(holder: string, assets: readonly string[], cap: number): string | undefined {
+    const mine = this.byHolder.get(holder);
+    if (mine === undefined) return undefined;
+    for (const a of assets) if ((mine.get(a) ?? 0) >= cap) return a;
+    return undefined;
+  }
+
+  add(holder: string, assets: Iterable<string>, delta: 1 | -1): void {
+    let mine = this.byHolder.get(holder);
+    if (mine === undefined) {
+      if (delta < 0) return;
+      mine = new Map();
+      this.byHolder.set(holder, mine);
+    }
+    for (const a of assets) tally(mine, a, delta);
+    if (mine.size === 0) this.byHolder.delete(holder);
+  }
+}
+
 export class FairShares {
   private readonly perAddress = new Map<string, number>();
   private readonly perNetwork = new Map<string, number>();
@@ -112,6 +155,9 @@ export class FairShares {
   private readonly subsPerNetwork = new Map<string, number>();
   /** Subscriptions held by open sockets, both channels (maxSubscriptions). */
   private subscriptions = 0;
+  /** Market sockets on each asset, per address and per network (maxAssetSocketsPer*). */
+  private readonly addressFollowers = new Followers();
+  private readonly networkFollowers = new Followers();
   /** Bytes of dumps all addresses may still be sent now (a token bucket, refilled at dumpBytesPerSecond). */
   private dumpBytes: number;
   private dumpBytesAt = performance.now();
@@ -168,6 +214,30 @@ export class FairShares {
     return undefined;
   }
 
+  /**
+   * The caps on followers of one asset that a market socket of `h` subscribing to `assets` (none of which
+   * it follows yet) must fit; the refusal, when it does not.
+   */
+  followRefusal(h: Holder, assets: readonly string[]): { reason: RefusalReason; error: string } | undefined {
+    const perAddress = this.limits.maxAssetSocketsPerAddress;
+    let full = this.addressFollowers.full(h.ip, assets, perAddress);
+    if (full !== undefined) {
+      return { reason: 'address_asset_sockets', error: `too many subscriptions: an address may follow an asset from at most ${perAddress} connections, and follows ${full} from that many` };
+    }
+    const perNetwork = this.assetNetworkSockets;
+    full = this.networkFollowers.full(h.network, assets, perNetwork);
+    if (full !== undefined) {
+      return { reason: 'network_asset_sockets', error: `too many subscriptions: a network (${h.network}) may follow an asset from at most ${perNetwork} connections, and follows ${full} from that many` };
+    }
+    return undefined;
+  }
+
+  /** A market socket of `h` follows `assets` (delta 1), or no longer does (-1). */
+  followed(h: Holder, assets: Iterable<string>, delta: 1 | -1): void {
+    this.addressFollowers.add(h.ip, assets, delta);
+    this.networkFollowers.add(h.network, assets, delta);
+  }
+
   /** `n` subscriptions more (fewer when negative) held by `h`. */
   added(h: Holder, n: number): void {
     this.subscriptions += n;
@@ -212,6 +282,11 @@ export class FairShares {
   /** A network's socket cap: never less than what one address may hold. */
   private get networkSockets(): number {
     return Math.max(this.limits.maxSocketsPerNetwork, this.limits.maxSocketsPerAddress);
+  }
+
+  /** A network's cap on the followers of one asset: never less than one address's. */
+  private get assetNetworkSockets(): number {
+    return Math.max(this.limits.maxAssetSocketsPerNetwork, this.limits.maxAssetSocketsPerAddress);
   }
 
   /** A network's subscription cap: never less than what one address may hold. */

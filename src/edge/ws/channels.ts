@@ -259,6 +259,7 @@ export class StreamChannels {
     this.faults?.closed(ws);
     this.shares.closed(conn);
     if (conn.channel === 'user') this.user.closed(ws, conn);
+    else this.shares.followed(conn, conn.subs, -1);
     this.added(conn, -conn.subs.size);
     conn.subs.clear();
     const reason: CloseReason = conn.closing ?? (code === 1009 ? 'message_too_large' : code === 1006 ? 'abnormal' : 'client');
@@ -378,12 +379,15 @@ export class StreamChannels {
     if (checkUpdate.Check(msg) && msg.assets_ids !== undefined) {
       if (msg.custom_feature_enabled === true) this.enableCustom(ws, conn);
       if (msg.operation === 'subscribe') return this.subscribeAssets(ws, conn, msg.assets_ids, msg.initial_dump !== false);
+      const left: string[] = [];
       for (const id of msg.assets_ids) {
         if (!conn.subs.delete(id)) continue;
         ws.unsubscribe(this.d.topics.market(id));
         if (conn.custom) ws.unsubscribe(this.d.topics.custom(id));
-        this.added(conn, -1);
+        left.push(id);
       }
+      this.shares.followed(conn, left, -1);
+      this.added(conn, -left.length);
       return;
     }
     this.error(ws, 'expected {"assets_ids": [...], "type": "market"} or {"operation": "subscribe"|"unsubscribe", "assets_ids": [...]}');
@@ -413,6 +417,8 @@ export class StreamChannels {
       }
     }
     if (this.overCap(ws, conn, fresh.length, 'assets')) return;
+    const crowded = this.shares.followRefusal(conn, fresh);
+    if (crowded !== undefined) return this.refuse(ws, conn, crowded.reason, crowded.error);
     let books: string[] = [];
     if (dump && known.length > 0) {
       books = known.map((id) => this.d.books.bookEvent(id)!);
@@ -426,6 +432,7 @@ export class StreamChannels {
       ws.subscribe(this.d.topics.market(id));
       if (conn.custom) ws.subscribe(this.d.topics.custom(id));
     }
+    this.shares.followed(conn, fresh, 1);
     this.added(conn, fresh.length);
     if (books.length > 0) this.send(ws, '[' + books.join(',') + ']');
     if (unknown.length > 0) this.error(ws, ignored('assets', unknown));

@@ -2,7 +2,9 @@
  * Fair shares of the channels' global caps (issue 39, finding 7): no address, and no network (an address's
  * /24), can hold more than its stated share of the sockets and subscriptions, whatever number of sockets
  * it spreads them over; and the market channel's dumps are budgeted per network and, in bytes, in all, so
- * that many addresses each within their own budget cannot send books faster than the service's rate.
+ * that many addresses each within their own budget cannot send books faster than the service's rate. An
+ * address, and a network, follow one asset from a bounded number of sockets (every change of a book is
+ * written to each of them).
  * Client addresses come from X-Forwarded-For (127.0.0.1 is a trusted proxy).
  */
 import assert from 'node:assert/strict';
@@ -23,6 +25,8 @@ const LIMITS = {
   dumpBooksPerAddress: 40,
   dumpBooksPerNetwork: 60,
   dumpBytesPerSecond: 65_536,
+  maxAssetSocketsPerAddress: 2,
+  maxAssetSocketsPerNetwork: 3,
 };
 const MARKETS = 60;
 
@@ -98,6 +102,46 @@ test(`an address holds at most ${LIMITS.maxSubscriptionsPerAddress} subscription
   again.send({ type: 'market', assets_ids: tokens.slice(0, 6), initial_dump: false });
   await again.pong();
   assert.deepEqual(again.errors(), []);
+  await closeAll();
+});
+
+test(`an address follows an asset from at most ${LIMITS.maxAssetSocketsPerAddress} sockets, a network from at most ${LIMITS.maxAssetSocketsPerNetwork}; leaving frees the place`, async () => {
+  const [x, y, z] = [tokens[30]!, tokens[31]!, tokens[32]!];
+  const subscribe = async (c: XffClient, ids: string[]) => {
+    c.send({ operation: 'subscribe', assets_ids: ids, initial_dump: false });
+    await c.pong();
+  };
+  const a = [await connect('10.60.1.1'), await connect('10.60.1.1'), await connect('10.60.1.1')];
+  await subscribe(a[0]!, [x, y]);
+  await subscribe(a[1]!, [x]);
+  // A third socket of the address on x: refused whole, z with it.
+  await subscribe(a[2]!, [z, x]);
+  assert.deepEqual(a[2]!.errors(), [`too many subscriptions: an address may follow an asset from at most ${LIMITS.maxAssetSocketsPerAddress} connections, and follows ${x} from that many`]);
+  assert.equal(await metric('ws_subscriptions{channel="market"}'), 3);
+  await subscribe(a[2]!, [z]);
+  assert.equal(a[2]!.errors().length, 1);
+  // Another address of the same /24: its first socket on x is the network's third, its second would be a fourth.
+  const b = [await connect('10.60.1.2'), await connect('10.60.1.2')];
+  await subscribe(b[0]!, [x]);
+  await subscribe(b[1]!, [x]);
+  assert.deepEqual(b[0]!.errors(), []);
+  assert.deepEqual(b[1]!.errors(), [`too many subscriptions: a network (10.60.1.0/24) may follow an asset from at most ${LIMITS.maxAssetSocketsPerNetwork} connections, and follows ${x} from that many`]);
+  // Another network is untouched.
+  const c = await connect('10.60.2.1');
+  await subscribe(c, [x]);
+  assert.deepEqual(c.errors(), []);
+  // An unsubscribe gives the place back, to the address and to its network.
+  a[1]!.send({ operation: 'unsubscribe', assets_ids: [x] });
+  await subscribe(a[2]!, [x]);
+  assert.equal(a[2]!.errors().length, 1);
+  assert.equal(await metric('ws_refusals_total{channel="market",reason="address_asset_sockets"}'), 1);
+  assert.equal(await metric('ws_refusals_total{channel="market",reason="network_asset_sockets"}'), 1);
+  // A close does as well.
+  await closeAll();
+  const again = [await connect('10.60.1.3'), await connect('10.60.1.3')];
+  await subscribe(again[0]!, [x]);
+  await subscribe(again[1]!, [x]);
+  assert.deepEqual([...again[0]!.errors(), ...again[1]!.errors()], []);
   await closeAll();
 });
 
