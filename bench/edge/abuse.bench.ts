@@ -114,6 +114,13 @@ const ROUNDS = Number(process.env.ABUSE_ROUNDS ?? 5);
  * good clients from this one, so a pattern's cost before and after a fix is measured by the same bench.
  */
 const SERVICE_ROOT = process.env.ABUSE_ROOT;
+/**
+ * ABUSE_CONFIG='{"stream":{...}}': configuration merged over the single node's (top-level sections replace
+ * the bench's own, as a CONFIG_FILE does), to see what a bound's setting costs or saves; ABUSE_PROFILE=<dir>:
+ * the single node runs under --cpu-prof, its profiles written there at its end (bench/stream/fold-profile.ts
+ * reads them). Neither applies to the gateway pattern.
+ */
+const PROFILE_DIR = process.env.ABUSE_PROFILE;
 /** Within GET /book's cap (200 per 10 s) with room to spare: each good client keeps to its caps. */
 const BOOK_RATE = 18;
 /** Good clients reading books, each from its own address (so each has its own caps). */
@@ -428,8 +435,8 @@ export async function gatewayUnsignedBodies(): Promise<void> {
 async function runSingle(): Promise<Window[]> {
   const dataDir = mkdtempSync(join(DATA_ROOT, 'pm-abuse-'));
   const configFile = join(dataDir, 'abuse-config.json');
-  writeFileSync(configFile, JSON.stringify({ http: { trustedProxies: ['127.0.0.1'] } }));
-  const svc = await startService({ dataDir: join(dataDir, 'data'), adminToken: ADMIN, env: { CONFIG_FILE: configFile, DEMO: 'static' }, ...(SERVICE_ROOT === undefined ? {} : { root: SERVICE_ROOT }) });
+  writeFileSync(configFile, JSON.stringify({ http: { trustedProxies: ['127.0.0.1'] }, ...(process.env.ABUSE_CONFIG === undefined ? {} : (JSON.parse(process.env.ABUSE_CONFIG) as object)) }));
+  const svc = await startService({ dataDir: join(dataDir, 'data'), adminToken: ADMIN, env: { CONFIG_FILE: configFile, DEMO: 'static' }, ...(SERVICE_ROOT === undefined ? {} : { root: SERVICE_ROOT }), ...(PROFILE_DIR === undefined ? {} : { nodeFlags: ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`] }) });
   const windows: Window[] = [];
   const attackFailures: string[] = [];
   try {
