@@ -197,7 +197,8 @@ function main(): void {
       `  nats-server -c ${join(out, 'nats.conf')}\n` +
       `  a sequencer or standby:  env $(cat ${join(out, 'sequencer.env')}) ROLE=sequencer ... npm start\n` +
       `  a gateway:               env $(cat ${join(out, 'gateway.env')}) ROLE=gateway ... npm start\n` +
-      `  a replica:               env $(cat ${join(out, 'replica.env')}) ROLE=replica ... npm start\n`,
+      `  a replica:               env $(cat ${join(out, 'replica.env')}) ROLE=replica ... npm start\n` +
+      (tls === undefined ? '' : `  and on every node:       NATS_URL=tls://${values.listen ?? '127.0.0.1:4222'} NATS_CA_FILE=<the CA that signed ${tls.cert} (tools/nats-certs.ts: ca.pem)>\n`),
   );
 }
 

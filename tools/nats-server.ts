@@ -11,6 +11,11 @@
  * `secure`: the server runs the configuration tools/nats-config.ts writes for a deployment (one user per role,
  * the least permissions each needs), as a cluster should; without it the server has no users at all, which
  * a clustered node accepts only when told it is a test (cluster.insecure / NATS_INSECURE=1).
+ *
+ * `tls`: that configuration with a certificate (nats-config.ts `--tls-cert`, `--tls-key`; tools/nats-certs.ts
+ * makes one for 127.0.0.1), as off loopback: the server then refuses any client that does not speak TLS, and
+ * `url` is `tls://127.0.0.1:<port>`. The readiness check stays a TCP connect (the server accepts before the
+ * handshake: its INFO is sent in clear, then the client upgrades).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -78,11 +83,14 @@ function accepts(port: number): Promise<boolean> {
   });
 }
 
-export async function startNatsServer(o: { dir?: string; port?: number; startTimeoutMs?: number; config?: string; secure?: boolean; stream?: string } = {}): Promise<NatsServer> {
+export async function startNatsServer(
+  o: { dir?: string; port?: number; startTimeoutMs?: number; config?: string; secure?: boolean; stream?: string; tls?: { cert: string; key: string } } = {},
+): Promise<NatsServer> {
+  if (o.tls !== undefined && (o.config !== undefined || o.secure !== true)) throw new Error('startNatsServer: tls is an option of the secure configuration (secure: true, no config text)');
   const dir = o.dir ?? mkdtempSync(join(tmpdir(), 'pm-nats-'));
   // A configuration file's text (users and permissions, say); the flags below still set JetStream, address, port and store.
   const configArgs: string[] = [];
-  const secure = o.secure === true ? natsConfig({ stream: o.stream }) : undefined;
+  const secure = o.secure === true ? natsConfig({ stream: o.stream, tls: o.tls }) : undefined;
   const config = o.config ?? secure?.text;
   if (config !== undefined) {
     mkdirSync(dir, { recursive: true });
@@ -133,7 +141,7 @@ export async function startNatsServer(o: { dir?: string; port?: number; startTim
       return c.insecure ? { NATS_INSECURE: '1' } : { NATS_USER: c.natsUser, NATS_PASSWORD: c.natsPassword };
     },
     log: () => output,
-    url: `nats://127.0.0.1:${port}`,
+    url: `${o.tls === undefined ? 'nats' : 'tls'}://127.0.0.1:${port}`,
     port,
     dir,
     get pid() {

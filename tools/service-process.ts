@@ -64,7 +64,7 @@ export async function startService(o: ServiceOptions): Promise<ServiceProcess> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(process.env)) if (v !== undefined) env[k] = v;
   // Settings of the caller's own environment must not leak into the child's configuration.
-  for (const k of ['CONFIG_FILE', 'HOST', 'PORT', 'DATA_DIR', 'ADMIN_TOKEN', 'DEMO', 'LOG_LEVEL', 'SHARDS', 'RATE_LIMITS', 'MAX_BODY_BYTES', 'NODE_OPTIONS', 'ROLE', 'NATS_URL', 'NATS_USER', 'NATS_PASSWORD', 'NATS_INSECURE', 'SEQUENCER_URL', 'FAILOVER', 'PUBLIC_URL']) delete env[k];
+  for (const k of ['CONFIG_FILE', 'HOST', 'PORT', 'DATA_DIR', 'ADMIN_TOKEN', 'DEMO', 'LOG_LEVEL', 'SHARDS', 'RATE_LIMITS', 'MAX_BODY_BYTES', 'NODE_OPTIONS', 'ROLE', 'NATS_URL', 'NATS_USER', 'NATS_PASSWORD', 'NATS_CA_FILE', 'NATS_INSECURE', 'SEQUENCER_URL', 'FAILOVER', 'PUBLIC_URL']) delete env[k];
   Object.assign(env, { HOST: '127.0.0.1', PORT: '0', DATA_DIR: o.dataDir, ADMIN_TOKEN: o.adminToken, DEMO: '0', LOG_LEVEL: 'info' }, o.env ?? {});
   const child = spawn(process.execPath, [...startFlags(o.root ?? root), ...(o.nodeFlags ?? []), '--import', 'tsx', o.entry ?? 'src/main.ts'], { cwd: o.root ?? root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];

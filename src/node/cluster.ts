@@ -22,7 +22,7 @@ export { requestBytes } from '../replication/commands.ts';
 import { Follower, type AppliedBatch } from '../replication/follower.ts';
 import { Publisher } from '../replication/publisher.ts';
 import { ReplicaEngine } from '../replication/replica-engine.ts';
-import { checkCredentials, type StreamSettings } from '../replication/nats-link.ts';
+import { checkCredentials, probeNats, type StreamSettings } from '../replication/nats-link.ts';
 import { ClusterKeys } from '../replication/seal.ts';
 import { loadMasterKey } from '../edge/auth/credentials.ts';
 import { prepareFollowerStore } from '../replication/snapshot-install.ts';
@@ -42,6 +42,7 @@ export function settingsOf(config: Readonly<Config>): StreamSettings {
     user: config.cluster.natsUser,
     password: config.cluster.natsPassword,
     insecure: config.cluster.insecure,
+    caFile: config.cluster.natsCaFile || undefined,
     stream: config.cluster.stream,
     replicas: config.cluster.replicas,
     keys: ClusterKeys.fromMaster(loadMasterKey(config.auth, config.dataDir)),
@@ -60,6 +61,17 @@ export function checkNatsSettings(config: Readonly<Config>, logger: Logger): voi
       'INSECURE: connecting to NATS with no credentials (cluster.insecure / NATS_INSECURE=1): anyone who reaches this NATS server can read and disrupt the cluster\'s traffic. For tests only.',
     );
   }
+}
+
+/**
+ * Before anything of the role opens: a NATS server whose TLS this node cannot trust (a certificate no CA it
+ * trusts signed, another host's, none where TLS is required) stops the start with the reason
+ * (replication/nats-link.ts probeNats); one not reachable yet does not.
+ */
+export async function checkNatsTls(config: Readonly<Config>): Promise<void> {
+  const settings = settingsOf(config);
+  checkCredentials(settings);
+  await probeNats(settings);
 }
 
 export interface SequencerRole {

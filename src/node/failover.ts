@@ -36,7 +36,7 @@ import { LeaseHolder, LeaseStore, LeaseWatcher, type LeaseValue } from '../repli
 import { openNatsLink, streamLastRseq, streamRecord, subjectOf, type NatsLink } from '../replication/nats-link.ts';
 import type { ClusterKeys } from '../replication/seal.ts';
 import { decodeBatch } from '../replication/wire.ts';
-import { settingsOf } from './cluster.ts';
+import { checkNatsTls, settingsOf } from './cluster.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Logger } from '../runtime/log.ts';
 
@@ -113,6 +113,7 @@ export async function startFailoverNode(config: Readonly<Config>, opts: AppOptio
   let closed = false;
   const settings = settingsOf(config);
   const keys = settings.keys;
+  await checkNatsTls(config);
   const link = await openNatsLink(settings, log, () => closed, 'pm-lease');
   if (link === undefined) throw new FailoverError('closed before NATS was reached');
   const leases = await LeaseStore.open(link, c.stream, c.replicas, times.ttlMs, keys, log, c.role === 'sequencer' || c.role === 'standby');

@@ -49,13 +49,17 @@ export interface RoleParts {
 }
 
 /**
- * Before the store opens: a follower's (replica, gateway, standby) new or lagging store is replaced by the
- * newest snapshot the sequencer shipped (cluster.ts prepareFollower). Nothing for the other roles.
+ * Before the store opens: every clustered role refuses a NATS server whose TLS it cannot trust (cluster.ts
+ * checkNatsTls), and a follower's (replica, gateway, standby) new or lagging store is replaced by the newest
+ * snapshot the sequencer shipped (cluster.ts prepareFollower). Nothing for ROLE=single.
  */
 export async function prepareStore(config: Readonly<Config>, log: Logger, metrics: Metrics): Promise<void> {
   const r = config.cluster.role;
+  if (r === 'single') return;
+  const cluster = await import('./cluster.ts');
+  await cluster.checkNatsTls(config);
   if (r !== 'replica' && r !== 'gateway' && r !== 'standby') return;
-  await (await import('./cluster.ts')).prepareFollower(config, log, metrics);
+  await cluster.prepareFollower(config, log, metrics);
 }
 
 /** Loads cluster.ts for the sequencer and replica roles; a sequencer's store logs what replicas need from here on. */

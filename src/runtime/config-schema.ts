@@ -245,6 +245,10 @@ export const ConfigSchema = Type.Object(
         natsUrl: Type.String({ minLength: 1, description: 'the NATS server (JetStream enabled) of the sequencer and replicas' }),
         natsUser: Type.String({ description: 'the NATS user this node connects as (empty: none); its permissions say what it may publish (docs/cluster.md, "Running more than one node")' }),
         natsPassword: Type.String({ description: 'that user\'s password' }),
+        natsCaFile: Type.String({
+          description:
+            'a PEM file of the CA that signed the NATS server\'s certificate (tools/nats-certs.ts writes one): trusted for this connection only, and TLS is then required (empty: the system\'s CAs and NODE_EXTRA_CA_CERTS; a tls:// natsUrl requires TLS either way)',
+        }),
         insecure: Type.Boolean({
           description: 'tests only: a clustered node may connect to NATS with no credentials (refused otherwise; logged loudly at start). NATS is not a trust boundary either way: every message is authenticated',
         }),

@@ -17,7 +17,7 @@
  *
  * Environment variables: PROFILE, CONFIG_FILE, HOST, PORT, DATA_DIR, ADMIN_TOKEN, DEMO (live/static/off),
  * LOG_LEVEL, SHARDS, RATE_LIMITS (off/on), MAX_BODY_BYTES, MAX_HEADER_BYTES, FAULTS_FILE,
- * TEST_CONTROLS (on/off/auto), CONSOLE (on/off), ROLE, NATS_URL, NATS_USER, NATS_PASSWORD, FAILOVER, PUBLIC_URL, SEQUENCER_URL.
+ * TEST_CONTROLS (on/off/auto), CONSOLE (on/off), ROLE, NATS_URL, NATS_USER, NATS_PASSWORD, NATS_CA_FILE, FAILOVER, PUBLIC_URL, SEQUENCER_URL.
  */
 import { readFileSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
@@ -137,6 +137,7 @@ function envOverlay(env: NodeJS.ProcessEnv): Json {
   if (env.NATS_URL !== undefined) cluster.natsUrl = env.NATS_URL;
   if (env.NATS_USER !== undefined) cluster.natsUser = env.NATS_USER;
   if (env.NATS_PASSWORD !== undefined) cluster.natsPassword = env.NATS_PASSWORD;
+  if (env.NATS_CA_FILE !== undefined) cluster.natsCaFile = env.NATS_CA_FILE;
   if (env.NATS_INSECURE !== undefined) cluster.insecure = envBool('NATS_INSECURE', env.NATS_INSECURE);
   const failover: Json = {};
   if (env.FAILOVER !== undefined) failover.enabled = env.FAILOVER === '1' || env.FAILOVER === 'true';
