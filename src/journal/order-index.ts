@@ -8,9 +8,9 @@
  * pages a batch shares. So the index lives in memory, kept in step by the journal writer, and what is
  * stored is only its entries in arrival order, appended (below).
  *
- * Layout: open addressing with linear probing over three typed arrays, a slot per entry: two independent
- * 32-bit hashes of the id's text (the first picks the slot) and the seq (0 = empty; seqs start at 1).
- * 12 bytes a slot, at most half full: 24 MB per million orders at worst. Two hashes are not the id: a
+ * Layout: open addressing with linear probing over one typed array, a slot per entry, its three words side
+ * by side: two independent 32-bit hashes of the id's text (the first picks the slot) and the seq (0 = empty;
+ * seqs start at 1). 12 bytes a slot, at most half full: 24 MB per million orders at worst. Two hashes are not the id: a
  * lookup yields each seq whose hashes match, in probe order, and the caller confirms it against the journal
  * (a second match needs two ids equal in 64 bits of hash, about one pair in 10^19).
  *
@@ -18,18 +18,15 @@
  * start-up loads 12 bytes per order instead of reading every `order` event (issue 42).
  */
 export class OrderIndex {
-  private h1s: Int32Array;
-  private h2s: Int32Array;
-  private seqs: Uint32Array;
+  /** Slot i is t[3i] (first hash), t[3i + 1] (second hash), t[3i + 2] (seq as int32; 0 = empty): one cache line a probe. */
+  private t: Int32Array;
   private mask: number;
   private count = 0;
 
   constructor(capacity = 1 << 16) {
     let slots = 16;
     while (slots < capacity * 2) slots *= 2;
-    this.h1s = new Int32Array(slots);
-    this.h2s = new Int32Array(slots);
-    this.seqs = new Uint32Array(slots);
+    this.t = new Int32Array(slots * 3);
     this.mask = slots - 1;
   }
 
@@ -47,12 +44,26 @@ export class OrderIndex {
   /** Indexes an id by its two hashes (hashOrderId), as the stored runs hold it (journal/orders.ts). */
   addHashed(h1: number, h2: number, seq: number): void {
     if (!(seq >= 1 && seq <= 0xffffffff && Number.isInteger(seq))) throw new RangeError(`order seq out of range: ${seq}`);
-    for (let i = h1 & this.mask; this.seqs[i] !== 0; i = (i + 1) & this.mask) {
-      if (this.seqs[i] === seq && this.h1s[i] === h1 && this.h2s[i] === h2) return;
+    const t = this.t;
+    const s = seq | 0;
+    for (let i = h1 & this.mask; t[3 * i + 2] !== 0; i = (i + 1) & this.mask) {
+      if (t[3 * i + 2] === s && t[3 * i] === h1 && t[3 * i + 1] === h2) return;
     }
-    if ((this.count + 1) * 2 > this.seqs.length) this.grow();
-    this.insert(h1, h2, seq);
+    if ((this.count + 1) * 2 > this.t.length / 3) this.grow();
+    this.insert(h1, h2, s);
     this.count++;
+  }
+
+  /**
+   * Indexes a stored run's entries (journal/orders.ts `order-id-runs`: 12 bytes each, i32 LE first hash, i32
+   * LE second hash, u32 LE seq), as addHashed would one by one. Start-up loads every order ever accepted
+   * through here, so the run is read as 32-bit words, not entry by entry through Buffer's readers.
+   */
+  addRun(run: Uint8Array): void {
+    const n = Math.floor(run.byteLength / 12);
+    if (n === 0) return;
+    const words = run.byteOffset % 4 === 0 ? new Int32Array(run.buffer, run.byteOffset, n * 3) : new Int32Array(new Uint8Array(run.subarray(0, n * 12)).buffer);
+    for (let k = 0; k < n * 3; k += 3) this.addHashed(words[k]!, words[k + 1]!, words[k + 2]! >>> 0);
   }
 
   /**
@@ -61,28 +72,28 @@ export class OrderIndex {
    */
   find(orderId: string, confirm: (seq: number) => boolean): number | undefined {
     const [h1, h2] = hashes(orderId);
-    for (let i = h1 & this.mask; this.seqs[i] !== 0; i = (i + 1) & this.mask) {
-      if (this.h1s[i] === h1 && this.h2s[i] === h2 && confirm(this.seqs[i]!)) return this.seqs[i];
+    const t = this.t;
+    for (let i = h1 & this.mask; t[3 * i + 2] !== 0; i = (i + 1) & this.mask) {
+      if (t[3 * i] === h1 && t[3 * i + 1] === h2 && confirm(t[3 * i + 2]! >>> 0)) return t[3 * i + 2]! >>> 0;
     }
     return undefined;
   }
 
-  private insert(h1: number, h2: number, seq: number): void {
+  private insert(h1: number, h2: number, s: number): void {
+    const t = this.t;
     let i = h1 & this.mask;
-    while (this.seqs[i] !== 0) i = (i + 1) & this.mask;
-    this.h1s[i] = h1;
-    this.h2s[i] = h2;
-    this.seqs[i] = seq;
+    while (t[3 * i + 2] !== 0) i = (i + 1) & this.mask;
+    t[3 * i] = h1;
+    t[3 * i + 1] = h2;
+    t[3 * i + 2] = s;
   }
 
   private grow(): void {
-    const { h1s, h2s, seqs } = this;
-    const slots = seqs.length * 2;
-    this.h1s = new Int32Array(slots);
-    this.h2s = new Int32Array(slots);
-    this.seqs = new Uint32Array(slots);
+    const old = this.t;
+    const slots = (old.length / 3) * 2;
+    this.t = new Int32Array(slots * 3);
     this.mask = slots - 1;
-    for (let i = 0; i < seqs.length; i++) if (seqs[i] !== 0) this.insert(h1s[i]!, h2s[i]!, seqs[i]!);
+    for (let k = 0; k < old.length; k += 3) if (old[k + 2] !== 0) this.insert(old[k]!, old[k + 1]!, old[k + 2]!);
   }
 }
 

@@ -145,12 +145,15 @@ export function indexOrderIds(store: Store, orders: ReadonlyArray<{ orderId: str
 /** Allocates: the index from the stored runs (start-up), or from the journal once for a store without them. */
 function loadOrderIndex(store: Store): OrderIndex {
   if (store.meta.get(metaKeys.orderIdsComplete) === true) {
+    // Read once (every order ever accepted passes here at start-up), then sized once and filled.
+    const runs: Buffer[] = [];
     let entries = 0;
-    for (const { value } of store.orderIds.getRange({})) entries += value.length / RUN_ENTRY;
-    const ix = new OrderIndex(entries);
     for (const { value } of store.orderIds.getRange({})) {
-      for (let at = 0; at + RUN_ENTRY <= value.length; at += RUN_ENTRY) ix.addHashed(value.readInt32LE(at), value.readInt32LE(at + 4), value.readUInt32LE(at + 8));
+      runs.push(value);
+      entries += value.length / RUN_ENTRY;
     }
+    const ix = new OrderIndex(entries);
+    for (const run of runs) ix.addRun(run);
     return ix;
   }
   const ix = new OrderIndex();

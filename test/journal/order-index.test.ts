@@ -1,11 +1,13 @@
 /**
  * The in-memory order-id index (journal/order-index.ts): every id added is found at its seq through growth,
- * an id never added is not, and a lookup offers each matching candidate until the caller confirms one.
+ * an id never added is not, a lookup offers each matching candidate until the caller confirms one, and the
+ * stored runs (journal/orders.ts) load as their entries would one by one.
  */
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
 import { OrderIndex } from '../../src/journal/order-index.ts';
+import { idRunOf } from '../../src/journal/orders.ts';
 
 const orderId = () => '0x' + randomBytes(32).toString('hex');
 const yes = () => true;
@@ -42,4 +44,21 @@ test('seqs outside 1 .. 2^32 - 1 are refused (0 marks an empty slot)', () => {
   const ix = new OrderIndex();
   for (const seq of [0, -1, 1.5, 2 ** 32, NaN]) assert.throws(() => ix.add(orderId(), seq), RangeError);
   assert.equal(ix.size, 0);
+});
+
+test('stored runs load as their entries would one by one, aligned or not, seqs past 2^31 included', () => {
+  const ids = Array.from({ length: 3000 }, orderId);
+  const seqOf = (i: number) => (i % 7 === 0 ? 2 ** 31 + i : i + 1);
+  const runs: Uint8Array[] = [];
+  for (let at = 0; at < ids.length; at += 500) runs.push(idRunOf(ids.slice(at, at + 500).map((id, k) => ({ orderId: id, seq: seqOf(at + k) }))));
+  // A run at an odd offset of its buffer (a store may hand one out so): read through a copy.
+  const odd = Buffer.alloc(runs[1]!.byteLength + 1);
+  odd.set(runs[1]!, 1);
+  runs[1] = odd.subarray(1);
+  const ix = new OrderIndex(ids.length);
+  for (const run of runs) ix.addRun(run);
+  ix.addRun(runs[0]!);
+  assert.equal(ix.size, ids.length, 'a run loaded twice adds nothing');
+  ids.forEach((id, i) => assert.equal(ix.find(id, yes), seqOf(i), id));
+  assert.equal(ix.find(orderId(), yes), undefined);
 });
