@@ -157,3 +157,36 @@ test('a store without runs (version 7) reads its journal\'s order events once an
   assert.deepEqual(scans, [], 'read once: from then on the runs hold them');
   await store.close();
 });
+
+test('a load that finds many runs merges them into a few values, and every id is found from them after the next restart', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'pm-orders-merge-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  let store = openStore({ dataDir: dir, mapSize: 2 ** 28 });
+  const w = new JournalWriter(store, 0, () => 1_700_000_000_000);
+  const recs: OrderRecord[] = [];
+  // 100 batches, each its own run, as group commits leave them.
+  for (let b = 0; b < 100; b++) {
+    const batch = [0, 1, 2].map((k) => accept(w, record(1000 + 3 * b + k)));
+    for (const r of batch) r.response = { status: 'live', makingAmount: 0, takingAmount: 0, tradeIds: [] };
+    recs.push(...batch);
+    await w.flush()!.committed;
+  }
+  assert.equal(store.orderIds.getCount(), 100);
+  await store.close();
+
+  store = openStore({ dataDir: dir, mapSize: 2 ** 28 });
+  assert.equal(orderIndexOf(store).size, 300, 'the load reads the runs as they were');
+  assert.equal(store.orderIds.getCount(), 1, 'then merges them: 300 entries fit in one value');
+  // A batch after the merge adds its own run, as always.
+  const w2 = new JournalWriter(store, 300, () => 1_700_000_000_000);
+  const late = accept(w2, record(5000));
+  late.response = { status: 'live', makingAmount: 0, takingAmount: 0, tradeIds: [] };
+  await w2.flush()!.committed;
+  await store.close();
+
+  store = openStore({ dataDir: dir, mapSize: 2 ** 28 });
+  for (const r of [...recs, late]) assert.deepEqual(readOrder(store, r.orderId), r);
+  assert.equal(orderIndexOf(store).size, 301);
+  assert.equal(store.orderIds.getCount(), 2, 'the merged value and the late run (two are not merged again)');
+  await store.close();
+});
