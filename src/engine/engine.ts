@@ -47,7 +47,7 @@
 import type { JournalEvent, OrderRecord } from '../domain/events.ts';
 import type { Store } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
-import { orderIndexOf, readOrder } from '../journal/orders.ts';
+import { mergeOrderIdRuns, orderIndexOf, readOrder } from '../journal/orders.ts';
 import { verifyStore, type VerifiedStore } from '../journal/recovery.ts';
 import { JournalWriter, type MarketRow } from '../journal/writer.ts';
 import { Admission } from './orders/admission.ts';
@@ -244,7 +244,10 @@ export class Engine {
     await Promise.all(stops);
     this.commit.flush();
     await this.commit.drain();
-    if (!this.life.halted && !this.discarded) await this.store.meta.put(metaKeys.stateHash, this.stateHash());
+    if (!this.life.halted && !this.discarded) {
+      await this.store.meta.put(metaKeys.stateHash, this.stateHash());
+      mergeOrderIdRuns(this.store);
+    }
     await this.link.terminate();
   }
 

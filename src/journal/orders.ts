@@ -155,6 +155,28 @@ export function indexOrderIds(store: Store, orders: ReadonlyArray<{ orderId: str
 const MERGE_AT = 64;
 const MERGED_ENTRIES = 1 << 16;
 
+function readRuns(store: Store): { keys: number[]; runs: Buffer[]; entries: number } {
+  const keys: number[] = [];
+  const runs: Buffer[] = [];
+  let entries = 0;
+  for (const { key, value } of store.orderIds.getRange({})) {
+    keys.push(key);
+    runs.push(value);
+    entries += value.length / RUN_ENTRY;
+  }
+  return { keys, runs, entries };
+}
+
+/**
+ * The merge of a load, made by an orderly stop (Engine.close) once its last batch committed: the restart after
+ * it then reads a few values, and only a start after a crash merges what was added since.
+ */
+export function mergeOrderIdRuns(store: Store): void {
+  if (store.meta.get(metaKeys.orderIdsComplete) !== true || store.orderIds.getCount() <= MERGE_AT) return;
+  const { keys, runs } = readRuns(store);
+  mergeRuns(store, keys, runs);
+}
+
 function mergeRuns(store: Store, keys: readonly number[], runs: readonly Buffer[]): void {
   store.root.transactionSync(() => {
     for (let i = 0; i < runs.length; ) {
@@ -174,14 +196,7 @@ function mergeRuns(store: Store, keys: readonly number[], runs: readonly Buffer[
 function loadOrderIndex(store: Store): OrderIndex {
   if (store.meta.get(metaKeys.orderIdsComplete) === true) {
     // Read once (every order ever accepted passes here at start-up), then sized once and filled.
-    const keys: number[] = [];
-    const runs: Buffer[] = [];
-    let entries = 0;
-    for (const { key, value } of store.orderIds.getRange({})) {
-      keys.push(key);
-      runs.push(value);
-      entries += value.length / RUN_ENTRY;
-    }
+    const { keys, runs, entries } = readRuns(store);
     const ix = new OrderIndex(entries);
     for (const run of runs) ix.addRun(run);
     if (runs.length > MERGE_AT) mergeRuns(store, keys, runs);

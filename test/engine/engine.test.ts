@@ -8,6 +8,7 @@ import { after, before, describe, test } from 'node:test';
 import { Errors } from '../../src/domain/errors.ts';
 import type { FillEvent, JournalEvent, OrderStatusEvent } from '../../src/domain/events.ts';
 import { Engine } from '../../src/engine/engine.ts';
+import { readOrder } from '../../src/journal/orders.ts';
 import type { VerifiedStore } from '../../src/journal/recovery.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { T, invariants, market, order, tempStore, until, wallet } from '../fixtures/engine-harness.ts';
@@ -756,4 +757,32 @@ describe('backpressure', () => {
       await env2.cleanup();
     }
   });
+});
+
+test('an orderly close merges the order-id runs its batches left, and the next open finds every order from them', async () => {
+  const env2 = tempStore('pm-engine-runs-');
+  let e = await Engine.open({ store: env2.store, shards: 1, log: silentLogger });
+  try {
+    const m = market(900);
+    e.registerMarket(m);
+    const w = wallet(900);
+    await e.deposit(w, 1000 * T);
+    // One batch each: every placement is answered (committed) before the next is sent.
+    const ids: string[] = [];
+    for (let i = 0; i < 80; i++) {
+      const r = await e.placeOrder(order({ wallet: w, tokenId: m.tokenIds[0], side: 'BUY', price: 1000, size: T }));
+      assert.ok(r.ok);
+      ids.push(r.orderId);
+    }
+    assert.equal(env2.store.orderIds.getCount(), 80);
+    await e.close();
+    assert.equal(env2.store.orderIds.getCount(), 1, 'merged by the close');
+    e = await Engine.open({ store: env2.store, shards: 1, log: silentLogger });
+    // Through the id index the open loaded from the merged runs (no engine memory in between).
+    for (const id of ids) assert.equal(readOrder(env2.store, id)?.status, 'LIVE', id);
+    assert.equal(e.openOrders(w).length, 80);
+  } finally {
+    await e.close();
+    await env2.cleanup();
+  }
 });
