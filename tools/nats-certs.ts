@@ -21,7 +21,7 @@ import { isIP } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
+import { runMain } from './run-main.ts';
 
 export interface NatsCerts {
   /** The CA's certificate (PEM): what a node trusts. */
@@ -96,11 +96,4 @@ function main(): void {
   );
 }
 
-if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  try {
-    main();
-  } catch (e) {
-    process.stderr.write(`${(e as Error).message}\n`);
-    process.exit(1);
-  }
-}
+runMain(import.meta.url, main);

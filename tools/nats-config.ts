@@ -34,7 +34,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { fileURLToPath } from 'node:url';
+import { runMain } from './run-main.ts';
 
 export const ROLES = ['sequencer', 'gateway', 'replica', 'admin'] as const;
 export type NatsRole = (typeof ROLES)[number];
@@ -202,11 +202,4 @@ function main(): void {
   );
 }
 
-if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  try {
-    main();
-  } catch (e) {
-    process.stderr.write(`${(e as Error).message}\n`);
-    process.exit(1);
-  }
-}
+runMain(import.meta.url, main);
