@@ -15,13 +15,12 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { startApp, type App } from '../../src/node/app.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { silentLogger } from '../../src/runtime/log.ts';
 import { rawHttp, tempDir } from '../fixtures/edge.ts';
 import { TestClient, units, type Creds } from '../fixtures/trading-client.ts';
+import { collectGarbage } from '../fixtures/gc.ts';
 
 let app: App;
 
@@ -31,11 +30,6 @@ before(async () => {
   app = await startApp(testConfig({ dataDir: tempDir(), http: { port: 0, trustedProxies: ['127.0.0.1'] }, demo: 'static', adminToken: 'admin' }), { log: silentLogger });
 });
 after(() => app.stop(1000));
-
-function collectGarbage(): () => void {
-  v8.setFlagsFromString('--expose-gc');
-  return vm.runInNewContext('gc') as () => void;
-}
 
 const seriesOf = (text: string, name: string) => text.split('\n').filter((l) => l.startsWith(`${name}{`)).length;
 

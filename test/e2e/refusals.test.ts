@@ -85,7 +85,8 @@ describe('refusals explain themselves (the default)', () => {
     const r = await send(s, 'GET', '/data/orders', headersOver(s.alice, ts, 'GET', '/data/orders', undefined));
     assert.equal(r.status, 401);
     assert.deepEqual(r.body, UNAUTHORIZED);
-    assert.match(r.reason ?? '', /timestamp .*45 s behind.*30 s/);
+    // 46 when the second turned between the header's making and the server's reading (a loaded machine).
+    assert.match(r.reason ?? '', /timestamp .*4[56] s behind.*30 s/);
     seen.push({ reason: r.reason!, creds: [s.alice.creds!] });
   });
 

@@ -1,7 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import {
   RateLimiter,
   SUBWINDOWS,
@@ -9,6 +7,7 @@ import {
   type RateLimitConfig,
 } from '../../../src/edge/limits/rate-limit.ts';
 import { DEFAULT_BUCKETS, ROUTE_BUCKETS, bucketsFor } from '../../../src/edge/limits/rate-limit-buckets.ts';
+import { collectGarbage } from '../../fixtures/gc.ts';
 
 /** A multiple of both 10 s and 600 s, so fixed windows of either length start exactly here. */
 const T0 = 1_700_000_400_000;
@@ -315,11 +314,6 @@ test('expired callers are reclaimed so newcomers get their own slots again', () 
   for (const c of ['g', 'h', 'i']) drain(rl, c, ['only'], 2, later);
   assert.ok(rl.size <= 4);
 });
-
-function collectGarbage(): () => void {
-  v8.setFlagsFromString('--expose-gc');
-  return vm.runInNewContext('gc') as () => void;
-}
 
 test('bounded caller table under a flood of 1,000,000 distinct callers', () => {
   const gc = collectGarbage();

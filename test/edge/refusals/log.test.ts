@@ -1,17 +1,11 @@
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { test } from 'node:test';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import { entryBytes, MAX_HEADER_NAME_CHARS, MAX_LOG_BYTES, MAX_METHOD_CHARS, MAX_PATH_CHARS, RefusalLog } from '../../../src/edge/refusals/log.ts';
 import { MAX_REASON_CHARS } from '../../../src/edge/refusals/reason.ts';
+import { collectGarbage } from '../../fixtures/gc.ts';
 
 const entry = (n: number, headers: string[] = ['poly_api_key']) => ({ at: n, method: 'POST', path: '/order', headers, class: 'auth_hmac' as const, reason: `r${n}` });
-
-function collectGarbage(): () => void {
-  v8.setFlagsFromString('--expose-gc');
-  return vm.runInNewContext('gc') as () => void;
-}
 
 test('a wallet lists its own refusals, newest first, at most perWallet of them', () => {
   const log = new RefusalLog(() => true, 3);

@@ -15,6 +15,7 @@ import { silentLogger } from '../../../src/runtime/log.ts';
 import type { BookEvent, PriceChangeEvent } from '../../../src/edge/schemas/stream.ts';
 import { StreamClient } from '../../../tools/stream-client.ts';
 import { T, order, wallet } from '../../fixtures/engine-harness.ts';
+import { collectGarbage } from '../../fixtures/gc.ts';
 
 let app: App;
 let dir: string;
@@ -121,12 +122,13 @@ test('a message past maxMessageBytes closes the socket (1009); churn leaves noth
     }
     await pong(c);
   };
+  const gc = collectGarbage();
   await cycle(2000);
-  global.gc?.();
+  gc();
   const heap0 = process.memoryUsage().heapUsed;
   const rss0 = process.memoryUsage().rss;
   await cycle(20_000);
-  global.gc?.();
+  gc();
   assert.equal(await metric('ws_subscriptions{channel="market"}'), 0);
   const heapGrowth = process.memoryUsage().heapUsed - heap0;
   const rssGrowth = process.memoryUsage().rss - rss0;

@@ -9,12 +9,11 @@
 import assert from 'node:assert/strict';
 import { rmSync } from 'node:fs';
 import { after, before, test } from 'node:test';
-import v8 from 'node:v8';
-import vm from 'node:vm';
 import type { App } from '../../../src/node/app.ts';
 import { wallet } from '../../fixtures/engine-harness.ts';
 import { importEvent, metric as readMetric, startStreamApp } from './stream-app.ts';
 import { XffClient } from './xff-client.ts';
+import { collectGarbage } from '../../fixtures/gc.ts';
 
 const ADDRESSES = 8;
 const PER_ADDRESS = 100;
@@ -27,11 +26,6 @@ let dir: string;
 let base: string;
 let known: string[];
 let creds: { apiKey: string; secret: string; passphrase: string };
-
-function collectGarbage(): () => void {
-  v8.setFlagsFromString('--expose-gc');
-  return vm.runInNewContext('gc') as () => void;
-}
 
 const metric = (series: string): Promise<number> => readMetric(base, series);
 
