@@ -143,18 +143,18 @@ const ISSUE_39_EXPECT: Record<(typeof ISSUE_39_PATTERNS)[number], RegExp> = {
   'refusal-log': /^(401|429)$/,
   'hmac-bodies': /^(401|429|0)$/,
   'valid-bodies': /^(400|429|0)$/,
-  'sub-grab': /^(ws-open|ws-refused-(429|503)|ws-closed|frame-(book|update)|frame-error:too-many-subscriptions|victim-subscribed)$/,
+  'sub-grab': /^(ws-open|ws-refused-(429|503)|ws-closed|frame-(book|update)|frame-error:too-many-(subscriptions|message-bytes)|victim-subscribed)$/,
 };
 /**
  * What each must get back at least once (MUST_SEE): the refusals the log keeps; the bad HMACs refused (the
  * key benched on its headers); the valid bodies' bytes cap answering; the victim's subscription taken while
- * the 27 addresses hold all they may, and their own share refusing them.
+ * the 27 addresses hold all they may, and their own share refusing them, and the bytes their networks may send.
  */
 const ISSUE_39_MUST_SEE: Record<(typeof ISSUE_39_PATTERNS)[number], RegExp[]> = {
   'refusal-log': [/^401$/],
   'hmac-bodies': [/^401$/],
   'valid-bodies': [/^400$/, /^429$/],
-  'sub-grab': [/^victim-subscribed$/, /^frame-error:too-many-subscriptions$/],
+  'sub-grab': [/^victim-subscribed$/, /^frame-error:too-many-subscriptions$/, /^frame-error:too-many-message-bytes$/],
 };
 /** The 1 MiB-body floods: others' POST /order p50 within this factor of the baselines' (issue 39's measure). */
 const BODY_FLOOD_P50 = 3;
@@ -182,8 +182,8 @@ const EXPECT: Record<Pattern, RegExp> = {
   replay: /^(200|429)$/,
   framing: /^(400|429|0)$/,
   keys: /^(200|400|429)$/,
-  'dump-flood': /^(ws-open|ws-refused-(429|503)|ws-closed|close-4008|frame-(book|update)|frame-error:(too-many-messages|dump-budget-exceeded)[a-z-]*)$/,
-  'user-subs': /^(ws-open|ws-refused-(429|503)|ws-closed|frame-error:[a-z-]*(unknown|not-found|no-such|exist|subscription)[a-z-]*)$/,
+  'dump-flood': /^(ws-open|ws-refused-(429|503)|ws-closed|close-4008|frame-(book|update)|frame-error:(too-many-messages|too-many-message-bytes|dump-budget-exceeded)[a-z-]*)$/,
+  'user-subs': /^(ws-open|ws-refused-(429|503)|ws-closed|frame-error:[a-z-]*(unknown|not-found|no-such|exist|subscription|message-bytes)[a-z-]*)$/,
   'unsigned-bodies': /^(401|429|0)$/,
   ...ISSUE_39_EXPECT,
 };

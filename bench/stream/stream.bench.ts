@@ -118,8 +118,9 @@ export default async function run(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'pm-stream-bench-'));
   const configFile = join(dataDir, 'stream-bench.json');
   // The idle-socket measure opens IDLE_SOCKETS from one address, past the default global cap (stream.maxSockets),
-  // and the fan-out puts SUBSCRIBERS of that address on 16 tokens, past the followers an address may put on one.
-  writeFileSync(configFile, JSON.stringify({ stream: { maxSocketsPerAddress: 20_000, maxSocketsPerNetwork: 20_000, maxSockets: 20_000, maxSubscriptionsPerAddress: 100_000, maxSubscriptionsPerNetwork: 100_000, maxAssetSocketsPerAddress: 20_000, maxAssetSocketsPerNetwork: 20_000, idleSeconds: 3600 } }));
+  // and the fan-out puts SUBSCRIBERS of that address on 16 tokens, past the followers an address may put on one
+  // and the bytes of messages its network may send in a second.
+  writeFileSync(configFile, JSON.stringify({ stream: { maxSocketsPerAddress: 20_000, maxSocketsPerNetwork: 20_000, maxSockets: 20_000, maxSubscriptionsPerAddress: 100_000, maxSubscriptionsPerNetwork: 100_000, maxAssetSocketsPerAddress: 20_000, maxAssetSocketsPerNetwork: 20_000, messageBytesPerNetwork: 1 << 30, idleSeconds: 3600 } }));
   const svc = await startService({ dataDir: join(dataDir, 'store'), adminToken: ADMIN_TOKEN, env: { RATE_LIMITS: 'off', CONFIG_FILE: configFile }, startTimeoutMs: 120_000 });
   const raw: Socket[] = [];
   // The window's readers live on a thread of their own (readers-worker.ts): on this thread they would delay

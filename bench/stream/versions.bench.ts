@@ -110,7 +110,7 @@ export default async function run(): Promise<void> {
   // given only the settings its own defaults name.
   const configOf = (root: string, name: string): string => {
     const known = (JSON.parse(readFileSync(join(root, 'config', 'default.json'), 'utf8')) as { stream: Record<string, unknown> }).stream;
-    const wanted: Record<string, number> = { maxSocketsPerAddress: 20_000, maxAssetSocketsPerAddress: 20_000, maxAssetSocketsPerNetwork: 20_000, idleSeconds: 3600 };
+    const wanted: Record<string, number> = { maxSocketsPerAddress: 20_000, maxAssetSocketsPerAddress: 20_000, maxAssetSocketsPerNetwork: 20_000, messageBytesPerNetwork: 1 << 30, idleSeconds: 3600 };
     const file = join(dataDir, `${name}.json`);
     writeFileSync(file, JSON.stringify({ stream: Object.fromEntries(Object.entries(wanted).filter(([k]) => k in known)) }));
     return file;

@@ -72,7 +72,7 @@ before(async () => {
       demo: 'off',
       rateLimits: { enabled: false },
       auth: { signatureThreads: 1 },
-      stream: { idleSeconds: 2, maxBackpressureBytes: 65536, maxSocketsPerAddress: 1200, maxAssetSocketsPerAddress: 1200, maxAssetSocketsPerNetwork: 1200, maxSubscriptionsPerSocket: 4, bookIntervalMs: 0 },
+      stream: { idleSeconds: 2, maxBackpressureBytes: 65536, maxSocketsPerAddress: 1200, maxAssetSocketsPerAddress: 1200, maxAssetSocketsPerNetwork: 1200, messageBytesPerNetwork: 1 << 30, maxSubscriptionsPerSocket: 4, bookIntervalMs: 0 },
     }),
     { log: silentLogger },
   );

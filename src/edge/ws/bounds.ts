@@ -48,6 +48,15 @@
  *     others' p99 5x (the abuse bench's sub-grab). A client needs one socket per asset, a few for
  *     redundancy or a fleet behind one address; with the defaults (10 and 50) 27 networks put at most
  *     270 sockets on an asset;
+ *   - bytes of messages: at most messageBytesPerNetwork a second from all of a network's sockets together,
+ *     both channels (RateLimiter's sliding window of two seconds holding two seconds' worth; PING is
+ *     free). A message past it is not read: "too many message bytes: ..." (reason network_bytes). The caps
+ *     above are checked once a message is read, and reading is what a flood costs: 27 addresses, each of
+ *     its own /24, once sent 8,100 subscribe messages of 15 KB in a second, every one within its
+ *     socket's message rate and refused only after it was parsed and checked id by id, and the others'
+ *     p99 doubled (the abuse bench's sub-grab). A client asking for all of its network's share of
+ *     subscriptions (maxSubscriptionsPerNetwork ids of about 80 bytes) gets it within about three seconds
+ *     with the defaults;
  *   - incoming messages larger than maxMessageBytes close the socket (1009);
  *   - a socket's send buffer is bounded by maxBackpressureBytes: a frame that would pass it is dropped by
  *     uWS for that socket only, and the socket is then closed (4003, "slow consumer"), so a slow reader
@@ -83,6 +92,8 @@ export interface StreamLimits {
   maxAssetSocketsPerAddress: number;
   /** Market sockets of one network that may be subscribed to the same asset; never less than maxAssetSocketsPerAddress. */
   maxAssetSocketsPerNetwork: number;
+  /** Bytes of messages all of a network's sockets may send per second, both channels; never less than maxMessageBytes. */
+  messageBytesPerNetwork: number;
 }
 
 /** What a refusal was for: the label of the refusals counter, a closed set (the bounds in the header). */
@@ -101,7 +112,8 @@ export type RefusalReason =
   | 'network_subscriptions'
   | 'global_subscriptions'
   | 'address_asset_sockets'
-  | 'network_asset_sockets';
+  | 'network_asset_sockets'
+  | 'network_bytes';
 
 /** Who holds a share: a socket's client address and its network (domain/ip.ts addressPrefix). */
 export interface Holder {
@@ -111,6 +123,7 @@ export interface Holder {
 
 const DUMP_BUCKET = ['dump'] as const;
 const DUMP_NETWORK_BUCKET = ['dump-network'] as const;
+const BYTES_BUCKET = ['message-bytes'] as const;
 
 /** A count per key that forgets a key at zero (the per-address and per-network tallies). */
 function tally(map: Map<string, number>, key: string, delta: number): void {
@@ -163,6 +176,9 @@ export class FairShares {
   private dumpBytesAt = performance.now();
   /** Books dumped per client address over dumpWindowSeconds. */
   private readonly dumps: RateLimiter;
+  /** Bytes of messages per network over two seconds (messageBytesPerNetwork). */
+  private readonly messageBytes: RateLimiter;
+  private readonly bytesCharge = [{ caller: '', buckets: BYTES_BUCKET }];
 
   constructor(private readonly limits: StreamLimits) {
     // Only addresses with a socket open, or one closed within the window, hold an entry; past maxCallers
@@ -176,6 +192,24 @@ export class FairShares {
       },
     });
     this.dumpBytes = 2 * limits.dumpBytesPerSecond;
+    this.messageBytes = new RateLimiter({
+      enabled: true,
+      maxCallers: Math.max(1024, 4 * limits.maxSockets),
+      buckets: { [BYTES_BUCKET[0]]: { limit: 2 * this.networkMessageBytes, windowSeconds: 2 } },
+    });
+  }
+
+  /**
+   * Charges a message of `bytes` to its network's bytes; the refusal when they are spent (the message is then
+   * not read), undefined when it may be read.
+   */
+  chargeMessage(h: Holder, bytes: number): string | undefined {
+    const charge = this.bytesCharge;
+    charge[0]!.caller = h.network;
+    const v = this.messageBytes.takeAll(charge, bytes, performance.now());
+    if (v.ok) return undefined;
+    const kib = Math.round(this.networkMessageBytes / 1024);
+    return `too many message bytes: a network (${h.network}) may send at most ${kib} KiB a second over all of its connections; retry in ${v.retryAfterSeconds} s`;
   }
 
   /** The refusal of one more socket for `h`, `open` sockets being open in all; undefined when it fits. */
@@ -287,6 +321,11 @@ export class FairShares {
   /** A network's cap on the followers of one asset: never less than one address's. */
   private get assetNetworkSockets(): number {
     return Math.max(this.limits.maxAssetSocketsPerNetwork, this.limits.maxAssetSocketsPerAddress);
+  }
+
+  /** A network's bytes of messages a second: never less than one message of the largest size. */
+  private get networkMessageBytes(): number {
+    return Math.max(this.limits.messageBytesPerNetwork, this.limits.maxMessageBytes);
   }
 
   /** A network's subscription cap: never less than what one address may hold. */

@@ -326,11 +326,14 @@ export class StreamChannels {
     if (conn.stalled !== undefined) return;
     if (message.byteLength > this.d.limits.maxMessageBytes) return this.end(ws, 'message_too_large', 1009, `message too big: at most ${this.d.limits.maxMessageBytes} bytes`);
     if (!conn.rate.admit(performance.now())) return this.tooFast(ws, conn);
-    const text = decoder.decode(message);
-    if (text === 'PING') {
+    // PING is free of the network's bytes: a client kept from subscribing must still keep its socket.
+    if (message.byteLength === 4 && decoder.decode(message) === 'PING') {
       this.send(ws, 'PONG');
       return;
     }
+    const tooMuch = this.shares.chargeMessage(conn, message.byteLength);
+    if (tooMuch !== undefined) return this.refuse(ws, conn, 'network_bytes', tooMuch);
+    const text = decoder.decode(message);
     let msg: unknown;
     try {
       msg = JSON.parse(text);

@@ -50,7 +50,7 @@ before(async () => {
       auth: { signatureThreads: 1 },
       rateLimits: { enabled: true, buckets: { 'ws-connect': { limit: 8, windowSeconds: 10 } } },
       // 20,000 subscribe/unsubscribe cycles are sent as fast as the loop goes: no message rate here (bounds.test.ts has it).
-      stream: { maxSocketsPerAddress: 3, maxMessageBytes: 1024, maxMessagesPerSecond: 1_000_000 },
+      stream: { maxSocketsPerAddress: 3, maxMessageBytes: 1024, maxMessagesPerSecond: 1_000_000, messageBytesPerNetwork: 1 << 30 },
     }),
     { log: silentLogger },
   );

@@ -4,7 +4,8 @@
  * it spreads them over; and the market channel's dumps are budgeted per network and, in bytes, in all, so
  * that many addresses each within their own budget cannot send books faster than the service's rate. An
  * address, and a network, follow one asset from a bounded number of sockets (every change of a book is
- * written to each of them).
+ * written to each of them). A network's sockets together send a bounded number of bytes a second: past it
+ * a message is not read.
  * Client addresses come from X-Forwarded-For (127.0.0.1 is a trusted proxy).
  */
 import assert from 'node:assert/strict';
@@ -27,6 +28,8 @@ const LIMITS = {
   dumpBytesPerSecond: 65_536,
   maxAssetSocketsPerAddress: 2,
   maxAssetSocketsPerNetwork: 3,
+  maxMessageBytes: 16_384,
+  messageBytesPerNetwork: 16_384,
 };
 const MARKETS = 60;
 
@@ -200,5 +203,39 @@ test(`dumps from many networks, each within its own budget, share ${LIMITS.dumpB
   // for JSON.stringify writing a book as the service did, give or take).
   assert.ok(bytes <= (2 + seconds) * LIMITS.dumpBytesPerSecond * 1.05, `${bytes} bytes of dumps in ${seconds.toFixed(2)} s`);
   assert.equal(await metric('ws_refusals_total{channel="market",reason="global_dumps"}'), errors.length);
+  await closeAll();
+});
+
+test(`a network's sockets send at most ${LIMITS.messageBytesPerNetwork} bytes a second together (two seconds' worth at once): past it a message is not read; PING stays free; another network is read`, async () => {
+  // A subscribe message of about 12 KB: one real asset and unknown ids that fill it (read, the unknown ones are
+  // named in an error frame, the real one subscribed).
+  const fill = (token: string) => ({ type: 'market', initial_dump: false, assets_ids: [token, ...Array.from({ length: 150 }, (_, i) => `${i}`.padStart(78, '9'))] });
+  const size = JSON.stringify(fill(tokens[40]!)).length;
+  assert.ok(size > 11_000 && size < 16_384, `${size} bytes a message`);
+  const subscribed = () => metric('ws_subscriptions{channel="market"}');
+  const a = await connect('10.70.1.1');
+  const b = await connect('10.70.1.2');
+  a.send(fill(tokens[40]!));
+  a.send(fill(tokens[41]!));
+  await a.pong();
+  assert.equal(await subscribed(), 2, 'two messages of 12 KB fit the 32 KB of two seconds');
+  // A third from another address of the same /24: not read, nothing subscribed, PING still answered.
+  b.send(fill(tokens[42]!));
+  await b.pong();
+  assert.equal(b.errors().length, 1);
+  assert.match(b.errors()[0]!, /^too many message bytes: a network \(10\.70\.1\.0\/24\) may send at most 16 KiB a second over all of its connections; retry in [12] s$/);
+  assert.equal(await subscribed(), 2);
+  // Another network is read.
+  const c = await connect('10.70.2.1');
+  c.send(fill(tokens[43]!));
+  await c.pong();
+  assert.equal(await subscribed(), 3);
+  assert.equal(await metric('ws_refusals_total{channel="market",reason="network_bytes"}'), 1);
+  // Once the window has passed, the network is read again.
+  await new Promise((r) => setTimeout(r, 2_100));
+  b.send(fill(tokens[42]!));
+  await b.pong();
+  assert.equal(await subscribed(), 4);
+  assert.equal(b.errors().filter((e) => e.startsWith('too many message bytes')).length, 1);
   await closeAll();
 });

@@ -31,9 +31,10 @@ const metric = (series: string): Promise<number> => readMetric(base, series);
 
 before(async () => {
   // The cycle's 400,000 subscriptions are twice the default global cap, from addresses of one /24: what is
-  // measured is the memory they leave, so the fair shares (fair-shares.test.ts) are raised to hold them.
+  // measured is the memory they leave, so the fair shares (fair-shares.test.ts) and the bytes a network may send
+  // are raised to hold them.
   const all = ADDRESSES * PER_ADDRESS * IDS;
-  ({ app, dir, base } = await startStreamApp('pm-ws-memory-', { maxSubscriptions: all, maxSubscriptionsPerAddress: all, maxSubscriptionsPerNetwork: all, maxSocketsPerNetwork: ADDRESSES * PER_ADDRESS }));
+  ({ app, dir, base } = await startStreamApp('pm-ws-memory-', { maxSubscriptions: all, maxSubscriptionsPerAddress: all, maxSubscriptionsPerNetwork: all, maxSocketsPerNetwork: ADDRESSES * PER_ADDRESS, messageBytesPerNetwork: 1 << 30 }));
   known = [];
   for (let e = 0; e < IDS / 50; e++) {
     const markets = Array.from({ length: 50 }, (_, i) => {
