@@ -53,10 +53,12 @@
  * each). An HTTP pattern counts statuses; a WebSocket pattern counts outcomes (tools/abuse.ts's header:
  * ws-open, ws-refused-<status>, frame-book, frame-update, frame-error:<kind> named by the error's words,
  * close-<code>, ws-closed). EXPECT lets dump-flood get its sockets, their dumps and updates, the error
- * frames of the per-socket message cap and of the per-address dump budget, the close (4008) of a socket
- * that keeps sending past its cap, and upgrades refused with 429 (per-address socket cap, connect limit)
- * or 503 (global socket cap); user-subs its sockets and cycles, the error frame naming the made-up
- * condition ids it was not subscribed to (or a global subscription cap's), and the same refusals;
+ * frames of the per-socket message cap, of the per-address dump budget, of the followers an address may
+ * put on one asset (its 100 sockets ask for the same tokens) and of the bytes its network may send, the
+ * close (4008) of a socket that keeps sending past its cap, and upgrades refused with 429 (per-address
+ * socket cap, connect limit) or 503 (global socket cap); user-subs its sockets and cycles, the error frame
+ * naming the made-up condition ids it was not subscribed to (or a subscription cap's, or the network
+ * bytes'), and the same refusals;
  * unsigned-bodies 401 (signed routes answer before the body is read), 429, or 0 (the service closed the
  * connection without reading the body). A socket cut (1006) or closed as a slow consumer (4003) is not
  * expected: with dumps budgeted the attacker reads all it is sent. MUST_SEE asks for the defence itself
@@ -182,7 +184,7 @@ const EXPECT: Record<Pattern, RegExp> = {
   replay: /^(200|429)$/,
   framing: /^(400|429|0)$/,
   keys: /^(200|400|429)$/,
-  'dump-flood': /^(ws-open|ws-refused-(429|503)|ws-closed|close-4008|frame-(book|update)|frame-error:(too-many-messages|too-many-message-bytes|dump-budget-exceeded)[a-z-]*)$/,
+  'dump-flood': /^(ws-open|ws-refused-(429|503)|ws-closed|close-4008|frame-(book|update)|frame-error:(too-many-messages|too-many-message-bytes|too-many-subscriptions|dump-budget-exceeded)[a-z-]*)$/,
   'user-subs': /^(ws-open|ws-refused-(429|503)|ws-closed|frame-error:[a-z-]*(unknown|not-found|no-such|exist|subscription|message-bytes)[a-z-]*)$/,
   'unsigned-bodies': /^(401|429|0)$/,
   ...ISSUE_39_EXPECT,
