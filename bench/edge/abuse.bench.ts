@@ -62,7 +62,8 @@
  * unsigned-bodies 401 (signed routes answer before the body is read), 429, or 0 (the service closed the
  * connection without reading the body). A socket cut (1006) or closed as a slow consumer (4003) is not
  * expected: with dumps budgeted the attacker reads all it is sent. MUST_SEE asks for the defence itself
- * (dump-flood both error frames, user-subs the unknown ids' error, unsigned-bodies a 401), as EXPECT alone
+ * (dump-flood the message cap's error and the dump budget's or the network bytes', user-subs the unknown ids'
+ * error, unsigned-bodies a 401), as EXPECT alone
  * would pass a service with none. For the full-rate check a WebSocket pattern's `planned` and `sent` are the
  * messages and upgrades its schedule meant to send and did (dump-flood: a message per 10 ms while a socket
  * is open, an upgrade per 100 ms while it is not; user-subs: upgrades), so a socket the service closed
@@ -195,7 +196,8 @@ const EXPECT: Record<Pattern, RegExp> = {
  * nothing back).
  */
 const MUST_SEE: Partial<Record<Pattern, RegExp[]>> = {
-  'dump-flood': [/^frame-error:too-many-messages/, /^frame-error:dump-budget-exceeded/],
+  // The dump budget, or the network's bytes before it: both stop the dumps (the bytes first once they are spent).
+  'dump-flood': [/^frame-error:too-many-messages/, /^frame-error:(dump-budget-exceeded|too-many-message-bytes)/],
   'user-subs': [/^frame-error:[a-z-]*(unknown|not-found|no-such|exist)/],
   'unsigned-bodies': [/^401$/],
   ...ISSUE_39_MUST_SEE,
