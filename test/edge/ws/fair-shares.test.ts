@@ -215,11 +215,15 @@ test(`a network's sockets send at most ${LIMITS.messageBytesPerNetwork} bytes a 
   const subscribed = () => metric('ws_subscriptions{channel="market"}');
   const a = await connect('10.70.1.1');
   const b = await connect('10.70.1.2');
-  a.send(fill(tokens[40]!));
-  a.send(fill(tokens[41]!));
+  const two = [JSON.stringify(fill(tokens[40]!)), JSON.stringify(fill(tokens[41]!))];
+  for (const m of two) a.send(m);
+  // And what leaves 2 bytes of the 32 KB (not JSON: read, and answered "invalid JSON").
+  a.send('x'.repeat(2 * LIMITS.messageBytesPerNetwork - two[0]!.length - two[1]!.length - 2));
   await a.pong();
   assert.equal(await subscribed(), 2, 'two messages of 12 KB fit the 32 KB of two seconds');
-  // A third from another address of the same /24: not read, nothing subscribed, PING still answered.
+  assert.deepEqual(a.errors().filter((e) => e.startsWith('too many')), []);
+  // A third from another address of the same /24: not read, nothing subscribed; its PING (4 bytes, more than the
+  // 2 left) still answered.
   b.send(fill(tokens[42]!));
   await b.pong();
   assert.equal(b.errors().length, 1);
