@@ -63,12 +63,14 @@ export const BookBatch = Type.Array(TokenItem, { maxItems: MAX_BOOKS_PER_REQUEST
 /** Bodies of the token batches: the largest batch with generous room per item (whitespace, long ids). */
 export const TOKEN_BATCH_BODY_BYTES = 256 * 1024;
 
+/** How a series is bucketed: the same two parameters, by the same names, on the single and the batch route. */
+const bucketing = { interval: Type.Optional(Interval), fidelity: Type.Optional(Fidelity) };
+
 export const HistoryQuery = Type.Object({
   market: TokenId,
   startTs: Type.Optional(UnixSeconds),
   endTs: Type.Optional(UnixSeconds),
-  interval: Type.Optional(Interval),
-  fidelity: Type.Optional(Fidelity),
+  ...bucketing,
 });
 export type HistoryQuery = Static<typeof HistoryQuery>;
 
@@ -76,8 +78,7 @@ export const HistoryBatchBody = Type.Object({
   markets: Type.Array(Type.String({ maxLength: 100 }), { minItems: 1, maxItems: MAX_HISTORY_MARKETS, description: `1 to ${MAX_HISTORY_MARKETS} token ids` }),
   start_ts: Type.Optional(UnixSeconds),
   end_ts: Type.Optional(UnixSeconds),
-  interval: Type.Optional(Interval),
-  fidelity: Type.Optional(Fidelity),
+  ...bucketing,
 });
 export type HistoryBatchBody = Static<typeof HistoryBatchBody>;
 
