@@ -77,8 +77,9 @@
  * through the same gateway. Its row: the good client's order p99 through the gateway with and without the
  * attack (within 2x, or ABS_SLACK_MS, of the baseline), and the requests that reached the sequencer during the
  * attack beyond the good client's own orders (the sequencer's pm_commands_requests): must be 0. It runs after
- * the single node's table, or alone with ABUSE_PATTERNS=gateway-unsigned-bodies; ABUSE_GATEWAY_ROUNDS rounds
- * (default 2) of a baseline and an attacked window.
+ * the single node's table, whatever that table's verdict (both are given at the end), or alone with
+ * ABUSE_PATTERNS=gateway-unsigned-bodies; ABUSE_GATEWAY_ROUNDS rounds (default 2) of a baseline and an
+ * attacked window.
  *
  * Issue 39's patterns (ISSUE_39_PATTERNS; tools/abuse.ts defines each): refusal-log (401s naming 50 wallets
  * with free keys, 38 made-up 390-character header names each, at the order-book cap: what grew a refusal log
@@ -359,8 +360,14 @@ async function window(svc: ServiceProcess, token: string, label: string, pattern
 }
 
 export default async function run(): Promise<Window[]> {
-  const windows = PATTERNS.length > 0 ? await runSingle() : [];
-  if (RUN_GATEWAY) await gatewayUnsignedBodies();
+  // The gateway's pattern runs even when the single node's table failed, as each row is printed before any
+  // verdict: one failing pattern must not hide another's figures.
+  let windows: Window[] = [];
+  const failed: unknown[] = [];
+  if (PATTERNS.length > 0) await runSingle().then((w) => (windows = w), (e: unknown) => failed.push(e));
+  if (RUN_GATEWAY) await gatewayUnsignedBodies().catch((e: unknown) => failed.push(e));
+  if (failed.length === 1) throw failed[0];
+  if (failed.length > 1) throw new AggregateError(failed, failed.map((e) => (e instanceof Error ? e.message : String(e))).join('\n'));
   return windows;
 }
 
