@@ -32,7 +32,7 @@ import type { Store } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
 import { pruneReplicationLog } from '../journal/replication-log.ts';
 import { projectionFloor, type ArchiveResult, type RetentionPolicy } from '../journal/retention.ts';
-import type { SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
+import type { SnapshotKind, SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
 import type { Logger } from '../runtime/log.ts';
 import { startTsWorker } from './thread.ts';
 
@@ -228,11 +228,12 @@ export class Checkpointer {
   }
 
   /**
-   * Makes a snapshot of the store as committed now in `dir` (journal/checkpoints/snapshots.ts), on the worker, queued with
-   * the checkpoints: a follower's store, shipped by the sequencer.
+   * Makes a snapshot of the store as committed now in `dir`, on the worker, queued with the checkpoints: a
+   * follower's store, shipped by the sequencer; `of` the whole store (journal/checkpoints/snapshots.ts) or its
+   * state (state-snapshot.ts).
    */
-  snapshot(dir: string, name: string): Promise<SnapshotManifest> {
-    const job = this.queue.then(() => this.ask({ kind: 'snapshot', dir, name }) as Promise<SnapshotManifest>);
+  snapshot(dir: string, name: string, of: SnapshotKind = 'store'): Promise<SnapshotManifest> {
+    const job = this.queue.then(() => this.ask({ kind: 'snapshot', dir, name, of }) as Promise<SnapshotManifest>);
     this.queue = job.catch(() => undefined);
     return job;
   }

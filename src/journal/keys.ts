@@ -60,6 +60,13 @@ export const metaKeys = {
    * events and fills remain there, so no replay may start before it (recovery.ts); absent = 0, nothing pruned.
    */
   journalPrunedTo: 'journal:prunedTo',
+  /**
+   * The journal seq at and below which this store may lack rows of history: a follower started from a state
+   * snapshot (journal/checkpoints/state-snapshot.ts) holds the state at that seq and every row after it, not
+   * the trades, fills and closed orders before it (HISTORY_VIEW_TAGS, the `orders` rows of closed orders);
+   * absent = 0, the whole history is here.
+   */
+  historyFloor: 'history:floor',
 } as const;
 
 // ---- balances ------------------------------------------------------------------------------------
@@ -241,6 +248,13 @@ export const builderTradeKeys = {
   ofTaker: (takerOrderId: string, seq: number): Key => ['bt-tk', takerOrderId, seq],
   ofTakerRange: (takerOrderId: string) => prefixRange(['bt-tk', takerOrderId]),
 } as const;
+
+/**
+ * The `views` tags whose rows are history (a row per fill or trade move, never rewritten, as many as the
+ * trades ever made): the trade rows and the builder trades. Every other tag is state (positions,
+ * notifications, reward accruals, the journal's markets), bounded by wallets and markets.
+ */
+export const HISTORY_VIEW_TAGS: ReadonlySet<string> = new Set(['wtr-w', 'wtr-m', 'wtr-a', 'wtr-d', ...Object.values(BT_TAGS), 'bt-id', 'bt-tk']);
 
 // ==== notifications (db `views`, projections/notifications.ts, queries/notifications.ts) ==========
 // A wallet's notifications by slot, the n-th it received (its id): [ntf, wallet, slot] -> the notification

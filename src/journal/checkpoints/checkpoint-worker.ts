@@ -13,7 +13,8 @@
  * LMDB from reusing the pages written since), and a start after a crash may replay more.
  *
  * Messages: in `{id, kind: 'write', name, keep?, force?}`, `{id, kind: 'archive', after, to, policy, dir}` or
- * `{id, kind: 'snapshot', dir, name}` (snapshots.ts: a follower's store of this one); out `{id, ok: true,
+ * `{id, kind: 'snapshot', dir, name, of}` (a follower's store of this one: `of` 'store', snapshots.ts, or
+ * 'state', state-snapshot.ts); out `{id, ok: true,
  * result}` or `{id, ok: false, error}`.
  */
 import { readlinkSync } from 'node:fs';
@@ -23,14 +24,15 @@ import { CheckpointStore } from './checkpoints.ts';
 import { writeCheckpoint, type WriteOptions, type WriteResult } from './checkpoint-writer.ts';
 import { openStore, type Store } from '../env.ts';
 import { archiveJournal, type ArchiveRequest, type ArchiveResult } from '../retention.ts';
-import { takeSnapshot, type SnapshotManifest } from './snapshots.ts';
+import { takeSnapshot, type SnapshotKind, type SnapshotManifest } from './snapshots.ts';
+import { takeStateSnapshot } from './state-snapshot.ts';
 
 export interface CheckpointWorkerData {
   dataDir: string;
   checkpointDir: string;
 }
 
-export type WorkerRequest = ({ kind: 'write'; name: string } & WriteOptions) | ({ kind: 'archive' } & ArchiveRequest) | { kind: 'snapshot'; dir: string; name: string };
+export type WorkerRequest = ({ kind: 'write'; name: string } & WriteOptions) | ({ kind: 'archive' } & ArchiveRequest) | { kind: 'snapshot'; dir: string; name: string; of: SnapshotKind };
 export type WorkerReply = { id: number; ok: true; result: WriteResult | ArchiveResult | SnapshotManifest } | { id: number; ok: false; error: string };
 
 /** The checkpoint thread's nice value (see the header). */
@@ -67,7 +69,11 @@ parentPort!.on('message', (req: WorkerRequest & { id: number }) => {
     try {
       const s = (store ??= openStore({ dataDir: data.dataDir }));
       const result =
-        req.kind === 'write' ? writeCheckpoint(s, checkpoints, req.name, req) : req.kind === 'archive' ? archiveJournal(s, req) : await takeSnapshot(s, checkpoints, req.dir, req.name);
+        req.kind === 'write'
+          ? writeCheckpoint(s, checkpoints, req.name, req)
+          : req.kind === 'archive'
+            ? archiveJournal(s, req)
+            : await (req.of === 'state' ? takeStateSnapshot : takeSnapshot)(s, checkpoints, req.dir, req.name);
       reply = { id: req.id, ok: true, result };
     } catch (e) {
       reply = { id: req.id, ok: false, error: (e as Error).message };

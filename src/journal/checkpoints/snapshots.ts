@@ -4,7 +4,8 @@
  * for the old history too) and a checkpoint at the copy's journal seq (so its start replays nothing). The
  * sequencer makes them and ships them through NATS (replication/snapshot-shipper.ts); a new or lagging
  * follower installs the newest one and applies the stream after it. This module owns the directory and the
- * manifest; it knows nothing of NATS.
+ * manifest, and how a copy is finished (`sealCopy`) for either kind of snapshot (the state alone:
+ * state-snapshot.ts); it knows nothing of NATS.
  *
  * Where a copy stands. lmdb-js copies the environment under one read transaction, so the copy is a committed
  * state. On a sequencer the replication log's records commit in rseq order except that a catalog transaction
@@ -15,7 +16,8 @@
  * copy's `replica:appliedRseq` is set to `rseq`, so a follower resumes after it.
  *
  * Manifest (JSON, shipped last, so a snapshot without one is incomplete and ignored):
- *   {v, name, rseq, lastRseq, journalSeq, stateHash, store, term?, createdAt, files: [{name, bytes, sha256}]}
+ *   {v, kind?, floor?, name, rseq, lastRseq, journalSeq, stateHash, store, term?, createdAt, files: [{name, bytes, sha256}]}
+ *   kind       `store` (absent: this module's whole copy) or `state` (state-snapshot.ts), with its `floor`
  *   lastRseq   the highest rseq the copy's store had written (the sequencer ships once the stream has it)
  *   stateHash  recovery.ts's, at journalSeq: what the installed store must prove to
  */
@@ -23,7 +25,7 @@ import { createHash } from 'node:crypto';
 import { copyFileSync, createReadStream, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeCheckpoint } from './checkpoint-writer.ts';
-import { AUTO_NAME, CheckpointStore } from './checkpoints.ts';
+import { AUTO_NAME, CheckpointStore, type CheckpointEntry } from './checkpoints.ts';
 import { openStore, type Store } from '../env.ts';
 import { metaKeys } from '../keys.ts';
 import { verifyStore } from '../recovery.ts';
@@ -41,6 +43,10 @@ export interface SnapshotFile {
 
 export interface SnapshotManifest {
   v: number;
+  /** What it holds (absent: a store, as every snapshot before state snapshots). */
+  kind?: SnapshotKind;
+  /** A state snapshot's history floor (meta `history:floor` of its store): its history ends at this journal seq. */
+  floor?: number;
   name: string;
   rseq: number;
   lastRseq: number;
@@ -51,6 +57,13 @@ export interface SnapshotManifest {
   createdAt: number;
   files: SnapshotFile[];
 }
+
+/**
+ * store  the whole store: every table, the whole history (this module)
+ * state  the state at its seq and nothing of the history before it (state-snapshot.ts)
+ */
+export type SnapshotKind = 'store' | 'state';
+export const kindOf = (m: SnapshotManifest): SnapshotKind => m.kind ?? 'store';
 
 export class SnapshotError extends Error {}
 
@@ -67,10 +80,26 @@ export async function fileSha256(file: string): Promise<string> {
  * replay of what followed it). Allocates the copy on disk; the proof runs on the calling thread.
  */
 export async function takeSnapshot(store: Store, checkpoints: CheckpointStore, dir: string, name: string): Promise<SnapshotManifest> {
-  mkdirSync(dir, { recursive: true });
-  if (readdirSync(dir).length > 0) throw new SnapshotError(`${dir} is not empty`);
+  emptyDir(dir);
   await store.root.backup(dir, true);
   const copy = openStore({ dataDir: dir });
+  const journalSeq = (copy.meta.get(metaKeys.journalSeq) as number | undefined) ?? 0;
+  return sealCopy(copy, dir, checkpoints.list().find((e) => e.name === AUTO_NAME && e.seq <= journalSeq), name, {});
+}
+
+/** Creates `dir`, which must not hold anything yet. */
+export function emptyDir(dir: string): void {
+  mkdirSync(dir, { recursive: true });
+  if (readdirSync(dir).length > 0) throw new SnapshotError(`${dir} is not empty`);
+}
+
+/**
+ * Finishes a snapshot whose store `copy` (open, in `dir`) was written: cuts its replication log at the
+ * gapless prefix and records that rseq as applied, proves and writes its checkpoint from `base` (a
+ * checkpoint of the source store that the copy holds the journal after; copied beside it), closes it and
+ * digests its files. `extra`: what the manifest adds for its kind (state-snapshot.ts).
+ */
+export async function sealCopy(copy: Store, dir: string, base: CheckpointEntry | undefined, name: string, extra: Pick<SnapshotManifest, 'kind' | 'floor'>): Promise<SnapshotManifest> {
   try {
     // The log's keys (retention keeps it short): the gapless run from its first key, and what lies past a gap.
     const keys = [...copy.replication.getKeys({})] as number[];
@@ -84,9 +113,8 @@ export async function takeSnapshot(store: Store, checkpoints: CheckpointStore, d
     if (rseq > 0) p = copy.meta.put(metaKeys.replicaAppliedRseq, rseq);
     await p;
     const journalSeq = (copy.meta.get(metaKeys.journalSeq) as number | undefined) ?? 0;
-    // Its checkpoint, proved from the newest of the store's that the copy holds the journal after.
+    // Its checkpoint, proved from the base: the replay of what the copy holds after it.
     const cs = new CheckpointStore(join(dir, 'checkpoints'));
-    const base = checkpoints.list().find((e) => e.name === AUTO_NAME && e.seq <= journalSeq);
     if (base !== undefined) copyFileSync(base.file, join(cs.dir, base.file.slice(base.file.lastIndexOf('/') + 1)));
     const w = writeCheckpoint(copy, cs, AUTO_NAME, { keep: 1 });
     const files: SnapshotFile[] = [];
@@ -96,6 +124,7 @@ export async function takeSnapshot(store: Store, checkpoints: CheckpointStore, d
     const term = copy.meta.get(metaKeys.replicationTerm) as number | undefined;
     const manifest: SnapshotManifest = {
       v: SNAPSHOT_FORMAT,
+      ...extra,
       name,
       rseq,
       lastRseq,
@@ -136,6 +165,8 @@ export async function installSnapshot(dir: string, dataDir: string, m: SnapshotM
     if (v.hash !== m.stateHash) throw new SnapshotError(`snapshot ${m.name}: its store proves to state hash ${v.hash}, the manifest says ${m.stateHash}`);
     const applied = (store.meta.get(metaKeys.replicaAppliedRseq) as number | undefined) ?? 0;
     if (applied !== m.rseq) throw new SnapshotError(`snapshot ${m.name}: its store stands at rseq ${applied}, the manifest says ${m.rseq}`);
+    const floor = (store.meta.get(metaKeys.historyFloor) as number | undefined) ?? 0;
+    if (floor !== (m.floor ?? 0)) throw new SnapshotError(`snapshot ${m.name}: its store's history floor is ${floor}, the manifest says ${m.floor ?? 0}`);
   } finally {
     await store.close();
   }
