@@ -18,11 +18,14 @@
  *   sequencer  the sequencer and its standbys (the roles swap on a takeover, so they share one): publish the
  *              journal records (`s.batches`), create (never update or delete) the stream, the lease bucket
  *              and the snapshots' bucket, read and write the lease key, read the stream (a standby follows
- *              it), take commands (`s.cmd.>`, queue group `sequencer`) and answer them (`allow_responses`:
+ *              it), take commands (`s.cmd.>`, queue group `sequencer`) and followers' reads of history
+ *              (`s.reads.>`, replication/commands.ts) and answer them (`allow_responses`:
  *              only to the inbox of a message it received); ship snapshots (write `$O.o.>`) and purge two
  *              streams only: S below the oldest snapshot kept, and `OBJ_o` (the objects of snapshots it drops)
- *   gateway    send commands (`s.cmd`, `s.cmd.>`), follow the stream, read the lease and the snapshots
- *   replica    follow the stream, read the lease and the snapshots; nothing else
+ *   gateway    send commands (`s.cmd`, `s.cmd.>`) and reads of history (`s.reads`, `s.reads.>`), follow the
+ *              stream, read the lease and the snapshots
+ *   replica    send reads of history (`s.reads`, `s.reads.>`: the sequencer serves the history routes there,
+ *              nothing else), follow the stream, read the lease and the snapshots; nothing else
  *   admin      everything (an operator's `nats` CLI: stream repairs, the upgrade's stream removal); no node
  *              runs as it
  * Every role reads replies only under its own inbox prefix (`_INBOX_<user>.>`; the nodes connect with it,
@@ -92,15 +95,15 @@ export function rolePermissions(stream: string): Record<NatsRole, NatsPermission
         // Purging is allowed by name above (the stream's bound, the snapshots it drops), nothing else of it.
         deny: MANAGEMENT_DENIED.filter((d) => d !== '$JS.API.STREAM.PURGE.>'),
       },
-      subscribe: { allow: [inbox('sequencer'), `${s}.cmd`, `${s}.cmd.>`] },
+      subscribe: { allow: [inbox('sequencer'), `${s}.cmd`, `${s}.cmd.>`, `${s}.reads`, `${s}.reads.>`] },
       allow_responses: true,
     },
     gateway: {
-      publish: { allow: [...follow, `${s}.cmd`, `${s}.cmd.>`], deny: MANAGEMENT_DENIED },
+      publish: { allow: [...follow, `${s}.cmd`, `${s}.cmd.>`, `${s}.reads`, `${s}.reads.>`], deny: MANAGEMENT_DENIED },
       subscribe: { allow: [inbox('gateway')] },
     },
     replica: {
-      publish: { allow: follow, deny: MANAGEMENT_DENIED },
+      publish: { allow: [...follow, `${s}.reads`, `${s}.reads.>`], deny: MANAGEMENT_DENIED },
       subscribe: { allow: [inbox('replica')] },
     },
     admin: { publish: { allow: ['>'] }, subscribe: { allow: ['>'] } },

@@ -54,9 +54,11 @@ export interface EdgeServer {
   close(graceMs: number): Promise<boolean>;
   /**
    * Runs a request that did not come off a socket (a gateway's forward, edge/cluster/forward.ts) through its route's
-   * processor, as uWS would route it; counted in flight like any other. No route: 404.
+   * processor, as uWS would route it; counted in flight like any other. No route: 404. `only: 'history'`: a
+   * follower's read of history (replication/commands.ts, `reads`), and any route but those marked `history`
+   * is answered 404 as well.
    */
-  dispatch(req: Incoming): Promise<Outgoing>;
+  dispatch(req: Incoming, only?: 'history'): Promise<Outgoing>;
   /**
    * Serves the same route table from now on with new dependencies (a sandbox revert reopens the service
    * behind the listener it keeps: app.ts `listener`): every route's processor and the WebSocket routes'
@@ -139,11 +141,12 @@ interface TableEntry {
   method: string;
   segments: readonly string[];
   processor: (req: Incoming) => Outgoing | Promise<Outgoing>;
+  history: boolean;
 }
 
 /** The mounted routes for `dispatch`: those without parameters by `METHOD path`, the others in mount order. */
 interface RouteTable {
-  exact: Map<string, TableEntry['processor']>;
+  exact: Map<string, Pick<TableEntry, 'processor' | 'history'>>;
   patterns: TableEntry[];
 }
 
@@ -152,9 +155,9 @@ interface RouteTable {
  * A path without parameters is one Map look-up (the order routes a gateway forwards are); the rest are
  * matched segment by segment.
  */
-function lookup(table: RouteTable, method: string, path: string): { processor: TableEntry['processor']; params: string[] } | undefined {
+function lookup(table: RouteTable, method: string, path: string): { processor: TableEntry['processor']; history: boolean; params: string[] } | undefined {
   const exact = table.exact.get(`${method} ${path}`);
-  if (exact !== undefined) return { processor: exact, params: [] };
+  if (exact !== undefined) return { ...exact, params: [] };
   const segs = path.split('/');
   for (const e of table.patterns) {
     if (e.method !== method || e.segments.length !== segs.length) continue;
@@ -167,7 +170,7 @@ function lookup(table: RouteTable, method: string, path: string): { processor: T
         else params.push(segs[i]!);
       } else ok = p === segs[i];
     }
-    if (ok) return { processor: e.processor, params };
+    if (ok) return { processor: e.processor, history: e.history, params };
   }
   return undefined;
 }
@@ -221,9 +224,9 @@ export function startServer(opts: EdgeOptions): Promise<EdgeServer> {
   // Last: uWS matches routes in the order they were added, and this one matches everything.
   let unmatched = unmatchedHandler(mounted, shared);
   app.any('/*', (res, req) => unmatched(res, req));
-  const dispatch = async (req: Incoming): Promise<Outgoing> => {
+  const dispatch = async (req: Incoming, only?: 'history'): Promise<Outgoing> => {
     const hit = lookup(shared.table, req.method, req.path);
-    if (hit === undefined) return serialize(errorReply(apiError('PM_ERR_NOT_FOUND')));
+    if (hit === undefined || (only === 'history' && !hit.history)) return serialize(errorReply(apiError('PM_ERR_NOT_FOUND')));
     req.params = hit.params;
     shared.inFlight.enter();
     try {
@@ -341,11 +344,12 @@ function bindRoutes(shared: Shared): Mounted[] {
     };
     const processor = processorFor(
       m,
-      { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, gateway: opts.gateway, deposed: opts.deposed, journalSeq: opts.journalSeq, writeSeq: opts.writeSeq, refusals: opts.refusals, bodies: opts.bodies, strikes: opts.strikes },
+      { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, gateway: opts.gateway, history: opts.history, deposed: opts.deposed, journalSeq: opts.journalSeq, writeSeq: opts.writeSeq, refusals: opts.refusals, bodies: opts.bodies, strikes: opts.strikes },
       who,
     );
-    if (route.path.includes('/:')) table.patterns.push({ method: route.method, segments: route.path.split('/'), processor });
-    else table.exact.set(key, processor);
+    const history = route.history === true;
+    if (route.path.includes('/:')) table.patterns.push({ method: route.method, segments: route.path.split('/'), processor, history });
+    else table.exact.set(key, { processor, history });
     const slot = shared.slots.get(key);
     if (slot === undefined) shared.slots.set(key, { serveOpts, processor });
     else {

@@ -218,8 +218,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const role = await openRole(raw, config, log, metrics, { term: opts.term, leaseTerm: opts.leaseTerm });
   const leaseForged = opts.leaseForged;
   if (leaseForged !== undefined) metrics.watch('pm_lease', () => ({ forged: leaseForged() }), { forged: 'Sequencer lease values read that no node wrote (forged; nobody\'s lease), since start' });
-  const forwarder = role.gateway;
-  if (forwarder !== undefined) closers.add('gateway', () => forwarder.close());
+  for (const [name, f] of [['gateway', role.gateway], ['history reads', role.history]] as const) if (f !== undefined) closers.add(name, () => f.close());
   const store = role.sequencer?.store ?? raw;
   // The test clock stands where the last process left it (time never goes back across a restart).
   if (testClock !== undefined) restoreTestClock(store, testClock);
@@ -335,8 +334,16 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
   const { server, drain } = await listen({ config, routes, limiter, metrics, log, clock: base, auth, replays, refusals: explained, sockets: stream, role, closers, deposed, sequencerUrl, listener: opts.listener });
   // ROLE=sequencer: what gateways forward runs through the same routes (edge/forward.ts). Closed before the
   // server drains, after answering what it holds.
-  const commands = role.sequencer === undefined ? undefined : role.cluster!.serveCommands(config, log, metrics, forwardedHandler(server.dispatch), opts.term);
-  if (commands !== undefined) closers.add('commands', () => commands.close());
+  // The followers' reads of history (a store with a history floor) on a subject of their own, the history
+  // routes only (edge/pipeline/route.ts `history`).
+  const commands =
+    role.sequencer === undefined
+      ? undefined
+      : [
+          role.cluster!.serveCommands(config, log, metrics, forwardedHandler(server.dispatch), opts.term),
+          role.cluster!.serveCommands(config, log, metrics, forwardedHandler((req) => server.dispatch(req, 'history')), opts.term, 'reads'),
+        ];
+  if (commands !== undefined) closers.add('commands', () => Promise.all(commands.map((c) => c.close())));
   await done('listen');
   log.info({ uws: server.build, role: config.cluster.role }, 'uWebSockets.js build');
   ctx.state.ready = true;
@@ -353,7 +360,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
       if (deposed.why !== undefined) return;
       deposed.why = why;
       role.sequencer?.publisher.fence(why);
-      void commands?.close();
+      for (const c of commands ?? []) void c.close();
     },
     stop(graceMs = config.shutdown.graceMs) {
       stopping ??= (async () => {

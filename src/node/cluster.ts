@@ -16,7 +16,7 @@ import type { Store } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
 import type { CheckpointSource } from '../journal/recovery.ts';
 import { ReplicationLog } from '../journal/replication-log.ts';
-import { CommandForwarder, CommandServer, commandSubject, REPLAY_WINDOW_MS, type CommandAnswer, type CommandRequest } from '../replication/commands.ts';
+import { CommandForwarder, CommandServer, commandSubject, REPLAY_WINDOW_MS, type CommandAnswer, type CommandKind, type CommandRequest } from '../replication/commands.ts';
 
 export { requestBytes } from '../replication/commands.ts';
 import { Follower, type AppliedBatch } from '../replication/follower.ts';
@@ -27,7 +27,7 @@ import { ClusterKeys } from '../replication/seal.ts';
 import { loadMasterKey } from '../edge/auth/credentials.ts';
 import { prepareFollowerStore } from '../replication/snapshot-install.ts';
 import { SnapshotShipper } from '../replication/snapshot-shipper.ts';
-import type { SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
+import type { SnapshotKind, SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
 import type { Metrics } from '../edge/pipeline/metrics.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -144,31 +144,38 @@ export function openReplica(store: Store, config: Readonly<Config>, logger: Logg
   return { engine, follower };
 }
 
-/** ROLE=gateway: the way to the sequencer (connecting in the background), its counts on /metrics. */
-export function openGateway(config: Readonly<Config>, logger: Logger, metrics: Metrics, leaseTerm?: () => number | undefined): CommandForwarder {
-  const forwarder = new CommandForwarder({ settings: settingsOf(config), logger, timeoutMs: config.cluster.forwardTimeoutMs, term: leaseTerm });
-  metrics.watch('pm_gateway', () => forwarder.stats, {
+/**
+ * The way to the sequencer (connecting in the background), its counts on /metrics: ROLE=gateway's for its
+ * writes (`commands`), and a node's with a history floor for the reads of history (`reads`, pm_history_forward).
+ */
+export function openGateway(config: Readonly<Config>, logger: Logger, metrics: Metrics, leaseTerm?: () => number | undefined, kind: CommandKind = 'commands'): CommandForwarder {
+  const forwarder = new CommandForwarder({ settings: settingsOf(config), logger, timeoutMs: config.cluster.forwardTimeoutMs, term: leaseTerm, kind });
+  const what = kind === 'reads' ? 'Reads of history' : 'Requests';
+  metrics.watch(kind === 'reads' ? 'pm_history_forward' : 'pm_gateway', () => forwarder.stats, {
     messages: 'Command messages sent to the sequencer',
-    requests: 'Requests forwarded to the sequencer',
-    unanswered: 'Forwarded requests no sequencer answered in time (answered 503 with Retry-After)',
+    requests: `${what} forwarded to the sequencer`,
+    unanswered: `${what} forwarded that no sequencer answered in time (answered 503 with Retry-After)`,
     refusedAnswers: 'Answers refused as not sealed by the sequencer for the command they answered (forged, stray)',
   });
   forwarder.start();
   return forwarder;
 }
 
-/** ROLE=sequencer: takes the gateways' commands, subscribing in the background (NATS may come later). */
-export function serveCommands(config: Readonly<Config>, logger: Logger, metrics: Metrics, handle: (reqs: CommandRequest[]) => Promise<CommandAnswer[]>, term?: number): CommandServer {
+/**
+ * ROLE=sequencer: takes the gateways' commands (`commands`) or the followers' reads of history (`reads`,
+ * pm_history_reads), subscribing in the background (NATS may come later).
+ */
+export function serveCommands(config: Readonly<Config>, logger: Logger, metrics: Metrics, handle: (reqs: CommandRequest[]) => Promise<CommandAnswer[]>, term?: number, kind: CommandKind = 'commands'): CommandServer {
   // A command is taken within the replay window of its sending time; a gateway may wait forwardTimeoutMs for it.
-  const server = new CommandServer({ settings: settingsOf(config), logger, handle, term, replayWindowMs: Math.max(REPLAY_WINDOW_MS, config.cluster.forwardTimeoutMs) });
-  metrics.watch('pm_commands', () => server.stats, {
+  const server = new CommandServer({ settings: settingsOf(config), logger, handle, term, replayWindowMs: Math.max(REPLAY_WINDOW_MS, config.cluster.forwardTimeoutMs), kind });
+  metrics.watch(kind === 'reads' ? 'pm_history_reads' : 'pm_commands', () => server.stats, {
     messages: 'Command messages from gateways answered',
-    requests: 'Requests forwarded by gateways',
+    requests: kind === 'reads' ? 'Reads of history forwarded by followers with a history floor' : 'Requests forwarded by gateways',
     malformed: 'Command messages refused as malformed (unanswered)',
     refused: 'Command messages refused unanswered: not sealed by a gateway for this subject, outside the replay window, or replayed',
   });
   void server.start().then(
-    () => logger.info({ subject: commandSubject(config.cluster.stream, term) }, 'taking gateway commands'),
+    () => logger.info({ subject: commandSubject(config.cluster.stream, term, kind) }, kind === 'reads' ? 'taking followers\' reads of history' : 'taking gateway commands'),
     (err: unknown) => logger.error({ err }, 'cannot take gateway commands'),
   );
   return server;
@@ -183,16 +190,19 @@ export function openShipper(
   logger: Logger,
   metrics: Metrics,
   store: Store,
-  snapshot: (dir: string, name: string) => Promise<SnapshotManifest>,
+  snapshot: (dir: string, name: string, of: SnapshotKind) => Promise<SnapshotManifest>,
+  checkpoint: () => Promise<unknown>,
   publisher: Publisher,
 ): SnapshotShipper {
-  const shipper = new SnapshotShipper({ store, snapshot, whenConfirmed: (rseq) => publisher.whenConfirmed(rseq), settings: settingsOf(config), policy: config.history.snapshots, logger });
+  const shipper = new SnapshotShipper({ store, snapshot, checkpoint, whenConfirmed: (rseq) => publisher.whenConfirmed(rseq), settings: settingsOf(config), policy: config.history.snapshots, logger });
   metrics.watch('pm_snapshot', () => shipper.stats(), {
     rseq: 'Replication record the newest snapshot shipped stands at (0: none yet)',
     shipped: 'Snapshots shipped to the object store since start',
     failures: 'Snapshots that could not be shipped since start (logged)',
     lastMs: 'ms the last snapshot took, copy to manifest',
-    lastBytes: 'Bytes of the last snapshot',
+    lastBytes: 'Bytes of the last snapshot of the whole store',
+    stateBytes: 'Bytes of the last state snapshot (what a follower with cluster.followerStart=state installs)',
+    stateFailures: 'State snapshots that could not be shipped since start (logged; the whole store\'s was)',
     streamFirst: 'First record the journal stream holds after the last purge',
     forged: 'Snapshot manifests in the object store refused as not authenticated by the nodes\' key (removed by the next prune)',
   });
@@ -205,7 +215,8 @@ export function openShipper(
  * (replication/snapshot-install.ts). What it refused is counted on /metrics.
  */
 export async function prepareFollower(config: Readonly<Config>, logger: Logger, metrics: Metrics): Promise<void> {
-  const start = await prepareFollowerStore(config.dataDir, settingsOf(config), logger);
+  // A standby's store may become the sequencer's: it holds the whole history, whatever followerStart says.
+  const start = await prepareFollowerStore(config.dataDir, settingsOf(config), logger, config.cluster.role === 'standby' ? 'store' : config.cluster.followerStart);
   metrics.watch('pm_snapshot', () => ({ forged: start.forged, unusable: start.unusable }), {
     forged: 'Snapshot manifests refused at this start as not authenticated by the nodes\' key (forged, altered, another cluster\'s)',
     unusable: 'Authentic snapshots this start could not use (a download that failed, a store that did not prove its state hash)',

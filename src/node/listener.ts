@@ -103,6 +103,14 @@ export async function listen(o: {
             (r) => role.cluster!.requestBytes(r) <= role.gateway!.maxRequestBytes(),
             () => role.replica!.follower.caughtUp(Math.min(config.cluster.forwardTimeoutMs, KEY_CATCH_UP_MS)),
           ),
+    history:
+      role.history === undefined
+        ? undefined
+        : gateway(
+            (r) => role.history!.forward(r),
+            (r) => role.cluster!.requestBytes(r) <= role.history!.maxRequestBytes(),
+            () => role.replica!.follower.caughtUp(Math.min(config.cluster.forwardTimeoutMs, KEY_CATCH_UP_MS)),
+          ),
     journalSeq: role.journalSeq,
     writeSeq: role.writeSeq,
     bodies: new BodyBudget({ enabled: config.rateLimits.enabled, maxCallers: config.rateLimits.maxCallers, ...DEFAULT_BODY_BYTES, ...config.rateLimits.bodyBytes }),

@@ -4,6 +4,8 @@
  * ROLE=replica load cluster.ts, and with it the NATS clients, through a dynamic import. ROLE=gateway is a
  * replica whose writes go to the sequencer (`gateway`).
  */
+import { AUTO_NAME } from '../journal/checkpoints/checkpoints.ts';
+import { historyFloorOf } from '../journal/checkpoints/state-snapshot.ts';
 import type { ReplicaRole, SequencerRole } from './cluster.ts';
 import type { SnapshotShipper } from '../replication/snapshot-shipper.ts';
 import type { CommandForwarder } from '../replication/commands.ts';
@@ -28,6 +30,11 @@ export interface RoleParts {
   replica?: ReplicaRole;
   /** ROLE=gateway: the way its writes take to the sequencer. */
   gateway?: CommandForwarder;
+  /**
+   * A replica or gateway whose store has a history floor (started from a state snapshot): the way its reads
+   * of history take to the sequencer (edge/pipeline/route.ts `history`).
+   */
+  history?: CommandForwarder;
   /** The matching engine (single and sequencer), once open. */
   engine?: Engine;
   /** The node's checkpoints and retention (engine/checkpointer.ts), every role with a store. */
@@ -70,7 +77,12 @@ export async function openRole(raw: Store, config: Readonly<Config>, log: Logger
   // Refused before anything opens: no credentials outside a test (replication/nats-link.ts checkCredentials).
   parts.cluster.checkNatsSettings(config, log);
   if (config.cluster.role === 'sequencer') parts.sequencer = parts.cluster.openSequencer(raw, config, log, metrics, lease.term);
-  if (config.cluster.role === 'gateway') parts.gateway = parts.cluster.openGateway(config, log, metrics, config.cluster.failover.enabled ? lease.leaseTerm ?? (() => undefined) : undefined);
+  const leaseTerm = config.cluster.failover.enabled ? lease.leaseTerm ?? (() => undefined) : undefined;
+  if (config.cluster.role === 'gateway') parts.gateway = parts.cluster.openGateway(config, log, metrics, leaseTerm);
+  if ((config.cluster.role === 'gateway' || config.cluster.role === 'replica') && historyFloorOf(raw) > 0) {
+    parts.history = parts.cluster.openGateway(config, log, metrics, leaseTerm, 'reads');
+    log.info({ floor: historyFloorOf(raw) }, 'this store holds the history after journal seq `floor` only: reads of history go to the sequencer');
+  }
   return parts;
 }
 
@@ -128,7 +140,7 @@ export async function openEngine(o: {
     checkpointer.limit(() => publisher.stats().confirmedSeq);
   }
   if (publisher !== undefined) {
-    const shipper = role.cluster!.openShipper(config, o.log, metrics, o.store, (dir, name) => checkpointer.snapshot(dir, name), publisher);
+    const shipper = role.cluster!.openShipper(config, o.log, metrics, o.store, (dir, name, of) => checkpointer.snapshot(dir, name, of), () => checkpointer.write(AUTO_NAME), publisher);
     role.shipper = shipper;
     o.closers.add('snapshots', () => shipper.close());
   }

@@ -22,6 +22,12 @@
  * it answers (it carries new API secrets and passphrases); a gateway refuses any other answer
  * (`pm_gateway_refused_answers`) and answers its client 503.
  *
+ * Reads of history. A replica or gateway started from a state snapshot (snapshot-install.ts) lacks the history
+ * before its floor, and sends the reads that need it (the routes marked `history`, edge/pipeline/route.ts) to
+ * the sequencer the same way, on `<stream lowercased>.reads` (`.reads.<term>` under a lease): a subject of
+ * its own, so that a replica's NATS user may send reads and never a write (tools/nats-config.ts), and the
+ * sequencer serves on it the history routes only (everything else is answered 404: edge/server.ts dispatch).
+ *
  * Batching. What a gateway forwards in one event-loop turn leaves as one message (at most MAX_BATCH
  * requests), and the sequencer answers it with one message, answers in request order.
  *
@@ -48,7 +54,13 @@ export const MAX_BATCH = 64;
  * sequencer that has not yet noticed (paused, partitioned) is never sent another command: gateways address
  * the term they read in the lease.
  */
-export const commandSubject = (stream: string, term?: number) => (term === undefined ? `${stream.toLowerCase()}.cmd` : `${stream.toLowerCase()}.cmd.${term}`);
+export const commandSubject = (stream: string, term?: number, kind: CommandKind = 'commands') => {
+  const base = `${stream.toLowerCase()}.${kind === 'reads' ? 'reads' : 'cmd'}`;
+  return term === undefined ? base : `${base}.${term}`;
+};
+
+/** commands: a gateway's writes (and what else only the sequencer serves); reads: the history reads of a node with a history floor. */
+export type CommandKind = 'commands' | 'reads';
 
 /** One forwarded request and its answer: the shapes the edge's two ends agree on (domain/forwarded.ts). */
 export type CommandRequest = ForwardedRequest;
@@ -191,16 +203,16 @@ export class CommandForwarder {
   private readonly refusals: RefusalLogger;
 
   /** `term`: under a lease, the holder's term as last read (undefined: no holder known, nothing is sent). */
-  constructor(private readonly o: { settings: StreamSettings; logger: Logger; timeoutMs: number; link?: NatsLink; term?: () => number | undefined }) {
+  constructor(private readonly o: { settings: StreamSettings; logger: Logger; timeoutMs: number; link?: NatsLink; term?: () => number | undefined; kind?: CommandKind }) {
     this.link = o.link;
     this.refusals = new RefusalLogger((d, m) => o.logger.error(d, m));
   }
 
   /** Where commands go now; undefined under a lease nobody is known to hold. */
   private subject(): string | undefined {
-    if (this.o.term === undefined) return commandSubject(this.o.settings.stream);
+    if (this.o.term === undefined) return commandSubject(this.o.settings.stream, undefined, this.o.kind);
     const term = this.o.term();
-    return term === undefined ? undefined : commandSubject(this.o.settings.stream, term);
+    return term === undefined ? undefined : commandSubject(this.o.settings.stream, term, this.o.kind);
   }
 
   /** Connects (in the background: until it has, forwarded requests are answered as unanswered). */
@@ -301,7 +313,7 @@ export class CommandServer {
    * `term`: under a lease, the term this sequencer holds (it takes that term's subject only).
    * `replayWindowMs`: how far a command's sending time may be from this node's clock (default REPLAY_WINDOW_MS).
    */
-  constructor(private readonly o: { settings: StreamSettings; logger: Logger; handle: (reqs: CommandRequest[]) => Promise<CommandAnswer[]>; link?: NatsLink; term?: number; replayWindowMs?: number }) {
+  constructor(private readonly o: { settings: StreamSettings; logger: Logger; handle: (reqs: CommandRequest[]) => Promise<CommandAnswer[]>; link?: NatsLink; term?: number; replayWindowMs?: number; kind?: CommandKind }) {
     this.link = o.link;
     this.refusals = new RefusalLogger((d, m) => o.logger.error(d, m));
     this.seen = new ReplayWindow(o.replayWindowMs ?? REPLAY_WINDOW_MS);
@@ -337,7 +349,7 @@ export class CommandServer {
   async start(): Promise<void> {
     this.link ??= await openNatsLink(this.o.settings, this.o.logger, () => this.closed, 'pm-sequencer-commands');
     if (this.link === undefined || this.closed) return;
-    const subject = commandSubject(this.o.settings.stream, this.o.term);
+    const subject = commandSubject(this.o.settings.stream, this.o.term, this.o.kind);
     this.sub = this.link.nc.subscribe(subject, {
       queue: 'sequencer',
       callback: (err, msg) => {

@@ -4,12 +4,18 @@
  * newest snapshot the sequencer shipped (replication/snapshot-shipper.ts):
  *
  *   a new follower (an empty store, or a deposed sequencer's store moved aside by failover.ts)
- *                         installs the newest snapshot if there is one, then applies the stream after it;
+ *                         installs the newest snapshot of the kind it starts from (`prefer`) if there is one,
+ *                         then applies the stream after it;
  *                         without one it follows the stream from its first record, as before
  *   a store behind the stream (the record after its last applied one was purged)
  *                         installs the newest snapshot; without one it cannot follow, and the start fails
  *                         naming both positions
  *   otherwise             follows on from its own last applied record
+ *
+ * The kind (journal/checkpoints/snapshots.ts SnapshotKind): a follower that prefers `state` (cluster.followerStart,
+ * a replica's or a gateway's choice) installs the newest state snapshot, and the newest whole store when there
+ * is no state snapshot it can use; one that prefers `store` (the default, and always a standby's: a store that
+ * may become the sequencer's must hold the whole history) installs only whole stores.
  *
  * The snapshot is downloaded beside DATA_DIR, checked (journal/checkpoints/snapshots.ts installSnapshot: every file's
  * digest, then its store proves to the manifest's state hash at the manifest's rseq) and only then put in
@@ -21,7 +27,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { openStore } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
-import { DATA_FILE, installSnapshot } from '../journal/checkpoints/snapshots.ts';
+import { DATA_FILE, installSnapshot, kindOf, type SnapshotKind } from '../journal/checkpoints/snapshots.ts';
 import type { Logger } from '../runtime/log.ts';
 import { openNatsLink, type NatsLink, type StreamSettings } from './nats-link.ts';
 import { SnapshotBucket } from './snapshot-store.ts';
@@ -45,6 +51,8 @@ async function position(dataDir: string): Promise<{ applied: number; journalSeq:
 /** What a follower's start did: followed on from its store or installed a snapshot, and what it refused. */
 export interface FollowerStart {
   outcome: 'follows' | 'installed';
+  /** What was installed (outcome `installed`). */
+  kind?: SnapshotKind;
   /** Snapshot manifests refused as not authenticated by the nodes' key. */
   forged: number;
   /** Authentic snapshots that could not be used (a download that failed, a store that does not prove). */
@@ -52,7 +60,7 @@ export interface FollowerStart {
 }
 
 /** Makes `dataDir` a store that can follow the stream (see the header); returns what it did. */
-export async function prepareFollowerStore(dataDir: string, settings: StreamSettings, logger: Logger, link?: NatsLink): Promise<FollowerStart> {
+export async function prepareFollowerStore(dataDir: string, settings: StreamSettings, logger: Logger, prefer: SnapshotKind = 'store', link?: NatsLink): Promise<FollowerStart> {
   const done = (outcome: FollowerStart['outcome'], bucket?: SnapshotBucket, unusable = 0): FollowerStart => ({ outcome, forged: bucket?.forged ?? 0, unusable });
   // A node may start before NATS does: it then serves its store as before and follows once NATS is there
   // (a new store from the stream's first record, or, were that purged, refused by the follower until a restart).
@@ -80,8 +88,10 @@ export async function prepareFollowerStore(dataDir: string, settings: StreamSett
     // Newest first; one that cannot be fetched or does not prove (damaged, another format) gives way to the
     // next older one the stream still continues.
     const failures: string[] = [];
-    for (const m of (await bucket?.list()) ?? []) {
-      if (m.rseq + 1 < first) break;
+    const listed = (await bucket?.list()) ?? [];
+    const stores = listed.filter((m) => kindOf(m) === 'store');
+    for (const m of prefer === 'state' ? [...listed.filter((s) => kindOf(s) === 'state'), ...stores] : stores) {
+      if (m.rseq + 1 < first) continue;
       const t0 = performance.now();
       const incoming = mkdtempSync(join(dirname(dataDir), '.snapshot-in-'));
       try {
@@ -95,10 +105,10 @@ export async function prepareFollowerStore(dataDir: string, settings: StreamSett
         rmSync(incoming, { recursive: true, force: true });
       }
       logger.info(
-        { snapshot: m.name, rseq: m.rseq, journalSeq: m.journalSeq, bytes: m.files.reduce((n, f) => n + f.bytes, 0), ms: Math.round(performance.now() - t0), was: { applied, journalSeq }, streamFirst: first },
+        { snapshot: m.name, kind: kindOf(m), rseq: m.rseq, journalSeq: m.journalSeq, bytes: m.files.reduce((n, f) => n + f.bytes, 0), ms: Math.round(performance.now() - t0), was: { applied, journalSeq }, streamFirst: first },
         'store installed from a snapshot; following the stream after it',
       );
-      return done('installed', bucket, failures.length);
+      return { ...done('installed', bucket, failures.length), kind: kindOf(m) };
     }
     if (behind) {
       throw new FollowerStoreError(

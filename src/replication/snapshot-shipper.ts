@@ -2,13 +2,15 @@
  * The sequencer's snapshots for its followers, and the bound they put on the stream (issue 42;
  * docs/decisions/scale-out.md, "Followers from a snapshot, a bounded stream (issue 42)"). Every `everySeconds`, while the journal moves:
  *
- *   1. the checkpoint thread makes a snapshot of the store as committed (journal/checkpoints/snapshots.ts) in a directory
- *      beside DATA_DIR;
+ *   1. the checkpoint thread makes two snapshots of the store as committed, in directories beside DATA_DIR: the
+ *      whole store (journal/checkpoints/snapshots.ts; what a standby and a follower that keeps the whole history
+ *      install) and its state alone (state-snapshot.ts; what a replica or gateway started with
+ *      `cluster.followerStart: state` installs, in the same time at any age);
  *   2. the shipper waits until the stream has confirmed every record the copy holds (a snapshot must never
  *      hold what a takeover could lose: under cluster.failover a batch commits locally before the stream
  *      confirms it);
- *   3. uploads it to the object store (replication/snapshot-store.ts), manifest last;
- *   4. keeps the newest `keep` snapshots, and purges the stream below the oldest one kept: records a follower
+ *   3. uploads each to the object store (replication/snapshot-store.ts), manifest last;
+ *   4. keeps the newest `keep` snapshots of each kind, and purges the stream below the oldest one kept: records a follower
  *      can never need, since one that is behind them starts from a snapshot (prepareFollowerStore). The
  *      manifests are authenticated (snapshot-store.ts): one no node wrote never counts as kept, so it can never
  *      move the purge point;
@@ -22,7 +24,7 @@ import { dirname, join } from 'node:path';
 import type { Store } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
 import { pruneReplicationLog } from '../journal/replication-log.ts';
-import type { SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
+import type { SnapshotKind, SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
 import type { Logger } from '../runtime/log.ts';
 import { openNatsLink, type NatsLink, type StreamSettings } from './nats-link.ts';
 import { SnapshotBucket, snapshotNameOf } from './snapshot-store.ts';
@@ -41,6 +43,10 @@ export interface ShipperStats {
   lastMs: number;
   /** Bytes of the last snapshot's files. */
   lastBytes: number;
+  /** Bytes of the last state snapshot's files (0: none shipped yet). */
+  stateBytes: number;
+  /** State snapshots that could not be made or shipped (logged; the whole store's was shipped without one). */
+  stateFailures: number;
   /** The stream's first rseq after the last purge (records before it were purged). */
   streamFirst: number;
   /** Manifests in the bucket refused as not authenticated by the nodes' key (deleted by the next prune). */
@@ -49,8 +55,14 @@ export interface ShipperStats {
 
 export interface ShipperOptions {
   store: Store;
-  /** Makes a snapshot on the checkpoint thread (engine/checkpointer.ts). */
-  snapshot: (dir: string, name: string) => Promise<SnapshotManifest>;
+  /** Makes a snapshot of either kind on the checkpoint thread (engine/checkpointer.ts). */
+  snapshot: (dir: string, name: string, of: SnapshotKind) => Promise<SnapshotManifest>;
+  /**
+   * Writes an automatic checkpoint now (engine/checkpointer.ts), before each state snapshot: its base, after
+   * which it copies every row, history included; so it copies what followed the checkpoint, not up to the
+   * policy's `everyEvents` of history.
+   */
+  checkpoint?: () => Promise<unknown>;
   /** Resolves once the stream confirmed record `rseq` (the publisher's). */
   whenConfirmed: (rseq: number) => Promise<void>;
   settings: StreamSettings;
@@ -68,7 +80,7 @@ export class SnapshotShipper {
   private closed = false;
   private lastAt = 0;
   private lastSeq = -1;
-  private readonly counters: ShipperStats = { rseq: 0, shipped: 0, failures: 0, lastMs: 0, lastBytes: 0, streamFirst: 0, forged: 0 };
+  private readonly counters: ShipperStats = { rseq: 0, shipped: 0, failures: 0, lastMs: 0, lastBytes: 0, stateBytes: 0, stateFailures: 0, streamFirst: 0, forged: 0 };
 
   constructor(private readonly o: ShipperOptions) {
     this.link = o.link;
@@ -88,7 +100,7 @@ export class SnapshotShipper {
     this.timer.unref();
   }
 
-  /** Makes, uploads and keeps one snapshot now, then bounds the stream and the log. Resolves with its manifest. */
+  /** Makes, uploads and keeps one snapshot of each kind now, then bounds the stream and the log. Resolves with the whole store's manifest. */
   ship(): Promise<SnapshotManifest> {
     const run = this.shipNow();
     this.busy = run.then(
@@ -103,15 +115,19 @@ export class SnapshotShipper {
     const t0 = performance.now();
     this.lastAt = Date.now();
     this.lastSeq = (this.o.store.meta.get(metaKeys.journalSeq) as number | undefined) ?? 0;
-    const dir = mkdtempSync(join(dirname(this.o.store.dataDir), '.snapshot-'));
-    rmSync(dir, { recursive: true });
     try {
-      const m = await this.o.snapshot(dir, snapshotNameOf(0, Date.now()));
-      m.name = snapshotNameOf(m.rseq, m.createdAt);
-      await this.o.whenConfirmed(m.lastRseq);
-      if (this.closed) throw new Error('closed before the snapshot could be shipped');
+      const m = await this.shipOne('store');
+      // Without a state snapshot this time (no checkpoint yet, a failed upload), state followers install an older
+      // one, which the purge below keeps the stream for, or the whole store.
+      const state = await (this.o.checkpoint?.() ?? Promise.resolve())
+        .catch((err: unknown) => this.o.logger.warn({ err }, 'no checkpoint before the state snapshot: it starts from the newest one there is'))
+        .then(() => this.shipOne('state'))
+        .catch((err: unknown) => {
+        this.counters.stateFailures++;
+        this.o.logger.warn({ err }, 'state snapshot not shipped (the whole store\'s was)');
+        return undefined;
+      });
       const bucket = await this.bucketOf();
-      await bucket.publish(dir, m);
       const kept = await bucket.prune(this.o.policy.keep);
       const oldest = kept[kept.length - 1]!;
       const link = this.link!;
@@ -121,13 +137,31 @@ export class SnapshotShipper {
       this.counters.rseq = m.rseq;
       this.counters.shipped++;
       this.counters.lastMs = performance.now() - t0;
-      this.counters.lastBytes = m.files.reduce((n, f) => n + f.bytes, 0);
-      this.o.logger.info({ snapshot: m.name, rseq: m.rseq, journalSeq: m.journalSeq, bytes: this.counters.lastBytes, ms: Math.round(this.counters.lastMs), streamFirst: oldest.rseq + 1, logRemoved: removed }, 'snapshot shipped; stream purged below the oldest kept');
+      this.counters.lastBytes = bytesOf(m);
+      if (state !== undefined) this.counters.stateBytes = bytesOf(state);
+      this.o.logger.info(
+        { snapshot: m.name, rseq: m.rseq, journalSeq: m.journalSeq, bytes: this.counters.lastBytes, state: state?.name, stateBytes: state === undefined ? undefined : bytesOf(state), ms: Math.round(this.counters.lastMs), streamFirst: oldest.rseq + 1, logRemoved: removed },
+        'snapshot shipped; stream purged below the oldest kept',
+      );
       return m;
     } catch (err) {
       this.counters.failures++;
       this.o.logger.error({ err }, 'snapshot not shipped');
       throw err;
+    }
+  }
+
+  /** Makes one snapshot of kind `of` in a directory beside DATA_DIR and uploads it once the stream holds all it holds. */
+  private async shipOne(of: SnapshotKind): Promise<SnapshotManifest> {
+    const dir = mkdtempSync(join(dirname(this.o.store.dataDir), '.snapshot-'));
+    rmSync(dir, { recursive: true });
+    try {
+      const m = await this.o.snapshot(dir, snapshotNameOf(0, Date.now(), of), of);
+      m.name = snapshotNameOf(m.rseq, m.createdAt, of);
+      await this.o.whenConfirmed(m.lastRseq);
+      if (this.closed) throw new Error('closed before the snapshot could be shipped');
+      await (await this.bucketOf()).publish(dir, m);
+      return m;
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -149,3 +183,5 @@ export class SnapshotShipper {
     if (this.o.link === undefined) await this.link?.close().catch(() => undefined);
   }
 }
+
+const bytesOf = (m: SnapshotManifest) => m.files.reduce((n, f) => n + f.bytes, 0);

@@ -17,13 +17,14 @@
  * The manifest object's bytes (this module's format): `{"mac": <hex HMAC>, "manifest": <the manifest's JSON
  * text>}`, the HMAC over the manifest's text exactly as stored.
  *
- * Snapshot names sort by what they hold: `s<rseq, 12 digits>-<ms since the epoch>`.
+ * Snapshot names sort by what they hold: `s<rseq, 12 digits>-<ms since the epoch>`, and `-state` after a state
+ * snapshot's (journal/checkpoints/state-snapshot.ts). Each kind is kept and listed on its own.
  */
 import { createReadStream, createWriteStream, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { Readable } from 'node:stream';
 import { Objm, StorageType, type ObjectStore } from '@nats-io/obj';
-import type { SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
+import { kindOf, type SnapshotKind, type SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
 import type { NatsLink } from './nats-link.ts';
 import type { ClusterKeys } from './seal.ts';
 
@@ -32,7 +33,9 @@ const CHUNK_BYTES = 128 * 1024;
 const MANIFEST = 'manifest';
 
 export const snapshotBucketOf = (stream: string) => `${stream.toLowerCase()}_snapshots`;
-export const snapshotNameOf = (rseq: number, at: number) => `s${String(rseq).padStart(12, '0')}-${at}`;
+export const snapshotNameOf = (rseq: number, at: number, of: SnapshotKind = 'store') => `s${String(rseq).padStart(12, '0')}-${at}${of === 'state' ? '-state' : ''}`;
+
+const newestFirst = (a: SnapshotManifest, b: SnapshotManifest) => b.rseq - a.rseq || b.createdAt - a.createdAt;
 
 export class SnapshotBucket {
   /** Manifest objects refused (`<snapshot>/manifest` names with the revision seen), distinct. */
@@ -129,7 +132,7 @@ export class SnapshotBucket {
         this.onForged(info.name, m);
       }
     }
-    return out.sort((a, b) => b.rseq - a.rseq || b.createdAt - a.createdAt);
+    return out.sort(newestFirst);
   }
 
   /** Downloads snapshot `m`'s files into `dir`; the object store checks each object's digest as it is read. */
@@ -164,15 +167,17 @@ export class SnapshotBucket {
   }
 
   /**
-   * Keeps the newest `keep` complete snapshots: deletes the objects of older ones, of snapshots whose manifest
-   * is refused (forged), of unfinished shipments older than the newest complete one, and the chunks no object
-   * owns. Call it when no upload of this bucket is under way (the shipper does, right after its own). Returns
-   * the snapshots kept, newest first.
+   * Keeps the newest `keep` complete snapshots of each kind: deletes the objects of older ones, of snapshots
+   * whose manifest is refused (forged), of unfinished shipments older than the newest complete one, and the
+   * chunks no object owns. Call it when no upload of this bucket is under way (the shipper does, right after
+   * its own). Returns the snapshots kept, newest (highest rseq) first: the last is the one the stream must go
+   * back to.
    */
   async prune(keep: number): Promise<SnapshotManifest[]> {
     for (const subject of await this.orphanChunks()) await this.link.jsm.streams.purge(`OBJ_${this.name}`, { filter: subject });
     const complete = await this.list();
-    const kept = complete.slice(0, Math.max(1, keep));
+    const n = Math.max(1, keep);
+    const kept = [...complete.filter((m) => kindOf(m) === 'store').slice(0, n), ...complete.filter((m) => kindOf(m) === 'state').slice(0, n)].sort(newestFirst);
     const keepNames = new Set(kept.map((m) => m.name));
     const newest = kept[0]?.name ?? '';
     const objects = await this.os.list();

@@ -258,6 +258,11 @@ export const ConfigSchema = Type.Object(
         replicas: Type.Integer({ minimum: 1, maximum: 5, description: 'JetStream replication factor of the stream (1 on one server, 3 on a cluster)' }),
         outboxBatches: Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'batches the sequencer holds for NATS; past it they are re-read from LMDB later' }),
         forwardTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'ROLE=gateway: how long a forwarded request waits for the sequencer before it is answered 503 with Retry-After' }),
+        followerStart: Type.Union([Type.Literal('store'), Type.Literal('state')], {
+          description:
+            'ROLE=replica, gateway: what a new or lagging store installs. store = the sequencer\'s whole store (history included; its time grows with the history); ' +
+            'state = its state alone, in the same time at any age, and the reads of history from before it go to the sequencer (docs/decisions/scale-out.md). A standby always installs the whole store',
+        }),
         failover: Type.Object(
           {
             enabled: Type.Boolean({

@@ -144,6 +144,7 @@ function envOverlay(env: NodeJS.ProcessEnv): Json {
   if (env.PUBLIC_URL !== undefined) failover.nodeUrl = env.PUBLIC_URL;
   if (Object.keys(failover).length) cluster.failover = failover;
   if (env.SEQUENCER_URL !== undefined) cluster.sequencerUrl = env.SEQUENCER_URL;
+  if (env.FOLLOWER_START !== undefined) cluster.followerStart = env.FOLLOWER_START;
   if (Object.keys(cluster).length) o.cluster = cluster;
   return o;
 }

@@ -27,6 +27,10 @@ import { startFailoverNode, type FailoverNode } from '../../src/node/failover.ts
 import { openNatsLink, type NatsLink } from '../../src/replication/nats-link.ts';
 import { ClusterKeys } from '../../src/replication/seal.ts';
 import { SnapshotBucket, snapshotNameOf } from '../../src/replication/snapshot-store.ts';
+import { kindOf } from '../../src/journal/checkpoints/snapshots.ts';
+import { historyFloorOf } from '../../src/journal/checkpoints/state-snapshot.ts';
+import { readOrder } from '../../src/journal/orders.ts';
+import { CommandForwarder } from '../../src/replication/commands.ts';
 import { testConfig } from '../../src/runtime/config.ts';
 import { createLogger } from '../../src/runtime/log.ts';
 import { startNatsServer, type NatsServer } from '../../tools/nats-server.ts';
@@ -83,18 +87,18 @@ async function streamFirst(nats: NatsServer): Promise<number> {
   }
 }
 
-/** A funded wallet and a market of its own on `app` (admin routes), and a key. */
-async function trader(app: App, wallet: number): Promise<{ alice: TestClient; creds: Creds; token: string }> {
+/** A funded wallet and a market of its own on `app` (admin routes), and a key; `market: false`, a wallet on the market made before. */
+async function trader(app: App, wallet: number, market = true): Promise<{ alice: TestClient; creds: Creds; token: string; cid: string }> {
   const admin = async (path: string, body: unknown) => {
     const r = await fetch(`${base(app)}${path}`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
     assert.equal(r.status, 200, `${path}: ${await r.clone().text()}`);
   };
   const cid = `0x${String(wallet).repeat(2).padStart(2, '0').repeat(32)}`;
-  await admin('/admin/events', [{ title: `Snap ${wallet}`, slug: `snap-${wallet}`, endDate: '2027-06-30T00:00:00Z', markets: [{ question: 'Kept?', conditionId: cid, orderPriceMinTickSize: 0.01, orderMinSize: '1' }] }]);
+  if (market) await admin('/admin/events', [{ title: `Snap ${wallet}`, slug: `snap-${wallet}`, endDate: '2027-06-30T00:00:00Z', markets: [{ question: 'Kept?', conditionId: cid, orderPriceMinTickSize: 0.01, orderMinSize: '1' }] }]);
   const alice = new TestClient(base(app), DEMO_WALLETS[wallet]!.privateKey, await TestClient.info(base(app)));
   await admin(`/admin/wallets/${alice.address}/deposit`, { amount: '1000' });
   const creds = await alice.createKey(1);
-  return { alice, creds, token: app.ctx.catalog.read.marketByCondition(cid)!.clobTokenIds[0]! };
+  return { alice, creds, token: market ? app.ctx.catalog.read.marketByCondition(cid)!.clobTokenIds[0]! : '', cid };
 }
 
 test('a replica behind the purged stream and a new one start from the newest snapshot; a damaged one gives way to the older, a forged one is refused and counted', { skip }, async () => {
@@ -158,7 +162,7 @@ test('a replica behind the purged stream and a new one start from the newest sna
     const forged = snapshotNameOf(second.rseq, second.createdAt + 1);
     await elsewhere.publish(tmp, { ...second, name: forged, createdAt: second.createdAt + 1 });
     rmSync(tmp, { recursive: true, force: true });
-    assert.deepEqual((await bucket.list()).map((m) => m.name), [damaged, second.name, first.name], 'the forged manifest is no snapshot');
+    assert.deepEqual((await bucket.list()).filter((m) => kindOf(m) === 'store').map((m) => m.name), [damaged, second.name, first.name], 'the forged manifest is no snapshot');
     assert.equal(bucket.forged, 1);
     const lines: Array<Record<string, unknown>> = [];
     const r3 = await startApp(config('replica', nats), { log: pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) }) });
@@ -324,5 +328,69 @@ test('a sequencer killed while it ships a snapshot: the unfinished one is never 
     await link.close();
     await nats.stop();
     rmSync(cfgDir, { recursive: true, force: true });
+  }
+});
+
+test('a replica and a gateway started from a state snapshot answer as the sequencer does, the reads of history through it; its reads subject serves nothing else', { skip }, async () => {
+  const nats = await startNatsServer({ secure: true });
+  const apps: App[] = [];
+  let link: NatsLink | undefined;
+  try {
+    const seq = await startApp(config('sequencer', nats), { log });
+    apps.push(seq);
+    // Alice sells what she split; Bob buys it: trades, orders filled (closed) and resting.
+    const a = await trader(seq, 2);
+    const b = await trader(seq, 3, false);
+    const cid = a.cid;
+    assert.equal((await a.alice.call('POST', '/split', { conditionId: cid, amount: '100' }, a.creds)).status, 200);
+    const closed: string[] = [];
+    const trade = async (price: number) => {
+      const sell = await a.alice.place({ tokenId: a.token, side: 'SELL', makerAmount: units(5), takerAmount: units(5 * price) });
+      const buy = await b.alice.place({ tokenId: a.token, side: 'BUY', makerAmount: units(3 * price), takerAmount: units(3) });
+      assert.equal(sell.status, 200, JSON.stringify(sell.body));
+      assert.equal(buy.status, 200, JSON.stringify(buy.body));
+      closed.push(buy.body.orderID);
+    };
+    for (const p of [0.4, 0.41, 0.42]) await trade(p);
+    // The history so far is behind the state snapshot (the shipper writes a checkpoint for it first); what
+    // follows comes with the stream.
+    await seq.replication.shipper!.ship();
+    assert.ok(seq.replication.shipper!.stats().stateBytes > 0, 'a state snapshot was shipped');
+    await trade(0.43);
+
+    const lines: Array<Record<string, unknown>> = [];
+    const capture = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
+    const lean = (role: string) => config(role, nats, { cluster: { role, natsUrl: nats.url, ...nats.credentials(role), sequencerUrl: 'http://sequencer.test:8080', followerStart: 'state' } });
+    const rep = await startApp(lean('replica'), { log: capture });
+    apps.push(rep);
+    const gw = await startApp(lean('gateway'), { log: capture });
+    apps.push(gw);
+    await trade(0.44);
+    const target = seq.ctx.engine.committedSeq;
+    for (const r of [rep, gw]) await until('caught up from the state snapshot', () => r.replication.follower!.appliedSeq === target);
+    assert.deepEqual(lines.filter((l) => l.msg === 'store installed from a snapshot; following the stream after it').map((l) => l.kind), ['state', 'state']);
+    for (const r of [rep, gw]) {
+      assert.equal(r.ctx.engine.stateHash(), seq.ctx.engine.stateHash());
+      assert.ok(historyFloorOf(r.ctx.store) > 0, 'the store records its history floor');
+      assert.equal(readOrder(r.ctx.store, closed[0]!), undefined, 'the order filled before the snapshot is not in the store');
+    }
+    // Current state from their own stores; the history through the sequencer: the same answers everywhere.
+    const bases = [base(seq), base(rep), base(gw)];
+    await sameReads(bases, [`/book?token_id=${a.token}`, `/positions?user=${b.alice.address}`, `/closed-positions?user=${a.alice.address}`, '/markets', `/trades?user=${b.alice.address}&limit=100`, `/markets/live-activity/${cid}`, ...closed.map((id) => `/data/order/${id}`)]);
+    await sameReads(bases, ['/data/trades', '/data/orders'], { client: b.alice, creds: b.creds });
+    for (const r of [rep, gw]) assert.ok((await metric(base(r), 'pm_history_forward_requests')) >= 2 + closed.length, 'the reads of history were the sequencer\'s');
+
+    // The reads subject serves the history routes and nothing else, even to a message sealed by a node.
+    link = await adminLink(nats);
+    const reads = new CommandForwarder({ settings: { natsUrl: nats.url, stream: 'PM_JOURNAL', replicas: 1, keys: CLUSTER_KEYS }, logger: log, timeoutMs: 5000, link, kind: 'reads' });
+    const ask = async (method: string, path: string, query = '') => (await reads.forward({ method, path, query, headers: {}, body: undefined, ip: '10.9.9.9', receivedAt: Date.now() }))?.status;
+    assert.equal(await ask('GET', `/markets/live-activity/${cid}`), 200);
+    assert.equal(await ask('GET', '/book', `token_id=${a.token}`), 404);
+    assert.equal(await ask('POST', '/admin/events', ''), 404);
+    noViolations(nats);
+  } finally {
+    await link?.close();
+    for (const a of apps.reverse()) await a.stop().catch(() => undefined);
+    await nats.stop();
   }
 });

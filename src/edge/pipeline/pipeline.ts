@@ -45,7 +45,9 @@
  * On a gateway (forward.ts) a route only the sequencer serves runs these same stages but `replay` (the
  * sequencer keeps the replays), and `dispatch` forwards it instead of running its handler: what the sequencer
  * would refuse without its state is refused here, before anything is forwarded. A key the gateway does not
- * hold waits for it to catch up with the stream (`awaitKey`) before it is refused.
+ * hold waits for it to catch up with the stream (`awaitKey`) before it is refused. On a replica or gateway
+ * whose store has a history floor, a route marked `history` (route.ts) goes the same way, to the sequencer's
+ * reads subject (PipelineDeps.history).
  *
  * Before the stages, on a read replica: a route only the sequencer serves (replica-routes.ts) answers 421
  * naming the sequencer; `beforeBody` leaves such a request to the stages, so it answers 421 whatever its
@@ -75,7 +77,7 @@ import { servedByReplica } from '../cluster/replica-routes.ts';
 import type { ReplayGuard } from './replays.ts';
 import { isReply, TRADING_KEYS, type Caller, type HttpMethod, type KeyKind, type RouteRequest } from './route.ts';
 import { type Refusal } from '../refusals/reason.ts';
-import { headersCouldSign, signedBy, type PipelineDeps, type SignedCaller } from './ports.ts';
+import { headersCouldSign, signedBy, type Gateway, type PipelineDeps, type SignedCaller } from './ports.ts';
 import { rateLimitHeaders, serialize, type Mounted } from './mounted.ts';
 import { benchedRefusal, explainRefusal } from './refusal-answer.ts';
 
@@ -134,6 +136,8 @@ class RouteProcessor {
    * what the sequencer would not refuse on those grounds reaches it (docs/decisions/scale-out.md, "Gateways").
    */
   private readonly forwarding: 'checked' | undefined;
+  /** Where a forwarded request goes: the gateway's commands, or a history read's (PipelineDeps.history). */
+  private readonly via: Gateway | undefined;
   /** A route only the sequencer serves (what a replica refuses). */
   private readonly writes: boolean;
   /** Read routes: where X-Journal-Seq comes from. */
@@ -150,7 +154,8 @@ class RouteProcessor {
     this.keys = m.route.keys ?? TRADING_KEYS;
     this.perItem = m.route.limitCost !== undefined && m.compiled.hasBody;
     const read = servedByReplica(m.route);
-    this.forwarding = d.gateway === undefined || read ? undefined : 'checked';
+    this.via = !read ? d.gateway : m.route.history === true ? d.history : undefined;
+    this.forwarding = this.via === undefined ? undefined : 'checked';
     this.refused = d.replica !== undefined && d.gateway === undefined && !read;
     this.writes = !read;
     this.seqOf = read ? d.journalSeq : undefined;
@@ -285,7 +290,7 @@ class RouteProcessor {
    * the sequencer, charged to the client address like any refusal.
    */
   private awaitKey(f: Flow): Answer {
-    return this.d.gateway!.caughtUp().then(
+    return this.via!.caughtUp().then(
       (caughtUp): Answer => {
         if (this.d.auth!.knowsKey(f.req.headers)) return this.sign(f);
         if (caughtUp) return this.refuse(f.req, f.client, apiError('PM_ERR_UNAUTHORIZED'), this.explainL2);
@@ -298,7 +303,7 @@ class RouteProcessor {
 
   /** On a gateway: the sequencer's answer to the request (forward.ts), with what this node verified of it. */
   private forward(req: Incoming, ip: string, hints?: unknown): Answer {
-    return this.d.gateway!.forward(req, ip, hints).then((out) => this.finish(req, out));
+    return this.via!.forward(req, ip, hints).then((out) => this.finish(req, out));
   }
 
   /** Rate limits, before the body is parsed: a per-item route is first asked whether one unit fits. */

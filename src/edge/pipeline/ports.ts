@@ -103,6 +103,11 @@ export interface PipelineDeps {
   deposed?: () => string | undefined;
   /** ROLE=gateway: what a replica would refuse goes to the sequencer instead (forward.ts). */
   gateway?: Gateway;
+  /**
+   * A replica or gateway whose store has a history floor (started from a state snapshot): where the routes
+   * marked `history` go, the sequencer (forward.ts, on the reads subject of replication/commands.ts).
+   */
+  history?: Gateway;
   /** The sequence the read state reflects (X-Journal-Seq on read routes, taken as the request begins). */
   journalSeq?: () => number;
   /**

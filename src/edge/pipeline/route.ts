@@ -171,6 +171,12 @@ export interface RouteDef<Q extends TObject | undefined = any, B extends TSchema
    * as it arrived, and the sequencer checks all of it.
    */
   gatewayHints?: (req: RouteRequest<S<Q>, S<B>, S<P>>) => Promise<unknown>;
+  /**
+   * A read whose answer may hold rows of history (trades, fills, closed orders): a replica or gateway whose
+   * store has a history floor (started from a state snapshot, journal/checkpoints/state-snapshot.ts) sends it
+   * to the sequencer (PipelineDeps.history) instead of answering from what it holds.
+   */
+  history?: boolean;
 }
 
 export type AnyRoute = RouteDef<any, any, any>;

@@ -118,6 +118,7 @@ return routeSpec({
   method: 'GET',
   path: '/builder/trades',
   group: 'clob',
+  history: true,
   auth: 'l2',
   keys: ['builder'],
   authOptional: true,

@@ -305,6 +305,7 @@ export const MARKET_DATA_ROUTES: readonly RouteSpec<MarketDataDeps>[] = [
     method: 'GET',
     path: '/markets/live-activity/:condition_id',
     group: 'clob',
+    history: true,
     summary: `The latest ${LIVE_ACTIVITY_LIMIT} trades of a market, newest first, each from its taker (the platform client's MarketTradeEvent)`,
     description:
       'One event per fill, as the data API lists trades: a fill whose settlement is deferred (sandbox.trades) appears once MINED. ' +

@@ -105,6 +105,7 @@ export const WALLET_ROUTES: readonly RouteSpec<WalletDeps>[] = [
     method: 'GET',
     path: '/trades',
     group: 'data',
+    history: true,
     summary: 'Trade fills, newest first: each fill once from its taker unless takerOnly=false',
     description:
       '`user` lists the fills the wallet took part in (as taker only, by default); `market` a comma list of condition ids; ' +
