@@ -7,17 +7,19 @@
  * Skipped, with a message naming nats-server, when it is not on the PATH.
  *
  * Phases:
- *   1. history: `crossing` orders (tools/load.ts, POST /orders in batches of 15, 8 markets per load, 20
- *      wallets, flat out) until the sequencer has acknowledged each size of HISTORY_ORDERS (cumulative;
+ *   1. history: `crossing` orders (tools/load.ts, POST /orders in batches of 15, 8 markets per load, the same 20
+ *      wallets in every load, flat out) until the sequencer has acknowledged each size of HISTORY_ORDERS (cumulative;
  *      default 150,000, 450,000, 1,500,000), in loads of at most CHUNK_ORDERS. The sequencer's commit rate flat
  *      out: journal events committed during the loads' windows / the windows' time.
  *   2. apply rate: at the first size, before any snapshot exists, a replica from an empty store catches up
  *      from the stream's first record; its rate is the journal events it applied between two samples of its
  *      pm_replica_applied_seq (every 100 ms once it listens) while it was behind / the time between them.
  *      Target: at least the sequencer's commit rate flat out.
- *   3. a new replica at each size: the sequencer ships a snapshot (timed: copy, proof, upload), then a replica
- *      starts from an empty store: spawn to its X-Journal-Seq reaching the sequencer's (it installs the
- *      snapshot, then applies the stream after it). Target: flat across sizes, within 10 s at 1.5M orders.
+ *   3. a new replica at each size: the sequencer ships its snapshots (timed: the whole store's and the state
+ *      snapshot's, with the checkpoint written for the latter), then a replica starts from an empty store:
+ *      spawn to its X-Journal-Seq reaching the sequencer's (it installs the snapshot, then applies the stream
+ *      after it), once with the default `cluster.followerStart` (the whole store) and once with `state`.
+ *      Target: flat across sizes, within 10 s at 1.5M orders.
  *   4. the order path while a checkpoint is written: single orders (POST /order) at ORDER_RATE/s open loop
  *      for P99_SECONDS, windows without and with checkpoints being written back to back on the checkpoint
  *      thread (each proved from the newest automatic checkpoint: the policy's worst case), interleaved
@@ -88,11 +90,11 @@ async function rseqOf(url: string): Promise<number> {
   return Number(r.headers.get('x-journal-seq'));
 }
 
-function replica(nats: NatsServer, natsUrl: string, dataDir: string): Promise<ServiceProcess> {
+function replica(nats: NatsServer, natsUrl: string, dataDir: string, start: 'store' | 'state' = 'store'): Promise<ServiceProcess> {
   return startService({
     dataDir,
     adminToken: ADMIN,
-    env: { ROLE: 'replica', NATS_URL: natsUrl, ...nats.env('replica'), SEQUENCER_URL: 'http://sequencer.bench', RATE_LIMITS: 'off', CONFIG_FILE: configFile },
+    env: { ROLE: 'replica', NATS_URL: natsUrl, ...nats.env('replica'), SEQUENCER_URL: 'http://sequencer.bench', RATE_LIMITS: 'off', CONFIG_FILE: configFile, FOLLOWER_START: start },
     startTimeoutMs: 600_000,
   });
 }
@@ -131,13 +133,14 @@ export default async function run(): Promise<void> {
     // 1-3: history, apply rate at the first size, a new replica at each size.
     let acked = 0;
     let committed = { events: 0, s: 0 };
-    let chunk = 0;
     let apply: { rate: number; events: number } | undefined;
-    const rows: Array<{ orders: number; events: number; shipMs: number; snapshotBytes: number; readyMs: number; installMs: number }> = [];
+    const rows: Array<{ orders: number; events: number; shipMs: number; snapshotBytes: number; readyMs: number; installMs: number; stateBytes: number; stateReadyMs: number; stateInstallMs: number }> = [];
     for (const size of sizes) {
       while (acked < size) {
         const before = seq.ctx.engine.committedSeq;
-        const r = await load(url, { mix: 'crossing', batch: 15, flatOut: true, duration: 3600, maxOrders: Math.min(CHUNK, size - acked), seed: `h${chunk++}` });
+        // The same wallets in every load (one seed; the markets are new in each): the state a follower installs
+        // stays that of 20 wallets while the history grows.
+        const r = await load(url, { mix: 'crossing', batch: 15, flatOut: true, duration: 3600, maxOrders: Math.min(CHUNK, size - acked), seed: 'h' });
         check(r.checkOk, `load checks: ${r.problems.join('; ')}`);
         acked += r.acked;
         committed = { events: committed.events + seq.ctx.engine.committedSeq - before, s: committed.s + r.elapsedS };
@@ -173,28 +176,35 @@ export default async function run(): Promise<void> {
       const first = (await link.jsm.streams.info('PM_JOURNAL')).state.first_seq;
       check(first <= m.rseq + 1, `the stream still holds what follows the newest snapshot (first ${first}, snapshot at ${m.rseq})`);
       const target = await rseqOf(url);
-      const dir = mkdtempSync(join(tmpdir(), 'pm-history-rep-'));
-      const s0 = performance.now();
-      const rep = await replica(nats, nats.url, dir);
-      procs.push(rep);
-      while ((await rseqOf(rep.url)) < target) await new Promise((res) => setTimeout(res, 20));
-      const readyMs = performance.now() - s0;
-      const installed = rep.tail().split('\n').find((l) => l.includes('store installed from a snapshot'));
-      check(installed !== undefined, `the new replica installed the snapshot:\n${rep.tail()}`);
-      const installMs = (JSON.parse(installed!) as { ms: number }).ms;
-      await rep.stop('SIGTERM', 120_000);
-      procs.pop();
-      // Its store, stopped, stands where the sequencer stood and proves to its state hash there.
-      const cs = new CheckpointStore(join(dir, 'checkpoints'));
-      const own = cs.list()[0]!;
-      check(own.seq === events, `the replica's shutdown checkpoint stands at the sequencer's seq (${own.seq} vs ${events})`);
-      check(cs.header(own).stateHash === seq.ctx.engine.stateHash(), 'the replica proves to the sequencer\'s state hash');
-      rmSync(dir, { recursive: true, force: true });
+      // A new replica of each start: spawn to caught up; it installed the kind it starts from, and its store,
+      // stopped, stands where the sequencer stood and proves to its state hash there.
+      const newReplica = async (start: 'store' | 'state') => {
+        const dir = mkdtempSync(join(tmpdir(), 'pm-history-rep-'));
+        const s0 = performance.now();
+        const rep = await replica(nats, nats.url, dir, start);
+        procs.push(rep);
+        while ((await rseqOf(rep.url)) < target) await new Promise((res) => setTimeout(res, 20));
+        const readyMs = performance.now() - s0;
+        const installed = rep.tail().split('\n').find((l) => l.includes('store installed from a snapshot'));
+        check(installed !== undefined, `the new replica installed the snapshot:\n${rep.tail()}`);
+        const line = JSON.parse(installed!) as { ms: number; kind: string; bytes: number };
+        check(line.kind === start, `the ${start} replica installed a ${line.kind} snapshot`);
+        await rep.stop('SIGTERM', 120_000);
+        procs.pop();
+        const cs = new CheckpointStore(join(dir, 'checkpoints'));
+        const own = cs.list()[0]!;
+        check(own.seq === events, `the ${start} replica's shutdown checkpoint stands at the sequencer's seq (${own.seq} vs ${events})`);
+        check(cs.header(own).stateHash === seq.ctx.engine.stateHash(), `the ${start} replica proves to the sequencer's state hash`);
+        rmSync(dir, { recursive: true, force: true });
+        return { readyMs, installMs: line.ms, bytes: line.bytes };
+      };
+      const { readyMs, installMs } = await newReplica('store');
+      const state = await newReplica('state');
       const snapshotBytes = m.files.reduce((n, f) => n + f.bytes, 0);
-      rows.push({ orders: acked, events, shipMs, snapshotBytes, readyMs, installMs });
+      rows.push({ orders: acked, events, shipMs, snapshotBytes, readyMs, installMs, stateBytes: state.bytes, stateReadyMs: state.readyMs, stateInstallMs: state.installMs });
       console.log(
-        `${acked.toLocaleString('en-US')} orders (${events.toLocaleString('en-US')} events): snapshot ${mb(snapshotBytes)} MB shipped in ${(shipMs / 1000).toFixed(1)} s; ` +
-          `new replica caught up in ${(readyMs / 1000).toFixed(2)} s (install ${(installMs / 1000).toFixed(2)} s); load ${loadavg()[0]!.toFixed(1)}`,
+        `${acked.toLocaleString('en-US')} orders (${events.toLocaleString('en-US')} events): snapshots ${mb(snapshotBytes)} + ${mb(state.bytes)} MB (state) shipped in ${(shipMs / 1000).toFixed(1)} s; ` +
+          `new replica caught up in ${(readyMs / 1000).toFixed(2)} s (install ${(installMs / 1000).toFixed(2)} s), from the state ${(state.readyMs / 1000).toFixed(2)} s (install ${(state.installMs / 1000).toFixed(2)} s); load ${loadavg()[0]!.toFixed(1)}`,
       );
     }
     const commitRate = committed.events / committed.s;
@@ -246,14 +256,20 @@ export default async function run(): Promise<void> {
         `checkpoints ${mb(dirBytes(join(seqDir, 'checkpoints')))} MB, replication log ${logRecords} records; stream ${stream.messages} records ${mb(stream.bytes)} MB (first ${stream.first_seq}, last ${stream.last_seq}); ` +
         `snapshot bucket ${mb(await bucket.bytes())} MB`,
     );
-    console.log('\n| history (orders) | journal events | snapshot | shipped in | new replica caught up | of which install |');
-    console.log('|---|---|---|---|---|---|');
-    for (const r of rows) console.log(`| ${r.orders.toLocaleString('en-US')} | ${r.events.toLocaleString('en-US')} | ${mb(r.snapshotBytes)} MB | ${(r.shipMs / 1000).toFixed(1)} s | ${(r.readyMs / 1000).toFixed(2)} s | ${(r.installMs / 1000).toFixed(2)} s |`);
+    console.log('\n| history (orders) | journal events | snapshot | state snapshot | both shipped in | new replica caught up (install) | from the state (install) |');
+    console.log('|---|---|---|---|---|---|---|');
+    for (const r of rows) {
+      console.log(
+        `| ${r.orders.toLocaleString('en-US')} | ${r.events.toLocaleString('en-US')} | ${mb(r.snapshotBytes)} MB | ${mb(r.stateBytes)} MB | ${(r.shipMs / 1000).toFixed(1)} s | ${(r.readyMs / 1000).toFixed(2)} s (${(r.installMs / 1000).toFixed(2)}) | ${(r.stateReadyMs / 1000).toFixed(2)} s (${(r.stateInstallMs / 1000).toFixed(2)}) |`,
+      );
+    }
     // The object store's reads at these sizes (flow control included) and the purges: on the nodes' own users.
     const violations = nats.log().split('\n').filter((l) => /Violation[^\n]*User "(sequencer|gateway|replica)"/.test(l));
     check(violations.length === 0, `no node's NATS user was refused anything:\n${violations.join('\n')}`);
-    const ready = rows.map((r) => r.readyMs);
-    console.log(`new replica flat: largest / smallest ${(Math.max(...ready) / Math.min(...ready)).toFixed(2)}; load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+    const flat = (xs: number[]) => (Math.max(...xs) / Math.min(...xs)).toFixed(2);
+    console.log(
+      `new replica flat: largest / smallest ${flat(rows.map((r) => r.readyMs))} (whole store), ${flat(rows.map((r) => r.stateReadyMs))} (state); load average ${loadavg().map((x) => x.toFixed(1)).join(' ')}`,
+    );
   } finally {
     for (const p of procs) await p.stop('SIGKILL').catch(() => undefined);
     await seq.stop().catch(() => undefined);
