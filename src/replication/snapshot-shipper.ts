@@ -119,10 +119,7 @@ export class SnapshotShipper {
       const m = await this.shipOne('store');
       // Without a state snapshot this time (no checkpoint yet, a failed upload), state followers install an older
       // one, which the purge below keeps the stream for, or the whole store.
-      const state = await (this.o.checkpoint?.() ?? Promise.resolve())
-        .catch((err: unknown) => this.o.logger.warn({ err }, 'no checkpoint before the state snapshot: it starts from the newest one there is'))
-        .then(() => this.shipOne('state'))
-        .catch((err: unknown) => {
+      const state = await this.shipState().catch((err: unknown) => {
         this.counters.stateFailures++;
         this.o.logger.warn({ err }, 'state snapshot not shipped (the whole store\'s was)');
         return undefined;
@@ -149,6 +146,12 @@ export class SnapshotShipper {
       this.o.logger.error({ err }, 'snapshot not shipped');
       throw err;
     }
+  }
+
+  /** A checkpoint now (its base; without one it starts from the newest there is), then the state snapshot. */
+  private async shipState(): Promise<SnapshotManifest> {
+    await this.o.checkpoint?.().catch((err: unknown) => this.o.logger.warn({ err }, 'no checkpoint before the state snapshot: it starts from the newest one there is'));
+    return this.shipOne('state');
   }
 
   /** Makes one snapshot of kind `of` in a directory beside DATA_DIR and uploads it once the stream holds all it holds. */
