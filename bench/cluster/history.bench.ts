@@ -134,7 +134,7 @@ export default async function run(): Promise<void> {
     let acked = 0;
     let committed = { events: 0, s: 0 };
     let apply: { rate: number; events: number } | undefined;
-    const rows: Array<{ orders: number; events: number; shipMs: number; snapshotBytes: number; readyMs: number; installMs: number; stateBytes: number; stateReadyMs: number; stateInstallMs: number }> = [];
+    const rows: Array<{ orders: number; events: number; shipMs: number; snapshotBytes: number; readyMs: number; installMs: number; stateBytes: number; stateReadyMs: number; stateInstallMs: number; open: { markets: number; orders: number } }> = [];
     for (const size of sizes) {
       while (acked < size) {
         const before = seq.ctx.engine.committedSeq;
@@ -198,10 +198,12 @@ export default async function run(): Promise<void> {
         rmSync(dir, { recursive: true, force: true });
         return { readyMs, installMs: line.ms, bytes: line.bytes };
       };
-      const { readyMs, installMs } = await newReplica('store');
+      // The state's first: it does not then start while the kernel writes back what the whole store's wrote.
       const state = await newReplica('state');
+      const { readyMs, installMs } = await newReplica('store');
+      const open = { markets: seq.ctx.store.engineMarkets.getCount(), orders: seq.ctx.engine.stats().openOrders };
       const snapshotBytes = m.files.reduce((n, f) => n + f.bytes, 0);
-      rows.push({ orders: acked, events, shipMs, snapshotBytes, readyMs, installMs, stateBytes: state.bytes, stateReadyMs: state.readyMs, stateInstallMs: state.installMs });
+      rows.push({ orders: acked, events, shipMs, snapshotBytes, readyMs, installMs, stateBytes: state.bytes, stateReadyMs: state.readyMs, stateInstallMs: state.installMs, open });
       console.log(
         `${acked.toLocaleString('en-US')} orders (${events.toLocaleString('en-US')} events): snapshots ${mb(snapshotBytes)} + ${mb(state.bytes)} MB (state) shipped in ${(shipMs / 1000).toFixed(1)} s; ` +
           `new replica caught up in ${(readyMs / 1000).toFixed(2)} s (install ${(installMs / 1000).toFixed(2)} s), from the state ${(state.readyMs / 1000).toFixed(2)} s (install ${(state.installMs / 1000).toFixed(2)} s); load ${loadavg()[0]!.toFixed(1)}`,
@@ -256,11 +258,11 @@ export default async function run(): Promise<void> {
         `checkpoints ${mb(dirBytes(join(seqDir, 'checkpoints')))} MB, replication log ${logRecords} records; stream ${stream.messages} records ${mb(stream.bytes)} MB (first ${stream.first_seq}, last ${stream.last_seq}); ` +
         `snapshot bucket ${mb(await bucket.bytes())} MB`,
     );
-    console.log('\n| history (orders) | journal events | snapshot | state snapshot | both shipped in | new replica caught up (install) | from the state (install) |');
-    console.log('|---|---|---|---|---|---|---|');
+    console.log('\n| history (orders) | journal events | open state | snapshot | state snapshot | both shipped in | new replica caught up (install) | from the state (install) |');
+    console.log('|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
       console.log(
-        `| ${r.orders.toLocaleString('en-US')} | ${r.events.toLocaleString('en-US')} | ${mb(r.snapshotBytes)} MB | ${mb(r.stateBytes)} MB | ${(r.shipMs / 1000).toFixed(1)} s | ${(r.readyMs / 1000).toFixed(2)} s (${(r.installMs / 1000).toFixed(2)}) | ${(r.stateReadyMs / 1000).toFixed(2)} s (${(r.stateInstallMs / 1000).toFixed(2)}) |`,
+        `| ${r.orders.toLocaleString('en-US')} | ${r.events.toLocaleString('en-US')} | ${r.open.markets} markets, ${r.open.orders.toLocaleString('en-US')} open orders | ${mb(r.snapshotBytes)} MB | ${mb(r.stateBytes)} MB | ${(r.shipMs / 1000).toFixed(1)} s | ${(r.readyMs / 1000).toFixed(2)} s (${(r.installMs / 1000).toFixed(2)}) | ${(r.stateReadyMs / 1000).toFixed(2)} s (${(r.stateInstallMs / 1000).toFixed(2)}) |`,
       );
     }
     // The object store's reads at these sizes (flow control included) and the purges: on the nodes' own users.

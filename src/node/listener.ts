@@ -23,6 +23,7 @@ import type { WalletRefusals } from '../edge/refusals/wallets.ts';
 import { headerValue } from '../edge/refusals/reason.ts';
 import { buildRoutes } from '../edge/routes.ts';
 import { startServer, type EdgeServer } from '../edge/server.ts';
+import type { CommandForwarder } from '../replication/commands.ts';
 import { gateway } from '../edge/cluster/forward.ts';
 import type { Config } from '../runtime/config.ts';
 import type { Clock } from '../runtime/clock.ts';
@@ -77,6 +78,15 @@ export async function listen(o: {
   listener: EdgeServer | undefined;
 }): Promise<{ server: EdgeServer; drain: (graceMs: number) => Promise<void> }> {
   const { config, log, role } = o;
+  // The edge's way to the sequencer through one of the role's forwarders (its writes, or its reads of history).
+  const toSequencer = (f: CommandForwarder | undefined) =>
+    f === undefined
+      ? undefined
+      : gateway(
+          (r) => f.forward(r),
+          (r) => role.cluster!.requestBytes(r) <= f.maxRequestBytes(),
+          () => role.replica!.follower.caughtUp(Math.min(config.cluster.forwardTimeoutMs, KEY_CATCH_UP_MS)),
+        );
   const edge: Parameters<typeof startServer>[0] = {
     routes: o.routes,
     host: config.http.host,
@@ -95,22 +105,8 @@ export async function listen(o: {
     sockets: o.sockets.mount,
     replica: role.replica === undefined ? undefined : { sequencerUrl: o.sequencerUrl },
     deposed: role.sequencer === undefined ? undefined : () => o.deposed.why,
-    gateway:
-      role.gateway === undefined
-        ? undefined
-        : gateway(
-            (r) => role.gateway!.forward(r),
-            (r) => role.cluster!.requestBytes(r) <= role.gateway!.maxRequestBytes(),
-            () => role.replica!.follower.caughtUp(Math.min(config.cluster.forwardTimeoutMs, KEY_CATCH_UP_MS)),
-          ),
-    history:
-      role.history === undefined
-        ? undefined
-        : gateway(
-            (r) => role.history!.forward(r),
-            (r) => role.cluster!.requestBytes(r) <= role.history!.maxRequestBytes(),
-            () => role.replica!.follower.caughtUp(Math.min(config.cluster.forwardTimeoutMs, KEY_CATCH_UP_MS)),
-          ),
+    gateway: toSequencer(role.gateway),
+    history: toSequencer(role.history),
     journalSeq: role.journalSeq,
     writeSeq: role.writeSeq,
     bodies: new BodyBudget({ enabled: config.rateLimits.enabled, maxCallers: config.rateLimits.maxCallers, ...DEFAULT_BODY_BYTES, ...config.rateLimits.bodyBytes }),
