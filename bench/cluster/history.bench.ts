@@ -23,9 +23,9 @@
  *   4. the order path while a checkpoint is written: single orders (POST /order) at ORDER_RATE/s open loop
  *      for P99_SECONDS, windows without and with checkpoints being written back to back on the checkpoint
  *      thread (each proved from the policy's newest automatic checkpoint, up to everyEvents back: its worst
- *      case; the one the last shipment wrote is removed first), interleaved
- *      off/on/off/on; p99 of each (the load tool's, from each order's due time). Target: with within 1.25x
- *      of without.
+ *      case; the one the last shipment wrote is removed first), after a warm-up window not counted, in three
+ *      pairs off/on; p99 of each (the load tool's, from each order's due time). Target: the median of the
+ *      pairs' ratios (with / without) within 1.25x.
  *   5. disk and stream after the run, default policy (checkpoints every 200,000 events, 2 kept, journal
  *      archived below them; 2 snapshots kept, the stream purged below the oldest): data.mdb (and its live
  *      pages), the archive, the checkpoints, the replication log's records, the stream's and the snapshot
@@ -222,7 +222,10 @@ export default async function run(): Promise<void> {
     console.log(`checkpoints proved from journal seq ${base}, ${(seq.ctx.engine.committedSeq - base).toLocaleString('en-US')} events back (everyEvents ${seq.ctx.config.history.checkpoints.everyEvents.toLocaleString('en-US')})`);
     const p99: Record<'off' | 'on', number[]> = { off: [], on: [] };
     let win = 0;
-    for (const mode of ['off', 'on', 'off', 'on'] as const) {
+    // A first window not counted: it runs while the kernel still writes back the gigabytes the whole-store
+    // replicas just wrote (three runs at 1.5 million orders had their first window's p99 at 185-771 ms, the
+    // next at 28-62), which made the verdict of two pairs that window's.
+    for (const mode of ['warm-up', 'off', 'on', 'off', 'on', 'off', 'on'] as const) {
       // `on`: checkpoints written back to back, each proved from the newest automatic one (above; the one
       // before is removed first), on the checkpoint thread.
       let writing = mode === 'on';
@@ -239,13 +242,15 @@ export default async function run(): Promise<void> {
       await writer;
       check(r.checkOk && r.errors === 0, `p99 window ${mode}: every order acknowledged and checked`);
       if (mode === 'on') check(written > 0, 'checkpoints were written during the window');
-      p99[mode].push(r.p99);
+      if (mode !== 'warm-up') p99[mode].push(r.p99);
       console.log(`orders at ${ORDER_RATE}/s, checkpoints ${mode}${mode === 'on' ? ` (${written} written)` : ''}: p50 ${r.p50.toFixed(2)} ms, p99 ${r.p99.toFixed(2)} ms; load ${loadavg()[0]!.toFixed(1)}`);
     }
     seq.checkpointer!.checkpoints.remove('bench');
-    const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
-    const ratio = mean(p99.on) / mean(p99.off);
-    console.log(`p99 with / without checkpoints being written: ${ratio.toFixed(2)} (target <= 1.25: ${ratio <= 1.25 ? 'met' : 'NOT met'})`);
+    // Each pair's ratio (an off window, then an on one), and the verdict on their median: one disturbed window
+    // moves one pair, not the verdict.
+    const pairs = p99.on.map((on, i) => on / p99.off[i]!);
+    const ratio = [...pairs].sort((a, b) => a - b)[Math.floor(pairs.length / 2)]!;
+    console.log(`p99 with / without checkpoints being written, per pair: ${pairs.map((x) => x.toFixed(2)).join(', ')}; median ${ratio.toFixed(2)} (target <= 1.25: ${ratio <= 1.25 ? 'met' : 'NOT met'})`);
 
     // 5: disk and stream.
     await seq.checkpointer!.retain();
