@@ -390,7 +390,10 @@ test('a replica and a gateway started from a state snapshot answer as the sequen
     noViolations(nats);
   } finally {
     await link?.close();
-    for (const a of apps.reverse()) await a.stop().catch(() => undefined);
+    for (const a of apps.reverse()) {
+      await a.stop().catch(() => undefined);
+      rmSync(a.ctx.config.dataDir, { recursive: true, force: true });
+    }
     await nats.stop();
   }
 });
