@@ -25,7 +25,7 @@ import { ReplicaEngine } from '../replication/replica-engine.ts';
 import { checkCredentials, probeNats, type StreamSettings } from '../replication/nats-link.ts';
 import { ClusterKeys } from '../replication/seal.ts';
 import { loadMasterKey } from '../edge/auth/credentials.ts';
-import { prepareFollowerStore } from '../replication/snapshot-install.ts';
+import { prepareFollowerStore, startKindFor } from '../replication/snapshot-install.ts';
 import { SnapshotShipper } from '../replication/snapshot-shipper.ts';
 import type { SnapshotKind, SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
 import type { Metrics } from '../edge/pipeline/metrics.ts';
@@ -169,10 +169,10 @@ export function serveCommands(config: Readonly<Config>, logger: Logger, metrics:
   // A command is taken within the replay window of its sending time; a gateway may wait forwardTimeoutMs for it.
   const server = new CommandServer({ settings: settingsOf(config), logger, handle, term, replayWindowMs: Math.max(REPLAY_WINDOW_MS, config.cluster.forwardTimeoutMs), kind });
   metrics.watch(kind === 'reads' ? 'pm_history_reads' : 'pm_commands', () => server.stats, {
-    messages: 'Command messages from gateways answered',
+    messages: kind === 'reads' ? 'Messages of reads of history answered' : 'Command messages from gateways answered',
     requests: kind === 'reads' ? 'Reads of history forwarded by followers with a history floor' : 'Requests forwarded by gateways',
     malformed: 'Command messages refused as malformed (unanswered)',
-    refused: 'Command messages refused unanswered: not sealed by a gateway for this subject, outside the replay window, or replayed',
+    refused: 'Command messages refused unanswered: not sealed by a node for this subject, outside the replay window, or replayed',
   });
   void server.start().then(
     () => logger.info({ subject: commandSubject(config.cluster.stream, term, kind) }, kind === 'reads' ? 'taking followers\' reads of history' : 'taking gateway commands'),
@@ -215,8 +215,7 @@ export function openShipper(
  * (replication/snapshot-install.ts). What it refused is counted on /metrics.
  */
 export async function prepareFollower(config: Readonly<Config>, logger: Logger, metrics: Metrics): Promise<void> {
-  // A standby's store may become the sequencer's: it holds the whole history, whatever followerStart says.
-  const start = await prepareFollowerStore(config.dataDir, settingsOf(config), logger, config.cluster.role === 'standby' ? 'store' : config.cluster.followerStart);
+  const start = await prepareFollowerStore(config.dataDir, settingsOf(config), logger, startKindFor(config.cluster.role, config.cluster.followerStart));
   metrics.watch('pm_snapshot', () => ({ forged: start.forged, unusable: start.unusable }), {
     forged: 'Snapshot manifests refused at this start as not authenticated by the nodes\' key (forged, altered, another cluster\'s)',
     unusable: 'Authentic snapshots this start could not use (a download that failed, a store that did not prove its state hash)',

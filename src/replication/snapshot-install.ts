@@ -59,6 +59,9 @@ export interface FollowerStart {
   unusable: number;
 }
 
+/** The kind a follower of `role` starts from: a standby's store may become the sequencer's, so it holds the whole history. */
+export const startKindFor = (role: string, followerStart: SnapshotKind): SnapshotKind => (role === 'standby' ? 'store' : followerStart);
+
 /** Makes `dataDir` a store that can follow the stream (see the header); returns what it did. */
 export async function prepareFollowerStore(dataDir: string, settings: StreamSettings, logger: Logger, prefer: SnapshotKind = 'store', link?: NatsLink): Promise<FollowerStart> {
   const done = (outcome: FollowerStart['outcome'], bucket?: SnapshotBucket, unusable = 0): FollowerStart => ({ outcome, forged: bucket?.forged ?? 0, unusable });

@@ -20,12 +20,13 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { test } from 'node:test';
+import { after, test } from 'node:test';
 import { startApp, type App } from '../../src/node/app.ts';
 import { DEMO_WALLETS } from '../../src/demo/catalog.ts';
 import { startFailoverNode, type FailoverNode } from '../../src/node/failover.ts';
 import { openNatsLink, type NatsLink } from '../../src/replication/nats-link.ts';
 import { ClusterKeys } from '../../src/replication/seal.ts';
+import { Objm } from '@nats-io/obj';
 import { SnapshotBucket, snapshotNameOf } from '../../src/replication/snapshot-store.ts';
 import { kindOf } from '../../src/journal/checkpoints/snapshots.ts';
 import { historyFloorOf } from '../../src/journal/checkpoints/state-snapshot.ts';
@@ -39,11 +40,21 @@ import { CLUSTER_KEYS, MASTER_KEY, natsSkip, sameReads, until } from '../fixture
 import { TestClient, units, type Creds } from '../fixtures/trading-client.ts';
 
 const skip = natsSkip();
+// Every directory the tests make (data directories, downloads) is removed once the file's tests have run.
+const made: string[] = [];
+after(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+const tempDir = (prefix: string) => {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  made.push(d);
+  return d;
+};
 const log = createLogger('silent');
 const ADMIN = 'snap-admin';
 const LEASE = { leaseMs: 1500, renewMs: 300, pollMs: 100 };
 
-function config(role: string, nats: NatsServer, over: Record<string, unknown> = {}, dataDir = mkdtempSync(join(tmpdir(), `pm-snap-${role}-`))) {
+function config(role: string, nats: NatsServer, over: Record<string, unknown> = {}, dataDir = tempDir(`pm-snap-${role}-`)) {
   return testConfig({
     dataDir,
     http: { port: 0 },
@@ -118,7 +129,7 @@ test('a replica behind the purged stream and a new one start from the newest sna
     };
     await place(10);
     // A replica follows, then stops: it will fall behind what the stream keeps.
-    const r1Dir = mkdtempSync(join(tmpdir(), 'pm-snap-r1-'));
+    const r1Dir = tempDir('pm-snap-r1-');
     let r1 = await startApp(config('replica', nats, {}, r1Dir), { log });
     apps.push(r1);
     await until('r1 caught up', () => r1.replication.follower!.appliedSeq === seq.ctx.engine.committedSeq);
@@ -155,7 +166,7 @@ test('a replica behind the purged stream and a new one start from the newest sna
     const link = await adminLink(nats);
     const bucket = (await SnapshotBucket.open(link, 'PM_JOURNAL', CLUSTER_KEYS))!;
     const elsewhere = (await SnapshotBucket.open(link, 'PM_JOURNAL', ClusterKeys.fromMaster(Buffer.alloc(32, 7))))!;
-    const tmp = mkdtempSync(join(tmpdir(), 'pm-snap-bad-'));
+    const tmp = tempDir('pm-snap-bad-');
     await bucket.fetch(second, tmp);
     const damaged = `s${String(second.rseq + 1).padStart(12, '0')}-0`;
     await bucket.publish(tmp, { ...second, name: damaged, rseq: second.rseq + 1, stateHash: 'f'.repeat(64) });
@@ -191,7 +202,7 @@ test('a standby takes over after the stream was compacted, nothing acknowledged 
   const fo = (role: string, name: string, dataDir?: string) =>
     config(role, nats, { cluster: { role, natsUrl: nats.url, ...nats.credentials(role), failover: { enabled: true, nodeUrl: `http://${name}.test`, ...LEASE } } }, dataDir);
   try {
-    const aDir = mkdtempSync(join(tmpdir(), 'pm-snap-a-'));
+    const aDir = tempDir('pm-snap-a-');
     const a = await startFailoverNode(fo('sequencer', 'a', aDir), { log });
     nodes.push(a);
     const b = await startFailoverNode(fo('standby', 'b'), { log });
@@ -246,10 +257,10 @@ test('a standby takes over after the stream was compacted, nothing acknowledged 
 
 test('a sequencer killed while it ships a snapshot: the unfinished one is never used, and the next shipment removes it', { skip }, async () => {
   const nats = await startNatsServer({ secure: true });
-  const cfgDir = mkdtempSync(join(tmpdir(), 'pm-snap-kill-'));
+  const cfgDir = tempDir('pm-snap-kill-');
   const configFile = join(cfgDir, 'config.json');
   writeFileSync(configFile, JSON.stringify({ auth: { masterKey: MASTER_KEY, signatureThreads: 1 }, history: { snapshots: { everySeconds: 1, keep: 2 } } }));
-  const seqDir = mkdtempSync(join(tmpdir(), 'pm-snap-kill-seq-'));
+  const seqDir = tempDir('pm-snap-kill-seq-');
   const start = () =>
     startService({ dataDir: seqDir, adminToken: ADMIN, env: { ROLE: 'sequencer', NATS_URL: nats.url, ...nats.env('sequencer'), SEQUENCER_URL: 'http://sequencer.test:8080', CONFIG_FILE: configFile, RATE_LIMITS: 'off', DEMO: 'static' }, startTimeoutMs: 120_000 });
   const link = await adminLink(nats);
@@ -387,13 +398,21 @@ test('a replica and a gateway started from a state snapshot answer as the sequen
     assert.equal(await ask('GET', `/markets/live-activity/${cid}`), 200);
     assert.equal(await ask('GET', '/book', `token_id=${a.token}`), 404);
     assert.equal(await ask('POST', '/admin/events', ''), 404);
+
+    // With no state snapshot to use, a follower that prefers one installs the whole store, and has no floor.
+    const os = await new Objm(link.js).open('pm_journal_snapshots');
+    const bucket = (await SnapshotBucket.open(link, 'PM_JOURNAL', CLUSTER_KEYS))!;
+    for (const m of (await bucket.list()).filter((s) => kindOf(s) === 'state')) await os.delete(`${m.name}/manifest`);
+    lines.length = 0;
+    const whole = await startApp(lean('replica'), { log: capture });
+    apps.push(whole);
+    assert.deepEqual(lines.filter((l) => l.msg === 'store installed from a snapshot; following the stream after it').map((l) => l.kind), ['store']);
+    assert.equal(historyFloorOf(whole.ctx.store), 0);
+    assert.notEqual(readOrder(whole.ctx.store, closed[0]!), undefined, 'the whole store holds the history');
     noViolations(nats);
   } finally {
     await link?.close();
-    for (const a of apps.reverse()) {
-      await a.stop().catch(() => undefined);
-      rmSync(a.ctx.config.dataDir, { recursive: true, force: true });
-    }
+    for (const a of apps.reverse()) await a.stop().catch(() => undefined);
     await nats.stop();
   }
 });

@@ -87,6 +87,16 @@ export async function takeSnapshot(store: Store, checkpoints: CheckpointStore, d
   return sealCopy(copy, dir, checkpoints.list().find((e) => e.name === AUTO_NAME && e.seq <= journalSeq), name, {});
 }
 
+/** The last key of the gapless run that `keys` (ascending) begin with; undefined when there is none. */
+export function gaplessEnd(keys: Iterable<number>): number | undefined {
+  let end: number | undefined;
+  for (const k of keys) {
+    if (end !== undefined && k !== end + 1) break;
+    end = k;
+  }
+  return end;
+}
+
 /** Creates `dir`, which must not hold anything yet. */
 export function emptyDir(dir: string): void {
   mkdirSync(dir, { recursive: true });
@@ -103,13 +113,10 @@ export async function sealCopy(copy: Store, dir: string, base: CheckpointEntry |
   try {
     // The log's keys (retention keeps it short): the gapless run from its first key, and what lies past a gap.
     const keys = [...copy.replication.getKeys({})] as number[];
-    let end = keys.length > 0 ? 1 : 0;
-    while (end < keys.length && keys[end] === keys[end - 1]! + 1) end++;
-    const rseq = end > 0 ? keys[end - 1]! : 0;
+    const rseq = gaplessEnd(keys) ?? 0;
     const lastRseq = keys.length > 0 ? keys[keys.length - 1]! : 0;
-    const past = keys.slice(end);
     let p: Promise<unknown> = Promise.resolve();
-    for (const r of past) p = copy.replication.remove(r);
+    for (const r of keys) if (r > rseq) p = copy.replication.remove(r);
     if (rseq > 0) p = copy.meta.put(metaKeys.replicaAppliedRseq, rseq);
     await p;
     const journalSeq = (copy.meta.get(metaKeys.journalSeq) as number | undefined) ?? 0;

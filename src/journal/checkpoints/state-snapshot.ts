@@ -29,11 +29,13 @@
  * Then, as for a whole copy (snapshots.ts sealCopy), its log is cut at the gapless prefix and its checkpoint
  * proved from `base`: its state hash is the source's, or the snapshot is not made.
  */
-import { SnapshotError, emptyDir, sealCopy, type SnapshotManifest } from './snapshots.ts';
+import { SnapshotError, emptyDir, gaplessEnd, sealCopy, type SnapshotManifest } from './snapshots.ts';
 import { AUTO_NAME, type CheckpointStore } from './checkpoints.ts';
 import { openStore, readSnapshot, type Store } from '../env.ts';
 import { HISTORY_VIEW_TAGS, metaKeys, prefixRange, type Key } from '../keys.ts';
-import { idRunOf, readOrderAt } from '../orders.ts';
+import { idRunOf } from '../orders.ts';
+import { journalEventOf } from '../codecs/order-codec.ts';
+import type { OrderAcceptedEvent } from '../../domain/events.ts';
 
 /** Tables copied whole (see the header). */
 const WHOLE = ['meta', 'balances', 'catalog', 'indexes', 'profiles', 'apiKeys', 'replays', 'prices', 'engineMarkets'] as const;
@@ -56,19 +58,16 @@ export async function takeStateSnapshot(store: Store, checkpoints: CheckpointSto
       for (const t of WHOLE) for (const { key, value } of src[t].getRange({})) (copy[t] as typeof src.meta).putSync(key as string, value);
       copyViews(src, copy);
       // The log's tail: from the end of its gapless run (its keys only are read before it).
-      let from: number | undefined;
-      for (const k of src.replication.getKeys({})) {
-        if (from !== undefined && k !== from + 1) break;
-        from = k;
-      }
+      const from = gaplessEnd(src.replication.getKeys({}) as Iterable<number>);
       if (from !== undefined) for (const { key, value } of src.replication.getRange({ start: from })) copy.replication.putSync(key, value);
       // The open orders at the base, then every order after it: rows, `order` events, one run of their ids.
       const held: Array<{ orderId: string; seq: number }> = [];
       const order = (seq: number, row: unknown) => {
         copy.orders.putSync(seq, row);
         const ev = src.journal.get(seq);
-        if (ev !== undefined) copy.journal.putSync(seq, ev);
-        held.push({ orderId: readOrderAt(src, seq)!.orderId, seq });
+        if (ev === undefined) throw new SnapshotError(`orders[${seq}] has no order event at its seq`);
+        copy.journal.putSync(seq, ev);
+        held.push({ orderId: (journalEventOf(ev, seq) as OrderAcceptedEvent).orderId, seq });
       };
       for (const [seq] of [...state.open].sort((x, y) => x[0] - y[0])) {
         const row = src.orders.get(seq);

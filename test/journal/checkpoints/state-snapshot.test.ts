@@ -13,6 +13,7 @@ import { writeCheckpoint } from '../../../src/journal/checkpoints/checkpoint-wri
 import { CheckpointStore } from '../../../src/journal/checkpoints/checkpoints.ts';
 import { takeStateSnapshot, historyFloorOf } from '../../../src/journal/checkpoints/state-snapshot.ts';
 import { openStore } from '../../../src/journal/env.ts';
+import { installSnapshot } from '../../../src/journal/checkpoints/snapshots.ts';
 import { metaKeys, walletViewKeys } from '../../../src/journal/keys.ts';
 import { readOrder } from '../../../src/journal/orders.ts';
 import { verifyStore } from '../../../src/journal/recovery.ts';
@@ -92,5 +93,20 @@ test('a state snapshot proves to its store\'s state hash without the history bef
     }
   } finally {
     await snap.close().catch(() => undefined);
+  }
+  // Installed only with the floor its manifest names (a second snapshot: the first was opened above).
+  const fresh = `${dir}-2`;
+  const target = `${dir}-installed`;
+  t.after(async () => {
+    for (const d of [fresh, target]) (await import('node:fs')).rmSync(d, { recursive: true, force: true });
+  });
+  const m2 = await takeStateSnapshot(env.store, cs, fresh, 'state-2');
+  await assert.rejects(installSnapshot(fresh, target, { ...m2, floor: journalSeq - 1 }), /history floor is \d+, the manifest says/);
+  await installSnapshot(fresh, target, m2);
+  const installed = openStore({ dataDir: target });
+  try {
+    assert.equal(historyFloorOf(installed), journalSeq);
+  } finally {
+    await installed.close();
   }
 });
