@@ -59,6 +59,12 @@ export class Metrics {
     labelNames: ['bucket'] as const,
     registers: [this.registry],
   });
+  private readonly heldHere = new Counter({
+    name: 'pm_history_held_here_total',
+    help: 'On a node with a history floor: reads of a history route answered from its own store, which held their rows (not sent to the sequencer), by route pattern',
+    labelNames: ['route'] as const,
+    registers: [this.registry],
+  });
   private readonly refusals = new Counter({
     name: 'refusals_total',
     help: 'Refusals of the auth and order checks answered with a reason (X-Refusal-Reason), by class (edge/refusals/reason.ts)',
@@ -261,6 +267,11 @@ export class Metrics {
 
   rateLimited(bucket: string): void {
     this.limited.labels(bucket).inc();
+  }
+
+  /** A read of a history route answered from this node's store (PipelineDeps.history, RouteDef.heldHere). */
+  historyHeldHere(route: string): void {
+    this.heldHere.labels(route).inc();
   }
 
   /** One refusal answered with its reason; `cls` is one of REFUSAL_CLASSES (a closed set). */

@@ -406,7 +406,7 @@ class RouteProcessor {
     }
     const rr: RouteRequest = { method: req.method as HttpMethod, path: req.path, query: query.value, body, params: params.value, headers: req.headers, rawBody: req.body, caller, receivedAt: req.receivedAt };
     if (req.hints !== undefined) rr.hints = req.hints;
-    if (this.forwarding === 'checked') return this.forwardChecked(f, rr);
+    if (this.forwarding === 'checked' && !this.answeredHere(rr)) return this.forwardChecked(f, rr);
     let result: unknown;
     try {
       result = route.handler(rr);
@@ -420,6 +420,13 @@ class RouteProcessor {
       );
     }
     return this.settle(req, result);
+  }
+
+  /** A history read this node's store holds whole after all (the route's heldHere), counted; never a write. */
+  private answeredHere(rr: RouteRequest): boolean {
+    if (this.via !== this.d.history || this.m.route.heldHere?.(rr) !== true) return false;
+    this.d.metrics.historyHeldHere(this.m.route.path);
+    return true;
   }
 
   /** On a gateway: the signatures recovered here (the route's gatewayHints, where it has some), then the sequencer's answer. */

@@ -177,6 +177,12 @@ export interface RouteDef<Q extends TObject | undefined = any, B extends TSchema
    * to the sequencer (PipelineDeps.history) instead of answering from what it holds.
    */
   history?: boolean;
+  /**
+   * A `history` route's request that such a node answers from its own store after all: what the answer is
+   * made of is there whole (e.g. the order's row, which carries its trade ids). Called once the request has
+   * passed every local stage; undefined, or false: sent to the sequencer.
+   */
+  heldHere?: (req: RouteRequest<S<Q>, S<B>, S<P>>) => boolean;
 }
 
 export type AnyRoute = RouteDef<any, any, any>;
@@ -186,12 +192,14 @@ export type RequestOf<Q extends TSchema | undefined = undefined, B extends TSche
 
 /** A route of a module's table: its handler takes the module's dependencies (`D`) explicitly, before the request. */
 export interface RouteSpec<D, Q extends TObject | undefined = any, B extends TSchema | undefined = any, P extends TObject | undefined = any>
-  extends Omit<RouteDef<Q, B, P>, 'handler' | 'guard' | 'gatewayHints'> {
+  extends Omit<RouteDef<Q, B, P>, 'handler' | 'guard' | 'gatewayHints' | 'heldHere'> {
   /** As RouteDef's guard, given the module's dependencies (e.g. a configured allowlist). */
   guard?: (deps: D, caller: Caller) => ApiError | undefined;
   handler: (deps: D, req: RouteRequest<S<Q>, S<B>, S<P>>) => unknown;
   /** As RouteDef's gatewayHints, given the module's dependencies. */
   gatewayHints?: (deps: D, req: RouteRequest<S<Q>, S<B>, S<P>>) => Promise<unknown>;
+  /** As RouteDef's heldHere, given the module's dependencies. */
+  heldHere?: (deps: D, req: RouteRequest<S<Q>, S<B>, S<P>>) => boolean;
 }
 
 /** As `route`, for a table entry whose handler takes dependencies; `D` is inferred from the handler. */
@@ -204,10 +212,11 @@ export function routeSpec<D, Q extends TObject | undefined = undefined, B extend
 /** The routes of a module's table, each handler given `deps` (the table's key order is kept). */
 export function bindRoutes<D>(deps: D, specs: readonly RouteSpec<D>[]): AnyRoute[] {
   return specs.map((s) => {
-    const { handler, guard, gatewayHints } = s;
+    const { handler, guard, gatewayHints, heldHere } = s;
     const bound = { ...s, handler: (req: RouteRequest) => handler(deps, req) } as AnyRoute;
     if (guard !== undefined) bound.guard = (caller) => guard(deps, caller);
     if (gatewayHints !== undefined) bound.gatewayHints = (req: RouteRequest) => gatewayHints(deps, req);
+    if (heldHere !== undefined) bound.heldHere = (req: RouteRequest) => heldHere(deps, req);
     return bound;
   });
 }

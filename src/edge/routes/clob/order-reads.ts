@@ -172,6 +172,9 @@ export function readRoutes(clientShapes: boolean): readonly RouteSpec<TradingDep
       path: '/data/order/:id',
       group: 'clob',
       history: true,
+      // The order's row carries everything its answer shows (its trade ids included): a node that holds the
+      // row answers, and only an order it lacks (closed before its history floor, or none) goes to the sequencer.
+      heldHere: (d, req) => d.engine.getOrder(parseOrderId(req.params.id)!) !== undefined,
       summary: 'One order by id (public, as the spec lists it)',
       params: OrderIdParams,
       fieldMessages: { id: 'Invalid orderID' },
