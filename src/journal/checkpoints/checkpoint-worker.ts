@@ -10,11 +10,10 @@
  * missing or refused). The order path's threads keep the process's priority, so they never wait for a core
  * this thread holds. Why SCHED_IDLE: at nice 19 the thread keeps the core it runs on for a while after an
  * order thread wakes there (the scheduler weighs the two; Linux 6.18 here), while a SCHED_IDLE task gives
- * way at once to any task of another policy that wakes. Measured at 1.5 million orders of history, proofs
- * 137,000 events long written back to back, single orders at 1,000/s in 10 s windows, four rounds with the
- * thread's policy switched between windows of one run: p99 (median of the rounds) 45 ms without
- * checkpoints, 67 ms with the thread at nice 19 (1.49x), 49 ms with SCHED_IDLE (1.09x); p50 10.7, 16.9 and
- * 11.3 ms. With neither (2 cores, load ~8), p99 was 6.5x higher while checkpoints were written. The price:
+ * way at once to any task of another policy that wakes. Measured (bench/cluster/history.bench.ts, 1.5
+ * million orders of history, its phase 4: single orders at 1,000/s while proofs of ~140,000 events are
+ * written back to back, p99 with / without, the median of three pairs): 2.08 at nice 19 alone, 0.96 with
+ * SCHED_IDLE. With neither (2 cores, load ~8), p99 was 6.5x higher while checkpoints were written. The price:
  * on a machine whose cores are kept busy, a checkpoint waits for idle time (its read transaction meanwhile
  * keeps LMDB from reusing the pages written since), and a start after a crash may replay more.
  *
