@@ -135,8 +135,11 @@ export class SnapshotBucket {
     return out.sort(newestFirst);
   }
 
-  /** Downloads snapshot `m`'s files into `dir`; the object store checks each object's digest as it is read. */
-  async fetch(m: SnapshotManifest, dir: string): Promise<void> {
+  /**
+   * Downloads snapshot `m`'s files into `dir`; the object store checks each object's digest as it is read.
+   * `stopped`, asked between chunks, abandons the download (throws).
+   */
+  async fetch(m: SnapshotManifest, dir: string, stopped: () => boolean = () => false): Promise<void> {
     for (const f of m.files) {
       const r = await this.os.get(`${m.name}/${f.name}`);
       if (r === null) throw new Error(`snapshot ${m.name}: object ${f.name} is missing`);
@@ -147,6 +150,11 @@ export class SnapshotBucket {
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
+        if (stopped()) {
+          await reader.cancel().catch(() => undefined);
+          out.destroy();
+          throw new Error(`snapshot ${m.name}: download stopped`);
+        }
         if (!out.write(value)) await new Promise<void>((res) => out.once('drain', () => res()));
       }
       await new Promise<void>((res, rej) => out.end((err?: Error | null) => (err ? rej(err) : res())));

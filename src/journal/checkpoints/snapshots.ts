@@ -152,6 +152,16 @@ export async function sealCopy(copy: Store, dir: string, base: CheckpointEntry |
   }
 }
 
+/** The snapshot's format, and every file in `dir` of the manifest's size and digest; throws SnapshotError naming what differs. */
+export async function checkFiles(dir: string, m: SnapshotManifest): Promise<void> {
+  if (m.v !== SNAPSHOT_FORMAT) throw new SnapshotError(`snapshot ${m.name}: format ${m.v}, this build reads ${SNAPSHOT_FORMAT}`);
+  for (const f of m.files) {
+    const bytes = statSync(join(dir, f.name), { throwIfNoEntry: false })?.size;
+    if (bytes !== f.bytes) throw new SnapshotError(`snapshot ${m.name}: ${f.name} has ${bytes ?? 'no'} bytes, the manifest says ${f.bytes}`);
+    if ((await fileSha256(join(dir, f.name))) !== f.sha256) throw new SnapshotError(`snapshot ${m.name}: ${f.name} does not match its digest`);
+  }
+}
+
 /**
  * Checks a downloaded snapshot in `dir` against its manifest (every file's size and digest; then the store,
  * opened, proves from its checkpoint to the manifest's state hash and stands at its rseq) and moves it into
@@ -160,12 +170,7 @@ export async function sealCopy(copy: Store, dir: string, base: CheckpointEntry |
  * SnapshotError, leaving `dataDir` untouched, when anything does not match.
  */
 export async function installSnapshot(dir: string, dataDir: string, m: SnapshotManifest): Promise<void> {
-  if (m.v !== SNAPSHOT_FORMAT) throw new SnapshotError(`snapshot ${m.name}: format ${m.v}, this build reads ${SNAPSHOT_FORMAT}`);
-  for (const f of m.files) {
-    const bytes = statSync(join(dir, f.name), { throwIfNoEntry: false })?.size;
-    if (bytes !== f.bytes) throw new SnapshotError(`snapshot ${m.name}: ${f.name} has ${bytes ?? 'no'} bytes, the manifest says ${f.bytes}`);
-    if ((await fileSha256(join(dir, f.name))) !== f.sha256) throw new SnapshotError(`snapshot ${m.name}: ${f.name} does not match its digest`);
-  }
+  await checkFiles(dir, m);
   const store = openStore({ dataDir: dir });
   try {
     const v = verifyStore(store, { checkpoints: new CheckpointStore(join(dir, 'checkpoints')) });
