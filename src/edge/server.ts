@@ -344,7 +344,7 @@ function bindRoutes(shared: Shared): Mounted[] {
     };
     const processor = processorFor(
       m,
-      { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, gateway: opts.gateway, history: opts.history, deposed: opts.deposed, journalSeq: opts.journalSeq, writeSeq: opts.writeSeq, refusals: opts.refusals, bodies: opts.bodies, strikes: opts.strikes },
+      { adminToken: opts.adminToken, limiter, metrics, log, clock, auth: opts.auth, replays: opts.replays, replica: opts.replica, gateway: opts.gateway, history: opts.history, historyHeld: opts.historyHeld, deposed: opts.deposed, journalSeq: opts.journalSeq, writeSeq: opts.writeSeq, refusals: opts.refusals, bodies: opts.bodies, strikes: opts.strikes },
       who,
     );
     const history = route.history === true;

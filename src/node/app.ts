@@ -45,6 +45,7 @@ import { SampleLog, openEngine, openRole, prepareStore, startFollowing } from '.
 import type { Follower } from '../replication/follower.ts';
 import type { Publisher } from '../replication/publisher.ts';
 import type { SnapshotShipper } from '../replication/snapshot-shipper.ts';
+import type { HistoryBackfill } from '../replication/history-backfill.ts';
 import { ViewWrites, type ViewWritesOptions } from '../projections/projector.ts';
 import { RewardsReader } from '../queries/rewards.ts';
 import { Heartbeats } from '../edge/trading/heartbeats.ts';
@@ -84,7 +85,7 @@ export interface App {
   /** The demo traders (`demo: "live"`). */
   readonly demo?: LiveDemo;
   /** ROLE=sequencer: its publisher and snapshot shipper; ROLE=replica: its follower (tests, /metrics). */
-  readonly replication: { publisher?: Publisher; follower?: Follower; shipper?: SnapshotShipper };
+  readonly replication: { publisher?: Publisher; follower?: Follower; shipper?: SnapshotShipper; backfill?: HistoryBackfill };
   /** The node's checkpoints (engine/checkpointer.ts): write one under a name, list, export; retention. */
   readonly checkpointer?: Checkpointer;
   /** Ordered stop: close the listen socket, let in-flight requests finish, then close what start-up opened, newest first (LMDB last). */
@@ -354,7 +355,7 @@ async function openApp(config: Readonly<Config>, opts: AppOptions, log: Logger, 
     server,
     port: server.port,
     demo,
-    replication: { publisher: role.sequencer?.publisher, follower: role.replica?.follower, shipper: role.shipper },
+    replication: { publisher: role.sequencer?.publisher, follower: role.replica?.follower, shipper: role.shipper, backfill: role.backfill },
     checkpointer: role.checkpointer,
     fence(why: string) {
       if (deposed.why !== undefined) return;

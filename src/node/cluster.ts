@@ -26,6 +26,7 @@ import { checkCredentials, probeNats, type StreamSettings } from '../replication
 import { ClusterKeys } from '../replication/seal.ts';
 import { loadMasterKey } from '../edge/auth/credentials.ts';
 import { prepareFollowerStore, startKindFor } from '../replication/snapshot-install.ts';
+import { HistoryBackfill } from '../replication/history-backfill.ts';
 import { SnapshotShipper } from '../replication/snapshot-shipper.ts';
 import type { SnapshotKind, SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
 import type { Metrics } from '../edge/pipeline/metrics.ts';
@@ -142,6 +143,22 @@ export function openReplica(store: Store, config: Readonly<Config>, logger: Logg
     forged: 'Stream messages skipped as forgeries (another subject, not authenticated by the nodes\' key), since start',
   });
   return { engine, follower };
+}
+
+/**
+ * A replica or gateway started from a state snapshot: its history copied back in, in the background
+ * (replication/history-backfill.ts), counted on /metrics as pm_history_backfill_*.
+ */
+export function startBackfill(store: Store, config: Readonly<Config>, logger: Logger, metrics: Metrics, appliedSeq: () => number): HistoryBackfill {
+  const backfill = new HistoryBackfill({ store, settings: settingsOf(config), logger, appliedSeq });
+  metrics.watch('pm_history_backfill', () => backfill.stats(), {
+    done: '1 once this store holds the whole history again (its history floor removed): reads of history are answered here',
+    rows: 'Rows of history copied in from the sequencer\'s whole-store snapshot',
+    retries: 'Backfill attempts that found no whole-store snapshot at or above the floor yet, or failed (logged)',
+    ms: 'ms from the start to the history held whole (0 until then)',
+  });
+  backfill.start();
+  return backfill;
 }
 
 /**

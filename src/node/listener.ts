@@ -107,6 +107,8 @@ export async function listen(o: {
     deposed: role.sequencer === undefined ? undefined : () => o.deposed.why,
     gateway: toSequencer(role.gateway),
     history: toSequencer(role.history),
+    // The backfill starts with the engine, which may open after the listener: asked per request.
+    historyHeld: role.history === undefined ? undefined : () => role.backfill?.held() === true,
     journalSeq: role.journalSeq,
     writeSeq: role.writeSeq,
     bodies: new BodyBudget({ enabled: config.rateLimits.enabled, maxCallers: config.rateLimits.maxCallers, ...DEFAULT_BODY_BYTES, ...config.rateLimits.bodyBytes }),

@@ -9,6 +9,7 @@ import { historyFloorOf } from '../journal/checkpoints/state-snapshot.ts';
 import type { ReplicaRole, SequencerRole } from './cluster.ts';
 import type { SnapshotShipper } from '../replication/snapshot-shipper.ts';
 import type { CommandForwarder } from '../replication/commands.ts';
+import type { HistoryBackfill } from '../replication/history-backfill.ts';
 import type { AuthServices } from '../edge/auth/auth.ts';
 import type { Metrics } from '../edge/pipeline/metrics.ts';
 import { Checkpointer, type CheckpointPolicy } from '../engine/checkpointer.ts';
@@ -35,6 +36,8 @@ export interface RoleParts {
    * of history take to the sequencer (edge/pipeline/route.ts `history`).
    */
   history?: CommandForwarder;
+  /** Such a node's history copied back in (replication/history-backfill.ts; cluster.backfill), once its store is open. */
+  backfill?: HistoryBackfill;
   /** The matching engine (single and sequencer), once open. */
   engine?: Engine;
   /** The node's checkpoints and retention (engine/checkpointer.ts), every role with a store. */
@@ -131,6 +134,12 @@ export async function openEngine(o: {
     role.journalSeq = () => replica.follower.appliedRseq;
     surface = replica.engine;
     startCheckpoints(checkpointer, replica.engine);
+    if (role.history !== undefined && config.cluster.backfill) {
+      const backfill = role.cluster.startBackfill(o.store, config, o.log, metrics, () => replica.follower.appliedSeq);
+      role.backfill = backfill;
+      // Registered after the engine, so closed before it: a copy in progress stops between transactions.
+      o.closers.add('history backfill', () => backfill.close());
+    }
     return replica.engine;
   }
   const publisher = role.sequencer?.publisher;

@@ -2,10 +2,11 @@
  * The sequencer's snapshots for its followers, and the bound they put on the stream (issue 42;
  * docs/decisions/scale-out.md, "Followers from a snapshot, a bounded stream (issue 42)"). Every `everySeconds`, while the journal moves:
  *
- *   1. the checkpoint thread makes two snapshots of the store as committed, in directories beside DATA_DIR: the
- *      whole store (journal/checkpoints/snapshots.ts; what a standby and a follower that keeps the whole history
- *      install) and its state alone (state-snapshot.ts; what a replica or gateway started with
- *      `cluster.followerStart: state` installs, in the same time at any age);
+ *   1. the checkpoint thread makes two snapshots of the store as committed, in directories beside DATA_DIR: its
+ *      state alone (state-snapshot.ts; what a replica or gateway started with `cluster.followerStart: state`
+ *      installs, in the same time at any age), then the whole store (journal/checkpoints/snapshots.ts; what a
+ *      standby and a follower that keeps the whole history install, and where a follower started from the
+ *      state copies its history from: replication/history-backfill.ts);
  *   2. the shipper waits until the stream has confirmed every record the copy holds (a snapshot must never
  *      hold what a takeover could lose: under cluster.failover a batch commits locally before the stream
  *      confirms it);
@@ -116,14 +117,16 @@ export class SnapshotShipper {
     this.lastAt = Date.now();
     this.lastSeq = (this.o.store.meta.get(metaKeys.journalSeq) as number | undefined) ?? 0;
     try {
-      const m = await this.shipOne('store');
-      // Without a state snapshot this time (no checkpoint yet, a failed upload), state followers install an older
-      // one, which the purge below keeps the stream for, or the whole store.
+      // The state first, then the whole store: the whole store then stands at or above the state's floor, so a
+      // follower started from this state can copy its history from it (history-backfill.ts) at once. Without a
+      // state snapshot this time (no checkpoint yet, a failed upload), state followers install an older one,
+      // which the purge below keeps the stream for, or the whole store.
       const state = await this.shipState().catch((err: unknown) => {
         this.counters.stateFailures++;
-        this.o.logger.warn({ err }, 'state snapshot not shipped (the whole store\'s was)');
+        this.o.logger.warn({ err }, 'state snapshot not shipped (the whole store\'s is)');
         return undefined;
       });
+      const m = await this.shipOne('store');
       const bucket = await this.bucketOf();
       const kept = await bucket.prune(this.o.policy.keep);
       const oldest = kept[kept.length - 1]!;

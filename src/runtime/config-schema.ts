@@ -263,6 +263,10 @@ export const ConfigSchema = Type.Object(
             'ROLE=replica, gateway: what a new or lagging store installs. store = the sequencer\'s whole store (history included; its time grows with the history); ' +
             'state = its state alone, in the same time at any age, and the reads of history from before it go to the sequencer (docs/decisions/scale-out.md). A standby always installs the whole store',
         }),
+        backfill: Type.Boolean({
+          description:
+            'ROLE=replica, gateway started from a state snapshot: copy the history in, in the background, from the sequencer\'s newest whole-store snapshot at or above its history floor, then answer the reads of history from its own store (replication/history-backfill.ts); false: keep sending them to the sequencer',
+        }),
         failover: Type.Object(
           {
             enabled: Type.Boolean({

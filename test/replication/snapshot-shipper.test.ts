@@ -371,7 +371,8 @@ test('a replica and a gateway started from a state snapshot answer as the sequen
 
     const lines: Array<Record<string, unknown>> = [];
     const capture = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
-    const lean = (role: string) => config(role, nats, { cluster: { role, natsUrl: nats.url, ...nats.credentials(role), sequencerUrl: 'http://sequencer.test:8080', followerStart: 'state' } });
+    // These two keep their floor (no backfill): what a state follower does before its history is in.
+    const lean = (role: string, backfill = false) => config(role, nats, { cluster: { role, natsUrl: nats.url, ...nats.credentials(role), sequencerUrl: 'http://sequencer.test:8080', followerStart: 'state', backfill } });
     const rep = await startApp(lean('replica'), { log: capture });
     apps.push(rep);
     const gw = await startApp(lean('gateway'), { log: capture });
@@ -403,6 +404,20 @@ test('a replica and a gateway started from a state snapshot answer as the sequen
     assert.equal(await ask('GET', `/markets/live-activity/${cid}`), 200);
     assert.equal(await ask('GET', '/book', `token_id=${a.token}`), 404);
     assert.equal(await ask('POST', '/admin/events', ''), 404);
+
+    // A replica with the backfill (the default): its history copied in from the whole store shipped after the
+    // state, its floor gone, every read of history answered from its own store and as the sequencer's.
+    const full = await startApp(lean('replica', true), { log: capture });
+    apps.push(full);
+    await until('the history backfilled', () => full.replication.backfill?.held() === true && full.replication.follower!.appliedSeq === target);
+    assert.equal(historyFloorOf(full.ctx.store), 0, 'no floor once the history is in');
+    for (const id of closed) assert.notEqual(readOrder(full.ctx.store, id), undefined, 'every filled order is in its store');
+    assert.equal(full.ctx.engine.stateHash(), seq.ctx.engine.stateHash());
+    await sameReads([base(seq), base(full)], [`/trades?user=${b.alice.address}&limit=100`, `/trades?user=${a.alice.address}&limit=100`, `/markets/live-activity/${cid}`, ...closed.map((id) => `/data/order/${id}`)]);
+    await sameReads([base(seq), base(full)], ['/data/trades', '/data/orders'], { client: b.alice, creds: b.creds });
+    assert.equal(await metric(base(full), 'pm_history_forward_requests'), 0, 'nothing sent to the sequencer');
+    assert.ok((await metric(base(full), 'pm_history_backfill_rows')) > 0, 'rows were copied');
+    assert.equal(await metric(base(full), 'pm_history_backfill_done'), 1);
 
     // With no state snapshot to use, a follower that prefers one installs the whole store, and has no floor.
     const os = await new Objm(link.js).open('pm_journal_snapshots');

@@ -422,9 +422,13 @@ class RouteProcessor {
     return this.settle(req, result);
   }
 
-  /** A history read this node's store holds whole after all (the route's heldHere), counted; never a write. */
+  /**
+   * A history read this node's store holds whole after all, counted; never a write: all of them once its
+   * history is backfilled (PipelineDeps.historyHeld), else those the route's heldHere says.
+   */
   private answeredHere(rr: RouteRequest): boolean {
-    if (this.via !== this.d.history || this.m.route.heldHere?.(rr) !== true) return false;
+    if (this.via !== this.d.history) return false;
+    if (this.d.historyHeld?.() !== true && this.m.route.heldHere?.(rr) !== true) return false;
     this.d.metrics.historyHeldHere(this.m.route.path);
     return true;
   }

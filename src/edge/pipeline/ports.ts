@@ -108,6 +108,8 @@ export interface PipelineDeps {
    * marked `history` go, the sequencer (forward.ts, on the reads subject of replication/commands.ts).
    */
   history?: Gateway;
+  /** Such a node's history copied back in (replication/history-backfill.ts): from then on its history reads are answered here. */
+  historyHeld?: () => boolean;
   /** The sequence the read state reflects (X-Journal-Seq on read routes, taken as the request begins). */
   journalSeq?: () => number;
   /**
