@@ -1,5 +1,5 @@
 /**
- * A follower started from a state snapshot takes its history back (issue 42; docs/decisions/scale-out.md, "A
+ * A follower started from a state snapshot takes its history back (issue 42; docs/decisions/history.md, "A
  * simpler backfill"): in the background, once it has applied the stream past the newest whole-store snapshot
  * at or above its history floor, it downloads that snapshot beside DATA_DIR, checks its files against the
  * authenticated manifest (snapshots.ts checkFiles: each one's size and digest), and copies in the history it

@@ -1,6 +1,6 @@
 /**
  * The sequencer's snapshots for its followers, and the bound they put on the stream (issue 42;
- * docs/decisions/scale-out.md, "Followers from a snapshot, a bounded stream (issue 42)"). Every `everySeconds`, while the journal moves:
+ * docs/decisions/history.md, "Followers from a snapshot, a bounded stream (issue 42)"). Every `everySeconds`, while the journal moves:
  *
  *   1. the checkpoint thread makes two snapshots of the store as committed, in directories beside DATA_DIR: its
  *      state alone (state-snapshot.ts; what a replica or gateway started with `cluster.followerStart: state`

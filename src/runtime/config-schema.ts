@@ -261,7 +261,7 @@ export const ConfigSchema = Type.Object(
         followerStart: Type.Union([Type.Literal('store'), Type.Literal('state')], {
           description:
             'ROLE=replica, gateway: what a new or lagging store installs. store = the sequencer\'s whole store (history included; its time grows with the history); ' +
-            'state = its state alone, in the same time at any age, and the reads of history from before it go to the sequencer (docs/decisions/scale-out.md). A standby always installs the whole store',
+            'state = its state alone, in the same time at any age, and the reads of history from before it go to the sequencer (docs/decisions/history.md). A standby always installs the whole store',
         }),
         backfill: Type.Boolean({
           description:

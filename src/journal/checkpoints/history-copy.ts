@@ -1,5 +1,5 @@
 /**
- * The history a state snapshot leaves out, copied back in (issue 42; docs/decisions/scale-out.md, "A simpler
+ * The history a state snapshot leaves out, copied back in (issue 42; docs/decisions/history.md, "A simpler
  * backfill"): from a whole store of the same cluster standing at or above a follower's history floor
  * (`from`, the sequencer's whole-store snapshot) into the follower's live store (`to`), row by row, only
  * the rows `to` lacks, table by table the complement of state-snapshot.ts:

@@ -1,5 +1,5 @@
 /**
- * State snapshots (issue 42; docs/decisions/scale-out.md, "A follower in seconds at any age"): a store that
+ * State snapshots (issue 42; docs/decisions/history.md, "A follower in seconds at any age"): a store that
  * holds the state of the store it was taken from, at one journal seq, and none of the history before it,
  * so that what a follower installs grows with the open orders, the wallets and the markets, never with the
  * trades ever made. Shipped and installed like the whole store's snapshot (snapshots.ts: the same directory,
