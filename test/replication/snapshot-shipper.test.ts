@@ -260,7 +260,8 @@ test('a sequencer killed while it ships a snapshot: the unfinished one is never 
   const cfgDir = tempDir('pm-snap-kill-');
   const configFile = join(cfgDir, 'config.json');
   writeFileSync(configFile, JSON.stringify({ auth: { masterKey: MASTER_KEY, signatureThreads: 1 }, history: { snapshots: { everySeconds: 1, keep: 2 } } }));
-  const seqDir = tempDir('pm-snap-kill-seq-');
+  // Inside cfgDir: the copy the killed sequencer was shipping stays beside its store (`.snapshot-*`), and goes with cfgDir.
+  const seqDir = join(cfgDir, 'seq');
   const start = () =>
     startService({ dataDir: seqDir, adminToken: ADMIN, env: { ROLE: 'sequencer', NATS_URL: nats.url, ...nats.env('sequencer'), SEQUENCER_URL: 'http://sequencer.test:8080', CONFIG_FILE: configFile, RATE_LIMITS: 'off', DEMO: 'static' }, startTimeoutMs: 120_000 });
   const link = await adminLink(nats);

@@ -3,12 +3,13 @@
  * nats-server: a follower reads a snapshot's files through a push consumer with flow control, which the
  * server asks for on `$JS.FC.<bucket stream>.>` once a few MB are pending, and a reader that may not answer
  * there stalls (a 4 MB file never finished without that permission). A file several times that size ships as
- * the sequencer's user and comes back whole as the replica's, with nothing of either refused by the server.
+ * the sequencer's user and comes back whole as the replica's, with nothing of either refused by the server;
+ * a download told to stop gives up short of the file.
  * Skipped, with the reason, where nats-server is missing; failing under CI.
  */
 import assert from 'node:assert/strict';
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -47,6 +48,10 @@ test(`a ${FILE_BYTES / 2 ** 20} MB snapshot file ships as the sequencer's user a
     await Promise.race([follower.fetch(m, out), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('the download stalled (flow control unanswered?)')), 30_000)))]);
     clearTimeout(timer);
     assert.equal(createHash('sha256').update(readFileSync(join(out, 'data.mdb'))).digest('hex'), sha256);
+    // A download told to stop (a backfill whose node stops) gives up after its first chunk, short of the file.
+    const stopped = join(dir, 'stopped');
+    await assert.rejects(follower.fetch(m, stopped, () => true), /download stopped/);
+    assert.ok(statSync(join(stopped, 'data.mdb')).size < FILE_BYTES, 'not the whole file');
     const refused = nats.log().split('\n').filter((l) => /Violation/.test(l));
     assert.deepEqual(refused, [], 'nothing the two users did was refused by the server');
   } finally {

@@ -34,7 +34,7 @@ export interface HistoryCopy {
   /** Rows written, all tables. */
   rows: number;
   orders: number;
-  /** The floor removed (false: stopped, or another store's history). */
+  /** The floor removed (false: stopped before the end; another store's history throws). */
   complete: boolean;
 }
 

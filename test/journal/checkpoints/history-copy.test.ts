@@ -18,7 +18,7 @@ import { HISTORY_VIEW_TAGS, prefixRange, walletViewKeys } from '../../../src/jou
 import { readOrder } from '../../../src/journal/orders.ts';
 import { verifyStore } from '../../../src/journal/recovery.ts';
 import { silentLogger } from '../../../src/runtime/log.ts';
-import { T, market, order, tempStore, wallet } from '../../fixtures/engine-harness.ts';
+import { T, crossedPair, market, tempStore, wallet } from '../../fixtures/engine-harness.ts';
 
 const rows = (s: Store, table: 'orders' | 'trades' | 'fills') => [...s[table].getRange({})].map(({ key, value }) => [key, value]);
 const historyViews = (s: Store) => [...HISTORY_VIEW_TAGS].flatMap((tag) => [...s.views.getRange(prefixRange([tag]))].map(({ key, value }) => [key, value]));
@@ -27,13 +27,7 @@ test('the history copied from the whole store makes a state snapshot\'s store wh
   const env = tempStore('pm-history-copy-');
   t.after(() => env.cleanup());
   const m = market(1);
-  const cross = async (e: Engine, price: number) => {
-    const maker = order({ wallet: wallet(1), tokenId: m.tokenIds[0], side: 'SELL', price, size: 10 * T });
-    const taker = order({ wallet: wallet(2), tokenId: m.tokenIds[0], side: 'BUY', price, size: 4 * T });
-    assert.ok((await e.placeOrder(maker)).ok);
-    assert.ok((await e.placeOrder(taker)).ok);
-    return taker.orderId;
-  };
+  const cross = async (e: Engine, price: number) => (await crossedPair(e, m, price)).taker;
   // History before the checkpoint (orders filled whole, CONFIRMED trades, a trade row), state after it.
   let e = await Engine.open({ store: env.store, shards: 1, log: silentLogger });
   e.registerMarket(m);

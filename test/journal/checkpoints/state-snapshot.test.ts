@@ -19,7 +19,7 @@ import { readOrder } from '../../../src/journal/orders.ts';
 import { verifyStore } from '../../../src/journal/recovery.ts';
 import { unsettledTrades } from '../../../src/journal/trades.ts';
 import { silentLogger } from '../../../src/runtime/log.ts';
-import { T, market, order, tempStore, wallet } from '../../fixtures/engine-harness.ts';
+import { T, crossedPair, market, tempStore, wallet } from '../../fixtures/engine-harness.ts';
 
 // Trades stay MATCHED for the test's length: settling at the checkpoint and at the snapshot.
 const SETTLE = { minedDelayMs: 3_600_000, confirmedDelayMs: 3_600_000, retryingShare: 0, retryDelayMs: 1000, failedShare: 0, seed: 1 };
@@ -29,13 +29,7 @@ test('a state snapshot proves to its store\'s state hash without the history bef
   t.after(() => env.cleanup());
   const m = market(1);
   // A crossed pair: one order filled whole (closed), the other resting with what is left.
-  const cross = async (e: Engine, price: number) => {
-    const maker = order({ wallet: wallet(1), tokenId: m.tokenIds[0], side: 'SELL', price, size: 10 * T });
-    const taker = order({ wallet: wallet(2), tokenId: m.tokenIds[0], side: 'BUY', price, size: 4 * T });
-    assert.ok((await e.placeOrder(maker)).ok);
-    assert.ok((await e.placeOrder(taker)).ok);
-    return { maker: maker.orderId, taker: taker.orderId };
-  };
+  const cross = (e: Engine, price: number) => crossedPair(e, m, price);
 
   // Before the checkpoint: CONFIRMED trades (the default settlement) and orders closed by them.
   let e = await Engine.open({ store: env.store, shards: 1, log: silentLogger });
