@@ -5,6 +5,7 @@
  * replica whose writes go to the sequencer (`gateway`).
  */
 import { AUTO_NAME } from '../journal/checkpoints/checkpoints.ts';
+import { clearScratch } from '../journal/checkpoints/snapshots.ts';
 import { historyFloorOf } from '../journal/checkpoints/state-snapshot.ts';
 import type { ReplicaRole, SequencerRole } from './cluster.ts';
 import type { SnapshotShipper } from '../replication/snapshot-shipper.ts';
@@ -59,13 +60,15 @@ export interface RoleParts {
 }
 
 /**
- * Before the store opens: every clustered role refuses a NATS server whose TLS it cannot trust (cluster.ts
- * checkNatsTls), and a follower's (replica, gateway, standby) new or lagging store is replaced by the newest
+ * Before the store opens: every clustered role empties DATA_DIR's snapshot scratch (what a kill left) and
+ * refuses a NATS server whose TLS it cannot trust (cluster.ts checkNatsTls), and a follower's (replica, gateway, standby) new or lagging store is replaced by the newest
  * snapshot the sequencer shipped (cluster.ts prepareFollower). Nothing for ROLE=single.
  */
 export async function prepareStore(config: Readonly<Config>, log: Logger, metrics: Metrics): Promise<void> {
   const r = config.cluster.role;
   if (r === 'single') return;
+  // What a node killed while it shipped, installed or backfilled a snapshot left (whole-store sized).
+  clearScratch(config.dataDir);
   const cluster = await import('./cluster.ts');
   await cluster.checkNatsTls(config);
   if (r !== 'replica' && r !== 'gateway' && r !== 'standby') return;

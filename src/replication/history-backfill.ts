@@ -1,7 +1,7 @@
 /**
  * A follower started from a state snapshot takes its history back (issue 42; docs/decisions/history.md, "A
  * simpler backfill"): in the background, once it has applied the stream past the newest whole-store snapshot
- * at or above its history floor, it downloads that snapshot beside DATA_DIR, checks its files against the
+ * at or above its history floor, it downloads that snapshot into DATA_DIR's scratch, checks its files against the
  * authenticated manifest (snapshots.ts checkFiles: each one's size and digest), and copies in the history it
  * lacks (journal/checkpoints/history-copy.ts), which removes the floor last. From then on it answers the reads
  * of history from its own store (`held`), and sends none to the sequencer.
@@ -11,10 +11,9 @@
  * between transactions leaves the floor, and the next start copies again (the copy is idempotent).
  * `cluster.backfill: false` turns it off: the node keeps its floor and sends its history reads on.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { copyHistory } from '../journal/checkpoints/history-copy.ts';
-import { checkFiles, kindOf, type SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
+import { checkFiles, kindOf, scratchDir, type SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
 import { historyFloorOf } from '../journal/checkpoints/state-snapshot.ts';
 import { openStore, type Store } from '../journal/env.ts';
 import type { Logger } from '../runtime/log.ts';
@@ -94,7 +93,7 @@ export class HistoryBackfill {
         if (this.closed) return false;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      incoming = mkdtempSync(join(dirname(store.dataDir), '.backfill-'));
+      incoming = scratchDir(store.dataDir, 'backfill');
       await bucket!.fetch(m, incoming, () => this.closed);
       await checkFiles(incoming, m);
       const from = openStore({ dataDir: incoming });

@@ -17,17 +17,17 @@
  * is no state snapshot it can use; one that prefers `store` (the default, and always a standby's: a store that
  * may become the sequencer's must hold the whole history) installs only whole stores.
  *
- * The snapshot is downloaded beside DATA_DIR, checked (journal/checkpoints/snapshots.ts installSnapshot: every file's
+ * The snapshot is downloaded into DATA_DIR's scratch (snapshots.ts scratchDir), checked (journal/checkpoints/snapshots.ts installSnapshot: every file's
  * digest, then its store proves to the manifest's state hash at the manifest's rseq) and only then put in
  * place; a download or check that fails leaves the store as it was. Only snapshots whose manifest the nodes'
  * key authenticates are considered (snapshot-store.ts); the others are refused, logged and counted
  * (`FollowerStart.forged`, pm_snapshot_forged).
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { openStore } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
-import { DATA_FILE, installSnapshot, kindOf, type SnapshotKind } from '../journal/checkpoints/snapshots.ts';
+import { DATA_FILE, installSnapshot, kindOf, scratchDir, type SnapshotKind } from '../journal/checkpoints/snapshots.ts';
 import type { Logger } from '../runtime/log.ts';
 import { openNatsLink, type NatsLink, type StreamSettings } from './nats-link.ts';
 import { SnapshotBucket } from './snapshot-store.ts';
@@ -96,7 +96,7 @@ export async function prepareFollowerStore(dataDir: string, settings: StreamSett
     for (const m of prefer === 'state' ? [...listed.filter((s) => kindOf(s) === 'state'), ...stores] : stores) {
       if (m.rseq + 1 < first) continue;
       const t0 = performance.now();
-      const incoming = mkdtempSync(join(dirname(dataDir), '.snapshot-in-'));
+      const incoming = scratchDir(dataDir, 'install');
       try {
         await bucket!.fetch(m, incoming);
         await installSnapshot(incoming, dataDir, m);

@@ -2,7 +2,7 @@
  * The sequencer's snapshots for its followers, and the bound they put on the stream (issue 42;
  * docs/decisions/history.md, "Followers from a snapshot, a bounded stream (issue 42)"). Every `everySeconds`, while the journal moves:
  *
- *   1. the checkpoint thread makes two snapshots of the store as committed, in directories beside DATA_DIR: its
+ *   1. the checkpoint thread makes two snapshots of the store as committed, in DATA_DIR's scratch (snapshots.ts scratchDir): its
  *      state alone (state-snapshot.ts; what a replica or gateway started with `cluster.followerStart: state`
  *      installs, in the same time at any age), then the whole store (journal/checkpoints/snapshots.ts; what a
  *      standby and a follower that keeps the whole history install, and where a follower started from the
@@ -20,12 +20,11 @@
  * Only the sequencer purges; a shipment that fails is logged and counted, and the next tick tries again.
  * Trading never waits for any of it.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { rmSync } from 'node:fs';
 import type { Store } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
 import { pruneReplicationLog } from '../journal/replication-log.ts';
-import type { SnapshotKind, SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
+import { scratchDir, type SnapshotKind, type SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
 import type { Logger } from '../runtime/log.ts';
 import { openNatsLink, type NatsLink, type StreamSettings } from './nats-link.ts';
 import { SnapshotBucket, snapshotNameOf } from './snapshot-store.ts';
@@ -157,9 +156,9 @@ export class SnapshotShipper {
     return this.shipOne('state');
   }
 
-  /** Makes one snapshot of kind `of` in a directory beside DATA_DIR and uploads it once the stream holds all it holds. */
+  /** Makes one snapshot of kind `of` in DATA_DIR's scratch and uploads it once the stream holds all it holds. */
   private async shipOne(of: SnapshotKind): Promise<SnapshotManifest> {
-    const dir = mkdtempSync(join(dirname(this.o.store.dataDir), '.snapshot-'));
+    const dir = scratchDir(this.o.store.dataDir, 'ship');
     rmSync(dir, { recursive: true });
     try {
       const m = await this.o.snapshot(dir, snapshotNameOf(0, Date.now(), of), of);

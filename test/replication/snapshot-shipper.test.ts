@@ -16,7 +16,7 @@
  * server logs no permissions violation of a node's user). Skipped, with the reason, where nats-server is missing; failing under CI.
  */
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { pino } from 'pino';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,7 +28,7 @@ import { openNatsLink, type NatsLink } from '../../src/replication/nats-link.ts'
 import { ClusterKeys } from '../../src/replication/seal.ts';
 import { Objm } from '@nats-io/obj';
 import { SnapshotBucket, snapshotNameOf } from '../../src/replication/snapshot-store.ts';
-import { kindOf } from '../../src/journal/checkpoints/snapshots.ts';
+import { kindOf, SCRATCH_DIR } from '../../src/journal/checkpoints/snapshots.ts';
 import { historyFloorOf } from '../../src/journal/checkpoints/state-snapshot.ts';
 import { readOrder } from '../../src/journal/orders.ts';
 import { CommandForwarder } from '../../src/replication/commands.ts';
@@ -260,7 +260,6 @@ test('a sequencer killed while it ships a snapshot: the unfinished one is never 
   const cfgDir = tempDir('pm-snap-kill-');
   const configFile = join(cfgDir, 'config.json');
   writeFileSync(configFile, JSON.stringify({ auth: { masterKey: MASTER_KEY, signatureThreads: 1 }, history: { snapshots: { everySeconds: 1, keep: 2 } } }));
-  // Inside cfgDir: the copy the killed sequencer was shipping stays beside its store (`.snapshot-*`), and goes with cfgDir.
   const seqDir = join(cfgDir, 'seq');
   const start = () =>
     startService({ dataDir: seqDir, adminToken: ADMIN, env: { ROLE: 'sequencer', NATS_URL: nats.url, ...nats.env('sequencer'), SEQUENCER_URL: 'http://sequencer.test:8080', CONFIG_FILE: configFile, RATE_LIMITS: 'off', DEMO: 'static' }, startTimeoutMs: 120_000 });
@@ -308,6 +307,11 @@ test('a sequencer killed while it ships a snapshot: the unfinished one is never 
     })();
     await svc.stop('SIGKILL');
     svc = undefined;
+    // The copy it was shipping is whole-store sized: left in its store's scratch, never beside the store.
+    const scratch = join(seqDir, SCRATCH_DIR);
+    const left = readdirSync(scratch);
+    assert.ok(left.some((d) => d.startsWith('ship-')), `the killed shipment's copy in ${scratch}`);
+    assert.deepEqual(readdirSync(cfgDir).sort(), ['config.json', 'seq']);
     // Killed in the middle of an object: its chunks are in the bucket's stream, no object owns them, and the
     // snapshot they belong to has no manifest (objects of it may be complete: never a snapshot without one).
     const orphans = await bucket!.orphanChunks();
@@ -323,8 +327,10 @@ test('a sequencer killed while it ships a snapshot: the unfinished one is never 
     await until('the replica applied the whole stream', () => rep.replication.follower!.appliedRseq === last, 60_000);
     assert.equal(rep.replication.follower!.refusal, undefined);
 
-    // The sequencer back: its next complete shipment removes what the killed one left.
+    // The sequencer back: its start removes the copy the killed one left, its next complete shipment what it
+    // had uploaded.
     svc = await start();
+    assert.ok((existsSync(scratch) ? readdirSync(scratch) : []).every((d) => !left.includes(d)), 'the killed shipment\'s copy removed at start');
     await until(
       'the unfinished shipment removed',
       async () => (await unfinished()).every((n) => !partial.includes(n)) && (await bucket!.orphanChunks()).every((c) => !orphans.includes(c)),

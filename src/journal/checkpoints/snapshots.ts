@@ -22,7 +22,7 @@
  *   stateHash  recovery.ts's, at journalSeq: what the installed store must prove to
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, createReadStream, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, createReadStream, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { writeCheckpoint } from './checkpoint-writer.ts';
 import { AUTO_NAME, CheckpointStore, type CheckpointEntry } from './checkpoints.ts';
@@ -95,6 +95,25 @@ export function gaplessEnd(keys: Iterable<number>): number | undefined {
     end = k;
   }
   return end;
+}
+
+/**
+ * Snapshots in the making (one shipped, one downloaded to install or to backfill from) are whole-store sized,
+ * so they live under DATA_DIR/scratch, never beside it: an install renames their files into DATA_DIR on one
+ * filesystem, and what a node killed half-way left is removed by its next start (`clearScratch`), not left
+ * beside the store for ever.
+ */
+export const SCRATCH_DIR = 'scratch';
+
+/** A new empty directory for snapshot work of `purpose`, under `dataDir`'s scratch. */
+export function scratchDir(dataDir: string, purpose: 'ship' | 'install' | 'backfill'): string {
+  mkdirSync(join(dataDir, SCRATCH_DIR), { recursive: true });
+  return mkdtempSync(join(dataDir, SCRATCH_DIR, `${purpose}-`));
+}
+
+/** Removes every scratch directory under `dataDir`: called before a node starts anything that makes one. */
+export function clearScratch(dataDir: string): void {
+  rmSync(join(dataDir, SCRATCH_DIR), { recursive: true, force: true });
 }
 
 /** Creates `dir`, which must not hold anything yet. */
