@@ -18,7 +18,7 @@
  *   3. a new replica at each size: the sequencer ships its snapshots (timed: the whole store's and the state
  *      snapshot's, with the checkpoint written for the latter), then a replica starts from an empty store:
  *      spawn to its X-Journal-Seq reaching the sequencer's (it installs the snapshot, then applies the stream
- *      after it), once with the default `cluster.followerStart` (the whole store) and once with `state`.
+ *      after it), once with `cluster.followerStart: store` (the whole store) and once with `state` (the default).
  *      Target: flat across sizes, within 10 s at 1.5M orders.
  *   4. the order path while a checkpoint is written: single orders (POST /order) at ORDER_RATE/s open loop
  *      for P99_SECONDS, windows without and with checkpoints being written back to back on the checkpoint

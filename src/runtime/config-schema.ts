@@ -260,8 +260,8 @@ export const ConfigSchema = Type.Object(
         forwardTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'ROLE=gateway: how long a forwarded request waits for the sequencer before it is answered 503 with Retry-After' }),
         followerStart: Type.Union([Type.Literal('store'), Type.Literal('state')], {
           description:
-            'ROLE=replica, gateway: what a new or lagging store installs. store = the sequencer\'s whole store (history included; its time grows with the history); ' +
-            'state = its state alone, in the same time at any age, and the reads of history from before it go to the sequencer (docs/decisions/history.md). A standby always installs the whole store',
+            'ROLE=replica, gateway: what a new or lagging store installs. state (default) = the sequencer\'s state alone, in the same time at any age; the reads of history from before it go to the sequencer until the backfill (cluster.backfill) has copied the history in (docs/decisions/history.md); ' +
+            'store = its whole store (history included; its time grows with the history). A standby always installs the whole store',
         }),
         backfill: Type.Boolean({
           description:

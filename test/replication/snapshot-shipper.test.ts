@@ -54,7 +54,11 @@ const log = createLogger('silent');
 const ADMIN = 'snap-admin';
 const LEASE = { leaseMs: 1500, renewMs: 300, pollMs: 100 };
 
-function config(role: string, nats: NatsServer, over: Record<string, unknown> = {}, dataDir = tempDir(`pm-snap-${role}-`)) {
+/** A replica that installs the whole store (the default is the state: cluster.followerStart). */
+const WHOLE = { cluster: { followerStart: 'store' } };
+
+function config(role: string, nats: NatsServer, over: Record<string, unknown> & { cluster?: Record<string, unknown> } = {}, dataDir = tempDir(`pm-snap-${role}-`)) {
+  const { cluster, ...rest } = over;
   return testConfig({
     dataDir,
     http: { port: 0 },
@@ -63,8 +67,8 @@ function config(role: string, nats: NatsServer, over: Record<string, unknown> = 
     rateLimits: { enabled: false },
     auth: { masterKey: MASTER_KEY, signatureThreads: 1 },
     history: { snapshots: { everySeconds: 86_400, keep: 2 } },
-    cluster: { role, natsUrl: nats.url, ...nats.credentials(role), sequencerUrl: 'http://sequencer.test:8080' },
-    ...over,
+    cluster: { role, natsUrl: nats.url, ...nats.credentials(role), sequencerUrl: 'http://sequencer.test:8080', ...cluster },
+    ...rest,
   });
 }
 
@@ -130,7 +134,7 @@ test('a replica behind the purged stream and a new one start from the newest sna
     await place(10);
     // A replica follows, then stops: it will fall behind what the stream keeps.
     const r1Dir = tempDir('pm-snap-r1-');
-    let r1 = await startApp(config('replica', nats, {}, r1Dir), { log });
+    let r1 = await startApp(config('replica', nats, WHOLE, r1Dir), { log });
     apps.push(r1);
     await until('r1 caught up', () => r1.replication.follower!.appliedSeq === seq.ctx.engine.committedSeq);
     await r1.stop();
@@ -147,9 +151,9 @@ test('a replica behind the purged stream and a new one start from the newest sna
     await place(5);
 
     // The old replica is behind the purge point; a new one starts empty: both from the newest snapshot.
-    r1 = await startApp(config('replica', nats, {}, r1Dir), { log });
+    r1 = await startApp(config('replica', nats, WHOLE, r1Dir), { log });
     apps.push(r1);
-    const r2 = await startApp(config('replica', nats), { log });
+    const r2 = await startApp(config('replica', nats, WHOLE), { log });
     apps.push(r2);
     const target = seq.ctx.engine.committedSeq;
     for (const r of [r1, r2]) await until('caught up from the snapshot', () => r.replication.follower!.appliedSeq === target);
@@ -176,7 +180,7 @@ test('a replica behind the purged stream and a new one start from the newest sna
     assert.deepEqual((await bucket.list()).filter((m) => kindOf(m) === 'store').map((m) => m.name), [damaged, second.name, first.name], 'the forged manifest is no snapshot');
     assert.equal(bucket.forged, 1);
     const lines: Array<Record<string, unknown>> = [];
-    const r3 = await startApp(config('replica', nats), { log: pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) }) });
+    const r3 = await startApp(config('replica', nats, WHOLE), { log: pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) }) });
     apps.push(r3);
     await until('r3 caught up', () => r3.replication.follower!.appliedSeq === target);
     assert.equal(r3.ctx.engine.stateHash(), hash);
@@ -379,7 +383,7 @@ test('a replica and a gateway started from a state snapshot answer as the sequen
     const lines: Array<Record<string, unknown>> = [];
     const capture = pino({ level: 'info' }, { write: (l: string) => void lines.push(JSON.parse(l) as Record<string, unknown>) });
     // These two keep their floor (no backfill): what a state follower does before its history is in.
-    const lean = (role: string, backfill = false) => config(role, nats, { cluster: { role, natsUrl: nats.url, ...nats.credentials(role), sequencerUrl: 'http://sequencer.test:8080', followerStart: 'state', backfill } });
+    const lean = (role: string, backfill = false) => config(role, nats, { cluster: { followerStart: 'state', backfill } });
     const rep = await startApp(lean('replica'), { log: capture });
     apps.push(rep);
     const gw = await startApp(lean('gateway'), { log: capture });
