@@ -24,6 +24,7 @@
  * waits for it. A failed job is logged and counted (`stats().failures`); trading never waits for any of it.
  */
 import type { Worker } from 'node:worker_threads';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { CheckpointWorkerData, WorkerReply, WorkerRequest } from '../journal/checkpoints/checkpoint-worker.ts';
 import { writeCheckpoint, type WriteResult } from '../journal/checkpoints/checkpoint-writer.ts';
@@ -215,6 +216,13 @@ export class Checkpointer {
     const job = this.queue.then(() => this.ask({ kind: 'archive', after: from, to: line, policy, dir }));
     this.queue = job.catch(() => undefined);
     const r = (await job) as ArchiveResult;
+    if (this.prunedTo() !== from) {
+      // A backfill lowered the line while this range was archived (history-copy.ts: it copied in the journal
+      // below it). Nothing was removed: this round's file goes, and the next archives from the lower line.
+      if (r.file !== undefined) rmSync(r.file, { force: true });
+      this.o.log.info({ was: from, now: this.prunedTo() }, 'journal retention: the line was lowered under this round; the next one archives from it');
+      return;
+    }
     // The line first: from now on no proof starts before it, whatever the removes below have reached.
     await this.o.store.meta.put(metaKeys.journalPrunedTo, line);
     this.counters.prunedTo = line;

@@ -11,6 +11,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { Checkpointer, type CheckpointPolicy } from '../../src/engine/checkpointer.ts';
+import { AUTO_NAME } from '../../src/journal/checkpoints/checkpoints.ts';
 import { Engine } from '../../src/engine/engine.ts';
 import { metaKeys } from '../../src/journal/keys.ts';
 import { readOrder } from '../../src/journal/orders.ts';
@@ -162,4 +163,35 @@ test('the checkpoint thread runs at the lowest CPU priority (SCHED_IDLE, nice 19
   assert.deepEqual(lowered[0]![1], { nice: 19, policy: SCHED_IDLE }, 'that thread is at nice 19 under SCHED_IDLE');
   assert.deepEqual(after.get(process.pid), before.get(process.pid), 'the main thread keeps its priority');
   assert.ok([...before].every(([tid, p]) => !after.has(tid) || JSON.stringify(after.get(tid)) === JSON.stringify(p)), 'no other thread changed');
+});
+
+test('a retention round whose line a backfill lowered under it removes nothing, keeps no file, and leaves the lower line', async (t) => {
+  const env = tempStore('pm-checkpointer-lowered-');
+  const engine = await Engine.open({ store: env.store, shards: 1, log: silentLogger });
+  const cp = new Checkpointer({ store: env.store, policy, log: silentLogger, committedSeq: () => engine.committedSeq });
+  t.after(async () => {
+    await cp.close();
+    await engine.close();
+    await env.cleanup();
+  });
+  const step = async () => {
+    for (let k = 0; k < 5; k++) await engine.deposit(wallet(1), T);
+    await cp.write(AUTO_NAME);
+  };
+  await step();
+  await step();
+  await cp.retain();
+  const from = env.store.meta.get(metaKeys.journalPrunedTo) as number;
+  assert.ok(from > 0);
+  await step();
+  await step();
+  const line = cp.retentionLine();
+  assert.ok(line > from);
+  const round = cp.retain();
+  // What history-copy.ts's last transaction does while the round archives (from, line].
+  env.store.meta.putSync(metaKeys.journalPrunedTo, from - 1);
+  await round;
+  assert.equal(env.store.meta.get(metaKeys.journalPrunedTo), from - 1, 'the lowered line stands');
+  assert.deepEqual(listArchives(join(env.dir, 'archive')).map((a) => a.to), [from], 'no file for the round given up');
+  for (let seq = from + 1; seq <= line; seq++) assert.notEqual(env.store.journal.get(seq), undefined, `event ${seq} still in the journal`);
 });

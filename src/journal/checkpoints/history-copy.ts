@@ -5,12 +5,17 @@
  * the rows `to` lacks, table by table the complement of state-snapshot.ts:
  *
  *   orders, journal  the rows and `order` events at or below `to`'s base (its `journal:prunedTo`: the
- *                    checkpoint its state snapshot started from) that it lacks: the orders closed by then
+ *                    checkpoint its state snapshot started from) that it lacks: the orders closed by then;
+ *                    and every other event `from` still holds at or below the base (those above its own
+ *                    retention line), so that `to`'s journal is the whole store's
  *   trades, fills    the trade rows and fill blocks at or below the base that it lacks
  *   views            the rows of the history's tags (keys.ts HISTORY_VIEW_TAGS) that it lacks
  *   order-id-runs    one run of the orders copied, under the first one's seq (no run has that key: runs are
  *                    keyed by an order's seq, and those orders were not here), and the in-memory index
- *   meta             `history:floor` removed, in the last transaction
+ *   meta             `history:floor` removed, and `journal:prunedTo` lowered to `from`'s, in the last
+ *                    transaction: `to`'s retention then archives that range as the whole store's would have
+ *                    (engine/checkpointer.ts retain gives way to a line lowered under it), so a standby
+ *                    that becomes the sequencer leaves no gap in the archive
  *
  * Only rows it lacks, because a row of history never changes and one `to` holds is as new or newer: an order
  * closed at the base, a trade confirmed by it and a fill block are final, a trade row is keyed by the seq
@@ -53,6 +58,7 @@ export async function copyHistory(from: Store, to: Store, stopped: () => boolean
   const base = (to.meta.get(metaKeys.journalPrunedTo) as number | undefined) ?? 0;
   const idOf = (s: Store) => (s.meta.get(metaKeys.tradeIdPrefix) as string | undefined) ?? '';
   if (idOf(from) !== idOf(to)) throw new HistoryCopyError(`the history comes from another store (${idOf(from).slice(0, 12)}…, this one ${idOf(to).slice(0, 12)}…)`);
+  const fromPrunedTo = Math.min(base, (from.meta.get(metaKeys.journalPrunedTo) as number | undefined) ?? 0);
   const at = (from.meta.get(metaKeys.journalSeq) as number | undefined) ?? 0;
   if (at < floor) throw new HistoryCopyError(`the history's store stands at journal seq ${at}, below this store's floor (${floor})`);
 
@@ -67,7 +73,10 @@ export async function copyHistory(from: Store, to: Store, stopped: () => boolean
     to.root.transactionSync(() => {
       for (const put of batch) put();
       if (runBuf !== undefined) to.orderIds.putSync(run[0]!.seq, runBuf);
-      if (last) to.meta.removeSync(metaKeys.historyFloor);
+      if (last) {
+        to.meta.removeSync(metaKeys.historyFloor);
+        to.meta.putSync(metaKeys.journalPrunedTo, fromPrunedTo);
+      }
     });
     if (runBuf !== undefined) orderIndexOf(to).addRun(runBuf);
     out.rows += batch.length;
@@ -90,6 +99,10 @@ export async function copyHistory(from: Store, to: Store, stopped: () => boolean
     if (ev === undefined) throw new HistoryCopyError(`orders[${key}] of the history has no order event at its seq`);
     ids.push({ orderId: (journalEventOf(ev, key) as OrderAcceptedEvent).orderId, seq: key });
     if (!(await add(() => (to.orders.putSync(key, value), to.journal.putSync(key, ev))))) return out;
+  }
+  // Below `from`'s own line its journal holds only order events, copied above with their orders.
+  for (const { key, value } of from.journal.getRange({ start: fromPrunedTo + 1, end: base + 1 })) {
+    if (to.journal.get(key) === undefined && !(await add(() => to.journal.putSync(key, value)))) return out;
   }
   for (const { key, value } of from.trades.getRange({ end: base + 1 })) {
     if (to.trades.get(key) === undefined && !(await add(() => to.trades.putSync(key, value)))) return out;

@@ -1,6 +1,6 @@
 /**
  * The history copied back into a store made from a state snapshot (journal/checkpoints/history-copy.ts): from
- * the whole store, its orders, trades, fills and history views become the source's again, the orders closed
+ * the whole store, its orders, trades, fills, journal and history views become the source's again, the orders closed
  * before the snapshot are found by id (also after a reopen), the floor is gone and the state still proves; a
  * second copy writes nothing; another store's history is refused and a stopped copy leaves the floor.
  */
@@ -14,13 +14,13 @@ import { CheckpointStore } from '../../../src/journal/checkpoints/checkpoints.ts
 import { HistoryCopyError, copyHistory } from '../../../src/journal/checkpoints/history-copy.ts';
 import { historyFloorOf, takeStateSnapshot } from '../../../src/journal/checkpoints/state-snapshot.ts';
 import { openStore, type Store } from '../../../src/journal/env.ts';
-import { HISTORY_VIEW_TAGS, prefixRange, walletViewKeys } from '../../../src/journal/keys.ts';
+import { HISTORY_VIEW_TAGS, metaKeys, prefixRange, walletViewKeys } from '../../../src/journal/keys.ts';
 import { readOrder } from '../../../src/journal/orders.ts';
 import { verifyStore } from '../../../src/journal/recovery.ts';
 import { silentLogger } from '../../../src/runtime/log.ts';
 import { T, crossedPair, market, tempStore, wallet } from '../../fixtures/engine-harness.ts';
 
-const rows = (s: Store, table: 'orders' | 'trades' | 'fills') => [...s[table].getRange({})].map(({ key, value }) => [key, value]);
+const rows = (s: Store, table: 'orders' | 'trades' | 'fills' | 'journal') => [...s[table].getRange({})].map(({ key, value }) => [key, value]);
 const historyViews = (s: Store) => [...HISTORY_VIEW_TAGS].flatMap((tag) => [...s.views.getRange(prefixRange([tag]))].map(({ key, value }) => [key, value]));
 
 test('the history copied from the whole store makes a state snapshot\'s store whole again, once', async (t) => {
@@ -64,7 +64,8 @@ test('the history copied from the whole store makes a state snapshot\'s store wh
     assert.equal(copied.complete, true);
     assert.equal(copied.orders, 2, 'the two takers filled before the checkpoint (the makers rest: state)');
     assert.equal(historyFloorOf(snap), 0);
-    for (const table of ['orders', 'trades', 'fills'] as const) assert.deepEqual(rows(snap, table), rows(env.store, table), `${table}: the source's rows`);
+    assert.equal(snap.meta.get(metaKeys.journalPrunedTo) ?? 0, env.store.meta.get(metaKeys.journalPrunedTo) ?? 0, 'the retention line the source\'s journal has');
+    for (const table of ['orders', 'trades', 'fills', 'journal'] as const) assert.deepEqual(rows(snap, table), rows(env.store, table), `${table}: the source's rows`);
     assert.deepEqual(historyViews(snap), historyViews(env.store), 'the history views: the source\'s');
     for (const id of closed) assert.equal(readOrder(snap, id)?.status, 'MATCHED', 'found by id at once');
     assert.deepEqual(await copyHistory(env.store, snap), { rows: 0, orders: 0, complete: true }, 'nothing more to copy');
