@@ -20,7 +20,8 @@
  *              and the snapshots' bucket, read and write the lease key, read the stream (a standby follows
  *              it), take commands (`s.cmd.>`, queue group `sequencer`) and followers' reads of history
  *              (`s.reads.>`, replication/commands.ts) and answer them (`allow_responses`:
- *              only to the inbox of a message it received); ship snapshots (write `$O.o.>`) and purge two
+ *              only to the inbox of a message it received), and send such reads (a standby started from the
+ *              state, until its backfill is done); ship snapshots (write `$O.o.>`) and purge two
  *              streams only: S below the oldest snapshot kept, and `OBJ_o` (the objects of snapshots it drops)
  *   gateway    send commands (`s.cmd`, `s.cmd.>`) and reads of history (`s.reads`, `s.reads.>`), follow the
  *              stream, read the lease and the snapshots
@@ -84,6 +85,9 @@ export function rolePermissions(stream: string): Record<NatsRole, NatsPermission
         allow: [
           ...follow,
           `${s}.batches`,
+          // A standby started from the state sends its reads of history until its backfill is done.
+          `${s}.reads`,
+          `${s}.reads.>`,
           `$JS.API.STREAM.CREATE.${stream}`,
           `$JS.API.STREAM.CREATE.${kv}`,
           `$KV.${s}_cluster.sequencer`,

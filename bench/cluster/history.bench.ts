@@ -19,7 +19,9 @@
  *      snapshot's, with the checkpoint written for the latter), then a replica starts from an empty store:
  *      spawn to its X-Journal-Seq reaching the sequencer's (it installs the snapshot, then applies the stream
  *      after it), once with `cluster.followerStart: store` (the whole store) and once with `state` (the default).
- *      Target: flat across sizes, within 10 s at 1.5M orders.
+ *      Target: flat across sizes, within 10 s at 1.5M orders. The state replica then runs on until its
+ *      history is backfilled (pm_history_backfill_done): spawn to that, for the reader (no target; it serves
+ *      meanwhile, its reads of history sent to the sequencer).
  *   4. the order path while a checkpoint is written: single orders (POST /order) at ORDER_RATE/s open loop
  *      for P99_SECONDS, windows without and with checkpoints being written back to back on the checkpoint
  *      thread (each proved from the policy's newest automatic checkpoint, up to everyEvents back: its worst
@@ -135,7 +137,7 @@ export default async function run(): Promise<void> {
     let acked = 0;
     let committed = { events: 0, s: 0 };
     let apply: { rate: number; events: number } | undefined;
-    const rows: Array<{ orders: number; events: number; shipMs: number; snapshotBytes: number; readyMs: number; installMs: number; stateBytes: number; stateReadyMs: number; stateInstallMs: number; open: { markets: number; orders: number } }> = [];
+    const rows: Array<{ orders: number; events: number; shipMs: number; snapshotBytes: number; readyMs: number; installMs: number; stateBytes: number; stateReadyMs: number; stateInstallMs: number; backfillMs: number; open: { markets: number; orders: number } }> = [];
     for (const size of sizes) {
       while (acked < size) {
         const before = seq.ctx.engine.committedSeq;
@@ -186,6 +188,17 @@ export default async function run(): Promise<void> {
         procs.push(rep);
         while ((await rseqOf(rep.url)) < target) await new Promise((res) => setTimeout(res, 20));
         const readyMs = performance.now() - s0;
+        // From the state, then its history copied in from the whole store shipped after it (its backfill).
+        let backfillMs = 0;
+        if (start === 'state') {
+          const deadline = Date.now() + 3_600_000;
+          while ((await metric(rep.url, 'pm_history_backfill_done')) !== 1) {
+            check(Date.now() < deadline, `the state replica backfilled its history within an hour:\n${rep.tail()}`);
+            await new Promise((res) => setTimeout(res, 200));
+          }
+          backfillMs = performance.now() - s0;
+          check((await metric(rep.url, 'pm_history_backfill_rows')) > 0, 'the backfill copied rows');
+        }
         const installed = rep.tail().split('\n').find((l) => l.includes('store installed from a snapshot'));
         check(installed !== undefined, `the new replica installed the snapshot:\n${rep.tail()}`);
         const line = JSON.parse(installed!) as { ms: number; kind: string; bytes: number };
@@ -197,17 +210,17 @@ export default async function run(): Promise<void> {
         check(own.seq === events, `the ${start} replica's shutdown checkpoint stands at the sequencer's seq (${own.seq} vs ${events})`);
         check(cs.header(own).stateHash === seq.ctx.engine.stateHash(), `the ${start} replica proves to the sequencer's state hash`);
         rmSync(dir, { recursive: true, force: true });
-        return { readyMs, installMs: line.ms, bytes: line.bytes };
+        return { readyMs, installMs: line.ms, bytes: line.bytes, backfillMs };
       };
       // The state's first: it does not then start while the kernel writes back what the whole store's wrote.
       const state = await newReplica('state');
       const { readyMs, installMs } = await newReplica('store');
       const open = { markets: seq.ctx.store.engineMarkets.getCount(), orders: seq.ctx.engine.stats().openOrders };
       const snapshotBytes = m.files.reduce((n, f) => n + f.bytes, 0);
-      rows.push({ orders: acked, events, shipMs, snapshotBytes, readyMs, installMs, stateBytes: state.bytes, stateReadyMs: state.readyMs, stateInstallMs: state.installMs, open });
+      rows.push({ orders: acked, events, shipMs, snapshotBytes, readyMs, installMs, stateBytes: state.bytes, stateReadyMs: state.readyMs, stateInstallMs: state.installMs, backfillMs: state.backfillMs, open });
       console.log(
         `${acked.toLocaleString('en-US')} orders (${events.toLocaleString('en-US')} events): snapshots ${mb(snapshotBytes)} + ${mb(state.bytes)} MB (state) shipped in ${(shipMs / 1000).toFixed(1)} s; ` +
-          `new replica caught up in ${(readyMs / 1000).toFixed(2)} s (install ${(installMs / 1000).toFixed(2)} s), from the state ${(state.readyMs / 1000).toFixed(2)} s (install ${(state.installMs / 1000).toFixed(2)} s); load ${loadavg()[0]!.toFixed(1)}`,
+          `new replica caught up in ${(readyMs / 1000).toFixed(2)} s (install ${(installMs / 1000).toFixed(2)} s), from the state ${(state.readyMs / 1000).toFixed(2)} s (install ${(state.installMs / 1000).toFixed(2)} s), its history backfilled ${(state.backfillMs / 1000).toFixed(1)} s after spawn; load ${loadavg()[0]!.toFixed(1)}`,
       );
     }
     const commitRate = committed.events / committed.s;
@@ -270,11 +283,11 @@ export default async function run(): Promise<void> {
         `checkpoints ${mb(dirBytes(join(seqDir, 'checkpoints')))} MB, replication log ${logRecords} records; stream ${stream.messages} records ${mb(stream.bytes)} MB (first ${stream.first_seq}, last ${stream.last_seq}); ` +
         `snapshot bucket ${mb(await bucket.bytes())} MB`,
     );
-    console.log('\n| history (orders) | journal events | open state | snapshot | state snapshot | both shipped in | new replica caught up (install) | from the state (install) |');
-    console.log('|---|---|---|---|---|---|---|---|');
+    console.log('\n| history (orders) | journal events | open state | snapshot | state snapshot | both shipped in | new replica caught up (install) | from the state (install) | from the state: history backfilled |');
+    console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
       console.log(
-        `| ${r.orders.toLocaleString('en-US')} | ${r.events.toLocaleString('en-US')} | ${r.open.markets} markets, ${r.open.orders.toLocaleString('en-US')} open orders | ${mb(r.snapshotBytes)} MB | ${mb(r.stateBytes)} MB | ${(r.shipMs / 1000).toFixed(1)} s | ${(r.readyMs / 1000).toFixed(2)} s (${(r.installMs / 1000).toFixed(2)}) | ${(r.stateReadyMs / 1000).toFixed(2)} s (${(r.stateInstallMs / 1000).toFixed(2)}) |`,
+        `| ${r.orders.toLocaleString('en-US')} | ${r.events.toLocaleString('en-US')} | ${r.open.markets} markets, ${r.open.orders.toLocaleString('en-US')} open orders | ${mb(r.snapshotBytes)} MB | ${mb(r.stateBytes)} MB | ${(r.shipMs / 1000).toFixed(1)} s | ${(r.readyMs / 1000).toFixed(2)} s (${(r.installMs / 1000).toFixed(2)}) | ${(r.stateReadyMs / 1000).toFixed(2)} s (${(r.stateInstallMs / 1000).toFixed(2)}) | ${(r.backfillMs / 1000).toFixed(1)} s |`,
       );
     }
     // The object store's reads at these sizes (flow control included) and the purges: on the nodes' own users.

@@ -6,13 +6,15 @@
  *   sequencer  takes the lease if it is free (term: one past the highest the stream holds) and runs the
  *              sequencer under it (app.ts `term`): its records carry the term, a batch is acknowledged once
  *              the stream confirmed it, the lease is renewed (replication/lease.ts). If another node holds
- *              the lease it starts as a standby instead. Losing the lease fences it at once (app.fence:
- *              writes 503, nothing more published, no gateway command), then it stops and follows as a
- *              standby.
+ *              the lease, or its store lacks history (a floor), it starts as a standby instead. Losing the
+ *              lease fences it at once (app.fence: writes 503, nothing more published, no gateway
+ *              command), then it stops and follows as a standby.
  *   standby    follows the stream into its own store, keeping the replication log (follower keepLog),
- *              serves reads, and reads the lease every pollMs. When it finds the lease vacant it takes it
- *              with `create` (one node wins), holds it, waits until it has applied the whole stream and the
- *              stream has stopped moving, then stops the standby and starts the sequencer on the same store.
+ *              serves reads, and reads the lease every pollMs. When it finds the lease vacant, and its
+ *              store holds the whole history (one started from a state snapshot once its backfill is done:
+ *              replication/history-backfill.ts), it takes it with `create` (one node wins), holds it,
+ *              waits until it has applied the whole stream and the stream has stopped moving, then stops
+ *              the standby and starts the sequencer on the same store.
  *              The sequencer's first record, its term's, is published with the stream's expected last
  *              sequence at what the standby applied: it lands only if nothing came in between, and from then
  *              on a deposed sequencer's late publish fails at the server.
@@ -29,6 +31,7 @@
 import { renameSync } from 'node:fs';
 import { hostname } from 'node:os';
 import { startApp, type App, type AppOptions } from './app.ts';
+import { historyFloorOf } from '../journal/checkpoints/state-snapshot.ts';
 import { openStore } from '../journal/env.ts';
 import { metaKeys } from '../journal/keys.ts';
 import { readReplicatedBatch } from '../journal/replication-log.ts';
@@ -61,6 +64,16 @@ async function streamTerm(link: NatsLink, stream: string, keys: ClusterKeys): Pr
   const last = await streamLastRseq(link.jsm, stream);
   const bytes = await streamRecord(link.jsm, stream, last);
   return bytes === undefined ? 0 : (decodeBatch(bytes, keys, subjectOf(stream)).T ?? 0);
+}
+
+/** Whether `dataDir`'s store holds the whole history (no floor: journal/checkpoints/state-snapshot.ts). */
+async function holdsHistory(dataDir: string): Promise<boolean> {
+  const store = openStore({ dataDir });
+  try {
+    return historyFloorOf(store) === 0;
+  } finally {
+    await store.close();
+  }
 }
 
 /**
@@ -174,11 +187,20 @@ export async function startFailoverNode(config: Readonly<Config>, opts: AppOptio
   };
 
   // A standby's watch: take the lease once it is vacant and the stream is applied, then become the sequencer.
+  // Not while its store lacks the history (started from the state, its backfill not done): the sequencer's
+  // answers and its snapshots must hold all of it.
   const watchForVacancy = async (standby: App) => {
     const follower = standby.replication.follower!;
+    const backfill = standby.replication.backfill;
+    let told = false;
     while (!closed && app === standby) {
       await sleep(times.pollMs);
       if (closed || app !== standby || watcher.vacant !== true || follower.refusal !== undefined) continue;
+      if (backfill !== undefined && !backfill.held()) {
+        if (!told) log.warn({ backfill: backfill.stats() }, 'the sequencer lease is vacant, and this standby may not take it before its history is backfilled');
+        told = true;
+        continue;
+      }
       let next: number;
       try {
         next = Math.max(watcher.highestTerm, follower.appliedTerm, await streamTerm(link, c.stream, keys)) + 1;
@@ -221,7 +243,10 @@ export async function startFailoverNode(config: Readonly<Config>, opts: AppOptio
     }
   };
 
-  if (c.role === 'sequencer') {
+  if (c.role === 'sequencer' && !(await holdsHistory(config.dataDir))) {
+    log.warn('this store lacks the history below its floor (installed from a state snapshot, its backfill not done): starting as a standby, which backfills it');
+    await runStandby();
+  } else if (c.role === 'sequencer') {
     const next = Math.max(await streamTerm(link, c.stream, keys), 0) + 1;
     const value: LeaseValue = { node, url: c.failover.nodeUrl, term: next };
     const revision = await leases.take(value, times.renewMs);

@@ -6,7 +6,7 @@
  */
 import { AUTO_NAME } from '../journal/checkpoints/checkpoints.ts';
 import { clearScratch } from '../journal/checkpoints/snapshots.ts';
-import { historyFloorOf } from '../journal/checkpoints/state-snapshot.ts';
+import { HistoryFloorError, historyFloorOf } from '../journal/checkpoints/state-snapshot.ts';
 import type { ReplicaRole, SequencerRole } from './cluster.ts';
 import type { SnapshotShipper } from '../replication/snapshot-shipper.ts';
 import type { CommandForwarder } from '../replication/commands.ts';
@@ -78,16 +78,24 @@ export async function prepareStore(config: Readonly<Config>, log: Logger, metric
 /** Loads cluster.ts for the sequencer and replica roles; a sequencer's store logs what replicas need from here on. */
 export async function openRole(raw: Store, config: Readonly<Config>, log: Logger, metrics: Metrics, lease: { term?: number; leaseTerm?: () => number | undefined } = {}): Promise<RoleParts> {
   const parts: RoleParts = { journalSeq: () => 0 };
-  if (config.cluster.role === 'single') return parts;
+  const r = config.cluster.role;
+  const floor = historyFloorOf(raw);
+  // Its answers would lack the history below the floor, and a sequencer's store is every follower's source.
+  if ((r === 'single' || r === 'sequencer') && floor > 0) {
+    throw new HistoryFloorError(
+      `this store holds the history after journal seq ${floor} only (installed from a state snapshot, its backfill not done): it cannot run as the ${r}; run it as a replica, gateway or standby until its backfill is done (pm_history_backfill_done)`,
+    );
+  }
+  if (r === 'single') return parts;
   parts.cluster = await import('./cluster.ts');
   // Refused before anything opens: no credentials outside a test (replication/nats-link.ts checkCredentials).
   parts.cluster.checkNatsSettings(config, log);
   if (config.cluster.role === 'sequencer') parts.sequencer = parts.cluster.openSequencer(raw, config, log, metrics, lease.term);
   const leaseTerm = config.cluster.failover.enabled ? lease.leaseTerm ?? (() => undefined) : undefined;
   if (config.cluster.role === 'gateway') parts.gateway = parts.cluster.openGateway(config, log, metrics, leaseTerm);
-  if ((config.cluster.role === 'gateway' || config.cluster.role === 'replica') && historyFloorOf(raw) > 0) {
+  if (floor > 0) {
     parts.history = parts.cluster.openGateway(config, log, metrics, leaseTerm, 'reads');
-    log.info({ floor: historyFloorOf(raw) }, 'this store holds the history after journal seq `floor` only: reads of history go to the sequencer');
+    log.info({ floor }, 'this store holds the history after journal seq `floor` only: reads of history go to the sequencer');
   }
   return parts;
 }
@@ -137,7 +145,8 @@ export async function openEngine(o: {
     role.journalSeq = () => replica.follower.appliedRseq;
     surface = replica.engine;
     startCheckpoints(checkpointer, replica.engine);
-    if (role.history !== undefined && config.cluster.backfill) {
+    // A standby always: it may not become the sequencer before its store holds the history (failover.ts).
+    if (role.history !== undefined && (config.cluster.backfill || config.cluster.role === 'standby')) {
       const backfill = role.cluster.startBackfill(o.store, config, o.log, metrics, () => replica.follower.appliedSeq);
       role.backfill = backfill;
       // Registered after the engine, so closed before it: a copy in progress stops between transactions.

@@ -12,10 +12,11 @@
  *                         naming both positions
  *   otherwise             follows on from its own last applied record
  *
- * The kind (journal/checkpoints/snapshots.ts SnapshotKind): a follower that prefers `state` (cluster.followerStart,
- * a replica's or a gateway's choice) installs the newest state snapshot, and the newest whole store when there
- * is no state snapshot it can use; one that prefers `store` (the default, and always a standby's: a store that
- * may become the sequencer's must hold the whole history) installs only whole stores.
+ * The kind (journal/checkpoints/snapshots.ts SnapshotKind, cluster.followerStart): a follower that prefers
+ * `state` (the default) installs the newest state snapshot, and the newest whole store when there is no state
+ * snapshot it can use; its history then comes back in the background (history-backfill.ts), and a standby
+ * may not become the sequencer before it has (node/failover.ts). One that prefers `store` installs only whole
+ * stores.
  *
  * The snapshot is downloaded into DATA_DIR's scratch (snapshots.ts scratchDir), checked (journal/checkpoints/snapshots.ts installSnapshot: every file's
  * digest, then its store proves to the manifest's state hash at the manifest's rseq) and only then put in
@@ -58,9 +59,6 @@ export interface FollowerStart {
   /** Authentic snapshots that could not be used (a download that failed, a store that does not prove). */
   unusable: number;
 }
-
-/** The kind a follower of `role` starts from: a standby's store may become the sequencer's, so it holds the whole history. */
-export const startKindFor = (role: string, followerStart: SnapshotKind): SnapshotKind => (role === 'standby' ? 'store' : followerStart);
 
 /** Makes `dataDir` a store that can follow the stream (see the header); returns what it did. */
 export async function prepareFollowerStore(dataDir: string, settings: StreamSettings, logger: Logger, prefer: SnapshotKind = 'store', link?: NatsLink): Promise<FollowerStart> {

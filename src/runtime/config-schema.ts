@@ -260,13 +260,14 @@ export const ConfigSchema = Type.Object(
         forwardTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'ROLE=gateway: how long a forwarded request waits for the sequencer before it is answered 503 with Retry-After' }),
         followerStart: Type.Union([Type.Literal('store'), Type.Literal('state')], {
           description:
-            'ROLE=replica, gateway: what a new or lagging store installs. state (default) = the sequencer\'s state alone, in the same time at any age; the reads of history from before it go to the sequencer until the backfill (cluster.backfill) has copied the history in (docs/decisions/history.md); ' +
-            'store = its whole store (history included; its time grows with the history). A standby always installs the whole store',
+            'ROLE=replica, gateway, standby: what a new or lagging store installs. state (default) = the sequencer\'s state alone, in the same time at any age; the reads of history from before it go to the sequencer until the backfill (cluster.backfill) has copied the history in, and a standby may not become the sequencer until then (docs/decisions/history.md); ' +
+            'store = its whole store (history included; its time grows with the history)',
         }),
         backfill: Type.Boolean({
           description:
-            'ROLE=replica, gateway started from a state snapshot: copy the history in, in the background, from the sequencer\'s newest whole-store snapshot at or above its history floor, then answer the reads of history from its own store (replication/history-backfill.ts); false: keep sending them to the sequencer',
+            'ROLE=replica, gateway started from a state snapshot: copy the history in, in the background, from the sequencer\'s newest whole-store snapshot at or above its history floor, then answer the reads of history from its own store (replication/history-backfill.ts); false: keep sending them to the sequencer. A standby always copies it (it must hold the history to become the sequencer)',
         }),
+        backfillRetrySeconds: Type.Integer({ minimum: 1, maximum: 86_400, description: 'how long a backfill that found no whole-store snapshot at or above its floor, or failed, waits before it tries again' }),
         failover: Type.Object(
           {
             enabled: Type.Boolean({

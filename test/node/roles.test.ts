@@ -2,7 +2,8 @@
  * roles.ts's SampleLog: a sequencer's sampler writes reach the replication log only in the view-writes flush
  * that issues the samples themselves (one transaction), never when the sample is taken. And the engine it
  * opens for the service: its shards publish no book snapshot unasked (the service reads the committed books),
- * and the projections' deferred view writes ride its next journal commit.
+ * and the projections' deferred view writes ride its next journal commit. A store lacking history (a floor)
+ * is refused by the roles whose answers must hold all of it.
  */
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,6 +12,8 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { startApp } from '../../src/node/app.ts';
 import type { ReplicationLog } from '../../src/journal/replication-log.ts';
+import { HistoryFloorError } from '../../src/journal/checkpoints/state-snapshot.ts';
+import { openStore } from '../../src/journal/env.ts';
 import { metaKeys } from '../../src/journal/keys.ts';
 import { ViewWrites } from '../../src/projections/projector.ts';
 import { POSITIONS_PROJECTION } from '../../src/projections/wallets.ts';
@@ -89,4 +92,16 @@ test("the projections' held view writes ride the engine's next journal commit, w
   } finally {
     await app.stop(5000);
   }
+});
+
+test('a store with a history floor (a state snapshot not yet backfilled) refuses to run as a single node: its answers would lack the history', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'pm-roles-floor-'));
+  t.after(() => rmSync(dataDir, { recursive: true, force: true }));
+  const store = openStore({ dataDir });
+  store.meta.putSync(metaKeys.historyFloor, 7);
+  await store.close();
+  await assert.rejects(
+    startApp(testConfig({ dataDir, http: { port: 0 }, demo: false, auth: { signatureThreads: 1 }, rateLimits: { enabled: false } }), { log: silentLogger }),
+    (err: unknown) => err instanceof HistoryFloorError && /after journal seq 7 only.*cannot run as the single/.test(err.message),
+  );
 });

@@ -118,3 +118,6 @@ function copyViews(src: Store, copy: Store): void {
 
 /** A store's history floor (keys.ts `historyFloor`): 0 when it holds the whole history. */
 export const historyFloorOf = (store: Store): number => (store.meta.get(metaKeys.historyFloor) as number | undefined) ?? 0;
+
+/** A store whose history has a floor started in a role that must hold the whole history (node/roles.ts). */
+export class HistoryFloorError extends Error {}
