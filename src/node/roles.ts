@@ -61,8 +61,9 @@ export interface RoleParts {
 
 /**
  * Before the store opens: every clustered role empties DATA_DIR's snapshot scratch (what a kill left) and
- * refuses a NATS server whose TLS it cannot trust (cluster.ts checkNatsTls), and a follower's (replica, gateway, standby) new or lagging store is replaced by the newest
- * snapshot the sequencer shipped (cluster.ts prepareFollower). Nothing for ROLE=single.
+ * refuses a NATS server whose TLS it cannot trust (cluster.ts checkNatsTls), and a follower's (replica,
+ * gateway, standby) new or lagging store is replaced by the newest snapshot the sequencer shipped (cluster.ts
+ * prepareFollower). Nothing for ROLE=single.
  */
 export async function prepareStore(config: Readonly<Config>, log: Logger, metrics: Metrics): Promise<void> {
   const r = config.cluster.role;

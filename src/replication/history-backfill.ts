@@ -1,15 +1,16 @@
 /**
  * A follower started from a state snapshot takes its history back (issue 42; docs/decisions/history.md, "A
  * simpler backfill"): in the background, once it has applied the stream past the newest whole-store snapshot
- * at or above its history floor, it downloads that snapshot into DATA_DIR's scratch, checks its files against the
- * authenticated manifest (snapshots.ts checkFiles: each one's size and digest), and copies in the history it
- * lacks (journal/checkpoints/history-copy.ts), which removes the floor last. From then on it answers the reads
- * of history from its own store (`held`), and sends none to the sequencer.
+ * at or above its history floor, it downloads that snapshot into DATA_DIR's scratch, checks its files against
+ * the authenticated manifest (snapshots.ts checkFiles: each one's size and digest), and copies in the history
+ * it lacks (journal/checkpoints/history-copy.ts), which removes the floor last. From then on it answers the
+ * reads of history from its own store (`held`), and sends none to the sequencer.
  *
  * No whole store at or above the floor yet (the first shipment after the state snapshot has not come, or
  * NATS is away), a download or check that fails: logged and counted, tried again every `retryMs`. A stop
  * between transactions leaves the floor, and the next start copies again (the copy is idempotent).
- * `cluster.backfill: false` turns it off: the node keeps its floor and sends its history reads on.
+ * `cluster.backfill: false` turns it off on a replica or gateway: the node keeps its floor and sends its
+ * history reads on. A standby always runs it: it may not take the sequencer's lease before it is done.
  */
 import { rmSync } from 'node:fs';
 import { copyHistory } from '../journal/checkpoints/history-copy.ts';

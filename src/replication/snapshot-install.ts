@@ -18,11 +18,12 @@
  * may not become the sequencer before it has (node/failover.ts). One that prefers `store` installs only whole
  * stores.
  *
- * The snapshot is downloaded into DATA_DIR's scratch (snapshots.ts scratchDir), checked (journal/checkpoints/snapshots.ts installSnapshot: every file's
- * digest, then its store proves to the manifest's state hash at the manifest's rseq) and only then put in
- * place; a download or check that fails leaves the store as it was. Only snapshots whose manifest the nodes'
- * key authenticates are considered (snapshot-store.ts); the others are refused, logged and counted
- * (`FollowerStart.forged`, pm_snapshot_forged).
+ * The snapshot is downloaded into DATA_DIR's scratch (snapshots.ts scratchDir), checked
+ * (journal/checkpoints/snapshots.ts installSnapshot: every file's digest, then its store proves to the
+ * manifest's state hash at the manifest's rseq) and only then put in place; a download or check that fails
+ * leaves the store as it was. Only snapshots whose manifest the nodes' key authenticates are considered
+ * (snapshot-store.ts); the others are refused, logged and counted (`FollowerStart.forged`,
+ * pm_snapshot_forged).
  */
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
