@@ -93,8 +93,15 @@ export async function copyHistory(from: Store, to: Store, stopped: () => boolean
     return true;
   };
 
+  // What `to` holds at or below the base: the state's rows (open then) and what an earlier copy wrote. Held
+  // in memory (state-sized, unless a copy was cut short), so the scan asks LMDB nothing per row: nothing else
+  // adds a key there while this runs (the stream's applies add keys above the base, and rewrite rows already
+  // here).
+  const held = (db: Store['orders'] | Store['fills']) => new Set<number>(db.getKeys({ end: base + 1 }));
+  const [hasOrder, hasEvent, hasTrade, hasFill] = [held(to.orders), held(to.journal), held(to.trades), held(to.fills)];
   for (const { key, value } of from.orders.getRange({ end: base + 1 })) {
-    if (to.orders.get(key) !== undefined) continue;
+    if (hasOrder.has(key)) continue;
+    hasEvent.add(key);
     const ev = from.journal.get(key);
     if (ev === undefined) throw new HistoryCopyError(`orders[${key}] of the history has no order event at its seq`);
     ids.push({ orderId: (journalEventOf(ev, key) as OrderAcceptedEvent).orderId, seq: key });
@@ -102,13 +109,13 @@ export async function copyHistory(from: Store, to: Store, stopped: () => boolean
   }
   // Below `from`'s own line its journal holds only order events, copied above with their orders.
   for (const { key, value } of from.journal.getRange({ start: fromPrunedTo + 1, end: base + 1 })) {
-    if (to.journal.get(key) === undefined && !(await add(() => to.journal.putSync(key, value)))) return out;
+    if (!hasEvent.has(key) && !(await add(() => to.journal.putSync(key, value)))) return out;
   }
   for (const { key, value } of from.trades.getRange({ end: base + 1 })) {
-    if (to.trades.get(key) === undefined && !(await add(() => to.trades.putSync(key, value)))) return out;
+    if (!hasTrade.has(key) && !(await add(() => to.trades.putSync(key, value)))) return out;
   }
   for (const key of from.fills.getKeys({ end: base + 1 })) {
-    if (to.fills.get(key) !== undefined) continue;
+    if (hasFill.has(key)) continue;
     const block = from.fills.getBinary(key)!;
     if (!(await add(() => to.fills.putSync(key, block)))) return out;
   }
