@@ -18,7 +18,7 @@
  *   3. a new replica at each size: the sequencer ships its snapshots (timed: the whole store's and the state
  *      snapshot's, with the checkpoint written for the latter), then a replica starts from an empty store:
  *      spawn to its X-Journal-Seq reaching the sequencer's (it installs the snapshot, then applies the stream
- *      after it), once with `cluster.followerStart: store` (the whole store) and once with `state` (the default).
+ *      after it), once with `cluster.followerStart: store` (the whole store) and once with `state` (a replica's default).
  *      Target: flat across sizes, within 10 s at 1.5M orders. The state replica then runs on until its
  *      history is backfilled (pm_history_backfill_done): spawn to that, for the reader (no target; it serves
  *      meanwhile, its reads of history sent to the sequencer).

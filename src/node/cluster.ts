@@ -25,7 +25,7 @@ import { ReplicaEngine } from '../replication/replica-engine.ts';
 import { checkCredentials, probeNats, type StreamSettings } from '../replication/nats-link.ts';
 import { ClusterKeys } from '../replication/seal.ts';
 import { loadMasterKey } from '../edge/auth/credentials.ts';
-import { prepareFollowerStore } from '../replication/snapshot-install.ts';
+import { prepareFollowerStore, startKindFor } from '../replication/snapshot-install.ts';
 import { HistoryBackfill } from '../replication/history-backfill.ts';
 import { SnapshotShipper } from '../replication/snapshot-shipper.ts';
 import type { SnapshotKind, SnapshotManifest } from '../journal/checkpoints/snapshots.ts';
@@ -232,7 +232,7 @@ export function openShipper(
  * (replication/snapshot-install.ts). What it refused is counted on /metrics.
  */
 export async function prepareFollower(config: Readonly<Config>, logger: Logger, metrics: Metrics): Promise<void> {
-  const start = await prepareFollowerStore(config.dataDir, settingsOf(config), logger, config.cluster.followerStart);
+  const start = await prepareFollowerStore(config.dataDir, settingsOf(config), logger, startKindFor(config.cluster.role, config.cluster.followerStart));
   metrics.watch('pm_snapshot', () => ({ forged: start.forged, unusable: start.unusable }), {
     forged: 'Snapshot manifests refused at this start as not authenticated by the nodes\' key (forged, altered, another cluster\'s)',
     unusable: 'Authentic snapshots this start could not use (a download that failed, a store that did not prove its state hash)',

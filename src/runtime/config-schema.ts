@@ -258,10 +258,10 @@ export const ConfigSchema = Type.Object(
         replicas: Type.Integer({ minimum: 1, maximum: 5, description: 'JetStream replication factor of the stream (1 on one server, 3 on a cluster)' }),
         outboxBatches: Type.Integer({ minimum: 1, maximum: 10_000_000, description: 'batches the sequencer holds for NATS; past it they are re-read from LMDB later' }),
         forwardTimeoutMs: Type.Integer({ minimum: 100, maximum: 600_000, description: 'ROLE=gateway: how long a forwarded request waits for the sequencer before it is answered 503 with Retry-After' }),
-        followerStart: Type.Union([Type.Literal('store'), Type.Literal('state')], {
+        followerStart: Type.Union([Type.Literal('auto'), Type.Literal('store'), Type.Literal('state')], {
           description:
-            'ROLE=replica, gateway, standby: what a new or lagging store installs. state (default) = the sequencer\'s state alone, in the same time at any age; the reads of history from before it go to the sequencer until the backfill (cluster.backfill) has copied the history in, and a standby may not become the sequencer until then (docs/decisions/history.md); ' +
-            'store = its whole store (history included; its time grows with the history)',
+            'ROLE=replica, gateway, standby: what a new or lagging store installs. state = the sequencer\'s state alone, in the same time at any age; the reads of history from before it go to the sequencer until the backfill (cluster.backfill) has copied the history in, and a standby may not become the sequencer until then (docs/decisions/history.md); ' +
+            'store = its whole store (history included; its time grows with the history); auto (default) = state for a replica or gateway, store for a standby (eligible for the lease sooner)',
         }),
         backfill: Type.Boolean({
           description:

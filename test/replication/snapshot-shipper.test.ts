@@ -252,7 +252,7 @@ test('a standby takes over after the stream was compacted, nothing acknowledged 
       await os.delete(`${m.name}/manifest`);
     }
     assert.ok(hidden.size > 0);
-    const c = await startFailoverNode(fo('standby', 'c', undefined, { backfillRetrySeconds: 1 }), { log });
+    const c = await startFailoverNode(fo('standby', 'c', undefined, { followerStart: 'state', backfillRetrySeconds: 1 }), { log });
     nodes.push(c);
     assert.ok(historyFloorOf(c.app.ctx.store) > 0, 'installed from the state');
     await until('standby caught up', () => c.app.replication.follower!.appliedSeq === b.app.ctx.engine.committedSeq);

@@ -171,7 +171,7 @@ test('the test controls: auto by default, on in ROLE=single only; TEST_CONTROLS 
 
 test('the cluster role: single by default; ROLE, NATS_URL, NATS_CA_FILE, SEQUENCER_URL and FOLLOWER_START set it, a bad value names its key', () => {
   const d = loadConfig({ env: {} });
-  assert.deepEqual(d.cluster, { role: 'single', natsUrl: 'nats://127.0.0.1:4222', natsUser: '', natsPassword: '', natsCaFile: '', insecure: false, sequencerUrl: '', stream: 'PM_JOURNAL', replicas: 1, outboxBatches: 100000, forwardTimeoutMs: 5000, followerStart: 'state', backfill: true, backfillRetrySeconds: 30, failover: { enabled: false, nodeUrl: '', leaseMs: 3000, renewMs: 1000, pollMs: 500 } });
+  assert.deepEqual(d.cluster, { role: 'single', natsUrl: 'nats://127.0.0.1:4222', natsUser: '', natsPassword: '', natsCaFile: '', insecure: false, sequencerUrl: '', stream: 'PM_JOURNAL', replicas: 1, outboxBatches: 100000, forwardTimeoutMs: 5000, followerStart: 'auto', backfill: true, backfillRetrySeconds: 30, failover: { enabled: false, nodeUrl: '', leaseMs: 3000, renewMs: 1000, pollMs: 500 } });
   const c = loadConfig({ env: { ROLE: 'replica', NATS_URL: 'tls://10.0.0.5:4222', NATS_CA_FILE: '/etc/pm-nats/tls/ca.pem', SEQUENCER_URL: 'https://seq.example' } });
   assert.deepEqual([c.cluster.role, c.cluster.natsUrl, c.cluster.natsCaFile, c.cluster.sequencerUrl], ['replica', 'tls://10.0.0.5:4222', '/etc/pm-nats/tls/ca.pem', 'https://seq.example']);
   assert.throws(() => loadConfig({ env: { ROLE: 'leader' } }), (e: unknown) => e instanceof ConfigError && e.key === 'cluster.role');
