@@ -146,7 +146,7 @@ export function openReplica(store: Store, config: Readonly<Config>, logger: Logg
 }
 
 /**
- * A replica or gateway started from a state snapshot: its history copied back in, in the background
+ * A replica, gateway or standby started from a state snapshot: its history copied back in, in the background
  * (replication/history-backfill.ts), counted on /metrics as pm_history_backfill_*.
  */
 export function startBackfill(store: Store, config: Readonly<Config>, logger: Logger, metrics: Metrics, appliedSeq: () => number): HistoryBackfill {

@@ -243,23 +243,32 @@ export async function startFailoverNode(config: Readonly<Config>, opts: AppOptio
     }
   };
 
-  if (c.role === 'sequencer' && !(await holdsHistory(config.dataDir))) {
-    log.warn('this store lacks the history below its floor (installed from a state snapshot, its backfill not done): starting as a standby, which backfills it');
-    await runStandby();
-  } else if (c.role === 'sequencer') {
-    const next = Math.max(await streamTerm(link, c.stream, keys), 0) + 1;
-    const value: LeaseValue = { node, url: c.failover.nodeUrl, term: next };
-    const revision = await leases.take(value, times.renewMs);
-    if (revision !== undefined) {
-      const held = new LeaseHolder(leases, value, revision, times, () => undefined, log);
-      held.start();
-      await runSequencer(held);
-    } else {
-      log.warn({ holder: (await leases.read())?.value }, 'another node holds the sequencer lease: starting as a standby');
+  // A start that fails (a store refused, NATS gone) leaves nothing running: no renewal, no watch, no link.
+  try {
+    if (c.role === 'sequencer' && !(await holdsHistory(config.dataDir))) {
+      log.warn('this store lacks the history below its floor (installed from a state snapshot, its backfill not done): starting as a standby, which backfills it');
       await runStandby();
-    }
-  } else if (c.role === 'standby') await runStandby();
-  else app = await startApp(config, { ...opts, leaseHolderUrl: url, leaseTerm: () => watcher.holder?.term, leaseForged });
+    } else if (c.role === 'sequencer') {
+      const next = Math.max(await streamTerm(link, c.stream, keys), 0) + 1;
+      const value: LeaseValue = { node, url: c.failover.nodeUrl, term: next };
+      const revision = await leases.take(value, times.renewMs);
+      if (revision !== undefined) {
+        const held = new LeaseHolder(leases, value, revision, times, () => undefined, log);
+        held.start();
+        await runSequencer(held);
+      } else {
+        log.warn({ holder: (await leases.read())?.value }, 'another node holds the sequencer lease: starting as a standby');
+        await runStandby();
+      }
+    } else if (c.role === 'standby') await runStandby();
+    else app = await startApp(config, { ...opts, leaseHolderUrl: url, leaseTerm: () => watcher.holder?.term, leaseForged });
+  } catch (err) {
+    closed = true;
+    holder?.stop();
+    watcher.stop();
+    await link.close().catch(() => undefined);
+    throw err;
+  }
 
   return {
     get app() {

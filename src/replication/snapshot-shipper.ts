@@ -2,11 +2,11 @@
  * The sequencer's snapshots for its followers, and the bound they put on the stream (issue 42;
  * docs/decisions/history.md, "Followers from a snapshot, a bounded stream (issue 42)"). Every `everySeconds`, while the journal moves:
  *
- *   1. the checkpoint thread makes two snapshots of the store as committed, in DATA_DIR's scratch (snapshots.ts scratchDir): its
- *      state alone (state-snapshot.ts; what a replica or gateway started with `cluster.followerStart: state`
- *      installs, in the same time at any age), then the whole store (journal/checkpoints/snapshots.ts; what a
- *      standby and a follower that keeps the whole history install, and where a follower started from the
- *      state copies its history from: replication/history-backfill.ts);
+ *   1. the checkpoint thread makes two snapshots of the store as committed, in DATA_DIR's scratch
+ *      (snapshots.ts scratchDir): its state alone (state-snapshot.ts; what a replica or gateway installs by
+ *      default, in the same time at any age), then the whole store (journal/checkpoints/snapshots.ts; what a
+ *      standby and a follower with `cluster.followerStart: store` install, and where a follower started from
+ *      the state copies its history from: replication/history-backfill.ts);
  *   2. the shipper waits until the stream has confirmed every record the copy holds (a snapshot must never
  *      hold what a takeover could lose: under cluster.failover a batch commits locally before the stream
  *      confirms it);

@@ -54,7 +54,7 @@ const log = createLogger('silent');
 const ADMIN = 'snap-admin';
 const LEASE = { leaseMs: 1500, renewMs: 300, pollMs: 100 };
 
-/** A replica that installs the whole store (the default is the state: cluster.followerStart). */
+/** A replica that installs the whole store (a replica's default is the state: cluster.followerStart `auto`). */
 const WHOLE = { cluster: { followerStart: 'store' } };
 
 function config(role: string, nats: NatsServer, over: Record<string, unknown> & { cluster?: Record<string, unknown> } = {}, dataDir = tempDir(`pm-snap-${role}-`)) {
@@ -252,7 +252,9 @@ test('a standby takes over after the stream was compacted, nothing acknowledged 
       await os.delete(`${m.name}/manifest`);
     }
     assert.ok(hidden.size > 0);
-    const c = await startFailoverNode(fo('standby', 'c', undefined, { followerStart: 'state', backfillRetrySeconds: 1 }), { log });
+    const cDir = tempDir('pm-snap-c-');
+    const fromState = { followerStart: 'state', backfillRetrySeconds: 1 };
+    let c = await startFailoverNode(fo('standby', 'c', cDir, fromState), { log });
     nodes.push(c);
     assert.ok(historyFloorOf(c.app.ctx.store) > 0, 'installed from the state');
     await until('standby caught up', () => c.app.replication.follower!.appliedSeq === b.app.ctx.engine.committedSeq);
@@ -263,7 +265,15 @@ test('a standby takes over after the stream was compacted, nothing acknowledged 
     nodes.splice(nodes.indexOf(b), 1);
     await new Promise((resolve) => setTimeout(resolve, LEASE.leaseMs * 2));
     assert.equal(c.role, 'standby', 'no takeover without the history');
-    assert.ok(c.app.replication.backfill!.stats().retries >= 2, 'the backfill keeps trying');
+    // Restarted as ROLE=sequencer with the lease vacant, its store with a floor: it starts as a standby.
+    await c.stop();
+    nodes.splice(nodes.indexOf(c), 1);
+    c = await startFailoverNode(fo('sequencer', 'c', cDir, fromState), { log });
+    nodes.push(c);
+    assert.equal(c.role, 'standby', 'a store without its history never starts as the sequencer');
+    await new Promise((resolve) => setTimeout(resolve, LEASE.leaseMs));
+    assert.equal(c.role, 'standby');
+    assert.ok(c.app.replication.backfill!.stats().retries >= 1, 'the backfill keeps trying');
     // The whole stores back: the backfill's next try copies the history in, then the standby takes over.
     const takeover = c.changed();
     for (const [name, bytes] of hidden) await os.putBlob({ name }, bytes);

@@ -12,8 +12,8 @@
  *   views            the rows of the history's tags (keys.ts HISTORY_VIEW_TAGS) that it lacks
  *   order-id-runs    one run of the orders copied, under the first one's seq (no run has that key: runs are
  *                    keyed by an order's seq, and those orders were not here), and the in-memory index
- *   meta             `history:floor` removed, and `journal:prunedTo` lowered to `from`'s, in the last
- *                    transaction: `to`'s retention then archives that range as the whole store's would have
+ *   meta             `history:floor` removed, and `journal:prunedTo` lowered to `from`'s (if the follower's
+ *                    retention has not moved it since the copy began), in the last transaction: `to`'s retention then archives that range as the whole store's would have
  *                    (engine/checkpointer.ts retain gives way to a line lowered under it), so a standby
  *                    that becomes the sequencer leaves no gap in the archive
  *
@@ -75,7 +75,11 @@ export async function copyHistory(from: Store, to: Store, stopped: () => boolean
       if (runBuf !== undefined) to.orderIds.putSync(run[0]!.seq, runBuf);
       if (last) {
         to.meta.removeSync(metaKeys.historyFloor);
-        to.meta.putSync(metaKeys.journalPrunedTo, fromPrunedTo);
+        // Only under the line the copy started from: if the follower's retention moved it meanwhile (archived
+        // and removed what lay above the base), lowering it would send that range to the archive twice,
+        // the second time without its events. The events copied below it then stay in the journal unarchived
+        // here (the sequencer archives them).
+        if (((to.meta.get(metaKeys.journalPrunedTo) as number | undefined) ?? 0) === base) to.meta.putSync(metaKeys.journalPrunedTo, fromPrunedTo);
       }
     });
     if (runBuf !== undefined) orderIndexOf(to).addRun(runBuf);

@@ -80,4 +80,19 @@ test('the history copied from the whole store makes a state snapshot\'s store wh
   } finally {
     await snap.close();
   }
+
+  // The follower's retention moves its line while a copy runs: the copy leaves that line where it is.
+  const dir2 = `${env.dir}-state2`;
+  t.after(() => rmSync(dir2, { recursive: true, force: true }));
+  await takeStateSnapshot(env.store, cs, dir2, 'state');
+  const snap2 = openStore({ dataDir: dir2 });
+  try {
+    const moved = (snap2.meta.get(metaKeys.journalPrunedTo) as number) + 1;
+    const copied = await copyHistory(env.store, snap2, () => (snap2.meta.putSync(metaKeys.journalPrunedTo, moved), false));
+    assert.equal(copied.complete, true);
+    assert.equal(historyFloorOf(snap2), 0);
+    assert.equal(snap2.meta.get(metaKeys.journalPrunedTo), moved, 'the line retention moved, not lowered under it');
+  } finally {
+    await snap2.close();
+  }
 });
