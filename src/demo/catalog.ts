@@ -15,7 +15,8 @@
  * Lives in src/ because the app loads the demo into an empty store (app.ts); tests and benches generate
  * their catalogs here too. CLI: tools/demo-catalog.ts writes either catalog as JSON.
  */
-import { keccak256, toHex } from 'viem';
+import { keccak256 } from 'ox/Hash';
+import { fromString } from 'ox/Hex';
 import { privateKeyToAccount } from 'viem/accounts';
 import type { EventInput, MarketInput, TagInput } from '../edge/schemas/admin.ts';
 import type { EngineAdmin } from '../edge/context.ts';
@@ -39,7 +40,7 @@ export function rng(seed: number): () => number {
 
 const iso = (ms: number) => new Date(ms).toISOString();
 const startOfDay = (ms: number) => Math.floor(ms / DAY) * DAY;
-const hex32 = (text: string) => keccak256(toHex(text));
+const hex32 = (text: string) => keccak256(fromString(text));
 
 /** The demo's base day: the first of November 2026, unless the caller passes its own. */
 export const DEMO_BASE_MS = Date.UTC(2026, 10, 1);
@@ -262,7 +263,7 @@ export interface DemoWallet {
 
 /** Five demo wallets, private key = keccak256("pm-exchange demo wallet <i>"). */
 export const DEMO_WALLETS: readonly DemoWallet[] = [1, 2, 3, 4, 5].map((i) => {
-  const privateKey = keccak256(toHex(`pm-exchange demo wallet ${i}`));
+  const privateKey = keccak256(fromString(`pm-exchange demo wallet ${i}`));
   return { privateKey, address: privateKeyToAccount(privateKey).address.toLowerCase() };
 });
 

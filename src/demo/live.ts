@@ -23,7 +23,8 @@
  * Sizes: ~4,000 orders over 336 steps by default, chosen so that `npm start` on an empty store answers
  * within the start-up budget of 15 s on a two-core machine (docs/decisions/sandbox.md, "The living demo").
  */
-import { keccak256, toHex } from 'viem';
+import { keccak256 } from 'ox/Hash';
+import { fromString } from 'ox/Hex';
 import { privateKeyToAccount } from 'viem/accounts';
 import { UNITS } from '../domain/units.ts';
 import type { Funders } from '../edge/auth/funders.ts';
@@ -81,7 +82,7 @@ export interface DemoTrader {
 
 /** Six trader wallets, private key = keccak256("pm-exchange demo trader <i>"): makers 1-3, takers 4-6. */
 export const DEMO_TRADERS: readonly DemoTrader[] = [1, 2, 3, 4, 5, 6].map((i) => {
-  const privateKey = keccak256(toHex(`pm-exchange demo trader ${i}`));
+  const privateKey = keccak256(fromString(`pm-exchange demo trader ${i}`));
   return { privateKey, address: privateKeyToAccount(privateKey).address.toLowerCase(), role: i <= 3 ? 'maker' : 'taker' };
 });
 

@@ -21,7 +21,10 @@
  * deriveFunder computes them (viem) for the factories it is given: the service's configuration
  * (auth.walletFactories, edge/auth/funders.ts, which caches) and the console (from GET /exchange-info).
  */
-import { encodeAbiParameters, encodePacked, getCreate2Address, keccak256, type Hex } from 'viem';
+import { encode, encodePacked } from 'ox/AbiParameters';
+import { fromCreate2 } from 'ox/ContractAddress';
+import { keccak256 } from 'ox/Hash';
+import type { Hex } from 'ox/Hex';
 
 export const SIGNATURE_TYPES = { EOA: 0, POLY_PROXY: 1, POLY_GNOSIS_SAFE: 2, POLY_1271: 3 } as const;
 
@@ -52,6 +55,6 @@ export interface WalletFactories {
 export function deriveFunder(factories: WalletFactories, signer: string, type: 1 | 2): string {
   const f = type === 1 ? factories.proxy : factories.safe;
   const a = signer.toLowerCase() as Hex;
-  const salt = type === 1 ? keccak256(encodePacked(['address'], [a])) : keccak256(encodeAbiParameters([{ type: 'address' }], [a]));
-  return getCreate2Address({ from: f.factory as Hex, salt, bytecodeHash: f.initCodeHash as Hex }).toLowerCase();
+  const salt = type === 1 ? keccak256(encodePacked(['address'], [a])) : keccak256(encode([{ type: 'address' }], [a]));
+  return fromCreate2({ from: f.factory as Hex, salt, bytecodeHash: f.initCodeHash as Hex }).toLowerCase();
 }

@@ -23,7 +23,7 @@
  * Cost and bounds: at most MAX_DIAGNOSIS_RECOVERIES (12) recoveries per refused order, sent to the
  * signature pool's threads (native secp256k1; the worker stops at the first match, and never runs on this
  * thread); the digests are made here: the V2 struct with eip712.ts (~5 µs each), the V1 struct hashed once
- * with viem's hashStruct (~0.1 ms) and then ~5 µs per V1 domain. The diagnosis budget (budget.ts: its most
+ * with ox's hashStruct (~0.1 ms; viem's own EIP-712 core) and then ~5 µs per V1 domain. The diagnosis budget (budget.ts: its most
  * recoveries taken before it starts, what it did not use given back, per client network, per signer's
  * wallet and in all) caps the work a flood of bad signatures can cause; past it the reason says the
  * signature does not recover to the signer and that further diagnosis was skipped under load. A diagnosis that fails (pool closing) says so and leaves the refusal as it was.
@@ -31,7 +31,7 @@
  * A reason names public things only: addresses, domains, chains, contracts, token and condition ids; never a
  * secret.
  */
-import { hashStruct } from 'viem';
+import { hashStruct } from 'ox/TypedData';
 import { orderDigestBytes, orderDomainSeparator, type OrderDomain, type OrderDomains } from '../auth/eip712.ts';
 import { keccak256 } from '../auth/keccak.ts';
 import type { OrderToVerify, SigPool } from '../auth/sig-pool.ts';
@@ -103,7 +103,7 @@ function uintOf(v: unknown): bigint {
 }
 
 /**
- * The V1 struct's hashStruct of the order (viem: refusal path only). It is the same under every domain, so
+ * The V1 struct's hashStruct of the order (ox: refusal path only). It is the same under every domain, so
  * one diagnosis hashes it once and each V1 candidate adds only its domain (v1Digest).
  */
 function v1StructHash(v: OrderToVerify, submission: unknown): Uint8Array {
@@ -155,7 +155,7 @@ const sameDomain = (a: OrderDomain, b: OrderDomain) =>
 /**
  * The candidates of steps 1-3 of the header, in order, as two rounds: the V2 struct first (this exchange's
  * other domain, the platform's V2 and V3 exchanges: what current clients send, a few µs a digest), then the
- * older V1 struct (hashed once with viem, ~0.1 ms), made only when the first round found nothing.
+ * older V1 struct (hashed once with ox, ~0.1 ms), made only when the first round found nothing.
  */
 function candidates(c: SignatureCase, domains: OrderDomains, signature: string, round: 'v2' | 'v1'): Candidate[] {
   const v = c.verify;

@@ -22,7 +22,8 @@
  * integers (units, pips): the routes parse the decimals.
  */
 import { randomInt } from 'node:crypto';
-import { keccak256, toHex } from 'viem';
+import { keccak256 } from 'ox/Hash';
+import { fromString } from 'ox/Hex';
 import { privateKeyToAccount } from 'viem/accounts';
 import { ADMIN_OWNER, type OrderTypeName, type SideName } from '../../domain/events.ts';
 import { apiError, resultError } from '../../domain/errors.ts';
@@ -70,7 +71,7 @@ const ZERO32 = `0x${'0'.repeat(64)}`;
 
 /** A wallet from a public string (TEST ONLY keys: anyone can derive them), as the demo's are. */
 function houseWallet(name: string): { address: string; privateKey: `0x${string}` } {
-  const privateKey = keccak256(toHex(`pm-exchange ${name}`));
+  const privateKey = keccak256(fromString(`pm-exchange ${name}`));
   return { address: privateKeyToAccount(privateKey).address.toLowerCase(), privateKey };
 }
 

@@ -22,7 +22,8 @@
  * /admin/scenarios, older ones forgotten once none of their events is pending, and at most MAX_PENDING events
  * wait at once (a scenario past it is refused). DELETE /admin/scenarios cancels every pending event.
  */
-import { keccak256, toHex } from 'viem';
+import { keccak256 } from 'ox/Hash';
+import { fromString } from 'ox/Hex';
 import { privateKeyToAccount } from 'viem/accounts';
 import { apiError } from '../../domain/errors.ts';
 import { parsePips, parseUnits } from '../../domain/units.ts';
@@ -68,7 +69,7 @@ interface Run {
 
 /** A scenario wallet's address from its name (a key anyone can derive: test keys only). */
 export function scenarioWallet(name: string): string {
-  return privateKeyToAccount(keccak256(toHex(`pm-exchange scenario ${name}`))).address.toLowerCase();
+  return privateKeyToAccount(keccak256(fromString(`pm-exchange scenario ${name}`))).address.toLowerCase();
 }
 
 /** `at` in ms: seconds, or a number with its unit. */
@@ -184,7 +185,7 @@ export class Scenarios {
     const m = s.market;
     let conditionId = m.conditionId?.toLowerCase();
     if (m.question !== undefined) {
-      conditionId ??= keccak256(toHex(`pm-exchange scenario market ${m.question}`));
+      conditionId ??= keccak256(fromString(`pm-exchange scenario market ${m.question}`));
       const slug = `scenario-${conditionId.slice(2, 14)}`;
       const outcome = await this.d.catalog.write.upsertEvents([
         {

@@ -2,7 +2,9 @@
  * The catalog's derived identifiers (docs/decisions/catalog.md, "Catalog"): condition ids from question ids, token
  * ids from condition ids, neg-risk group ids from event ids; and the trading view of a market record.
  */
-import { encodePacked, hexToBigInt, keccak256 } from 'viem';
+import { encodePacked } from 'ox/AbiParameters';
+import { keccak256 } from 'ox/Hash';
+import { toBigInt } from 'ox/Hex';
 import { ZERO_ADDRESS } from '../../domain/ids.ts';
 import { tickToPips } from '../../domain/units.ts';
 import { tradable, type MarketRec, type TradingMarket } from './catalog-index.ts';
@@ -16,7 +18,7 @@ export function deriveConditionId(questionID: string): string {
 
 /** uint256(keccak256(abi.encodePacked(bytes32 conditionId, uint8 outcomeIndex))) in decimal. */
 export function deriveTokenId(conditionId: string, outcomeIndex: 0 | 1): string {
-  return hexToBigInt(keccak256(encodePacked(['bytes32', 'uint8'], [conditionId as `0x${string}`, outcomeIndex]))).toString();
+  return toBigInt(keccak256(encodePacked(['bytes32', 'uint8'], [conditionId as `0x${string}`, outcomeIndex]))).toString();
 }
 
 /** The neg-risk group id of an event when the import names none. */
