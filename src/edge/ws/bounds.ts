@@ -148,6 +148,11 @@ class Followers {
     return undefined;
   }
 
+  /** The sockets of `holder` that follow `asset`. */
+  count(holder: string, asset: string): number {
+    return this.byHolder.get(holder)?.get(asset) ?? 0;
+  }
+
   add(holder: string, assets: Iterable<string>, delta: 1 | -1): void {
     let mine = this.byHolder.get(holder);
     if (mine === undefined) {
@@ -249,15 +254,31 @@ export class FairShares {
   }
 
   /**
+   * How many subscriptions more a socket of `h` holding `held` may take before a cap of subscriptionRefusal
+   * refuses it (what the smallest of them has left).
+   */
+  subscriptionRoom(h: Holder, held: number): number {
+    const { maxSubscriptionsPerSocket: perSocket, maxSubscriptionsPerAddress: perAddress, maxSubscriptions: all } = this.limits;
+    return Math.min(perSocket - held, perAddress - (this.subsPerAddress.get(h.ip) ?? 0), this.networkSubscriptions - (this.subsPerNetwork.get(h.network) ?? 0), all - this.subscriptions);
+  }
+
+  /**
+   * The per-address cap on followers of one asset, for one asset: followRefusal's first check. A caller that
+   * meets its assets one by one can refuse at the first that is full, as followRefusal would name it.
+   */
+  addressFollowRefusal(h: Holder, asset: string): { reason: RefusalReason; error: string } | undefined {
+    const perAddress = this.limits.maxAssetSocketsPerAddress;
+    return this.addressFollowers.count(h.ip, asset) < perAddress ? undefined : addressFollowError(perAddress, asset);
+  }
+
+  /**
    * The caps on followers of one asset that a market socket of `h` subscribing to `assets` (none of which
    * it follows yet) must fit; the refusal, when it does not.
    */
   followRefusal(h: Holder, assets: readonly string[]): { reason: RefusalReason; error: string } | undefined {
     const perAddress = this.limits.maxAssetSocketsPerAddress;
     let full = this.addressFollowers.full(h.ip, assets, perAddress);
-    if (full !== undefined) {
-      return { reason: 'address_asset_sockets', error: `too many subscriptions: an address may follow an asset from at most ${perAddress} connections, and follows ${full} from that many` };
-    }
+    if (full !== undefined) return addressFollowError(perAddress, full);
     const perNetwork = this.assetNetworkSockets;
     full = this.networkFollowers.full(h.network, assets, perNetwork);
     if (full !== undefined) {
@@ -332,4 +353,8 @@ export class FairShares {
   private get networkSubscriptions(): number {
     return Math.max(this.limits.maxSubscriptionsPerNetwork, this.limits.maxSubscriptionsPerAddress);
   }
+}
+
+function addressFollowError(perAddress: number, asset: string): { reason: RefusalReason; error: string } {
+  return { reason: 'address_asset_sockets', error: `too many subscriptions: an address may follow an asset from at most ${perAddress} connections, and follows ${asset} from that many` };
 }

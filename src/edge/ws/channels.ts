@@ -407,6 +407,11 @@ export class StreamChannels {
     const known: string[] = [];
     const fresh: string[] = [];
     const unknown: string[] = [];
+    // When no count cap can refuse this message whatever it holds, the first asset the address already follows
+    // from its cap is the refusal followRefusal would give after the loop: given at once. A crowd of sockets
+    // asking for what their address already follows (the subscription grab's 90 of 100) costs one id each,
+    // not the whole list.
+    const early = ids.length <= this.shares.subscriptionRoom(conn, conn.subs.size);
     for (const id of new Set(ids)) {
       if (conn.subs.has(id)) {
         known.push(id);
@@ -415,6 +420,10 @@ export class StreamChannels {
       const token = this.d.books.token(id);
       if (token === undefined) unknown.push(id);
       else {
+        if (early) {
+          const crowded = this.shares.addressFollowRefusal(conn, token);
+          if (crowded !== undefined) return this.refuse(ws, conn, crowded.reason, crowded.error);
+        }
         known.push(token);
         fresh.push(token);
       }

@@ -121,8 +121,12 @@ test(`an address follows an asset from at most ${LIMITS.maxAssetSocketsPerAddres
   await subscribe(a[2]!, [z, x]);
   assert.deepEqual(a[2]!.errors(), [`too many subscriptions: an address may follow an asset from at most ${LIMITS.maxAssetSocketsPerAddress} connections, and follows ${x} from that many`]);
   assert.equal(await metric('ws_subscriptions{channel="market"}'), 3);
+  // More than the address may still hold, x first among them: the count's cap is the refusal, as it is checked
+  // before the followers (a refusal at the first full asset applies only where no count could refuse).
+  await subscribe(a[2]!, [x, ...tokens.slice(33, 36)]);
+  assert.equal(a[2]!.errors()[1], `too many subscriptions: an address holds at most ${LIMITS.maxSubscriptionsPerAddress} over all of its connections`);
   await subscribe(a[2]!, [z]);
-  assert.equal(a[2]!.errors().length, 1);
+  assert.equal(a[2]!.errors().length, 2);
   // Another address of the same /24: its first socket on x is the network's third, its second would be a fourth.
   const b = [await connect('10.60.1.2'), await connect('10.60.1.2')];
   await subscribe(b[0]!, [x]);
@@ -136,7 +140,7 @@ test(`an address follows an asset from at most ${LIMITS.maxAssetSocketsPerAddres
   // An unsubscribe gives the place back, to the address and to its network.
   a[1]!.send({ operation: 'unsubscribe', assets_ids: [x] });
   await subscribe(a[2]!, [x]);
-  assert.equal(a[2]!.errors().length, 1);
+  assert.equal(a[2]!.errors().length, 2);
   assert.equal(await metric('ws_refusals_total{channel="market",reason="address_asset_sockets"}'), 1);
   assert.equal(await metric('ws_refusals_total{channel="market",reason="network_asset_sockets"}'), 1);
   // A close does as well.
