@@ -56,5 +56,6 @@ export function deriveFunder(factories: WalletFactories, signer: string, type: 1
   const f = type === 1 ? factories.proxy : factories.safe;
   const a = signer.toLowerCase() as Hex;
   const salt = type === 1 ? keccak256(encodePacked(['address'], [a])) : keccak256(encode([{ type: 'address' }], [a]));
-  return fromCreate2({ from: f.factory as Hex, salt, bytecodeHash: f.initCodeHash as Hex }).toLowerCase();
+  // Lowercase in: ox checks a mixed-case address's checksum, and the configuration takes any case.
+  return fromCreate2({ from: f.factory.toLowerCase() as Hex, salt, bytecodeHash: f.initCodeHash as Hex }).toLowerCase();
 }

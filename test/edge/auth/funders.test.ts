@@ -32,6 +32,10 @@ test('published pairs: the Hardhat #0 key\'s proxy wallet and Safe (rs-clob-clie
   // Any case of the signer: the same wallets, lowercase.
   assert.deepEqual(funders.walletsOf(hardhat0.toUpperCase().replace('0X', '0x')), funders.walletsOf(hardhat0.toLowerCase()));
   assert.deepEqual(funders.walletsOf(hardhat0), [hardhat0.toLowerCase(), '0x365f0ca36ae1f641e02fe3b7743673da42a13a70', '0xd93b25cb943d14d0d34fbaf01fc93a0f8b5f6e47']);
+  // Any case of the configured factories (the config's pattern takes any): upper case is no valid checksum.
+  const upper = (f: { factory: string; initCodeHash: string }) => ({ ...f, factory: f.factory.toUpperCase().replace('0X', '0x') });
+  const shouting = new Funders({ proxy: upper(factories.proxy), safe: upper(factories.safe) });
+  assert.deepEqual(shouting.walletsOf(hardhat0), funders.walletsOf(hardhat0));
 });
 
 test('a funder the platform refused ("invalid signature" for types 1 and 2, py-clob-client #277) is neither of its signer\'s wallets', () => {
