@@ -42,6 +42,8 @@
  * socket meets alone is enforced here (the connect rate, its message rate and size, its send buffer, its idle
  * time); what sockets share per client address, per network and in all (sockets, subscriptions, dump
  * budgets) is counted by bounds.ts's FairShares, which this file asks before it opens, subscribes or dumps.
+ * A message admitted by those is acted on within a share of each event-loop turn (turn-budget.ts): past
+ * TURN_BUDGET_MS of messages in a turn, the rest wait for the next, each socket's in order.
  * Churn: a socket's subscriptions are a Set of what it joined, emptied on unsubscribe and dropped at close,
  * with its topics, so subscribe/unsubscribe cycles leave nothing behind. The message rate is message-rate.ts's.
  * Memory: user topics are ours, in the JS heap (user-topics.ts says why), not uWS topics.
@@ -71,6 +73,7 @@ import { FairShares, type RefusalReason } from './bounds.ts';
 import { CloseCode, ignored, type ChannelDeps, type CloseReason } from './channel-ports.ts';
 import { MessageRate, STRIKE_WINDOW_MS } from './message-rate.ts';
 import { UserChannel } from './user-channel.ts';
+import { TurnBudget } from './turn-budget.ts';
 
 export type { ChannelDeps } from './channel-ports.ts';
 
@@ -103,6 +106,10 @@ type Socket = WebSocket<{ conn: Conn }>;
 const checkMarket = TypeCompiler.Compile(MarketSubscribe);
 const checkUpdate = TypeCompiler.Compile(SubscriptionUpdate);
 const decoder = new TextDecoder();
+/** Main-thread time a turn spends on sockets' messages before the rest wait for the next (turn-budget.ts). */
+const TURN_BUDGET_MS = 2;
+/** Messages that may start waiting; past it, a socket with none waiting is answered at once. */
+const MAX_WAITING = 100_000;
 
 export class StreamChannels {
   private app: TemplatedApp | undefined;
@@ -115,9 +122,12 @@ export class StreamChannels {
   private closing = false;
   private readonly idleMs: number;
   private readonly faults: SocketFaults<Socket> | undefined;
+  /** Messages handled within a share of each turn, each socket's in order (turn-budget.ts). */
+  private readonly turns: TurnBudget<Conn>;
 
   constructor(private readonly d: ChannelDeps) {
     this.idleMs = d.limits.idleSeconds * 1000;
+    this.turns = new TurnBudget<Conn>(TURN_BUDGET_MS, MAX_WAITING, (err) => d.log.error({ err }, 'stream message failed'));
     this.shares = new FairShares(d.limits);
     this.user = new UserChannel<Socket, Conn>(d, {
       error: (ws, error) => this.error(ws, error),
@@ -199,6 +209,7 @@ export class StreamChannels {
   /** Refuses new sockets and closes every open one (1001; 1012 "service restart" when the service restarts in place, a revert). */
   close(restart = false): void {
     this.closing = true;
+    this.turns.close();
     if (this.sweepTimer !== undefined) clearInterval(this.sweepTimer);
     this.sweepTimer = undefined;
     const [code, message] = restart ? [CloseCode.RESTART, 'service restart'] : [CloseCode.SHUTDOWN, 'server shutting down'];
@@ -327,13 +338,22 @@ export class StreamChannels {
     if (message.byteLength > this.d.limits.maxMessageBytes) return this.end(ws, 'message_too_large', 1009, `message too big: at most ${this.d.limits.maxMessageBytes} bytes`);
     if (!conn.rate.admit(performance.now())) return this.tooFast(ws, conn);
     // PING is free of the network's bytes: a client kept from subscribing must still keep its socket.
-    if (message.byteLength === 4 && decoder.decode(message) === 'PING') {
-      this.send(ws, 'PONG');
-      return;
-    }
+    if (message.byteLength === 4 && decoder.decode(message) === 'PING') return this.turns.submit(conn, () => this.pong(ws, conn));
     const tooMuch = this.shares.chargeMessage(conn, message.byteLength);
     if (tooMuch !== undefined) return this.refuse(ws, conn, 'network_bytes', tooMuch);
+    // Read now (uWS's buffer is gone once this returns); acted on now or in a later turn (turn-budget.ts).
     const text = decoder.decode(message);
+    this.turns.submit(conn, () => this.handle(ws, conn, text));
+  }
+
+  private pong(ws: Socket, conn: Conn): void {
+    if (conn.closing !== undefined || conn.stalled !== undefined) return;
+    this.send(ws, 'PONG');
+  }
+
+  /** An admitted message, parsed and acted on (skipped if its socket began closing or stalled since it came). */
+  private handle(ws: Socket, conn: Conn, text: string): void {
+    if (conn.closing !== undefined || conn.closed || conn.stalled !== undefined) return;
     let msg: unknown;
     try {
       msg = JSON.parse(text);
