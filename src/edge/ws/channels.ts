@@ -108,8 +108,8 @@ const checkUpdate = TypeCompiler.Compile(SubscriptionUpdate);
 const decoder = new TextDecoder();
 /** Main-thread time a turn spends on sockets' messages before the rest wait for the next (turn-budget.ts). */
 const TURN_BUDGET_MS = 2;
-/** Messages that may start waiting; past it, a socket with none waiting is answered at once. */
-const MAX_WAITING = 100_000;
+/** Bytes of messages that may wait for a later turn; past it the oldest are handled at once (turn-budget.ts). */
+const MAX_WAITING_BYTES = 16 * 1024 * 1024;
 
 export class StreamChannels {
   private app: TemplatedApp | undefined;
@@ -127,7 +127,7 @@ export class StreamChannels {
 
   constructor(private readonly d: ChannelDeps) {
     this.idleMs = d.limits.idleSeconds * 1000;
-    this.turns = new TurnBudget<Conn>(TURN_BUDGET_MS, MAX_WAITING, (err) => d.log.error({ err }, 'stream message failed'));
+    this.turns = new TurnBudget<Conn>(TURN_BUDGET_MS, MAX_WAITING_BYTES, (err) => d.log.error({ err }, 'stream message failed'));
     this.shares = new FairShares(d.limits);
     this.user = new UserChannel<Socket, Conn>(d, {
       error: (ws, error) => this.error(ws, error),
@@ -338,12 +338,12 @@ export class StreamChannels {
     if (message.byteLength > this.d.limits.maxMessageBytes) return this.end(ws, 'message_too_large', 1009, `message too big: at most ${this.d.limits.maxMessageBytes} bytes`);
     if (!conn.rate.admit(performance.now())) return this.tooFast(ws, conn);
     // PING is free of the network's bytes: a client kept from subscribing must still keep its socket.
-    if (message.byteLength === 4 && decoder.decode(message) === 'PING') return this.turns.submit(conn, () => this.pong(ws, conn));
+    if (message.byteLength === 4 && decoder.decode(message) === 'PING') return this.turns.submit(conn, 4, () => this.pong(ws, conn));
     const tooMuch = this.shares.chargeMessage(conn, message.byteLength);
     if (tooMuch !== undefined) return this.refuse(ws, conn, 'network_bytes', tooMuch);
     // Read now (uWS's buffer is gone once this returns); acted on now or in a later turn (turn-budget.ts).
     const text = decoder.decode(message);
-    this.turns.submit(conn, () => this.handle(ws, conn, text));
+    this.turns.submit(conn, message.byteLength, () => this.handle(ws, conn, text));
   }
 
   private pong(ws: Socket, conn: Conn): void {

@@ -9,9 +9,9 @@
  * for a later turn (a setImmediate, after the next poll has served what else arrived), and each later turn
  * handles waiting messages up to the same budget. A socket's messages keep their order: once one of its
  * messages waits, its next ones wait behind it, PING included, so a PONG still means everything before it
- * was handled. What waits is bounded by what was admitted (each message passed its socket's rate and its
- * network's bytes before it got here), and at most `maxWaiting` messages start waiting: past that a message
- * of a socket with nothing waiting is handled at once, whatever the turn has spent.
+ * was handled. What waits is what clients sent, so it is bounded in bytes: a message that would take the
+ * waiting past `maxWaitingBytes` first has the oldest waiting ones handled at once, in order, until it fits
+ * (the work is then done as it was before this budget existed, all in this turn).
  *
  * Imports nothing.
  */
@@ -20,34 +20,39 @@ export class TurnBudget<K> {
   private spent = 0;
   private resetting: NodeJS.Immediate | undefined;
   private draining: NodeJS.Immediate | undefined;
-  private queue: Array<{ key: K; run: () => void }> = [];
+  private queue: Array<{ key: K; bytes: number; run: () => void }> = [];
   private head = 0;
+  /** Bytes of the messages waiting. */
+  private waitingBytes = 0;
   /** Per key, its messages waiting. */
   private readonly waitingOf = new Map<K, number>();
 
   /** `failed`: what a message that waited threw (a later turn has no caller to throw to). */
   constructor(
     private readonly budgetMs: number,
-    private readonly maxWaiting: number,
+    private readonly maxWaitingBytes: number,
     private readonly failed: (err: unknown) => void,
     private readonly now: () => number = () => performance.now(),
   ) {}
 
-  /** Messages waiting for a later turn. */
-  get waiting(): number {
-    return this.queue.length - this.head;
+  /** Messages waiting for a later turn, and their bytes. */
+  get waiting(): { messages: number; bytes: number } {
+    return { messages: this.queue.length - this.head, bytes: this.waitingBytes };
   }
 
-  /** Runs `run` now, or after what `key` already has waiting, or in a later turn once this one's budget is spent. */
-  submit(key: K, run: () => void): void {
+  /**
+   * Runs `run` (a message of `bytes`) now, or after what `key` already has waiting, or in a later turn once
+   * this one's budget is spent.
+   */
+  submit(key: K, bytes: number, run: () => void): void {
+    if ((this.waitingOf.get(key) ?? 0) === 0 && this.spent < this.budgetMs) return this.timed(run);
+    while (this.head < this.queue.length && this.waitingBytes + bytes > this.maxWaitingBytes) this.runNext();
     const mine = this.waitingOf.get(key) ?? 0;
-    if (mine > 0 || (this.spent >= this.budgetMs && this.waiting < this.maxWaiting)) {
-      this.waitingOf.set(key, mine + 1);
-      this.queue.push({ key, run });
-      this.draining ??= setImmediate(this.drain);
-      return;
-    }
-    this.timed(run);
+    if (mine === 0 && this.waitingBytes + bytes > this.maxWaitingBytes) return this.timed(run);
+    this.waitingOf.set(key, mine + 1);
+    this.waitingBytes += bytes;
+    this.queue.push({ key, bytes, run });
+    this.draining ??= setImmediate(this.drain);
   }
 
   /** Stops the turns' timers; what still waits is dropped (the sockets are closing). */
@@ -57,6 +62,7 @@ export class TurnBudget<K> {
     this.draining = this.resetting = undefined;
     this.queue = [];
     this.head = 0;
+    this.waitingBytes = 0;
     this.waitingOf.clear();
   }
 
@@ -70,6 +76,20 @@ export class TurnBudget<K> {
     }
   }
 
+  /** The oldest waiting message, run now; what it throws goes to `failed` (its caller is gone). */
+  private runNext(): void {
+    const item = this.queue[this.head++]!;
+    this.waitingBytes -= item.bytes;
+    const left = this.waitingOf.get(item.key)! - 1;
+    if (left === 0) this.waitingOf.delete(item.key);
+    else this.waitingOf.set(item.key, left);
+    try {
+      this.timed(item.run);
+    } catch (err) {
+      this.failed(err);
+    }
+  }
+
   private readonly reset = (): void => {
     this.resetting = undefined;
     this.spent = 0;
@@ -79,17 +99,7 @@ export class TurnBudget<K> {
   private readonly drain = (): void => {
     this.draining = undefined;
     this.spent = 0;
-    while (this.head < this.queue.length && this.spent < this.budgetMs) {
-      const item = this.queue[this.head++]!;
-      const left = this.waitingOf.get(item.key)! - 1;
-      if (left === 0) this.waitingOf.delete(item.key);
-      else this.waitingOf.set(item.key, left);
-      try {
-        this.timed(item.run);
-      } catch (err) {
-        this.failed(err);
-      }
-    }
+    while (this.head < this.queue.length && this.spent < this.budgetMs) this.runNext();
     if (this.head === this.queue.length) {
       this.queue = [];
       this.head = 0;
