@@ -210,7 +210,7 @@ export const ConfigSchema = Type.Object(
         dumpBytesPerSecond: Type.Integer({ minimum: 65_536, maximum: 4_294_967_295, description: 'bytes of initial dumps the service sends per second to all addresses together (a bucket of two seconds); a subscription whose dump does not fit is refused whole' }),
         maxAssetSocketsPerAddress: Type.Integer({ minimum: 1, maximum: 1_000_000, description: "market sockets of one client address that may be subscribed to the same asset; a subscribe message past it is refused whole" }),
         maxAssetSocketsPerNetwork: Type.Integer({ minimum: 1, maximum: 10_000_000, description: "market sockets of one network (/24, /64) that may be subscribed to the same asset; at least maxAssetSocketsPerAddress" }),
-        messageBytesPerNetwork: Type.Integer({ minimum: 1024, maximum: 1_073_741_824, description: "bytes of messages all of a network's sockets (/24, /64) may send per second, both channels, PING free (a window of two seconds); a message past it is not read and is refused; at least maxMessageBytes" }),
+        messageBytesPerNetwork: Type.Integer({ minimum: 1024, maximum: 1_073_741_824, description: "bytes of messages all of a network's sockets (/24, /64) may send per second, both channels, PING free (a window of one second); a message past it is not read and is refused; at least maxMessageBytes" }),
         bookIntervalMs: Type.Integer({ minimum: 0, maximum: 60_000, description: 'least time between two post-trade `book` events of a token; 0 = after every commit with a trade' }),
       },
       { additionalProperties: false },

@@ -49,14 +49,15 @@
  *     redundancy or a fleet behind one address; with the defaults (10 and 50) 27 networks put at most
  *     270 sockets on an asset;
  *   - bytes of messages: at most messageBytesPerNetwork a second from all of a network's sockets together,
- *     both channels (RateLimiter's sliding window of two seconds holding two seconds' worth; PING is
+ *     both channels (RateLimiter's sliding window of one second holding one second's worth; PING is
  *     free). A message past it is not read: "too many message bytes: ..." (reason network_bytes). The caps
  *     above are checked once a message is read, and reading is what a flood costs: 27 addresses, each of
  *     its own /24, once sent 8,100 subscribe messages of 15 KB in a second, every one within its
  *     socket's message rate and refused only after it was parsed and checked id by id, and the others'
- *     p99 doubled (the abuse bench's sub-grab). A client asking for all of its network's share of
- *     subscriptions (maxSubscriptionsPerNetwork ids of about 80 bytes) gets it within about three seconds
- *     with the defaults;
+ *     p99 doubled (the abuse bench's sub-grab). One second's worth at once, not two: what 27 networks
+ *     may make the service read at once is then 27 x 256 KiB, not twice that. A client asking for all of
+ *     its network's share of subscriptions (maxSubscriptionsPerNetwork ids of about 80 bytes) gets it
+ *     within about three seconds with the defaults;
  *   - incoming messages larger than maxMessageBytes close the socket (1009);
  *   - a socket's send buffer is bounded by maxBackpressureBytes: a frame that would pass it is dropped by
  *     uWS for that socket only, and the socket is then closed (4003, "slow consumer"), so a slow reader
@@ -181,7 +182,7 @@ export class FairShares {
   private dumpBytesAt = performance.now();
   /** Books dumped per client address over dumpWindowSeconds. */
   private readonly dumps: RateLimiter;
-  /** Bytes of messages per network over two seconds (messageBytesPerNetwork). */
+  /** Bytes of messages per network over one second (messageBytesPerNetwork). */
   private readonly messageBytes: RateLimiter;
   private readonly bytesCharge = [{ caller: '', buckets: BYTES_BUCKET }];
 
@@ -200,7 +201,7 @@ export class FairShares {
     this.messageBytes = new RateLimiter({
       enabled: true,
       maxCallers: Math.max(1024, 4 * limits.maxSockets),
-      buckets: { [BYTES_BUCKET[0]]: { limit: 2 * this.networkMessageBytes, windowSeconds: 2 } },
+      buckets: { [BYTES_BUCKET[0]]: { limit: this.networkMessageBytes, windowSeconds: 1 } },
     });
   }
 

@@ -432,7 +432,11 @@ export class StreamChannels {
     // asking for what their address already follows (the subscription grab's 90 of 100) costs one id each,
     // not the whole list.
     const early = ids.length <= this.shares.subscriptionRoom(conn, conn.subs.size);
-    for (const id of new Set(ids)) {
+    // Duplicates skipped as they come: a refusal at the first asset has not hashed the whole list first.
+    const seen = new Set<string>();
+    for (const id of ids) {
+      if (seen.has(id)) continue;
+      seen.add(id);
       if (conn.subs.has(id)) {
         known.push(id);
         continue;

@@ -210,7 +210,7 @@ test(`dumps from many networks, each within its own budget, share ${LIMITS.dumpB
   await closeAll();
 });
 
-test(`a network's sockets send at most ${LIMITS.messageBytesPerNetwork} bytes a second together (two seconds' worth at once): past it a message is not read; PING stays free; another network is read`, async () => {
+test(`a network's sockets send at most ${LIMITS.messageBytesPerNetwork} bytes a second together (one second's worth at once): past it a message is not read; PING stays free; another network is read`, async () => {
   // A subscribe message of about 12 KB: one real asset and unknown ids that fill it (read, the unknown ones are
   // named in an error frame, the real one subscribed).
   const fill = (token: string) => ({ type: 'market', initial_dump: false, assets_ids: [token, ...Array.from({ length: 150 }, (_, i) => `${i}`.padStart(78, '9'))] });
@@ -219,31 +219,49 @@ test(`a network's sockets send at most ${LIMITS.messageBytesPerNetwork} bytes a 
   const subscribed = () => metric('ws_subscriptions{channel="market"}');
   const a = await connect('10.70.1.1');
   const b = await connect('10.70.1.2');
-  const two = [JSON.stringify(fill(tokens[40]!)), JSON.stringify(fill(tokens[41]!))];
-  for (const m of two) a.send(m);
-  // And what leaves 2 bytes of the 32 KB (not JSON: read, and answered "invalid JSON").
-  a.send('x'.repeat(2 * LIMITS.messageBytesPerNetwork - two[0]!.length - two[1]!.length - 2));
+  const one = JSON.stringify(fill(tokens[40]!));
+  a.send(one);
+  // And what leaves 2 bytes of the 16 KB (not JSON: read, and answered "invalid JSON").
+  a.send('x'.repeat(LIMITS.messageBytesPerNetwork - one.length - 2));
   await a.pong();
-  assert.equal(await subscribed(), 2, 'two messages of 12 KB fit the 32 KB of two seconds');
+  assert.equal(await subscribed(), 1, 'a message of 12 KB and one of 4 KB fit the 16 KB of one second');
   assert.deepEqual(a.errors().filter((e) => e.startsWith('too many')), []);
   // A third from another address of the same /24: not read, nothing subscribed; its PING (4 bytes, more than the
   // 2 left) still answered.
-  b.send(fill(tokens[42]!));
+  b.send(fill(tokens[41]!));
   await b.pong();
   assert.equal(b.errors().length, 1);
   assert.match(b.errors()[0]!, /^too many message bytes: a network \(10\.70\.1\.0\/24\) may send at most 16 KiB a second over all of its connections; retry in [12] s$/);
-  assert.equal(await subscribed(), 2);
+  assert.equal(await subscribed(), 1);
   // Another network is read.
   const c = await connect('10.70.2.1');
   c.send(fill(tokens[43]!));
   await c.pong();
-  assert.equal(await subscribed(), 3);
+  assert.equal(await subscribed(), 2);
   assert.equal(await metric('ws_refusals_total{channel="market",reason="network_bytes"}'), 1);
   // Once the window has passed, the network is read again.
-  await new Promise((r) => setTimeout(r, 2_100));
-  b.send(fill(tokens[42]!));
+  await new Promise((r) => setTimeout(r, 1_100));
+  b.send(fill(tokens[41]!));
   await b.pong();
-  assert.equal(await subscribed(), 4);
+  assert.equal(await subscribed(), 3);
   assert.equal(b.errors().filter((e) => e.startsWith('too many message bytes')).length, 1);
+  await closeAll();
+});
+
+test('an asset named twice in one subscribe message is subscribed, counted and dumped once', async () => {
+  const [x, y] = [tokens[50]!, tokens[51]!];
+  const before = await metric('ws_subscriptions{channel="market"}');
+  const a = await connect('10.80.1.1');
+  a.send({ type: 'market', assets_ids: [x, x, y, x], initial_dump: true });
+  await a.pong();
+  assert.deepEqual(a.errors(), []);
+  assert.deepEqual(a.events.filter((e) => e.event_type === 'book').map((e) => e.asset_id), [x, y]);
+  assert.equal(await metric('ws_subscriptions{channel="market"}'), before + 2);
+  // Its address follows x from this one socket: a second socket may still follow it (the cap is 2).
+  const b = await connect('10.80.1.1');
+  b.send({ operation: 'subscribe', assets_ids: [x, x], initial_dump: false });
+  await b.pong();
+  assert.deepEqual(b.errors(), []);
+  assert.equal(await metric('ws_subscriptions{channel="market"}'), before + 3);
   await closeAll();
 });
