@@ -226,8 +226,8 @@ test(`a network's sockets send at most ${LIMITS.messageBytesPerNetwork} bytes a 
   await a.pong();
   assert.equal(await subscribed(), 1, 'a message of 12 KB and one of 4 KB fit the 16 KB of one second');
   assert.deepEqual(a.errors().filter((e) => e.startsWith('too many')), []);
-  // A third from another address of the same /24: not read, nothing subscribed; its PING (4 bytes, more than the
-  // 2 left) still answered.
+  // Another from a second address of the same /24: not read, nothing subscribed; its PING (4 bytes, more than
+  // the 2 left) still answered.
   b.send(fill(tokens[41]!));
   await b.pong();
   assert.equal(b.errors().length, 1);
